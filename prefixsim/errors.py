@@ -1,0 +1,34 @@
+"""The one exception family for user mistakes; cli.py turns it into `path:line[:col]: message`, exit 2."""
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """A mistake in what the user gave us (a file, an option, a request body), never a bug."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None,
+                 col: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.col = col
+
+    def located(self, path: str | None = None, line: int | None = None,
+                col: int | None = None) -> "UserError":
+        """Fill in a location the raiser did not know; an existing one is kept."""
+        return UserError(self.message, self.path or path, self.line or line, self.col or col)
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path:
+            where = self.path
+            if self.line:
+                where += f":{self.line}"
+                if self.col:
+                    where += f":{self.col}"
+            where += ": "
+        return where + self.message
+
+
+class RequestError(UserError):
+    """A request the provider itself would reject (e.g. a fifth cache_control breakpoint)."""

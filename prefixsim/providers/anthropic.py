@@ -1,0 +1,78 @@
+"""Anthropic Messages API prompt caching (A-PC): breakpoints, the 20-block lookback, minimum length,
+5m/1h TTLs and the A/B/C mixed-TTL billing."""
+from __future__ import annotations
+
+from ..errors import RequestError
+from ..model import TTL_SECONDS, Request
+from ..store import State, Store
+from .base import Decision
+from .tables import ANTHROPIC_LOOKBACK, ANTHROPIC_MAX_BREAKPOINTS, anthropic_min_tokens
+
+
+def breakpoints(request: Request) -> list[tuple[int, str]]:
+    """(block index, ttl) of every breakpoint, automatic mode included, checked as the API does."""
+    bps = [(i, b.breakpoint) for i, b in enumerate(request.blocks) if b.breakpoint]
+    limit = ANTHROPIC_MAX_BREAKPOINTS.value
+    if request.auto_cache and request.blocks:
+        last = len(request.blocks) - 1
+        explicit_last = request.blocks[last].breakpoint
+        if explicit_last and explicit_last != request.auto_cache:
+            raise RequestError(f"automatic cache_control (ttl {request.auto_cache}) conflicts with an explicit "
+                               f"ttl {explicit_last} on the last block ({ANTHROPIC_MAX_BREAKPOINTS.source})")
+        if not explicit_last:
+            if len(bps) >= limit:
+                raise RequestError(f"automatic caching needs a free breakpoint slot but {len(bps)} explicit "
+                                   f"cache_control blocks are set (at most {limit}; A-PC)")
+            bps.append((last, request.auto_cache))
+    if len(bps) > limit:
+        raise RequestError(f"{len(bps)} blocks have cache_control; at most {limit} are allowed (A-PC)")
+    seen_5m = False
+    for i, ttl in bps:
+        if ttl == "5m":
+            seen_5m = True
+        elif seen_5m:
+            raise RequestError(f"a 1h cache_control at {request.blocks[i].path or i} comes after a 5m one; "
+                               "1h entries must come before 5m entries (A-PC)")
+    return bps
+
+
+class AnthropicPolicy:
+    name = "anthropic"
+
+    def describe(self, model: str) -> dict[str, str]:
+        row = anthropic_min_tokens(model)
+        return {"provider": "anthropic", "minimum cacheable tokens": f"{row.value} ({row.source})",
+                "breakpoints": f"at most {ANTHROPIC_MAX_BREAKPOINTS.value}; writes only at breakpoints",
+                "lookback": f"{ANTHROPIC_LOOKBACK.value} blocks per breakpoint ({ANTHROPIC_LOOKBACK.source})",
+                "ttl": "5m default or 1h, refreshed by a hit, counted from request start (A-PC)"}
+
+    def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
+               now: float, available_at: float) -> Decision:
+        bps = breakpoints(request)
+        total = cum[-1] if cum else 0
+        minimum = anthropic_min_tokens(request.model).value
+        window = ANTHROPIC_LOOKBACK.value
+        hit, blocked = -1, None
+        for i, _ in bps:
+            for j in range(i, max(i - window, -1), -1):
+                if j <= hit:
+                    break
+                state = store.state(digests[j], now)
+                if state is State.LIVE:
+                    hit = j
+                    break
+                if state is not State.MISSING and (blocked is None or j > blocked[1]):
+                    blocked = (state, j)
+        if hit >= 0:
+            store.touch(digests[hit], now)
+        read = cum[hit] if hit >= 0 else 0
+        # Only breakpoints past the hit write, and only where the prefix reaches the minimum.
+        later = [(i, ttl) for i, ttl in bps if i > hit and cum[i] >= minimum]
+        for i, ttl in later:
+            store.write(digests[i], cum[i], now, available_at, TTL_SECONDS[ttl])
+        # A-PC mixed-TTL billing: A = highest hit, B = highest 1h breakpoint after A, C = last breakpoint.
+        b = max((cum[i] for i, ttl in later if ttl == "1h"), default=read)
+        c = cum[later[-1][0]] if later else read
+        below = bool(bps) and not later and hit < 0 and any(cum[i] < minimum for i, _ in bps)
+        return Decision(read=read, write_1h=b - read, write_5m=c - b, uncached=total - c, hit=hit,
+                        blocked=blocked, below_minimum=below, breakpoints=tuple(i for i, _ in bps))

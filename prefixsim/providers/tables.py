@@ -1,0 +1,109 @@
+"""Provider rules as data. Every row names its source key from ../shared/spec/cache-semantics.md §0
+(A-PC = Anthropic prompt-caching doc @2026-08-21, O-PC / O-OLD = OpenAI prompt-caching guide,
+DS = DeepSeek KV-cache guide)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import UserError
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    value: object
+    source: str
+
+
+# --- Anthropic ------------------------------------------------------------------------------
+
+ANTHROPIC_MAX_BREAKPOINTS = Row(4, "A-PC: at most 4 cache_control breakpoints; automatic mode uses one")
+ANTHROPIC_LOOKBACK = Row(20, "A-PC: reads walk back at most 20 block positions per breakpoint, itself included")
+ANTHROPIC_DEFAULT_TTL = Row("5m", "A-PC: default 5 minutes, optional ttl '1h'")
+
+#: Minimum cacheable prompt length by canonical model id (A-PC table @2026-08-21; older models from
+#: the 2025-07 doc quoted in haystack-core-integrations PR #2051). Below it: uncached, silently.
+ANTHROPIC_MIN_TOKENS: dict[str, Row] = {
+    **{m: Row(512, "A-PC §1.3") for m in ("claude-opus-5", "claude-fable-5", "claude-mythos-5")},
+    **{m: Row(2048, "A-PC §1.3") for m in ("claude-opus-4-7", "claude-mythos-preview")},
+    **{m: Row(4096, "A-PC §1.3") for m in ("claude-opus-4-6", "claude-opus-4-5", "claude-haiku-4-5")},
+    **{m: Row(1024, "A-PC §1.3") for m in ("claude-opus-4-8", "claude-sonnet-5", "claude-sonnet-4-6",
+                                           "claude-sonnet-4-5", "claude-opus-4-1", "claude-opus-4",
+                                           "claude-sonnet-4")},
+    "claude-haiku-3-5": Row(2048, "A-PC §1.3"),
+    **{m: Row(1024, "A-PC 2025-07 (haystack PR #2051): Opus/Sonnet 3.x")
+       for m in ("claude-sonnet-3-7", "claude-sonnet-3-5", "claude-opus-3")},
+    "claude-haiku-3": Row(2048, "A-PC 2025-07 (haystack PR #2051): Haiku 3"),
+}
+
+_DATE = re.compile(r"-(\d{8})$")
+_OLD_STYLE = re.compile(r"^claude-(\d)(?:-(\d))?-(opus|sonnet|haiku)(.*)$")
+
+
+def canonical_model(model: str) -> str:
+    """`claude-sonnet-4-5-20250929`, `anthropic/claude-3-5-haiku-latest`, `us.anthropic.claude-…-v1:0`
+    -> the id our tables use (`claude-sonnet-4-5`, `claude-haiku-3-5`, …). Other ids pass through lowercased."""
+    m = model.strip().lower()
+    m = m.rsplit("/", 1)[-1]
+    m = re.sub(r"^(?:[a-z]{2,4}\.)?anthropic\.", "", m)       # Bedrock inference profiles
+    m = re.sub(r"-v\d+(?::\d+)?$", "", m)
+    m = re.sub(r"-latest$", "", m)
+    m = _DATE.sub("", m)
+    old = _OLD_STYLE.match(m)
+    if old:
+        major, minor, family, rest = old.groups()
+        m = f"claude-{family}-{major}" + (f"-{minor}" if minor else "") + rest
+    m = re.sub(r"^(claude-(?:opus|sonnet|haiku)-4)-0$", r"\1", m)
+    return m
+
+
+def anthropic_min_tokens(model: str) -> Row:
+    row = ANTHROPIC_MIN_TOKENS.get(canonical_model(model))
+    if row is None:
+        raise UserError(f"unknown Anthropic model {model!r} (known: {', '.join(sorted(ANTHROPIC_MIN_TOKENS))})")
+    return row
+
+
+# --- Automatic prefix caching (OpenAI, DeepSeek) --------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class AutoRule:
+    """One family's automatic caching: hits counted from `min_tokens` in `increment` steps."""
+
+    min_tokens: int
+    increment: int
+    ttl: float            # idle lifetime, refreshed by a hit
+    max_lifetime: float   # hard cap from the first write
+    write_multiplier_applies: bool  # writes billed at a premium (GPT-5.6+), else free
+    source: str
+
+
+_OPENAI_IN_MEMORY = AutoRule(1024, 128, 300.0, 3600.0, False,
+                             "O-PC: in_memory retention 5–10 min idle (lower bound used), max 1 h; "
+                             "min 1,024 tokens, hits in 128-token increments")
+_OPENAI_24H = AutoRule(1024, 128, 86400.0, 86400.0, False,
+                       "O-PC: 24h retention default for gpt-5.5/5.4/5.2/5.1/gpt-5/gpt-5-codex/gpt-4.1; "
+                       "min 1,024 tokens, 128-token increments")
+_OPENAI_56 = AutoRule(1024, 128, 1800.0, 1800.0, True,
+                      "O-PC: GPT-5.6+ writes 1.25x, reads 0.1x, TTL 30m only; min 1,024 visible tokens")
+
+#: Longest matching prefix of the canonical id wins.
+OPENAI_RULES: dict[str, AutoRule] = {
+    "gpt-5.6": _OPENAI_56, "gpt-5.7": _OPENAI_56, "gpt-6": _OPENAI_56,
+    "gpt-5.5": _OPENAI_24H, "gpt-5.4": _OPENAI_24H, "gpt-5.2": _OPENAI_24H, "gpt-5.1": _OPENAI_24H,
+    "gpt-5": _OPENAI_24H, "gpt-4.1": _OPENAI_24H,
+    "gpt-4o": _OPENAI_IN_MEMORY, "o1": _OPENAI_IN_MEMORY, "o3": _OPENAI_IN_MEMORY,
+    "o4": _OPENAI_IN_MEMORY, "gpt-5.3": _OPENAI_IN_MEMORY,
+}
+
+DEEPSEEK_RULE = AutoRule(64, 64, 3600.0, 3600.0, False,
+                         "DS news0802: 64-token units, <64 not cached, cleared after hours–days "
+                         "(1 h assumed: the lower bound of 'hours')")
+
+
+def openai_rule(model: str) -> AutoRule:
+    m = canonical_model(model)
+    best = max((k for k in OPENAI_RULES if m.startswith(k)), key=len, default=None)
+    if best is None:
+        raise UserError(f"unknown OpenAI model {model!r} (known families: {', '.join(sorted(OPENAI_RULES))})")
+    return OPENAI_RULES[best]

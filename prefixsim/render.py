@@ -1,0 +1,119 @@
+"""Render a request body into blocks, tools -> system -> messages (pure).
+
+Bytes are what was given: keys keep their order, separators are fixed, nothing is normalised, so a
+tool schema whose keys arrive in another order is another prefix, exactly as on the wire.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import RequestError
+from .model import TTL_SECONDS, Block, Layer, Request
+
+
+def dumps(value: Any) -> bytes:
+    """Fixed-separator JSON that keeps key order: equal input always gives equal bytes."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def cache_ttl(marker: Any, where: str) -> str | None:
+    """The TTL named by a `cache_control` marker (None when absent)."""
+    if marker is None:
+        return None
+    if not isinstance(marker, dict):
+        raise RequestError(f"{where}.cache_control must be an object, got {type(marker).__name__}")
+    ttl = marker.get("ttl", "5m")
+    if ttl not in TTL_SECONDS:
+        raise RequestError(f"{where}.cache_control.ttl must be one of {sorted(TTL_SECONDS)}, got {ttl!r}")
+    return ttl
+
+
+def _without_marker(block: dict) -> dict:
+    if "cache_control" not in block:
+        return block
+    return {k: v for k, v in block.items() if k != "cache_control"}
+
+
+# Which request parameters invalidate which layer (A-PC "What invalidates the cache"; A-TU adds
+# disable_parallel_tool_use, which lives inside tool_choice). Each enters the chain at the start
+# of the layer the table names, so the layered invalidation falls out of the digest chain.
+SYSTEM_LAYER_PARAMS = ("speed",)                       # + web search tool, citations (derived)
+MESSAGES_LAYER_PARAMS = ("tool_choice", "thinking", "output_config")  # + images (derived)
+
+
+def _layer_params(body: dict, has_images: bool, has_citations: bool) -> tuple[bytes, bytes, bytes]:
+    tools = body.get("tools") or []
+    web_search = any(isinstance(t, dict) and str(t.get("type", "")).startswith("web_search")
+                     for t in tools)
+    system: dict[str, Any] = {k: body[k] for k in SYSTEM_LAYER_PARAMS if k in body}
+    if web_search:
+        system["web_search"] = True
+    if has_citations:
+        system["citations"] = True
+    messages: dict[str, Any] = {k: body[k] for k in MESSAGES_LAYER_PARAMS if k in body}
+    if has_images:
+        messages["images"] = True
+    return (b"", dumps(system) if system else b"", dumps(messages) if messages else b"")
+
+
+def render_anthropic(body: dict) -> Request:
+    """An Anthropic Messages API request body -> Request.
+
+    One block per tool definition, per system text block and per message content block: the unit
+    Anthropic counts for breakpoints and the 20-block lookback (A-PC). A string `system` or message
+    `content` is one text block, as the API reads it. The first block of each message carries the
+    role, so moving a block to another message changes the bytes.
+    """
+    if not isinstance(body, dict):
+        raise RequestError("a request body must be a JSON object")
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise RequestError("request has no 'model'")
+    blocks: list[Block] = []
+    for i, tool in enumerate(body.get("tools") or []):
+        if not isinstance(tool, dict):
+            raise RequestError(f"tools[{i}] must be an object")
+        blocks.append(Block(Layer.TOOLS, dumps(_without_marker(tool)), f"tools[{i}]",
+                            cache_ttl(tool.get("cache_control"), f"tools[{i}]")))
+    system = body.get("system")
+    if isinstance(system, str):
+        system = [{"type": "text", "text": system}] if system else []
+    for i, part in enumerate(system or []):
+        if not isinstance(part, dict):
+            raise RequestError(f"system[{i}] must be an object")
+        blocks.append(Block(Layer.SYSTEM, dumps(_without_marker(part)), f"system[{i}]",
+                            cache_ttl(part.get("cache_control"), f"system[{i}]")))
+    has_images = has_citations = False
+    for mi, msg in enumerate(body.get("messages") or []):
+        if not isinstance(msg, dict):
+            raise RequestError(f"messages[{mi}] must be an object")
+        content = msg.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            raise RequestError(f"messages[{mi}].content must be a string or a list of blocks")
+        role = dumps({"role": msg.get("role")})
+        for ci, part in enumerate(content):
+            if not isinstance(part, dict):
+                raise RequestError(f"messages[{mi}].content[{ci}] must be an object")
+            kind = part.get("type")
+            has_images = has_images or kind == "image" or _has_nested_image(part)
+            has_citations = has_citations or bool((part.get("citations") or {}).get("enabled")
+                                                  if isinstance(part.get("citations"), dict) else False)
+            data = dumps(_without_marker(part))
+            blocks.append(Block(Layer.MESSAGES, role + data if ci == 0 else data,
+                                f"messages[{mi}].content[{ci}]",
+                                cache_ttl(part.get("cache_control"), f"messages[{mi}].content[{ci}]")))
+    return Request(model=model, blocks=tuple(blocks),
+                   layer_params=_layer_params(body, has_images, has_citations),
+                   auto_cache=cache_ttl(body.get("cache_control"), "request"))
+
+
+def _has_nested_image(part: dict) -> bool:
+    inner = part.get("content") if part.get("type") == "tool_result" else None
+    return isinstance(inner, list) and any(isinstance(x, dict) and x.get("type") == "image" for x in inner)
+
+
+def layer_of(request: Request, index: int) -> str:
+    return request.blocks[index].layer.label if 0 <= index < len(request.blocks) else ""

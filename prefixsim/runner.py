@@ -1,0 +1,160 @@
+"""Replays a stream of timed calls against one provider policy and one store; explains every miss.
+
+Time is injected: each call carries its start time, and the runner processes calls in (t, order)
+sequence. An entry written by a call becomes readable at t + time-to-first-token.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .model import Call, Cause, CauseKind, Outcome, Request, Usage
+from .pricing import PriceBook
+from .providers import Policy, get_policy
+from .providers.tables import canonical_model
+from .store import State, Store, chain, namespace_digest
+from .tokenize import TokenCounter, Tokenizer, get_tokenizer
+
+
+@dataclass(slots=True)
+class _Last:
+    """What a stream's previous request looked like, to say where the next one parted from it."""
+
+    request: Request
+    digests: list[bytes]
+    extent: int  # deepest block index cached after that request (-1: none)
+    t: float
+
+
+class Simulator:
+    """One provider, one tokenizer, one cache: feed calls with `step` or `run`."""
+
+    def __init__(self, provider: str = "anthropic", tokenizer: str | Tokenizer = "cl100k_base",
+                 ttft: float = 1.0, capacity: int | None = None, prices: PriceBook | None = None,
+                 policy: Policy | None = None) -> None:
+        self.provider = provider
+        self.policy = policy or get_policy(provider)
+        tok = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
+        self.counter = TokenCounter(tok)
+        self.store = Store(capacity)
+        self.ttft = ttft
+        self.prices = prices or PriceBook()
+        self._last: dict[str, _Last] = {}
+        self._ns: dict[tuple[str, str, str], bytes] = {}
+
+    def run(self, calls: Iterable[Call]) -> list[Outcome]:
+        ordered = sorted(enumerate(calls), key=lambda ic: (ic[1].t, ic[0]))
+        return [self.step(c) for _, c in ordered]
+
+    def namespace(self, req: Request) -> bytes:
+        key = (canonical_model(req.model), req.workspace, req.cache_salt)
+        d0 = self._ns.get(key)
+        if d0 is None:
+            d0 = self._ns[key] = namespace_digest(self.provider, *key)
+        return d0
+
+    def step(self, call: Call) -> Outcome:
+        req, now = call.request, call.t
+        digests = chain(self.namespace(req), req)
+        count = self.counter.count
+        cum: list[int] = []
+        total = 0
+        for b in req.blocks:
+            total += count(b)
+            cum.append(total)
+        known = self._deepest_known(digests, now)
+        ttft = self.ttft if call.ttft is None else call.ttft
+        dec = self.policy.decide(req, digests, cum, self.store, now, now + ttft)
+        usage = Usage(input_tokens=dec.uncached, cache_write_5m=dec.write_5m, cache_write_1h=dec.write_1h,
+                      cache_read=dec.read, output_tokens=call.output_tokens)
+        # Conservation: every prompt token is in exactly one class.
+        assert usage.prompt_tokens == total, (usage, total)
+        cause = self._explain(call, digests, dec.hit, dec.below_minimum, known, dec.breakpoints, total)
+        extent = self._extent(digests, now)
+        self._last[call.stream] = _Last(req, digests, extent, now)
+        rates = self.prices.rates(req.model, self.provider)
+        return Outcome(call=call, usage=usage, cause=cause, cost_usd=rates.cost(usage),
+                       cost_no_cache_usd=rates.cost_without_cache(usage), price_source=rates.source,
+                       read_blocks=dec.hit + 1, n_blocks=len(digests))
+
+    def _deepest_known(self, digests: list[bytes], now: float) -> tuple[int, State] | None:
+        """Before the request runs: the deepest of its prefixes the store has any trace of."""
+        state_of = self.store.state
+        for j in range(len(digests) - 1, -1, -1):
+            s = state_of(digests[j], now)
+            if s is not State.MISSING:
+                return j, s
+        return None
+
+    def _extent(self, digests: list[bytes], now: float) -> int:
+        get = self.store.get
+        for j in range(len(digests) - 1, -1, -1):
+            if get(digests[j]) is not None:
+                return j
+        return -1
+
+    def _explain(self, call: Call, digests: list[bytes], hit: int, below_minimum: bool,
+                 known: tuple[int, State] | None, breakpoints: tuple[int, ...], total: int) -> Cause:
+        req, now = call.request, call.t
+        if known is not None and known[0] > hit:
+            j, state = known
+            entry = self.store.get(digests[j])
+            where = req.blocks[j].path or f"block {j}"
+            if state is State.EXPIRED and entry is not None:
+                return Cause(CauseKind.TTL_EXPIRED,
+                             f"entry at {where} idle {now - entry.last_used:.0f} s > ttl {entry.ttl:.0f} s")
+            if state is State.PENDING and entry is not None:
+                return Cause(CauseKind.NOT_YET_AVAILABLE,
+                             f"entry at {where} written at t={entry.written_at:g}s, readable from "
+                             f"t={entry.available_at:g}s")
+            if state is State.EVICTED:
+                return Cause(CauseKind.EVICTED, f"entry at {where} evicted for capacity")
+            if state is State.LIVE:
+                after = [b for b in breakpoints if b >= j]
+                if not after:
+                    return Cause(CauseKind.LOOKBACK_EXCEEDED,
+                                 f"entry at {where} lies after the last breakpoint")
+                return Cause(CauseKind.LOOKBACK_EXCEEDED,
+                             f"entry at {where} is {after[0] - j + 1} blocks back from the breakpoint at "
+                             f"{req.blocks[after[0]].path or after[0]} (window 20)")
+        ref = self._last.get(call.stream) or (self._last.get(call.parent) if call.parent else None)
+        if ref is not None and hit < ref.extent:
+            if canonical_model(ref.request.model) != canonical_model(req.model):
+                return Cause(CauseKind.MODEL_SWITCH, f"{ref.request.model} -> {req.model}")
+            part = _parting(ref, req, digests)
+            if part is not None and part <= ref.extent:
+                kind = call.event or CauseKind.PREFIX_CHANGED
+                return Cause(kind, _describe_parting(ref.request, req, part))
+        if hit < 0 and total > 0:
+            if below_minimum:
+                return Cause(CauseKind.BELOW_MINIMUM, f"{total} tokens")
+            if call.event:
+                return Cause(call.event)
+            if not breakpoints and self.policy.name == "anthropic":
+                return Cause(CauseKind.COLD, "no cache_control breakpoint")
+            return Cause(CauseKind.COLD)
+        return Cause()
+
+
+def _parting(ref: _Last, req: Request, digests: list[bytes]) -> int | None:
+    """First block index where `req` parts from the reference request (None: it extends it)."""
+    n = min(len(ref.digests), len(digests))
+    for i in range(n):
+        if ref.digests[i] != digests[i]:
+            return i
+    return None if len(digests) >= len(ref.digests) else n
+
+
+def _describe_parting(old: Request, new: Request, i: int) -> str:
+    if i >= len(new.blocks):
+        return f"history cut at block {i}"
+    nb = new.blocks[i]
+    place = f"{nb.layer.label} layer, block {i} ({nb.path})" if nb.path else f"{nb.layer.label} layer, block {i}"
+    if i < len(old.blocks):
+        ob = old.blocks[i]
+        if ob.key == nb.key:
+            return f"{place}: {nb.layer.label}-layer parameters changed"
+        a, b = ob.data, nb.data
+        k = next((x for x in range(min(len(a), len(b))) if a[x] != b[x]), min(len(a), len(b)))
+        return f"{place}, byte {k}"
+    return place

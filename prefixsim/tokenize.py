@@ -1,0 +1,124 @@
+"""Token counting: tiktoken encodings served offline from the package, or the seeds' chars/4 estimate.
+
+Counts are memoized by block content digest, so a block repeated by every later request of a
+session is tokenized once per run.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+from typing import Protocol
+
+from .errors import UserError
+from .model import Block
+
+ENCODINGS_DIR = Path(__file__).parent / "encodings"
+
+#: name -> (tiktoken's download URL, the sha256 tiktoken pins for it in tiktoken_ext/openai_public.py)
+BPE_FILES: dict[str, tuple[str, str]] = {
+    "cl100k_base": ("https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+                    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
+    "o200k_base": ("https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+                   "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
+}
+
+TOKENIZERS = ("approx", *BPE_FILES)
+
+_lock = threading.Lock()
+_verified: set[str] = set()
+
+
+def bpe_path(name: str) -> Path:
+    """Where the BPE file for `name` lives: named by tiktoken's cache key (sha1 of its URL)."""
+    url, _ = BPE_FILES[name]
+    return ENCODINGS_DIR / hashlib.sha1(url.encode()).hexdigest()
+
+
+def verify_bpe(name: str) -> None:
+    """Refuse a BPE file whose bytes are not the ones tiktoken pins (a corrupt or swapped file)."""
+    if name in _verified:
+        return
+    path = bpe_path(name)
+    expected = BPE_FILES[name][1]
+    try:
+        actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as e:
+        raise RuntimeError(f"BPE file for {name} is missing from the installation: {path}") from e
+    if actual != expected:
+        raise RuntimeError(f"BPE file {path} has sha256 {actual}, expected {expected}")
+    _verified.add(name)
+
+
+def load_encoding(name: str):
+    """A tiktoken Encoding read from our verified copy through tiktoken's own cache mechanism.
+
+    TIKTOKEN_CACHE_DIR points tiktoken at the package folder only for the duration of the load;
+    since the file is verified first, tiktoken finds a matching cache entry and never downloads.
+    """
+    import tiktoken
+
+    with _lock:
+        verify_bpe(name)
+        saved = os.environ.get("TIKTOKEN_CACHE_DIR")
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(ENCODINGS_DIR)
+        try:
+            return tiktoken.get_encoding(name)
+        finally:
+            if saved is None:
+                del os.environ["TIKTOKEN_CACHE_DIR"]
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = saved
+
+
+class Tokenizer(Protocol):
+    name: str
+
+    def count_text(self, text: str) -> int: ...
+
+
+class ApproxTokenizer:
+    """The seeds' estimate: characters / 4, rounded up (only relative sizes matter)."""
+
+    name = "approx"
+
+    def count_text(self, text: str) -> int:
+        return (len(text) + 3) // 4
+
+
+class TiktokenTokenizer:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._enc = load_encoding(name)
+
+    def count_text(self, text: str) -> int:
+        # encode_ordinary: special-token strings in user content are plain text, never an error.
+        return len(self._enc.encode_ordinary(text))
+
+
+def get_tokenizer(name: str) -> Tokenizer:
+    if name == "approx":
+        return ApproxTokenizer()
+    if name in BPE_FILES:
+        return TiktokenTokenizer(name)
+    raise UserError(f"unknown tokenizer {name!r} (valid: {', '.join(TOKENIZERS)})")
+
+
+class TokenCounter:
+    """Counts block tokens once per distinct block content; a block with a fixed size skips it."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self._memo: dict[bytes, int] = {}
+        self.bytes_tokenized = 0
+
+    def count(self, block: Block) -> int:
+        if block.tokens is not None:
+            return block.tokens
+        n = self._memo.get(block.key)
+        if n is None:
+            self.bytes_tokenized += len(block.data)
+            n = self.tokenizer.count_text(block.data.decode("utf-8", errors="replace"))
+            self._memo[block.key] = n
+        return n

@@ -1,0 +1,52 @@
+import datetime as dt
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from prefixsim.model import Block, Call, Layer, Request
+from prefixsim.pricing import PriceBook
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+PRICE_DATE = dt.date(2026, 11, 30)
+
+
+def make_request(sizes, bps=None, model="claude-sonnet-4-5", layers=None, tag=b"", params=(b"", b"", b""),
+                 auto=None):
+    """Blocks given by token counts: b1 tools, b2 system, the rest messages (unless `layers` says).
+    `bps` maps 1-based block numbers to a TTL."""
+    bps = bps or {}
+    out = []
+    for i, n in enumerate(sizes, start=1):
+        layer = layers[i - 1] if layers else (Layer.TOOLS if i == 1 else Layer.SYSTEM if i == 2 else Layer.MESSAGES)
+        out.append(Block(layer, tag + b"block-%d" % i, f"b{i}", bps.get(i), tokens=n))
+    return Request(model=model, blocks=tuple(out), layer_params=params, auto_cache=auto)
+
+
+def split(outcome):
+    u = outcome.usage
+    return (u.cache_read, u.cache_write_1h, u.cache_write_5m, u.input_tokens)
+
+
+@pytest.fixture
+def prices():
+    return PriceBook(when=PRICE_DATE)
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to open a socket fails the test."""
+    def guard(*a, **k):
+        raise AssertionError("network access attempted")
+    monkeypatch.setattr(socket.socket, "connect", guard)
+    monkeypatch.setattr(socket.socket, "connect_ex", guard)
+    monkeypatch.setattr(socket, "create_connection", guard)
+    yield
+
+
+def shared_or_skip(*parts):
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"{p} not present (../shared is only on developer machines)")
+    return p
