@@ -1,0 +1,96 @@
+"""The command line: a thin layer over the library. Commands live in their own modules and are
+imported only when invoked, so `prefixsim --help` does not load pandas, matplotlib or tiktoken.
+
+Errors: a UserError becomes one line `path:line[:col]: message` and exit code 2; anything else is a
+bug: exit 70 with a short message (`--debug` shows the traceback).
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+
+import click
+
+from . import __version__
+
+#: command name -> "module:attribute" of a click command, imported lazily.
+COMMANDS: dict[str, str] = {
+    "run": "prefixsim.commands.run:run",
+    "validate": "prefixsim.commands.run:validate",
+    "schema": "prefixsim.commands.run:schema",
+    "replay": "prefixsim.commands.replay:replay",
+    "diff": "prefixsim.commands.replay:diff",
+    "breakeven": "prefixsim.commands.analysis:breakeven",
+    "report": "prefixsim.commands.analysis:report",
+}
+
+EXIT_USAGE = 2
+EXIT_BUG = 70
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in COMMANDS if self._load(name) is not None)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return self._load(name)
+
+    @staticmethod
+    def _load(name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            if importlib.util.find_spec(module) is None:  # not built yet: the command is absent
+                return None
+            raise
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="prefixsim")
+@click.option("--debug", is_flag=True, help="Show the full traceback of an internal error.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Offline prefix-cache simulator and cost calculator for LLM agent harnesses.
+
+    \b
+    Example:
+      prefixsim run scenarios/
+    """
+    ctx.ensure_object(dict)["debug"] = debug
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: maps user errors to exit 2 and bugs to exit 70."""
+    from .errors import UserError
+
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        rv = cli.main(args=args, prog_name="prefixsim", standalone_mode=False)
+    except UserError as e:
+        click.echo(f"prefixsim: {e}" if not e.path else str(e), err=True)
+        sys.exit(EXIT_USAGE)
+    except click.exceptions.Abort:
+        click.echo("prefixsim: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(EXIT_USAGE if e.exit_code == 2 else e.exit_code)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("prefixsim: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as e:  # a bug: say so briefly; the traceback is one flag away
+        if "--debug" in args:
+            raise
+        click.echo(f"prefixsim: internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback)",
+                   err=True)
+        sys.exit(EXIT_BUG)
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -1,0 +1,1 @@
+"""Click commands, one module per family; cli.py imports them lazily."""
