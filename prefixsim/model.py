@@ -51,9 +51,14 @@ class Block:
         object.__setattr__(self, "key", content_key(self.layer, self.data))
 
     def with_breakpoint(self, ttl: str | None) -> "Block":
+        """The same block with another cache_control; the content key is reused, not recomputed."""
         if ttl == self.breakpoint:
             return self
-        return Block(self.layer, self.data, self.path, ttl, self.tokens)
+        b = object.__new__(Block)
+        for name, value in (("layer", self.layer), ("data", self.data), ("path", self.path),
+                            ("breakpoint", ttl), ("tokens", self.tokens), ("key", self.key)):
+            object.__setattr__(b, name, value)
+        return b
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,78 +42,99 @@ SYSTEM_LAYER_PARAMS = ("speed",)                       # + web search tool, cita
 MESSAGES_LAYER_PARAMS = ("tool_choice", "thinking", "output_config")  # + images (derived)
 
 
-def _layer_params(body: dict, has_images: bool, has_citations: bool) -> tuple[bytes, bytes, bytes]:
+def layer_params(body: dict, images: bool, citations: bool) -> tuple[bytes, bytes, bytes]:
     tools = body.get("tools") or []
     web_search = any(isinstance(t, dict) and str(t.get("type", "")).startswith("web_search")
                      for t in tools)
     system: dict[str, Any] = {k: body[k] for k in SYSTEM_LAYER_PARAMS if k in body}
     if web_search:
         system["web_search"] = True
-    if has_citations:
+    if citations:
         system["citations"] = True
     messages: dict[str, Any] = {k: body[k] for k in MESSAGES_LAYER_PARAMS if k in body}
-    if has_images:
+    if images:
         messages["images"] = True
     return (b"", dumps(system) if system else b"", dumps(messages) if messages else b"")
+
+
+def tool_block(tool: dict, i: int) -> Block:
+    if not isinstance(tool, dict):
+        raise RequestError(f"tools[{i}] must be an object")
+    return Block(Layer.TOOLS, dumps(_without_marker(tool)), f"tools[{i}]",
+                 cache_ttl(tool.get("cache_control"), f"tools[{i}]"))
+
+
+def system_blocks(system: Any) -> list[Block]:
+    """A string `system` is one text block, as the API reads it."""
+    if isinstance(system, str):
+        system = [{"type": "text", "text": system}] if system else []
+    out = []
+    for i, part in enumerate(system or []):
+        if not isinstance(part, dict):
+            raise RequestError(f"system[{i}] must be an object")
+        out.append(Block(Layer.SYSTEM, dumps(_without_marker(part)), f"system[{i}]",
+                         cache_ttl(part.get("cache_control"), f"system[{i}]")))
+    return out
+
+
+def message_blocks(msg: Any, mi: int) -> list[Block]:
+    """One block per content block; the first carries the role, so moving a block to another
+    message changes the bytes."""
+    if not isinstance(msg, dict):
+        raise RequestError(f"messages[{mi}] must be an object")
+    content = msg.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        raise RequestError(f"messages[{mi}].content must be a string or a list of blocks")
+    role = dumps({"role": msg.get("role")})
+    out = []
+    for ci, part in enumerate(content):
+        if not isinstance(part, dict):
+            raise RequestError(f"messages[{mi}].content[{ci}] must be an object")
+        data = dumps(_without_marker(part))
+        out.append(Block(Layer.MESSAGES, role + data if ci == 0 else data, f"messages[{mi}].content[{ci}]",
+                         cache_ttl(part.get("cache_control"), f"messages[{mi}].content[{ci}]")))
+    return out
+
+
+def has_images(messages: list) -> bool:
+    return any(isinstance(part, dict) and (part.get("type") == "image" or _has_nested_image(part))
+               for msg in messages if isinstance(msg, dict) and isinstance(msg.get("content"), list)
+               for part in msg["content"])
+
+
+def has_citations(messages: list) -> bool:
+    return any(isinstance(part, dict) and isinstance(part.get("citations"), dict)
+               and bool(part["citations"].get("enabled"))
+               for msg in messages if isinstance(msg, dict) and isinstance(msg.get("content"), list)
+               for part in msg["content"])
 
 
 def render_anthropic(body: dict) -> Request:
     """An Anthropic Messages API request body -> Request.
 
     One block per tool definition, per system text block and per message content block: the unit
-    Anthropic counts for breakpoints and the 20-block lookback (A-PC). A string `system` or message
-    `content` is one text block, as the API reads it. The first block of each message carries the
-    role, so moving a block to another message changes the bytes.
+    Anthropic counts for breakpoints and the 20-block lookback (A-PC).
     """
     if not isinstance(body, dict):
         raise RequestError("a request body must be a JSON object")
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise RequestError("request has no 'model'")
-    blocks: list[Block] = []
-    for i, tool in enumerate(body.get("tools") or []):
-        if not isinstance(tool, dict):
-            raise RequestError(f"tools[{i}] must be an object")
-        blocks.append(Block(Layer.TOOLS, dumps(_without_marker(tool)), f"tools[{i}]",
-                            cache_ttl(tool.get("cache_control"), f"tools[{i}]")))
-    system = body.get("system")
-    if isinstance(system, str):
-        system = [{"type": "text", "text": system}] if system else []
-    for i, part in enumerate(system or []):
-        if not isinstance(part, dict):
-            raise RequestError(f"system[{i}] must be an object")
-        blocks.append(Block(Layer.SYSTEM, dumps(_without_marker(part)), f"system[{i}]",
-                            cache_ttl(part.get("cache_control"), f"system[{i}]")))
-    has_images = has_citations = False
-    for mi, msg in enumerate(body.get("messages") or []):
-        if not isinstance(msg, dict):
-            raise RequestError(f"messages[{mi}] must be an object")
-        content = msg.get("content")
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        if not isinstance(content, list):
-            raise RequestError(f"messages[{mi}].content must be a string or a list of blocks")
-        role = dumps({"role": msg.get("role")})
-        for ci, part in enumerate(content):
-            if not isinstance(part, dict):
-                raise RequestError(f"messages[{mi}].content[{ci}] must be an object")
-            kind = part.get("type")
-            has_images = has_images or kind == "image" or _has_nested_image(part)
-            has_citations = has_citations or bool((part.get("citations") or {}).get("enabled")
-                                                  if isinstance(part.get("citations"), dict) else False)
-            data = dumps(_without_marker(part))
-            blocks.append(Block(Layer.MESSAGES, role + data if ci == 0 else data,
-                                f"messages[{mi}].content[{ci}]",
-                                cache_ttl(part.get("cache_control"), f"messages[{mi}].content[{ci}]")))
+    tools = body.get("tools") or []
+    messages = body.get("messages") or []
+    if not isinstance(tools, list) or not isinstance(messages, list):
+        raise RequestError("'tools' and 'messages' must be lists")
+    blocks = [tool_block(t, i) for i, t in enumerate(tools)]
+    blocks += system_blocks(body.get("system"))
+    for mi, msg in enumerate(messages):
+        blocks += message_blocks(msg, mi)
     return Request(model=model, blocks=tuple(blocks),
-                   layer_params=_layer_params(body, has_images, has_citations),
+                   layer_params=layer_params(body, has_images(messages), has_citations(messages)),
                    auto_cache=cache_ttl(body.get("cache_control"), "request"))
 
 
 def _has_nested_image(part: dict) -> bool:
     inner = part.get("content") if part.get("type") == "tool_result" else None
     return isinstance(inner, list) and any(isinstance(x, dict) and x.get("type") == "image" for x in inner)
-
-
-def layer_of(request: Request, index: int) -> str:
-    return request.blocks[index].layer.label if 0 <= index < len(request.blocks) else ""

@@ -98,6 +98,18 @@ class Store:
         if self.capacity is not None:
             self._entries.move_to_end(d)  # type: ignore[attr-defined]
 
+    def touch_prefix(self, digests: list[bytes], now: float) -> None:
+        """A read of a prefix also refreshes every live entry at an earlier boundary of it.
+
+        Observed in real traffic (spotter/4d5611e5, request 61): a system-prompt entry written
+        11.5 min earlier, whose only uses since were reads of longer prefixes, was still read
+        under a 5-minute TTL; so reading a prefix keeps its ancestors alive too.
+        """
+        for d in digests:
+            e = self._entries.get(d)
+            if e is not None and e.available_at <= now < e.expires_at:
+                self.touch(d, now)
+
     def write(self, d: bytes, tokens: int, now: float, available_at: float, ttl: float) -> None:
         e = self._entries.get(d)
         if e is not None and e.expires_at > now:

@@ -82,6 +82,7 @@ class ApproxTokenizer:
     """The seeds' estimate: characters / 4, rounded up (only relative sizes matter)."""
 
     name = "approx"
+    enc = None  # no BPE: text generators size text by characters
 
     def count_text(self, text: str) -> int:
         return (len(text) + 3) // 4
@@ -90,11 +91,11 @@ class ApproxTokenizer:
 class TiktokenTokenizer:
     def __init__(self, name: str) -> None:
         self.name = name
-        self._enc = load_encoding(name)
+        self.enc = load_encoding(name)
 
     def count_text(self, text: str) -> int:
         # encode_ordinary: special-token strings in user content are plain text, never an error.
-        return len(self._enc.encode_ordinary(text))
+        return len(self.enc.encode_ordinary(text))
 
 
 def get_tokenizer(name: str) -> Tokenizer:

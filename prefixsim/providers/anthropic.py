@@ -64,7 +64,7 @@ class AnthropicPolicy:
                 if state is not State.MISSING and (blocked is None or j > blocked[1]):
                     blocked = (state, j)
         if hit >= 0:
-            store.touch(digests[hit], now)
+            store.touch_prefix(digests[:hit + 1], now)
         read = cum[hit] if hit >= 0 else 0
         # Only breakpoints past the hit write, and only where the prefix reaches the minimum.
         later = [(i, ttl) for i, ttl in bps if i > hit and cum[i] >= minimum]

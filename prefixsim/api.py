@@ -1,0 +1,98 @@
+"""The library entry points notebooks use; the CLI is a thin layer over these.
+
+    >>> from prefixsim.api import run_scenario
+    >>> res = run_scenario("scenarios/seed-fork-economics.yaml")
+    >>> res.summary          # one row per variant (pandas DataFrame)
+    >>> res.requests         # one row per request
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Callable, Iterable
+
+from .errors import UserError
+from .pricing import PriceBook
+from .results import ScenarioResult, VariantResult
+from .runner import Simulator
+from .scenario.builder import Timeline
+from .scenario.loader import Run, load_json_file, load_runs, locate, read_yaml, scenario_files
+
+
+def _price_date(run: Run, override: dt.date | None) -> dt.date | None:
+    if override is not None:
+        return override
+    if run.scenario.price_date:
+        try:
+            return dt.date.fromisoformat(run.scenario.price_date)
+        except ValueError:
+            raise UserError(f"price_date {run.scenario.price_date!r} is not YYYY-MM-DD", run.path) from None
+    return None
+
+
+def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
+    """Play one run's timeline and replay its calls through the provider rules."""
+    s = run.settings
+    try:
+        calls = Timeline(s, run.base_dir, lambda rel: load_json_file(run, rel)).play()
+        prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}",
+                           when=_price_date(run, price_date))
+        sim = Simulator(s.provider or "anthropic", tokenizer=s.tokenizer or "cl100k_base",
+                        ttft=1.0 if s.ttft is None else s.ttft, prices=prices)
+        outcomes = sim.run(calls)
+        models = sorted({c.request.model for c in calls})
+        assumptions = {"tokenizer": s.tokenizer or "cl100k_base",
+                       "time to first token": f"{1.0 if s.ttft is None else s.ttft:g} s",
+                       "breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"}
+        for m in models:
+            assumptions.update({f"{k} [{m}]" if len(models) > 1 else k: v
+                                for k, v in sim.policy.describe(m).items()})
+            assumptions[f"prices [{m}]"] = _price_line(prices, m, sim.provider)
+    except UserError as e:
+        raise _locate(e, run) from None
+    return VariantResult(run.scenario.name, run.variant, outcomes, assumptions,
+                         run.scenario.sweep.param if run.scenario.sweep else None, run.sweep_value)
+
+
+def _price_line(prices: PriceBook, model: str, provider: str) -> str:
+    r = prices.rates(model, provider)
+    per = r.per_mtok()
+    return (f"USD/MTok input {per['input']}, output {per['output']}, cache read {per['cache_read']}, "
+            f"5m write {per['cache_write_5m']}, 1h write {per['cache_write_1h']} — {r.source}")
+
+
+def _locate(e: UserError, run: Run) -> UserError:
+    """A mistake found while simulating points at the variant (or the scenario) that caused it."""
+    if e.path:
+        return e
+    node = read_yaml(run.path)
+    line = None
+    if isinstance(node, dict) and node.get("variants"):
+        for i, v in enumerate(node["variants"]):
+            if isinstance(v, dict) and v.get("name") == run.variant.split(" [")[0]:
+                line, _ = locate(node, ("variants", i))
+    if line is None:
+        line, _ = locate(node, ("name",))
+    return e.located(run.path, line)
+
+
+def run_file(path: str, price_date: dt.date | None = None,
+             progress: Callable[[int, int], None] | None = None) -> ScenarioResult:
+    """Load and run every variant (and sweep value) of one scenario file."""
+    runs = load_runs(path)
+    results = []
+    for i, r in enumerate(runs):
+        results.append(simulate(r, price_date))
+        if progress:
+            progress(i + 1, len(runs))
+    sc = runs[0].scenario
+    return ScenarioResult(sc.name, path, sc.description, results, sc.chart)
+
+
+def run_scenario(path: str, price_date: dt.date | None = None) -> ScenarioResult:
+    """Run one scenario file; `.summary` and `.requests` are pandas DataFrames."""
+    return run_file(path, price_date)
+
+
+def run_paths(paths: Iterable[str], price_date: dt.date | None = None) -> list[ScenarioResult]:
+    """Every scenario file in `paths` (files or folders)."""
+    return [run_file(f, price_date) for f in scenario_files(list(paths))]

@@ -1,0 +1,150 @@
+"""`prefixsim run`, `validate` and `schema`: scenario files in, tables and report files out."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from ..errors import UserError
+
+
+class Progress:
+    """A one-line progress bar on stderr, shown only on a terminal and only after a second."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.start = time.monotonic()
+        self.enabled = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, label: str = "") -> None:
+        if not self.enabled or time.monotonic() - self.start < 1.0:
+            return
+        width = 30
+        fill = int(width * done / max(self.total, 1))
+        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} {label[:40]:<40}")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 90 + "\r")
+            sys.stderr.flush()
+
+
+def _date(value: str | None) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise UserError(f"--price-date {value!r} is not YYYY-MM-DD") from None
+
+
+def write_reports(res, out_dir: Path) -> Path:
+    """reports/<scenario>/: requests.csv, summary.csv, summary.md, results.json — each written atomically."""
+    from ..fsutil import slug, write_atomic
+    from ..report.tables import csv_text, json_text, scenario_text
+    from ..results import REQUEST_COLUMNS, SUMMARY_COLUMNS
+
+    d = out_dir / slug(res.name)
+    rows = [{"variant": v.variant, **r} for v in res.variants for r in v.rows()]
+    write_atomic(d / "requests.csv", csv_text(rows, ["variant", *REQUEST_COLUMNS]))
+    write_atomic(d / "summary.csv", csv_text(res.comparison(), ["variant", *SUMMARY_COLUMNS, "vs_cheapest"]))
+    write_atomic(d / "summary.md", scenario_text(res, markdown=True) + "\n")
+    write_atomic(d / "results.json", json_text(res.to_json()))
+    return d
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
+              show_default=True, help="What to print on stdout.")
+@click.option("--out", "out", type=click.Path(file_okay=False), default="reports", show_default=True,
+              help="Folder for the report files (one subfolder per scenario).")
+@click.option("--no-write", is_flag=True, help="Print only; write no report files.")
+@click.option("--price-date", help="Use genai-prices rates in force on this date (YYYY-MM-DD; default today).")
+@click.option("--summary-only", is_flag=True, help="Table/markdown: print only the comparison of variants.")
+def run(paths, fmt, out, no_write, price_date, summary_only):
+    """Run scenario files (or every *.yaml in folders) and print hit-rate and cost tables.
+
+    \b
+    Examples:
+      prefixsim run scenarios/
+      prefixsim run scenarios/seed-fork-economics.yaml --format json --out /tmp/r
+    """
+    from ..api import run_file
+    from ..report.tables import csv_text, json_text, scenario_text
+    from ..results import REQUEST_COLUMNS
+    from ..scenario.loader import scenario_files
+
+    when = _date(price_date)
+    files = scenario_files(list(paths))
+    progress = Progress(len(files))
+    results, failures = [], []
+    for i, f in enumerate(files):
+        try:
+            res = run_file(f, when)
+        except UserError as e:
+            failures.append(e.located(f))
+            click.echo(str(e.located(f)), err=True)
+            continue
+        results.append(res)
+        if not no_write:
+            write_reports(res, Path(out))
+        progress(i + 1, res.name)
+    progress.close()
+    if fmt == "json":
+        click.echo(json_text({"scenarios": [r.to_json() for r in results]}), nl=False)
+    elif fmt == "csv":
+        rows = [{"scenario": r.name, "variant": v.variant, **row} for r in results for v in r.variants
+                for row in v.rows()]
+        click.echo(csv_text(rows, ["scenario", "variant", *REQUEST_COLUMNS]), nl=False)
+    else:
+        click.echo("\n\n".join(scenario_text(r, markdown=fmt == "markdown", requests=not summary_only)
+                               for r in results))
+        if results and not no_write and fmt == "table":
+            click.echo(f"\nreports written to {out}/", err=True)
+    if failures:
+        names = ", ".join(f.path or "?" for f in failures)
+        raise UserError(f"{len(failures)} of {len(files)} scenario files failed: {names}")
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+def validate(paths):
+    """Check scenario files without running them.
+
+    \b
+    Example:
+      prefixsim validate scenarios/
+    """
+    from ..scenario.loader import load_runs, scenario_files
+
+    failures = 0
+    for f in scenario_files(list(paths)):
+        try:
+            runs = load_runs(f)
+            click.echo(f"{f}: ok ({len(runs)} run{'s' if len(runs) != 1 else ''})")
+        except UserError as e:
+            failures += 1
+            click.echo(str(e.located(f)), err=True)
+    if failures:
+        raise UserError(f"{failures} scenario file(s) have errors")
+
+
+@click.command()
+def schema():
+    """Print the JSON Schema of scenario files (for editor completion).
+
+    \b
+    Example:
+      prefixsim schema > scenario.schema.json
+    """
+    from ..scenario.schema import Scenario
+
+    click.echo(json.dumps(Scenario.model_json_schema(), indent=2))

@@ -1,0 +1,88 @@
+"""KV-cache bytes per token and capacity conversions (GiB of KV memory -> tokens).
+
+bytes per token = 2 (K and V) x layers x KV heads x head dim x dtype bytes: the size of one token's
+keys and values over all attention layers. Layer and head counts are each model's public
+`config.json` on the Hugging Face hub (num_hidden_layers, num_key_value_heads, and head_dim or
+hidden_size / num_attention_heads).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..errors import UserError
+
+GIB = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class KvModel:
+    name: str
+    layers: int
+    kv_heads: int
+    head_dim: int
+    source: str
+
+    def bytes_per_token(self, dtype_bytes: int = 2) -> int:
+        return 2 * self.layers * self.kv_heads * self.head_dim * dtype_bytes
+
+
+def _hf(repo: str) -> str:
+    return f"huggingface.co/{repo}/blob/main/config.json"
+
+
+#: Canonical name -> attention shape. fp16/bf16 (2 bytes) is the engines' default KV dtype.
+MODELS: dict[str, KvModel] = {m.name: m for m in (
+    KvModel("llama-3.1-8b", 32, 8, 128, _hf("meta-llama/Llama-3.1-8B-Instruct")),    # 4096/32 heads
+    KvModel("llama-3.1-70b", 80, 8, 128, _hf("meta-llama/Llama-3.1-70B-Instruct")),  # 8192/64 heads
+    KvModel("qwen2.5-7b", 28, 4, 128, _hf("Qwen/Qwen2.5-7B-Instruct")),              # 3584/28 heads
+    KvModel("qwen2.5-72b", 80, 8, 128, _hf("Qwen/Qwen2.5-72B-Instruct")),            # 8192/64 heads
+    KvModel("mistral-7b", 32, 8, 128, _hf("mistralai/Mistral-7B-Instruct-v0.3")),     # 4096/32 heads
+)}
+
+DTYPE_BYTES = {"fp16": 2, "bf16": 2, "fp8": 1, "fp32": 4}
+
+
+def kv_model(name: str) -> KvModel:
+    m = MODELS.get(name.lower())
+    if m is None:
+        raise UserError(f"unknown model {name!r} for KV sizing (known: {', '.join(MODELS)})")
+    return m
+
+
+def kv_bytes_per_token(model: str, dtype: str = "bf16") -> int:
+    """KV bytes one token occupies in `model`'s cache at `dtype`."""
+    if dtype not in DTYPE_BYTES:
+        raise UserError(f"unknown KV dtype {dtype!r} (valid: {', '.join(DTYPE_BYTES)})")
+    return kv_model(model).bytes_per_token(DTYPE_BYTES[dtype])
+
+
+def capacity_tokens(gib: float, model: str, dtype: str = "bf16") -> int:
+    """Tokens that fit in `gib` GiB of KV memory for `model` (rounded down)."""
+    return int(gib * GIB) // kv_bytes_per_token(model, dtype)
+
+
+_NUM = re.compile(r"^\s*(?:(\d+(?:\.\d*)?(?:e\d+)?)|10\^(\d+))\s*(gib|tokens|k|m)?\s*$", re.I)
+
+
+def parse_capacity(text: str | int | None, model: str | None = None) -> int | None:
+    """A capacity as a user writes it: 'unlimited', 200000, '1e6', '10^6', '2M', '500k' tokens, or
+    '4GiB' (needs `model` for bytes per token). Returns tokens, or None for unlimited."""
+    if text is None or isinstance(text, int):
+        return text
+    if text.strip().lower() in ("unlimited", "inf", "none"):
+        return None
+    m = _NUM.match(text)
+    if m is None:
+        raise UserError(f"bad capacity {text!r} (e.g. 'unlimited', 1e6, 10^6, 500k, 4GiB)")
+    value = float(m.group(1)) if m.group(1) else 10.0 ** int(m.group(2))
+    unit = (m.group(3) or "").lower()
+    if unit == "gib":
+        if model is None:
+            raise UserError(f"capacity {text!r} is in GiB: say which model sizes the KV cache")
+        return capacity_tokens(value, model)
+    value *= {"k": 1e3, "m": 1e6}.get(unit, 1)
+    if not math.isfinite(value) or value < 0:
+        raise UserError(f"bad capacity {text!r}")
+    return int(value)

@@ -1,0 +1,208 @@
+"""vLLM v1 automatic prefix caching: chained block hashes over full token blocks, a pool of cached
+blocks, and a free queue that evicts unreferenced blocks, chain tails first.
+
+Facts (spec/cache-semantics.md §6; vllm-project/vllm `vllm/v1/core/kv_cache_utils.py`,
+`vllm/v1/core/block_pool.py`, `vllm/v1/core/kv_cache_manager.py`, `docs/design/prefix_caching.md`):
+- block hash = H(parent hash, block token ids, extra keys); the first parent is NONE_HASH;
+- only full blocks are hashed and cached, including blocks filled by generated tokens;
+- extra keys: the LoRA name on every block, the cache salt on the first block only;
+- a hit is capped at num_tokens - 1 (the last token is recomputed for its logits), block-aligned;
+- unreferenced blocks wait in a free queue; a request frees its blocks in reverse order, so among
+  blocks freed together the chain's tail is evicted first; allocation evicts from the head.
+"""
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+from typing import Hashable, Sequence
+
+import xxhash
+
+from .base import EngineKeys
+from .eviction import EvictionQueue
+
+DEFAULT_BLOCK_SIZE = 16  # vLLM `vllm/config/cache.py` DEFAULT_BLOCK_SIZE
+
+# vLLM draws NONE_HASH at random per process unless PYTHONHASHSEED is set (`init_none_hash`);
+# a fixed seed keeps prefixsim's output identical from run to run.
+NONE_HASH = xxhash.xxh3_128_digest(b"prefixsim/vllm/NONE_HASH")
+
+
+def extra_keys(keys: EngineKeys, index: int) -> bytes:
+    """Extra hash input of block `index`: the LoRA name on every block, the cache salt on block 0
+    only (vLLM `generate_block_hash_extra_keys`)."""
+    out = b"\x00lora:" + keys.lora.encode() if keys.lora else b""
+    if index == 0 and keys.salt:
+        out += b"\x00salt:" + keys.salt.encode()
+    return out
+
+
+def hash_block(parent: bytes, tokens: Sequence[int], extra: bytes = b"") -> bytes:
+    """One block's hash: H(parent hash, token ids, extra keys), as vLLM `hash_block_tokens`."""
+    return xxhash.xxh3_128_digest(parent + array("q", tokens).tobytes() + extra)
+
+
+def block_hashes(tokens: Sequence[int], block_size: int = DEFAULT_BLOCK_SIZE,
+                 keys: EngineKeys = EngineKeys(), limit: int | None = None) -> list[bytes]:
+    """Chained hashes of the full blocks of `tokens` (at most `limit` blocks); a partial tail has none.
+
+    Equal to folding `hash_block` over the blocks; the token bytes are packed once for speed.
+    """
+    n = len(tokens) // block_size
+    if limit is not None:
+        n = min(n, limit)
+    buf = array("q", tokens[: n * block_size]).tobytes()
+    width = 8 * block_size
+    first, rest = extra_keys(keys, 0), extra_keys(keys, 1)
+    h = xxhash.xxh3_128_digest
+    parent = NONE_HASH
+    out: list[bytes] = []
+    for i in range(n):
+        parent = h(parent + buf[i * width:(i + 1) * width] + (rest if i else first))
+        out.append(parent)
+    return out
+
+
+@dataclass(slots=True, eq=False)
+class _Block:
+    key: Hashable
+    last_access: int
+    created: int
+    hits: int = 0
+    qseq: int = 0
+    ref: int = 0
+
+
+@dataclass(slots=True)
+class BlockPool:
+    """Cached blocks by chain hash, at most `capacity` blocks (None: unlimited).
+
+    Works on any hashable block keys, so Mooncake `hash_ids` (already chained) replay through the
+    same pool as vLLM's own hashes. vLLM's pool is LRU only; `eviction` also allows lfu / fifo.
+    """
+
+    capacity: int | None = None
+    eviction: str = "lru"
+    blocks: dict[Hashable, _Block] = field(default_factory=dict)
+    evicted: set[Hashable] = field(default_factory=set)
+    evictions: int = 0
+    _queue: EvictionQueue = field(init=False)
+    _clock: int = 0
+
+    def __post_init__(self) -> None:
+        self._queue = EvictionQueue(self.eviction)
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def run(self, keys: Sequence[Hashable]) -> int:
+        """How many leading blocks are cached: the lookup stops at the first miss."""
+        blocks = self.blocks
+        n = 0
+        for k in keys:
+            if k not in blocks:
+                break
+            n += 1
+        return n
+
+    def store(self, keys: Sequence[Hashable]) -> list[int]:
+        """A request holds the blocks `keys` and then frees them: cached ones are touched (a hit for
+        LFU), missing ones allocated, evicting unreferenced blocks when full. Returns the indices of
+        newly cached blocks; when the request alone exceeds the capacity, its chain is cut there."""
+        blocks, queue = self.blocks, self._queue
+        self._clock += 1
+        now = self._clock
+        slots: list[_Block | None] = []
+        missing: list[int] = []
+        for i, k in enumerate(keys):
+            b = blocks.get(k)
+            if b is None:
+                missing.append(i)
+            else:
+                b.hits += 1
+                b.ref += 1
+                queue.withdraw(b)  # vLLM `touch`: a hit block leaves the free queue
+            slots.append(b)
+        if self.capacity is not None and missing:
+            room = self.capacity - len(blocks)
+            if room < len(missing):
+                room += self._evict_blocks(len(missing) - room)
+            if room < len(missing):
+                missing = missing[:room]  # a full pool caches the chain's head, not its tail
+        evicted = self.evicted
+        for i in missing:
+            k = keys[i]
+            b = slots[i] = blocks[k] = _Block(k, now, now, ref=1)
+            evicted.discard(k)
+        if self.capacity is None:  # nothing is ever evicted: no queue to keep
+            for b in slots:
+                if b is not None:
+                    b.ref -= 1
+                    b.last_access = now
+            return missing
+        # Free in reverse chain order (vLLM `KVCacheManager.free`): the tail gets the oldest stamp,
+        # so among these blocks it is evicted first and the shared head survives longest.
+        for b in reversed(slots):
+            if b is None:
+                continue
+            b.ref -= 1
+            self._clock += 1
+            b.last_access = self._clock
+            if b.ref == 0:
+                queue.offer(b)
+        return missing
+
+    def evict(self, n: int) -> int:
+        """Evict up to `n` unreferenced blocks from the queue head; returns how many went."""
+        return self._evict_blocks(n)
+
+    def _evict_blocks(self, n: int) -> int:
+        done = 0
+        while done < n:
+            b = self._queue.pop()
+            if b is None:
+                break
+            del self.blocks[b.key]
+            self.evicted.add(b.key)
+            done += 1
+        self.evictions += done
+        return done
+
+
+class VllmCache:
+    """vLLM's prefix cache over token ids: `block_size`-token blocks, `capacity` tokens (None: unlimited).
+
+    The capacity counts cached full blocks only (capacity // block_size of them); the KV memory a
+    running request's partial last block takes is not modelled.
+    """
+
+    name = "vllm"
+
+    def __init__(self, capacity: int | None = None, block_size: int = DEFAULT_BLOCK_SIZE,
+                 eviction: str = "lru") -> None:
+        if block_size < 1:
+            raise ValueError("block_size must be positive")
+        self.capacity = capacity
+        self.block_size = block_size
+        self.pool = BlockPool(None if capacity is None else capacity // block_size, eviction)
+
+    @property
+    def used(self) -> int:
+        return len(self.pool) * self.block_size
+
+    def match(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> int:
+        """Cached tokens for a prompt: whole blocks within the first n-1 tokens (`kv_cache_manager.py`
+        caps the hit at num_tokens - 1 so the last token is recomputed for its logits)."""
+        if len(tokens) < 2:
+            return 0
+        limit = (len(tokens) - 1) // self.block_size
+        return self.pool.run(block_hashes(tokens, self.block_size, keys, limit)) * self.block_size
+
+    def insert(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> int:
+        """Cache the full blocks of a finished request's tokens; returns tokens newly cached."""
+        return len(self.pool.store(block_hashes(tokens, self.block_size, keys))) * self.block_size
+
+    def evict(self, num_tokens: int) -> int:
+        """Evict unreferenced blocks, chain tails and least recently freed first."""
+        n = -(-num_tokens // self.block_size)
+        return self.pool.evict(n) * self.block_size

@@ -1,0 +1,284 @@
+"""Replay real traffic through the provider rules: predicted vs observed usage per request, the cause
+of every miss, the naive mechanism as a baseline, and what-if variants of the same traffic.
+
+Library API (notebooks): `replay(records, ...)` -> ReplayResult with `.rows`, `.summary` and
+`.to_dataframe()`; `compare(base, variant)` -> cost and rebuild differences per stream.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Iterable, Sequence
+
+from .errors import UserError
+from .model import TTL_SECONDS, Call, Cause, CauseKind, Usage
+from .pricing import PriceBook
+from .runner import Simulator
+from .sources.record import Record
+
+TTL_CHOICES = ("observed", "5m", "1h")
+BREAKPOINT_POLICIES = ("observed", "last", "auto", "none")
+#: Misses of something that was cached before: each one rebuilds a prefix the traffic had paid for.
+REBUILD_CAUSES = frozenset({CauseKind.TTL_EXPIRED, CauseKind.PREFIX_CHANGED, CauseKind.COMPACTION,
+                            CauseKind.MODEL_SWITCH, CauseKind.NOT_YET_AVAILABLE, CauseKind.LOOKBACK_EXCEEDED,
+                            CauseKind.EVICTED})
+USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """The design a replay runs under; every field `observed`/None means as recorded."""
+
+    ttl: str = "observed"
+    model: str | None = None
+    provider: str = "anthropic"
+    breakpoints: str = "observed"
+
+    def describe(self) -> str:
+        parts = [f"ttl={self.ttl}", f"provider={self.provider}", f"breakpoints={self.breakpoints}"]
+        if self.model:
+            parts.append(f"model={self.model}")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One request: observed usage (None when the log has none), prediction, cause, costs."""
+
+    index: int
+    request_id: str
+    timestamp: str
+    stream: str
+    model: str
+    observed: Usage | None
+    predicted: Usage
+    cause: Cause
+    cost_observed: Decimal | None
+    cost_predicted: Decimal
+    naive_read: int | None
+    path: str
+    line: int
+
+    @property
+    def read_error(self) -> int | None:
+        return None if self.observed is None else self.predicted.cache_read - self.observed.cache_read
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """Accuracy of one predictor of cache_read against the observed values (token- and request-weighted)."""
+
+    exact: int
+    compared: int
+    wape: float | None          # sum |pred - obs| / sum obs, token-weighted
+    read_share: float | None    # sum read / sum prompt tokens, token-weighted
+
+    @property
+    def exact_rate(self) -> float | None:
+        return self.exact / self.compared if self.compared else None
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    requests: int
+    observed_requests: int
+    read_share_observed: float | None
+    prefixsim: Figures
+    naive: Figures
+    cost_observed_usd: Decimal | None
+    cost_predicted_usd: Decimal
+    causes: tuple[tuple[str, int], ...]
+    streams: tuple[tuple[str, int, Decimal | None, Decimal], ...]   # stream, requests, observed, predicted $
+    largest_mismatches: tuple[Row, ...]
+    variant: Variant
+    price_source: str
+    output_in_cost: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    rows: tuple[Row, ...]
+    summary: Summary
+
+    def to_dataframe(self):
+        """One row per request; observed columns are NaN where the log had no usage."""
+        import pandas as pd
+
+        recs = []
+        for r in self.rows:
+            o, p = r.observed, r.predicted
+            recs.append({"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp,
+                         "stream": r.stream, "model": r.model,
+                         **{f"observed_{k}": (None if o is None else v) for k, v in _usage_dict(o or p).items()},
+                         **{f"predicted_{k}": v for k, v in _usage_dict(p).items()},
+                         "predicted_cache_write_5m": p.cache_write_5m, "predicted_cache_write_1h": p.cache_write_1h,
+                         "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
+                         "cause_detail": r.cause.detail or None,
+                         "cost_observed_usd": None if r.cost_observed is None else float(r.cost_observed),
+                         "cost_predicted_usd": float(r.cost_predicted)})
+        return pd.DataFrame.from_records(recs)
+
+
+def _usage_dict(u: Usage) -> dict[str, int]:
+    return {"input_tokens": u.input_tokens, "cache_creation_input_tokens": u.cache_creation,
+            "cache_read_input_tokens": u.cache_read}
+
+
+def apply_variant(call: Call, v: Variant) -> Call:
+    """The same request under another TTL, model or breakpoint placement."""
+    req = call.request
+    blocks = req.blocks
+    auto = req.auto_cache
+    marked = [i for i, b in enumerate(blocks) if b.breakpoint]
+    if v.breakpoints == "none":
+        blocks, auto = tuple(b.with_breakpoint(None) for b in blocks), None
+    elif v.breakpoints == "last" and marked:
+        last = marked[-1]
+        blocks = tuple(b.with_breakpoint(b.breakpoint if i == last else None) for i, b in enumerate(blocks))
+    elif v.breakpoints == "auto":
+        ttl = next((blocks[i].breakpoint for i in marked), None) or auto or "5m"
+        blocks, auto = tuple(b.with_breakpoint(None) for b in blocks), ttl
+    if v.ttl != "observed":
+        blocks = tuple(b.with_breakpoint(v.ttl) if b.breakpoint else b for b in blocks)
+        auto = v.ttl if auto else None
+    model = v.model or req.model
+    if blocks is req.blocks and auto == req.auto_cache and model == req.model:
+        return call
+    return replace(call, request=replace(req, blocks=tuple(blocks), auto_cache=auto, model=model))
+
+
+def naive_reads(records: Sequence[Record]) -> list[int | None]:
+    """The floor to beat: per stream and model, read(t) = read(t-1) + creation(t-1) when the gap since
+    the previous request is under the stream's TTL (1h if it ever wrote 1h, else 5m), else 0."""
+    ttl: dict[str, float] = {}
+    for r in records:
+        if r.observed is not None and r.observed.cache_write_1h:
+            ttl[r.call.stream] = TTL_SECONDS["1h"]
+    last: dict[tuple[str, str], Record] = {}
+    out: list[int | None] = []
+    for r in records:
+        if r.observed is None:
+            out.append(None)
+            continue
+        key = (r.call.stream, r.call.request.model)
+        prev = last.get(key)
+        limit = ttl.get(r.call.stream, TTL_SECONDS["5m"])
+        if prev is None or prev.observed is None or r.call.t - prev.call.t >= limit:
+            out.append(0)
+        else:
+            out.append(prev.observed.cache_read + prev.observed.cache_creation)
+        last[key] = r
+    return out
+
+
+def _figures(pairs: Iterable[tuple[int, Usage, Usage]]) -> Figures:
+    exact = compared = err = obs_read = read = prompt = 0
+    for pred_read, obs, pred in pairs:
+        compared += 1
+        exact += pred_read == obs.cache_read
+        err += abs(pred_read - obs.cache_read)
+        obs_read += obs.cache_read
+        read += pred_read
+        prompt += obs.prompt_tokens
+    return Figures(exact, compared, err / obs_read if obs_read else None, read / prompt if prompt else None)
+
+
+def replay(records: Sequence[Record], variant: Variant = Variant(), prices: PriceBook | None = None,
+           top: int = 5) -> ReplayResult:
+    """Replays `records` (time-ordered) under `variant`; compares every prediction with the observation."""
+    if variant.ttl not in TTL_CHOICES:
+        raise UserError(f"--ttl must be one of {', '.join(TTL_CHOICES)}, got {variant.ttl!r}")
+    if variant.breakpoints not in BREAKPOINT_POLICIES:
+        raise UserError(f"--breakpoints must be one of {', '.join(BREAKPOINT_POLICIES)}, got {variant.breakpoints!r}")
+    records = sorted(records, key=lambda r: r.call.t)
+    if prices is None:
+        # Priced as of the traffic's own date, so a replay gives the same figures whenever it runs.
+        first = records[0].timestamp[:10] if records else "2026-01-01"
+        prices = PriceBook(when=dt.date.fromisoformat(first))
+    sim = Simulator(provider=variant.provider, tokenizer="approx", prices=prices)
+    naive = naive_reads(records)
+    output_in_cost = all(r.output_final for r in records)
+    rows: list[Row] = []
+    for i, (rec, nv) in enumerate(zip(records, naive)):
+        call = apply_variant(rec.call, variant)
+        if not output_in_cost and call.output_tokens:
+            call = replace(call, output_tokens=0)
+        out = sim.step(call)
+        obs = rec.observed
+        cost_obs = None
+        if obs is not None:
+            if not output_in_cost:
+                obs = replace(obs, output_tokens=0)
+            cost_obs = prices.rates(rec.call.request.model, "anthropic").cost(obs)
+        rows.append(Row(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed,
+                        out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line))
+    return ReplayResult(tuple(rows), _summarize(rows, variant, sim, output_in_cost, top))
+
+
+def _summarize(rows: list[Row], variant: Variant, sim: Simulator, output_in_cost: bool, top: int) -> Summary:
+    seen = [r for r in rows if r.observed is not None]
+    mine = _figures((r.predicted.cache_read, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
+    base = _figures((r.naive_read or 0, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
+    prompt = sum(r.observed.prompt_tokens for r in seen)  # type: ignore[union-attr]
+    share_obs = sum(r.observed.cache_read for r in seen) / prompt if prompt else None  # type: ignore[union-attr]
+    all_prompt = sum(r.predicted.prompt_tokens for r in rows)
+    mine = replace(mine, read_share=sum(r.predicted.cache_read for r in rows) / all_prompt if all_prompt else None)
+    causes: dict[str, int] = defaultdict(int)
+    streams: dict[str, list] = {}
+    for r in rows:
+        if r.cause.kind:
+            causes[r.cause.kind] += 1
+        s = streams.setdefault(r.stream, [0, Decimal(0) if seen else None, Decimal(0)])
+        s[0] += 1
+        if r.cost_observed is not None:
+            s[1] += r.cost_observed
+        s[2] += r.cost_predicted
+    worst = sorted((r for r in seen if r.read_error), key=lambda r: (-abs(r.read_error or 0), r.index))[:top]
+    sources = sorted({sim.prices.rates(r.model, variant.provider).source for r in rows})
+    return Summary(len(rows), len(seen), share_obs, mine, base,
+                   sum((r.cost_observed for r in seen), Decimal(0)) if seen else None,  # type: ignore[misc]
+                   sum((r.cost_predicted for r in rows), Decimal(0)),
+                   tuple(sorted(causes.items())), tuple((k, v[0], v[1], v[2]) for k, v in streams.items()),
+                   tuple(worst), variant, "; ".join(sources), output_in_cost)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamDelta:
+    stream: str
+    cost_base: Decimal
+    cost_variant: Decimal
+    rebuilds_base: int
+    rebuilds_variant: int
+
+    @property
+    def cost_delta(self) -> Decimal:
+        return self.cost_variant - self.cost_base
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """What the variant changes against the replay as recorded, per stream and in total."""
+
+    base: ReplayResult
+    variant: ReplayResult
+    streams: tuple[StreamDelta, ...] = field(default=())
+
+    @property
+    def total(self) -> StreamDelta:
+        return StreamDelta("total", sum((s.cost_base for s in self.streams), Decimal(0)),
+                           sum((s.cost_variant for s in self.streams), Decimal(0)),
+                           sum(s.rebuilds_base for s in self.streams),
+                           sum(s.rebuilds_variant for s in self.streams))
+
+
+def compare(base: ReplayResult, variant: ReplayResult) -> Comparison:
+    """Cost and rebuild differences per stream between two replays of the same traffic."""
+    acc: dict[str, list] = {}
+    for which, res in ((0, base), (1, variant)):
+        for r in res.rows:
+            a = acc.setdefault(r.stream, [Decimal(0), Decimal(0), 0, 0])
+            a[which] += r.cost_predicted
+            a[2 + which] += r.cause.kind in REBUILD_CAUSES
+    return Comparison(base, variant, tuple(StreamDelta(k, *v) for k, v in acc.items()))

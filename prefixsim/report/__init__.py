@@ -1,0 +1,1 @@
+"""Rendering results: terminal tables, CSV / JSON / Markdown files, charts and the HTML page."""

@@ -1,0 +1,95 @@
+"""Results -> text: aligned terminal tables, Markdown, CSV and JSON, all deterministic."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Sequence
+
+from ..results import REQUEST_COLUMNS, SUMMARY_COLUMNS, ScenarioResult
+
+_SHORT = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m", "cache_write_1h_tokens": "write 1h",
+          "input_tokens": "uncached", "output_tokens": "output", "hit_rate": "hit", "cost_usd": "cost $",
+          "cache_creation_input_tokens": "write", "cost_no_cache_usd": "no-cache $",
+          "savings_vs_no_cache": "saved", "vs_cheapest": "x cheapest", "requests": "reqs"}
+TERMINAL_REQUEST = ("label", "stream", "model", "cache_read_input_tokens", "cache_write_5m_tokens",
+                    "cache_write_1h_tokens", "input_tokens", "output_tokens", "hit_rate", "cost_usd", "cause")
+TERMINAL_SUMMARY = ("variant", "requests", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
+                    "output_tokens", "hit_rate", "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache",
+                    "vs_cheapest")
+
+
+def fmt(key: str, v: Any) -> str:
+    if v is None:
+        return ""
+    if key in ("hit_rate", "savings_vs_no_cache"):
+        return f"{100 * v:.1f}%"
+    if key in ("cost_usd", "cost_no_cache_usd"):
+        return f"{v:.4f}"
+    if key == "vs_cheapest":
+        return f"{v:.2f}x"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool = False, max_cause: int = 72) -> str:
+    head = [_SHORT.get(c, c) for c in cols]
+    body = []
+    for r in rows:
+        cells = [fmt(c, r.get(c)) for c in cols]
+        if "cause" in cols and not markdown:
+            i = cols.index("cause")
+            if len(cells[i]) > max_cause:
+                cells[i] = cells[i][: max_cause - 1] + "…"
+        body.append(cells)
+    numeric = [c not in ("label", "stream", "model", "cause", "variant", "scenario") for c in cols]
+    if markdown:
+        esc = [[x.replace("|", "\\|") for x in row] for row in [head, *body]]
+        line = lambda cells: "| " + " | ".join(cells) + " |"
+        sep = "|" + "|".join("---:" if n else "---" for n in numeric) + "|"
+        return "\n".join([line(esc[0]), sep, *(line(r) for r in esc[1:])])
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(cols))]
+    def line(cells):
+        return "  ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cells, widths, numeric)).rstrip()
+    return "\n".join([line(head), line(["-" * w for w in widths]), *(line(r) for r in body)])
+
+
+def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = True) -> str:
+    h = "## " if markdown else ""
+    out = [f"{h}{res.name}" + ("" if markdown else f"  ({res.path})")]
+    if res.description:
+        out.append(res.description.strip())
+    comp = res.comparison()
+    for v, s in zip(res.variants, comp):
+        if requests:
+            out.append("")
+            out.append(f"{'### ' if markdown else ''}variant: {v.variant}")
+            rows = v.rows()
+            total = {"label": "TOTAL", **{k: s[k] for k in SUMMARY_COLUMNS if k in REQUEST_COLUMNS}}
+            if markdown:
+                total = {k: (f"**{fmt(k, val)}**" if k != "label" else "**TOTAL**") for k, val in total.items()}
+                out.append(grid(rows, TERMINAL_REQUEST, True) + "\n" + _md_total(total))
+            else:
+                out.append(grid(rows + [total], TERMINAL_REQUEST))
+    out.append("")
+    out.append(f"{'### ' if markdown else ''}comparison of variants")
+    out.append(grid(comp, TERMINAL_SUMMARY, markdown))
+    return "\n".join(out)
+
+
+def _md_total(total: dict) -> str:
+    return "| " + " | ".join(total.get(c, "") for c in TERMINAL_REQUEST) + " |"
+
+
+def csv_text(rows: Sequence[dict], cols: Sequence[str]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(cols), extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    return buf.getvalue()
+
+
+def json_text(doc: Any) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"

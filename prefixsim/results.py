@@ -1,0 +1,121 @@
+"""Results of simulated runs: one row per request, one summary per variant, one place that defines
+every metric. Token hit rate = cache_read / (uncached + cache_write + cache_read), token-weighted."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
+
+from .model import Outcome
+
+USD = Decimal("0.000001")
+
+REQUEST_COLUMNS = ("label", "stream", "model", "t", "input_tokens", "cache_creation_input_tokens",
+                   "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_read_input_tokens",
+                   "output_tokens", "hit_rate", "cost_usd", "cause")
+SUMMARY_COLUMNS = ("requests", "input_tokens", "cache_creation_input_tokens", "cache_write_5m_tokens",
+                   "cache_write_1h_tokens", "cache_read_input_tokens", "output_tokens", "hit_rate",
+                   "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache")
+
+
+def usd(x: Decimal) -> float:
+    """Money for display and JSON: exact decimals rounded once, to a micro-dollar."""
+    return float(x.quantize(USD, rounding=ROUND_HALF_EVEN))
+
+
+def request_row(o: Outcome) -> dict[str, Any]:
+    u = o.usage
+    return {"label": o.call.label, "stream": o.call.stream, "model": o.call.request.model,
+            "t": round(o.call.t, 3), "input_tokens": u.input_tokens,
+            "cache_creation_input_tokens": u.cache_creation, "cache_write_5m_tokens": u.cache_write_5m,
+            "cache_write_1h_tokens": u.cache_write_1h, "cache_read_input_tokens": u.cache_read,
+            "output_tokens": u.output_tokens, "hit_rate": round(u.hit_rate, 6), "cost_usd": usd(o.cost_usd),
+            "cause": str(o.cause)}
+
+
+def summarize(outcomes: list[Outcome]) -> dict[str, Any]:
+    """Sums of the rows; the hit rate is token-weighted over all prompt tokens."""
+    tot = {k: 0 for k in ("input_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",
+                          "cache_read_input_tokens", "output_tokens")}
+    cost = Decimal(0)
+    no_cache = Decimal(0)
+    for o in outcomes:
+        u = o.usage
+        tot["input_tokens"] += u.input_tokens
+        tot["cache_write_5m_tokens"] += u.cache_write_5m
+        tot["cache_write_1h_tokens"] += u.cache_write_1h
+        tot["cache_read_input_tokens"] += u.cache_read
+        tot["output_tokens"] += u.output_tokens
+        cost += o.cost_usd
+        no_cache += o.cost_no_cache_usd
+    creation = tot["cache_write_5m_tokens"] + tot["cache_write_1h_tokens"]
+    prompt = tot["input_tokens"] + creation + tot["cache_read_input_tokens"]
+    return {"requests": len(outcomes), "input_tokens": tot["input_tokens"],
+            "cache_creation_input_tokens": creation, "cache_write_5m_tokens": tot["cache_write_5m_tokens"],
+            "cache_write_1h_tokens": tot["cache_write_1h_tokens"],
+            "cache_read_input_tokens": tot["cache_read_input_tokens"], "output_tokens": tot["output_tokens"],
+            "hit_rate": round(tot["cache_read_input_tokens"] / prompt, 6) if prompt else 0.0,
+            "cost_usd": usd(cost), "cost_no_cache_usd": usd(no_cache),
+            "savings_vs_no_cache": round(float(1 - cost / no_cache), 6) if no_cache else 0.0,
+            "_cost": cost, "_no_cache": no_cache}
+
+
+@dataclass
+class VariantResult:
+    scenario: str
+    variant: str
+    outcomes: list[Outcome]
+    assumptions: dict[str, str] = field(default_factory=dict)
+    sweep_param: str | None = None
+    sweep_value: Any = None
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [request_row(o) for o in self.outcomes]
+
+    def summary(self) -> dict[str, Any]:
+        return summarize(self.outcomes)
+
+
+@dataclass
+class ScenarioResult:
+    name: str
+    path: str
+    description: str | None
+    variants: list[VariantResult]
+    chart: Any = None
+
+    @property
+    def requests(self):
+        """Every request of every variant as a pandas DataFrame."""
+        import pandas as pd
+
+        rows = [{"scenario": self.name, "variant": v.variant, **r} for v in self.variants for r in v.rows()]
+        return pd.DataFrame(rows, columns=["scenario", "variant", *REQUEST_COLUMNS])
+
+    @property
+    def summary(self):
+        """One row per variant as a pandas DataFrame, with the comparison columns."""
+        import pandas as pd
+
+        return pd.DataFrame(self.comparison(), columns=["scenario", "variant", *SUMMARY_COLUMNS,
+                                                         "vs_cheapest"])
+
+    def comparison(self) -> list[dict[str, Any]]:
+        sums = [(v, v.summary()) for v in self.variants]
+        cheapest = min((s["_cost"] for _, s in sums), default=Decimal(0))
+        out = []
+        for v, s in sums:
+            row = {"scenario": self.name, "variant": v.variant, **{k: s[k] for k in SUMMARY_COLUMNS}}
+            row["vs_cheapest"] = round(float(s["_cost"] / cheapest), 6) if cheapest else 1.0
+            out.append(row)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        variants = []
+        for v in self.variants:
+            s = {k: val for k, val in v.summary().items() if not k.startswith("_")}
+            d = {"name": v.variant, "requests": v.rows(), "summary": s, "assumptions": v.assumptions}
+            if v.sweep_param is not None:
+                d["sweep"] = {"param": v.sweep_param, "value": v.sweep_value}
+            variants.append(d)
+        return {"name": self.name, "path": self.path, "description": self.description, "variants": variants}

@@ -1,0 +1,296 @@
+"""The scenario file format, as pydantic models (`prefixsim schema` prints their JSON Schema).
+
+Sizes are in tokens. Durations are seconds or strings like "90s", "5m", "1h", "2m30s".
+"""
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag,
+                      field_validator)
+
+MAX_TOKENS = 10_000_000   # a single block or prompt larger than this is a typo, not a design
+MAX_COUNT = 10_000
+
+_DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s)?\s*$")
+
+
+def parse_duration(v: Any) -> float:
+    if isinstance(v, bool):
+        raise ValueError("a duration is seconds or a string like '90s', '5m', '1h'")
+    if isinstance(v, (int, float)):
+        if v < 0:
+            raise ValueError("a duration cannot be negative")
+        return float(v)
+    if isinstance(v, str):
+        m = _DURATION.match(v)
+        if m and any(m.groups()):
+            h, mi, s = (float(x) if x else 0.0 for x in m.groups())
+            return h * 3600 + mi * 60 + s
+    raise ValueError(f"{v!r} is not a duration (seconds, or a string like '90s', '5m', '1h')")
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+TTL = Literal["5m", "1h"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- the base conversation -------------------------------------------------------------------
+
+class ToolsSpec(Strict):
+    """Generated tool definitions: `count` tools of about `size` tokens each."""
+
+    count: Count = 12
+    size: Tokens = 400
+    names: list[str] | None = Field(None, description="Tool names in order; generated names fill the rest.")
+
+
+class TextSpec(Strict):
+    """A system prompt (or other text) given by size or literally."""
+
+    size: Tokens | None = None
+    text: str | None = None
+
+
+class HistorySpec(Strict):
+    """`turns` turns of a tool loop: a user message, an assistant reply with a tool call, its result."""
+
+    turns: Count = 0
+    user: Tokens = 60
+    assistant: Tokens = 150
+    tool_use: Tokens = 60
+    tool_result: Tokens = 500
+
+
+class Conversation(Strict):
+    tools: ToolsSpec | list[dict[str, Any]] | None = None
+    system: TextSpec | str | Tokens | None = None
+    history: HistorySpec | list[dict[str, Any]] | None = None
+    file: str | None = Field(None, description="A request body JSON file whose tools, system and messages "
+                                               "are the base (path relative to the scenario file).")
+
+
+# --- timeline steps ----------------------------------------------------------------------------
+
+class StepBase(Strict):
+    label: str | None = None
+    after: Duration | None = Field(None, description="Start this long after the previous step.")
+    at: Duration | None = Field(None, description="Start at this time since the scenario began.")
+
+
+class RequestSpec(StepBase):
+    """The parent takes `turns` turns of its tool loop."""
+
+    turns: Count = 1
+    user: Tokens | None = None
+    assistant: Tokens | None = None
+    tool_use: Tokens | None = None
+    tool_result: Tokens | None = None
+
+
+class Modification(Strict):
+    """A change applied to one child only (fork) or to the parent (as a step)."""
+
+    remove_tool: str | None = None
+    add_tool: "AddToolSpec | None" = None
+    reorder_tools: Literal["reverse", "rotate"] | list[str] | None = None
+    reorder_keys: str | None = None
+    edit_system: "EditSystemSpec | None" = None
+    set_tool_choice: dict[str, Any] | None = None
+    set_thinking: dict[str, Any] | None = None
+    switch_model: str | None = None
+
+
+class ForkSpec(StepBase):
+    """N children, each the parent's exact prefix + the parent's assistant message with N tool_use
+    blocks + identical placeholder tool_results + a per-child directive (seed 000)."""
+
+    children: Count = 1
+    directive: Tokens = 200
+    tool_call: Tokens = 80
+    stagger: Duration = 0.0
+    turns: Count = Field(1, description="Requests each child makes (its own tool loop).")
+    result: Tokens = 300
+    modify: list[Modification] = Field(default_factory=list)
+    refuse: list[str] = Field(default_factory=list, description="Tools kept but refused at call time.")
+    join: bool = Field(True, description="Append the call and the children's results to the parent history.")
+
+
+class SubagentSpec(StepBase):
+    """N fresh children with their own system prompt, tools and task."""
+
+    children: Count = 1
+    system: TextSpec | str | Tokens = 1500
+    tools: ToolsSpec | list[dict[str, Any]] = ToolsSpec(count=6, size=300)
+    task: Tokens = 300
+    turns: Count = 1
+    stagger: Duration = 0.0
+    tool_call: Tokens = 80
+    result: Tokens = 300
+    join: bool = True
+
+
+class BtwSpec(StepBase):
+    """A side question on the full conversation, not appended to history (tools kept, none run)."""
+
+    question: Tokens = 30
+    answer: Tokens = 60
+
+
+class WaitSpec(StepBase):
+    seconds: Duration = 0.0
+
+
+class AddToolSpec(Strict):
+    name: str
+    size: Tokens = 400
+    position: int | None = None
+
+
+class EditSystemSpec(Strict):
+    append: str | Tokens | None = None
+    prepend: str | Tokens | None = None
+    replace: str | Tokens | None = None
+
+
+class CompactSpec(StepBase):
+    """A summary request that reads the conversation's cache, then a fresh history holding the summary."""
+
+    instruction: Tokens = 200
+    summary: Tokens = 2000
+
+
+class ImageSpec(StepBase):
+    """A user message with an image (images invalidate the messages layer, A-PC)."""
+
+    size: Tokens = 1600
+
+
+def _step_key(v: Any) -> str | None:
+    if isinstance(v, BaseModel):  # an already-validated step (variants re-validate merged settings)
+        return next(iter(type(v).model_fields))
+    if isinstance(v, dict):
+        keys = [k for k in v if k in STEP_KINDS]
+        return keys[0] if len(keys) == 1 else None
+    return None
+
+
+def _single(kind: str, spec: type) -> type:
+    """A one-key step `{kind: spec}`; a scalar or null body is shorthand for the spec's main field."""
+    return type(f"{kind.title().replace('_', '')}Step", (Strict,), {
+        "__annotations__": {kind: spec}, "__doc__": spec.__doc__})
+
+
+STEP_SPECS: dict[str, type] = {
+    "request": RequestSpec, "fork": ForkSpec, "subagent": SubagentSpec, "btw": BtwSpec,
+    "wait": WaitSpec, "compact": CompactSpec, "add_image": ImageSpec,
+}
+#: Parent-level changes take the same value as the matching Modification field.
+CHANGE_STEPS = ("remove_tool", "add_tool", "reorder_tools", "reorder_keys", "edit_system",
+                "set_tool_choice", "set_thinking", "switch_model", "refuse_tool_at_call_time")
+STEP_KINDS = tuple(STEP_SPECS) + CHANGE_STEPS
+
+# The scalar shorthand each step accepts: `- wait: 5m`, `- fork: 5`, `- request: 3`.
+SHORTHAND = {"wait": "seconds", "fork": "children", "subagent": "children", "request": "turns",
+             "btw": "question", "compact": "summary", "add_image": "size"}
+
+
+_STEP_MODELS = {k: _single(k, v) for k, v in STEP_SPECS.items()}
+_STEP_MODELS.update({
+    "remove_tool": _single("remove_tool", str), "add_tool": _single("add_tool", AddToolSpec),
+    "reorder_tools": _single("reorder_tools", Union[Literal["reverse", "rotate"], list[str]]),
+    "reorder_keys": _single("reorder_keys", str), "edit_system": _single("edit_system", EditSystemSpec),
+    "set_tool_choice": _single("set_tool_choice", Union[dict[str, Any], None]),
+    "set_thinking": _single("set_thinking", Union[dict[str, Any], None]),
+    "switch_model": _single("switch_model", str),
+    "refuse_tool_at_call_time": _single("refuse_tool_at_call_time", str),
+})
+
+
+def _expand_shorthand(v: Any) -> Any:
+    key = _step_key(v)
+    if isinstance(v, dict) and key in SHORTHAND and len(v) == 1:
+        body = v[key]
+        if body is None:
+            return {key: {}}
+        if not isinstance(body, dict):
+            return {key: {SHORTHAND[key]: body}}
+    return v
+
+
+_StepUnion = Annotated[
+    Union[tuple(Annotated[m, Tag(k)] for k, m in _STEP_MODELS.items())],  # type: ignore[misc]
+    Discriminator(_step_key, custom_error_type="step",
+                  custom_error_message=f"each step is one of: {', '.join(STEP_KINDS)}"),
+]
+Step = Annotated[_StepUnion, BeforeValidator(_expand_shorthand)]
+
+
+# --- a variant and the scenario ----------------------------------------------------------------
+
+Breakpoints = Union[Literal["none", "system_and_tools", "last_message", "automatic", "claude_code"],
+                    list[Literal["tools", "system", "last_message", "previous_message"]]]
+
+
+class Settings(Strict):
+    """What a variant may set; variants override the scenario's values key by key."""
+
+    provider: str | None = None
+    model: str | None = None
+    tokenizer: str | None = None
+    ttl: TTL | None = None
+    breakpoints: Breakpoints | None = None
+    ttft: Duration | None = Field(None, description="Time to first token: when a write becomes readable.")
+    pace: Duration | None = Field(None, description="Time between consecutive requests of one stream.")
+    output: Tokens | None = Field(None, description="Output tokens of a request whose reply size is not given.")
+    seed: int | None = None
+    base: Conversation | None = None
+    timeline: list[Step] | None = None
+
+
+class Variant(Settings):
+    name: str
+
+
+class SweepSpec(Strict):
+    """Run every variant once per value; `${param}` anywhere in the scenario takes the value."""
+
+    param: str
+    values: list[Any] | None = None
+    range: list[float] | None = Field(None, description="[start, stop, step], stop included.")
+
+    @field_validator("range")
+    @classmethod
+    def _three(cls, v):
+        if v is not None and (len(v) != 3 or v[2] <= 0):
+            raise ValueError("range is [start, stop, step] with step > 0")
+        return v
+
+
+class ChartSpec(Strict):
+    x: str
+    y: Literal["cost_usd", "hit_rate", "cache_read_input_tokens", "cache_creation_input_tokens"] = "cost_usd"
+    title: str | None = None
+
+
+class Scenario(Settings):
+    """One scenario file."""
+
+    name: str
+    description: str | None = None
+    variants: list[Variant] | None = None
+    sweep: SweepSpec | None = None
+    chart: ChartSpec | None = None
+    prices: dict[str, dict[str, float]] | None = Field(
+        None, description="Price sheet, USD per MTok: {model: {input, output, cache_read, cache_write_5m, cache_write_1h}}")
+    price_date: str | None = Field(None, description="Date (YYYY-MM-DD) whose genai-prices rates apply.")
+    vars: dict[str, Any] | None = Field(None, description="Values for `${name}` placeholders.")
+
+
+Modification.model_rebuild()

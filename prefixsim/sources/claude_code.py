@@ -1,0 +1,333 @@
+"""Claude Code session transcripts -> timed calls with synthetic blocks calibrated from observed usage.
+
+A transcript lacks the system prompt, the tools and the cache_control placement, so each request is
+rebuilt from its observed sizes (usage fields, A-PC §1.6): B = cache_read + cache_creation is the
+prompt up to the last breakpoint and `input_tokens` the tail after it. Both are properties of the
+request, whatever the cache held; how B splits into read and write is what the replay predicts.
+
+Blocks of one request: [static prefix (tools + system)] [one block per earlier request's growth]
+[tail]. Breakpoints sit on the static block and the last history block, as Claude Code marks the
+system prompt and the last message. The static block's digest names the prompt family (session,
+main or agent type, model), not its size: when a later observation reveals the size better, the
+same cached content is simply measured better.
+
+Mechanisms read from the transcript, never from the usage of the request being predicted:
+- an epoch starts at a stream's first request, after `compact_boundary`, after an injected
+  `<task-notification>` message (the harness re-renders the history), or when the prompt shrinks;
+  a new epoch keeps only the static prefix;
+- the compaction call (`agent-acompact-*`) forks the main conversation: its blocks are the main
+  stream's current blocks plus its own tail, so it reads the conversation's cache;
+- sub-agents of one type share the static prefix; parallel starts see it only once the first
+  response has begun (start = the prompt's last line, time to first token = the response line);
+- the static size comes from earlier observations of the family (a partial read exposes a cached
+  boundary, usable once that response has been logged), else the previous epoch, else the request's
+  size minus the visible text of its first message (counted with cl100k).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import UserError
+from ..model import Block, Call, Layer, Request, Usage
+from .record import Record
+
+INJECTED_PREFIXES = ("<task-notification>",)
+AGENT_TOOLS = ("Task", "Agent")
+
+
+def is_transcript_line(obj: object) -> bool:
+    """A JSONL line Claude Code writes (used by format detection)."""
+    return isinstance(obj, dict) and ("sessionId" in obj or obj.get("type") in (
+        "file-history-snapshot", "summary", "queue-operation")) and "hash_ids" not in obj
+
+
+def parse_time(stamp: str) -> float:
+    return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+@dataclass(frozen=True, slots=True)
+class Raw:
+    """One deduplicated API call as the transcript shows it, before calibration."""
+
+    request_id: str
+    stream: str
+    kind: str            # main | agent | compaction
+    family: str          # who shares the static prefix
+    model: str
+    start: float
+    response: float
+    usage: Usage
+    timestamp: str
+    path: str
+    line: int
+    parent: str | None   # the stream a compaction call forks
+    event: str | None    # compaction | rerender | None: the history before this call was replaced
+    first_text: str      # visible text of the stream's first user message (for the static estimate)
+    order: int
+
+
+def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]]:
+    """(transcript, its subagents folder or None) for a file, a session folder or a projects folder."""
+    if path.is_file():
+        sub = path.with_suffix("") / "subagents"
+        return [(path, sub if with_subagents and sub.is_dir() else None)]
+    if (path / "subagents").is_dir():
+        main = path.parent / (path.name + ".jsonl")
+        return [(main if main.is_file() else None, path / "subagents")]  # type: ignore[list-item]
+    out = []
+    for f in sorted(path.rglob("*.jsonl")):
+        if f.parent.name == "subagents":
+            continue
+        sub = f.with_suffix("") / "subagents"
+        out.append((f, sub if sub.is_dir() else None))
+    return out
+
+
+def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
+    out = []
+    with path.open(encoding="utf-8") as fh:
+        for n, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise UserError(f"not valid JSON: {e.msg}", str(path), n, e.colno) from None
+            if not isinstance(obj, dict):
+                raise UserError("a transcript line must be a JSON object", str(path), n)
+            out.append((n, obj))
+    return out
+
+
+def _text_of(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content or []:
+        if isinstance(part, dict):
+            if part.get("type") == "text":
+                parts.append(str(part.get("text", "")))
+            elif part.get("type") == "tool_result":
+                inner = part.get("content")
+                parts.append(inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def _usage(u: dict, where: tuple[str, int]) -> Usage:
+    try:
+        read = int(u.get("cache_read_input_tokens") or 0)
+        created = int(u.get("cache_creation_input_tokens") or 0)
+        detail = u.get("cache_creation") or {}
+        w1h = int(detail.get("ephemeral_1h_input_tokens") or 0)
+        w5m = int(detail.get("ephemeral_5m_input_tokens", created - w1h) or 0)
+        if w5m + w1h != created:  # older logs without the split count everything as 5m
+            w5m, w1h = created, 0
+        return Usage(input_tokens=int(u.get("input_tokens") or 0), cache_write_5m=w5m, cache_write_1h=w1h,
+                     cache_read=read, output_tokens=int(u.get("output_tokens") or 0))
+    except (TypeError, ValueError):
+        raise UserError("usage fields must be integers", *where) from None
+
+
+def parse(path: Path | None, subagents: Path | None, seen: set[str], order_start: int = 0,
+          prefix: str = "") -> list[Raw]:
+    """Every API call of one session (the main file and, if given, its subagents folder).
+
+    `prefix` goes in front of stream names, to keep several sessions' streams apart."""
+    raws: list[Raw] = []
+    agent_types: dict[str, str] = {}
+    files: list[tuple[Path, str | None, str]] = []
+    if path is not None:
+        files.append((path, None, "main"))
+    for f in sorted(subagents.glob("agent-*.jsonl")) if subagents else ():
+        name = f.stem[len("agent-"):]
+        files.append((f, name, "compaction" if name.startswith("acompact") else "agent"))
+    for f, agent, kind in files:
+        raws.extend(_parse_file(f, agent, kind, seen, agent_types, order_start + len(raws), prefix))
+    return raws
+
+
+def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_types: dict[str, str],
+                order_start: int, prefix: str) -> list[Raw]:
+    lines = _read_jsonl(path)
+    by_uuid = {o["uuid"]: o for _, o in lines if isinstance(o.get("uuid"), str)}
+    session = next((o["sessionId"] for _, o in lines if o.get("sessionId")), path.stem)
+    roots: dict[str, str] = {}       # sidechain line uuid -> its stream (1.0.x inline sub-agents)
+    first_text: dict[str, str] = {}
+    pending: dict[str, str] = {}
+    out: list[Raw] = []
+
+    def stream_of(o: dict) -> tuple[str, str]:
+        if agent is not None:
+            return (f"compact-{agent}" if kind == "compaction" else f"agent-{agent}"), kind
+        if not o.get("isSidechain"):
+            return "main", "main"
+        uid, parent = o.get("uuid"), o.get("parentUuid")
+        if parent in roots:
+            s = roots[parent]
+        else:
+            s = f"agent-{o.get('agentId') or len(set(roots.values())) + 1}"
+        if uid:
+            roots[uid] = s
+        return s, "agent"
+
+    for n, o in lines:
+        typ = o.get("type")
+        if typ not in ("user", "assistant", "system"):
+            continue
+        stream, skind = stream_of(o)
+        msg = o.get("message") if isinstance(o.get("message"), dict) else {}
+        if typ == "system":
+            if o.get("subtype") == "compact_boundary":
+                pending[stream] = "compaction"
+            continue
+        if typ == "user":
+            text = _text_of(msg)
+            first_text.setdefault(stream, text)
+            if not o.get("isMeta") and text.lstrip().startswith(INJECTED_PREFIXES):
+                pending.setdefault(stream, "rerender")
+            continue
+        for part in msg.get("content") or []:
+            if isinstance(part, dict) and part.get("type") == "tool_use" and part.get("name") in AGENT_TOOLS:
+                inp = part.get("input") or {}
+                if isinstance(inp, dict) and isinstance(inp.get("prompt"), str):
+                    agent_types[inp["prompt"].strip()] = str(inp.get("subagent_type") or "agent")
+        rid = o.get("requestId") or msg.get("id")
+        usage = msg.get("usage")
+        if not rid or not isinstance(usage, dict) or rid in seen:
+            continue
+        seen.add(rid)
+        stamp = o.get("timestamp")
+        if not isinstance(stamp, str):
+            raise UserError("assistant line has no timestamp", str(path), n)
+        response = parse_time(stamp)
+        parent = by_uuid.get(o.get("parentUuid") or "")
+        start = response
+        if parent and isinstance(parent.get("timestamp"), str):
+            start = min(response, parse_time(parent["timestamp"]))
+        model = str(msg.get("model") or "")
+        text = first_text.get(stream, "")
+        family = "main" if skind in ("main", "compaction") else \
+            f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
+        out.append(Raw(str(rid), prefix + stream, skind, f"{session}/{family}", model, start, response,
+                       _usage(usage, (str(path), n)), _iso(start), str(path), n,
+                       prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
+                       text, order_start + len(out)))
+    return out
+
+
+def _iso(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class _Stream:
+    blocks: list[Block]
+    size: int          # B of the last request
+    epoch: int
+    static: int
+    ttl: str
+    model: str
+
+
+class Calibrator:
+    """Turns raw calls (any order) into Records, walking them in start order."""
+
+    def __init__(self, count_text) -> None:
+        self.count_text = count_text
+        self.streams: dict[str, _Stream] = {}
+        self.learned: dict[str, int] = {}
+        self._pending: list[tuple[float, int, str, int]] = []  # (usable from, seq, family, size)
+
+    def run(self, raws: Iterable[Raw]) -> list[Record]:
+        ordered = sorted(raws, key=lambda r: (r.start, r.order))
+        return [self.step(r) for r in ordered]
+
+    def _learn_until(self, now: float) -> None:
+        while self._pending and self._pending[0][0] <= now:
+            _, _, family, size = heapq.heappop(self._pending)
+            self.learned[family] = size
+
+    def step(self, r: Raw) -> Record:
+        self._learn_until(r.start)
+        u = r.usage
+        size = u.cache_read + u.cache_creation
+        prev = self.streams.get(r.stream)
+        ttl = _ttl_of(u, prev.ttl if prev else "5m")
+        parent = self.streams.get(r.parent) if r.parent and prev is None else None
+        if parent is not None and size >= parent.size:
+            # The compaction call sends the conversation itself plus its summary instruction.
+            blocks = [*parent.blocks]
+            st = _Stream(blocks, parent.size, parent.epoch, parent.static, ttl, r.model)
+            st.blocks = _grow(blocks, size - parent.size, r, st.epoch)
+        elif prev is None or r.event or size < prev.size:
+            static = self.learned.get(r.family)
+            if static is None:
+                static = prev.static if prev else max(0, size - self.count_text(r.first_text))
+            static = min(static, size)
+            epoch = prev.epoch + 1 if prev else 0
+            head = Block(Layer.SYSTEM, f"cc-static|{r.family}".encode(), f"{r.family} static prefix",
+                         tokens=static)
+            st = _Stream([head], static, epoch, static, ttl, r.model)
+            st.blocks = _grow(st.blocks, size - static, r, epoch)
+        else:
+            st = prev
+            st.ttl, st.model = ttl, r.model
+            st.blocks = _grow(st.blocks, size - prev.size, r, st.epoch)
+        st.size = size
+        self.streams[r.stream] = st
+        if r.parent is None and 0 < u.cache_read < size and (prev is None or r.event or u.cache_read < prev.size):
+            # A partial read exposes a cached boundary of the static prefix; usable once logged.
+            heapq.heappush(self._pending, (r.response, r.order, r.family, u.cache_read))
+        blocks = _mark(st.blocks, ttl)
+        if u.input_tokens:
+            blocks.append(Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
+                                tokens=u.input_tokens))
+        call = Call(t=r.start, request=Request(model=r.model, blocks=tuple(blocks)), stream=r.stream,
+                    label=r.request_id, output_tokens=0, ttft=max(r.response - r.start, 0.001),
+                    parent=r.parent,
+                    event="compaction" if r.event == "compaction" else None)
+        return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False)
+
+
+def _grow(blocks: list[Block], delta: int, r: Raw, epoch: int) -> list[Block]:
+    if delta <= 0:
+        return blocks
+    i = len(blocks)
+    return [*blocks, Block(Layer.MESSAGES, f"cc-hist|{r.stream}|{epoch}|{i}|{r.request_id}".encode(),
+                           f"history[{i - 1}] (added by {r.request_id})", tokens=delta)]
+
+
+def _mark(blocks: list[Block], ttl: str) -> list[Block]:
+    """Breakpoints on the static prefix and the last history block, none elsewhere."""
+    last = len(blocks) - 1
+    return [b.with_breakpoint(ttl if i in (0, last) else None) for i, b in enumerate(blocks)]
+
+
+def _ttl_of(u: Usage, default: str) -> str:
+    """The TTL the harness asked for, as its writes show (a property of the harness, not the cache)."""
+    if u.cache_write_1h > u.cache_write_5m:
+        return "1h"
+    if u.cache_write_5m > 0:
+        return "5m"
+    return default
+
+
+def load(path: Path, with_subagents: bool) -> list[Record]:
+    """All requests of the transcripts at `path`, deduplicated by requestId, calibrated, time-ordered."""
+    from ..tokenize import get_tokenizer
+
+    seen: set[str] = set()
+    raws: list[Raw] = []
+    sessions = files_for(path, with_subagents)
+    for main, sub in sessions:
+        name = main.stem if main is not None else sub.parent.name  # type: ignore[union-attr]
+        prefix = f"{name[:8]}/" if len(sessions) > 1 else ""
+        raws.extend(parse(main, sub, seen, len(raws), prefix))
+    tok = get_tokenizer("cl100k_base")
+    return Calibrator(tok.count_text).run(raws)
