@@ -41,13 +41,14 @@ class Conv:
     tool_choice: dict | None = None
     thinking: dict | None = None
     refused: set[str] = field(default_factory=set)
+    marks: set[tuple[int, int]] = field(default_factory=set)  # (message, content block) given a breakpoint
     _tool_blocks: list[Block] | None = None
     _system_blocks: list[Block] | None = None
 
     def fork(self) -> "Conv":
         """A copy that shares the rendered history blocks (they are immutable)."""
         return Conv(self.model, list(self.tools), list(self.system), list(self.messages), self.tool_choice,
-                    self.thinking, set(self.refused), self._tool_blocks, self._system_blocks)
+                    self.thinking, set(self.refused), set(self.marks), self._tool_blocks, self._system_blocks)
 
     def add_message(self, role: str, content: list[dict]) -> None:
         mi = len(self.messages)
@@ -99,6 +100,12 @@ def _apply_breakpoints(conv: Conv, policy: Any, ttl: str) -> tuple[tuple[Block, 
             # the last block of the message before the previous assistant turn (the prior user turn)
             upto = sum(len(m.blocks) for m in conv.messages[:-2])
             marks.add(len(tools) + len(system) + upto - 1)
+    if policy not in (None, "none") and conv.marks:
+        starts, pos = [], len(tools) + len(system)
+        for m in conv.messages:
+            starts.append(pos)
+            pos += len(m.blocks)
+        marks |= {starts[mi] + ci for mi, ci in conv.marks if mi < len(starts)}
     for i in marks:
         blocks[i] = blocks[i].with_breakpoint(ttl)
     return tuple(blocks), None
@@ -319,10 +326,11 @@ class Timeline:
                                   for u in uses])
 
     def step_fork(self, conv: Conv, spec, k: int) -> Conv:
-        uses = self._spawn_call(conv, spec.children, spec.tool_call)
+        parent = conv if spec.join else conv.fork()   # a probe that does not join leaves the parent as it was
+        uses = self._spawn_call(parent, spec.children, spec.tool_call)
         end = self.t
         for i in range(spec.children):
-            child = conv.fork()
+            child = parent.fork()
             for mod in spec.modify:
                 self.modify(child, mod)
             child.refused |= set(spec.refuse)
@@ -330,6 +338,10 @@ class Timeline:
                             for u in uses]
             directive = {"type": "text", "text": "<fork-directive>" + self.text(spec.directive) + "</fork-directive>"}
             child.add_message("user", placeholders + [directive])
+            if spec.boundary:
+                # seed 000: the cache boundary sits right before the directive, so siblings can read
+                # the shared prefix (history + spawning call + placeholders) one of them wrote.
+                child.marks.add((len(child.messages) - 1, len(placeholders) - 1))
             stream = f"{spec.label}.{i + 1}" if spec.label and spec.children > 1 else (spec.label or f"fork{k}.{i + 1}")
             end = max(end, self._child_loop(child, stream, self.t + i * spec.stagger, spec.turns, "main"))
         if spec.join:
@@ -338,11 +350,14 @@ class Timeline:
         return conv
 
     def step_subagent(self, conv: Conv, spec, k: int) -> Conv:
-        uses = self._spawn_call(conv, spec.children, spec.tool_call)
+        parent = conv if spec.join else conv.fork()
+        uses = self._spawn_call(parent, spec.children, spec.tool_call)
         tools = self.make_tools(spec.tools, offset=0)
         system = self.make_system(spec.system)
         end = self.t
         for i in range(spec.children):
+            if spec.distinct and i:
+                tools, system = self.make_tools(spec.tools, offset=0), self.make_system(spec.system)
             child = Conv(conv.model, tools, system, [])
             child.add_message("user", [{"type": "text", "text": self.text(spec.task)}])
             stream = f"{spec.label}.{i + 1}" if spec.label and spec.children > 1 else (spec.label or f"sub{k}.{i + 1}")

@@ -120,6 +120,8 @@ class ForkSpec(StepBase):
     modify: list[Modification] = Field(default_factory=list)
     refuse: list[str] = Field(default_factory=list, description="Tools kept but refused at call time.")
     join: bool = Field(True, description="Append the call and the children's results to the parent history.")
+    boundary: bool = Field(True, description="Put a breakpoint on the last placeholder result, the end of the "
+                                             "prefix the children share (seed 000), when breakpoints are used.")
 
 
 class SubagentSpec(StepBase):
@@ -134,6 +136,8 @@ class SubagentSpec(StepBase):
     tool_call: Tokens = 80
     result: Tokens = 300
     join: bool = True
+    distinct: bool = Field(False, description="Each child gets its own system prompt and tools "
+                                              "(different agent types); by default siblings share them.")
 
 
 class BtwSpec(StepBase):
