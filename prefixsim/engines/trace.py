@@ -1,0 +1,305 @@
+"""Engine traces: Mooncake and Alibaba bailian block-hash traces, replayed through a block pool.
+
+Mooncake (FAST'25, `conversation_trace.jsonl`): `{timestamp (ms), input_length, output_length,
+hash_ids}`, each hash id naming a 512-token block together with everything before it. Bailian
+(`qwen-bailian-usagetraces-anon`): adds `chat_id`, `parent_chat_id` (-1: a new conversation),
+`turn` and `type`, with 16-token blocks and timestamps in seconds. The ids are already chained
+block hashes, so they go straight into vLLM's block pool (`vllm.BlockPool`).
+
+Counting follows ../shared/data/README.md (and kvcache-simulator, llmtrafficlens): a request reads
+its longest run of leading hash ids still cached; hit tokens = min(run x block size, input_length).
+The vLLM n-1 cap is not applied here, so figures compare with those tools. Capacity counts whole
+blocks: capacity // block size of them.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Hashable, Iterable, Sequence
+
+from ..errors import UserError
+from ..model import CauseKind
+from .vllm import BlockPool
+
+MOONCAKE_BLOCK = 512   # Mooncake trace README; AIPerf `mooncake_trace` default block size
+BAILIAN_BLOCK = 16     # qwen-bailian-usagetraces-anon README
+
+_OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRequest:
+    """One trace line. `keys` are the block keys replayed (hash ids, namespaced per file);
+    `stream` is the conversation (bailian: the root chat) or the file name (Mooncake)."""
+
+    request_id: str
+    timestamp: float   # seconds since the trace's start
+    input_length: int
+    output_length: int
+    keys: tuple[Hashable, ...]
+    hash_ids: tuple[int, ...]
+    stream: str
+    chat_id: int | None = None
+    parent_chat_id: int | None = None
+    turn: int | None = None
+    type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    format: str        # "mooncake" or "bailian"
+    block_size: int
+    requests: tuple[TraceRequest, ...]
+
+
+def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
+    """Read one or more trace files (JSON lines; the format is told by the first record's keys).
+
+    Hash ids of different files are kept apart (they are remapped per file), and requests of all
+    files are merged in timestamp order, file order breaking ties.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    if not paths:
+        raise UserError("no trace file given")
+    fmt: str | None = None
+    out: list[TraceRequest] = []
+    for fi, path in enumerate(paths):
+        path = Path(path)
+        try:
+            fh = path.open(encoding="utf-8")
+        except OSError as e:
+            raise UserError(f"cannot read trace: {e.strerror}", str(path)) from e
+        roots: dict[int, int] = {}
+        with fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise UserError(f"not JSON: {e.msg}", str(path), lineno, e.colno) from e
+                kind = "bailian" if isinstance(rec, dict) and "chat_id" in rec else "mooncake"
+                if fmt is None:
+                    fmt = kind
+                elif kind != fmt:
+                    raise UserError(f"a {kind} record in a {fmt} trace", str(path), lineno)
+                out.append(_request(rec, kind, fi, path, lineno, roots))
+    assert fmt is not None or not out
+    if not out:
+        raise UserError("trace has no requests", str(paths[0]))
+    ordered = sorted(range(len(out)), key=lambda i: out[i].timestamp)  # stable: file order on ties
+    return Trace(fmt, BAILIAN_BLOCK if fmt == "bailian" else MOONCAKE_BLOCK,  # type: ignore[arg-type]
+                 tuple(out[i] for i in ordered))
+
+
+def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: dict[int, int]) -> TraceRequest:
+    where = (str(path), lineno)
+    if not isinstance(rec, dict):
+        raise UserError("a trace record must be a JSON object", *where)
+    try:
+        ts = float(rec["timestamp"])
+        n_in = int(rec["input_length"])
+        n_out = int(rec.get("output_length", 0))
+        ids = tuple(int(h) for h in rec["hash_ids"])
+    except KeyError as e:
+        raise UserError(f"missing field {e.args[0]!r} (need timestamp, input_length, hash_ids)", *where) from e
+    except (TypeError, ValueError) as e:
+        raise UserError(f"bad field value: {e}", *where) from e
+    if n_in < 0 or n_out < 0:
+        raise UserError("negative token count", *where)
+    keys: tuple[Hashable, ...] = ids if fi == 0 else tuple((fi, h) for h in ids)
+    rid = f"{path.name}:{lineno}"
+    if kind == "mooncake":
+        return TraceRequest(rid, ts / 1000.0, n_in, n_out, keys, ids, path.name)
+    chat, parent = int(rec["chat_id"]), int(rec.get("parent_chat_id", -1))
+    root = roots[chat] = roots.get(parent, chat) if parent >= 0 else chat
+    return TraceRequest(rid, ts, n_in, n_out, keys, ids, f"{path.name}#{root}", chat, parent,
+                        rec.get("turn"), rec.get("type"))
+
+
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    """One request's split: blocks and tokens read, and why the read stopped. Engines bill no write
+    premium, so everything not read is uncached input (cache_creation stays 0)."""
+
+    request: TraceRequest
+    blocks: int
+    hit_blocks: int
+    hit_tokens: int
+    cause: str
+
+    def row(self) -> dict:
+        r = self.request
+        n_in = r.input_length
+        return {"request_id": r.request_id, "timestamp": r.timestamp, "stream": r.stream, "model": None,
+                "observed": None,
+                "predicted": {"input_tokens": n_in - self.hit_tokens, "cache_creation_input_tokens": 0,
+                              "cache_read_input_tokens": self.hit_tokens},
+                "cause": self.cause}
+
+
+def replay_request(pool: BlockPool, req: TraceRequest, block_size: int) -> Replayed:
+    """Serve one trace request from `pool`: read the leading cached run, then cache all its blocks."""
+    keys = req.keys
+    run = pool.run(keys)
+    n_in = req.input_length
+    if run < len(keys):
+        nxt = keys[run]
+        cause = (CauseKind.EVICTED if nxt in pool.evicted else
+                 CauseKind.COLD if run == 0 else CauseKind.HIT)
+    else:
+        cause = CauseKind.HIT
+    pool.store(keys)
+    return Replayed(req, len(keys), run, min(run * block_size, n_in), cause)
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    hit_tokens: int
+    blocks: int
+    hit_blocks: int
+    evictions: int
+
+    @property
+    def hit_rate(self) -> float:
+        """Token-weighted: hit tokens / input tokens."""
+        return self.hit_tokens / self.input_tokens if self.input_tokens else 0.0
+
+    @property
+    def block_hit_rate(self) -> float:
+        """Block-weighted: hit blocks / blocks."""
+        return self.hit_blocks / self.blocks if self.blocks else 0.0
+
+
+def totals(replayed: Iterable[Replayed], evictions: int = 0) -> Totals:
+    req = inp = out = hit = blocks = hb = 0
+    for r in replayed:
+        req += 1
+        inp += r.request.input_length
+        out += r.request.output_length
+        hit += r.hit_tokens
+        blocks += r.blocks
+        hb += r.hit_blocks
+    return Totals(req, inp, out, hit, blocks, hb, evictions)
+
+
+def replay(trace: Trace, capacity: int | None = None, eviction: str = "lru",
+           block_size: int | None = None) -> tuple[list[Replayed], Totals]:
+    """Replay `trace` through one block pool of `capacity` tokens (None: unlimited)."""
+    bs = block_size or trace.block_size
+    pool = BlockPool(None if capacity is None else capacity // bs, eviction)
+    rows = [replay_request(pool, r, bs) for r in trace.requests]
+    return rows, totals(rows, pool.evictions)
+
+
+def _point(capacity: int | None, t: Totals, prefill_tokens_per_s: float | None) -> dict:
+    p = {"capacity_tokens": capacity, "hit_rate": round(t.hit_rate, 6),
+         "block_hit_rate": round(t.block_hit_rate, 6), "hit_tokens": t.hit_tokens,
+         "hit_blocks": t.hit_blocks, "evictions": t.evictions}
+    if prefill_tokens_per_s:
+        p["prefill_gpu_seconds_saved"] = round(t.hit_tokens / prefill_tokens_per_s, 3)
+    return p
+
+
+def replay_trace(paths: str | Path | Sequence[str | Path], capacities: Sequence[int | None] | None = None,
+                 eviction: str = "lru", block_size: int | None = None, fmt: str = "json", *,
+                 prefill_tokens_per_s: float | None = None) -> dict:
+    """Replay Mooncake / bailian trace files at one or more capacities (tokens; None: unlimited).
+
+    Returns a JSON-ready dict: `requests` (one row per request, for the first capacity, in the
+    shape transcript replays use) and `summary` with token-weighted `hit_rate` (hit tokens / input
+    tokens), `block_hit_rate` (hit blocks / blocks) and, when several capacities are given, a
+    `curve` with one point per capacity. `fmt` is the output the caller renders: "json" keeps
+    the per-request rows, "table" leaves them out (the table shows the summary and the curve).
+    With `prefill_tokens_per_s`, hits are also given as GPU-seconds of prefill saved.
+    """
+    if fmt not in ("json", "table"):
+        raise UserError(f"unknown output format {fmt!r} (valid: json, table)")
+    caps = list(capacities) if capacities else [None]
+    trace = load_trace(paths)
+    bs = block_size or trace.block_size
+    if bs < 1:
+        raise UserError("block size must be positive")
+    first_rows: list[Replayed] = []
+    points = []
+    for k, cap in enumerate(caps):
+        if cap is not None and cap < 0:
+            raise UserError(f"negative capacity {cap}")
+        rows, t = replay(trace, cap, eviction, bs)
+        if k == 0:
+            first_rows, first = rows, t
+        points.append(_point(cap, t, prefill_tokens_per_s))
+    summary = {"format": trace.format, "block_size": bs, "eviction": eviction,
+               "requests": first.requests, "input_tokens": first.input_tokens,
+               "output_tokens": first.output_tokens, "blocks": first.blocks, **points[0]}
+    if len(caps) > 1:
+        summary["curve"] = points
+    return {"requests": [r.row() for r in first_rows] if fmt == "json" else [], "summary": summary}
+
+
+def _fmt_capacity(c: int | None) -> str:
+    return "unlimited" if c is None else f"{c:,}"
+
+
+def render_text(result: dict) -> str:
+    """Plain-text summary and capacity table of a `replay_trace` result, for a terminal."""
+    s = result["summary"]
+    lines = [f"{s['format']} trace: {s['requests']:,} requests, {s['input_tokens']:,} input tokens, "
+             f"{s['blocks']:,} blocks of {s['block_size']} tokens; eviction {s['eviction']}"]
+    points = s.get("curve") or [s]
+    saved = "prefill_gpu_seconds_saved" in points[0]
+    head = ["capacity (tokens)", "hit rate (tokens)", "hit rate (blocks)", "hit tokens", "evictions"]
+    if saved:
+        head.append("prefill saved (GPU-s)")
+    body = []
+    for p in points:
+        row = [_fmt_capacity(p["capacity_tokens"]), f"{p['hit_rate']:.2%}", f"{p['block_hit_rate']:.2%}",
+               f"{p['hit_tokens']:,}", f"{p['evictions']:,}"]
+        if saved:
+            row.append(f"{p['prefill_gpu_seconds_saved']:,.1f}")
+        body.append(row)
+    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(head)]
+    lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
+    lines.append("hit rate (tokens) = hit tokens / input tokens; (blocks) = hit blocks / blocks")
+    return "\n".join(lines) + "\n"
+
+
+def curve_figure(result: dict, title: str | None = None):
+    """Hit rate vs capacity (log x) as a matplotlib Figure on the Agg canvas; unlimited is drawn
+    as a dashed ceiling. Needs a `replay_trace` result with a curve (several capacities)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    s = result["summary"]
+    points = s.get("curve") or [s]
+    finite = sorted((p for p in points if p["capacity_tokens"] is not None), key=lambda p: p["capacity_tokens"])
+    ceiling = next((p for p in points if p["capacity_tokens"] is None), None)
+    if not finite:
+        raise UserError("a capacity curve needs at least one finite capacity")
+    fig = Figure(figsize=(7, 4.2), dpi=120)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    x = [p["capacity_tokens"] for p in finite]
+    for (field, label, marker), colour in zip((("hit_rate", "token hit rate", "o"),
+                                               ("block_hit_rate", "block hit rate", "s")), _OKABE_ITO):
+        ax.plot(x, [100 * p[field] for p in finite], marker=marker, color=colour, label=label)
+        if ceiling is not None:
+            ax.axhline(100 * ceiling[field], color=colour, linestyle="--", linewidth=1,
+                       label=f"{label}, unlimited ({ceiling[field]:.1%})")
+    ax.set_xscale("log")
+    ax.set_xlabel("cache capacity (tokens, log scale)")
+    ax.set_ylabel("hit rate (%)")
+    ax.set_ylim(0, 100)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title(title or f"{s['format'].capitalize()} trace: hit rate vs capacity "
+                          f"({s['eviction'].upper()}, {s['block_size']}-token blocks)")
+    fig.tight_layout()
+    return fig
