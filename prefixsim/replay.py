@@ -194,9 +194,7 @@ def replay(records: Sequence[Record], variant: Variant = Variant(), prices: Pric
         raise UserError(f"--breakpoints must be one of {', '.join(BREAKPOINT_POLICIES)}, got {variant.breakpoints!r}")
     records = sorted(records, key=lambda r: r.call.t)
     if prices is None:
-        # Priced as of the traffic's own date, so a replay gives the same figures whenever it runs.
-        first = records[0].timestamp[:10] if records else "2026-01-01"
-        prices = PriceBook(when=dt.date.fromisoformat(first))
+        prices = PriceBook(when=_traffic_date(records))
     sim = Simulator(provider=variant.provider, tokenizer="approx", prices=prices)
     naive = naive_reads(records)
     output_in_cost = all(r.output_final for r in records)
@@ -215,6 +213,17 @@ def replay(records: Sequence[Record], variant: Variant = Variant(), prices: Pric
         rows.append(Row(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed,
                         out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line))
     return ReplayResult(tuple(rows), _summarize(rows, variant, sim, output_in_cost, top))
+
+
+def _traffic_date(records: Sequence[Record]) -> dt.date | None:
+    """Price as of the traffic's own date, so a replay gives the same figures whenever it runs
+    (logs without timestamps: today's prices)."""
+    for r in records:
+        try:
+            return dt.date.fromisoformat(r.timestamp[:10])
+        except ValueError:
+            continue
+    return None
 
 
 def _summarize(rows: list[Row], variant: Variant, sim: Simulator, output_in_cost: bool, top: int) -> Summary:
@@ -282,3 +291,54 @@ def compare(base: ReplayResult, variant: ReplayResult) -> Comparison:
             a[which] += r.cost_predicted
             a[2 + which] += r.cause.kind in REBUILD_CAUSES
     return Comparison(base, variant, tuple(StreamDelta(k, *v) for k, v in acc.items()))
+
+
+def _money(d: Decimal | None) -> float | None:
+    return None if d is None else float(round(d, 6))
+
+
+def _rate(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
+    """The `--format json` document: {"requests": [...], "summary": {...}} (+ "what_if" for a variant)."""
+    s = result.summary
+    reqs = [{"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp, "stream": r.stream,
+             "model": r.model, "observed": None if r.observed is None else _usage_dict(r.observed),
+             "predicted": {**_usage_dict(r.predicted), "cache_write_5m_tokens": r.predicted.cache_write_5m,
+                           "cache_write_1h_tokens": r.predicted.cache_write_1h},
+             "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
+             "cause_detail": r.cause.detail or None, "cost_observed_usd": _money(r.cost_observed),
+             "cost_predicted_usd": _money(r.cost_predicted)} for r in result.rows]
+    summary = {
+        "requests": s.requests, "observed_requests": s.observed_requests,
+        "read_share_observed": _rate(s.read_share_observed), "read_share_predicted": _rate(s.prefixsim.read_share),
+        "read_share_naive": _rate(s.naive.read_share),
+        "exact_match_predicted": s.prefixsim.exact, "exact_match_naive": s.naive.exact,
+        "exact_match_rate_predicted": _rate(s.prefixsim.exact_rate), "exact_match_rate_naive": _rate(s.naive.exact_rate),
+        "wape_predicted": _rate(s.prefixsim.wape), "wape_naive": _rate(s.naive.wape),
+        "cost_observed_usd": _money(s.cost_observed_usd), "cost_predicted_usd": _money(s.cost_predicted_usd),
+        "cost_includes_output": s.output_in_cost,
+        "causes": dict(s.causes),
+        "streams": [{"stream": k, "requests": n, "cost_observed_usd": _money(o), "cost_predicted_usd": _money(p)}
+                    for k, n, o, p in s.streams],
+        "largest_mismatches": [{"index": r.index, "request_id": r.request_id, "stream": r.stream,
+                                "observed_cache_read": r.observed.cache_read if r.observed else None,
+                                "predicted_cache_read": r.predicted.cache_read, "cause": r.cause.kind or None,
+                                "cause_detail": r.cause.detail or None} for r in s.largest_mismatches],
+        "variant": {"ttl": s.variant.ttl, "model": s.variant.model, "provider": s.variant.provider,
+                    "breakpoints": s.variant.breakpoints},
+        "price_source": s.price_source,
+    }
+    doc: dict = {"requests": reqs, "summary": summary}
+    if what_if is not None:
+        v = what_if.variant.summary.variant
+        doc["what_if"] = {
+            "variant": {"ttl": v.ttl, "model": v.model, "provider": v.provider, "breakpoints": v.breakpoints},
+            "streams": [{"stream": d.stream, "cost_usd": _money(d.cost_base), "cost_what_if_usd": _money(d.cost_variant),
+                         "cost_difference_usd": _money(d.cost_delta), "rebuilds": d.rebuilds_base,
+                         "rebuilds_what_if": d.rebuilds_variant} for d in (*what_if.streams, what_if.total)],
+            "summary": to_json(what_if.variant)["summary"],
+        }
+    return doc

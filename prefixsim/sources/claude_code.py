@@ -258,6 +258,7 @@ class Calibrator:
         u = r.usage
         size = u.cache_read + u.cache_creation
         prev = self.streams.get(r.stream)
+        prev_size = prev.size if prev else 0
         ttl = _ttl_of(u, prev.ttl if prev else "5m")
         parent = self.streams.get(r.parent) if r.parent and prev is None else None
         if parent is not None and size >= parent.size:
@@ -281,7 +282,7 @@ class Calibrator:
             st.blocks = _grow(st.blocks, size - prev.size, r, st.epoch)
         st.size = size
         self.streams[r.stream] = st
-        if r.parent is None and 0 < u.cache_read < size and (prev is None or r.event or u.cache_read < prev.size):
+        if r.parent is None and 0 < u.cache_read < size and (prev is None or r.event or u.cache_read < prev_size):
             # A partial read exposes a cached boundary of the static prefix; usable once logged.
             heapq.heappush(self._pending, (r.response, r.order, r.family, u.cache_read))
         blocks = _mark(st.blocks, ttl)

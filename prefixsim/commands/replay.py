@@ -1,0 +1,207 @@
+"""`prefixsim replay` (real traffic against the provider rules, what-if variants, engine traces) and
+`prefixsim diff` (where two request bodies' prefixes part)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import click
+
+from ..errors import UserError
+
+FORMATS = ("table", "json", "csv", "markdown")
+
+
+def _capacities(values: tuple[str, ...]) -> list[int | None] | None:
+    out: list[int | None] = []
+    for v in values:
+        for part in v.split(","):
+            part = part.strip().lower()
+            if not part:
+                continue
+            if part in ("none", "unlimited", "inf"):
+                out.append(None)
+                continue
+            try:
+                out.append(int(float(part[:-1]) * {"k": 1e3, "m": 1e6, "g": 1e9}[part[-1]])
+                           if part[-1] in "kmg" else int(part))
+            except (ValueError, KeyError):
+                raise UserError(f"--capacity: {part!r} is not a token count (e.g. 200000, 2m, unlimited)") from None
+    return out or None
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--source", type=click.Choice(["claude-code", "anthropic", "openai", "mooncake", "bailian"]),
+              help="Force the input format (default: detected).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--ttl", type=click.Choice(["observed", "5m", "1h"]), default="observed", show_default=True,
+              help="What-if: every cache write at this TTL.")
+@click.option("--model", help="What-if: send the same traffic to another model.")
+@click.option("--provider", default="anthropic", show_default=True,
+              help="What-if: another provider's cache rules (anthropic, openai, deepseek, prefix).")
+@click.option("--breakpoints", type=click.Choice(["observed", "last", "auto", "none"]), default="observed",
+              show_default=True, help="What-if: cache_control placement.")
+@click.option("--top", default=5, show_default=True, help="Largest mismatches listed in the summary.")
+@click.option("--capacity", multiple=True, help="Engine traces: cache capacity in tokens (repeatable or a comma list).")
+@click.option("--eviction", type=click.Choice(["lru", "lfu", "fifo"]), default="lru", show_default=True,
+              help="Engine traces: eviction policy.")
+@click.option("--block-size", type=int, help="Engine traces: tokens per block (default: the trace's).")
+def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity, eviction, block_size):
+    """Replay real traffic and explain every cache miss.
+
+    PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
+    Anthropic / OpenAI request logs (JSONL) or VCR cassettes (YAML), or Mooncake / bailian traces.
+    Per request it prints observed vs predicted cache read / write / uncached tokens and the cause of
+    each miss; the summary puts the naive mechanism's accuracy next to prefixsim's. Any of --ttl,
+    --model, --provider, --breakpoints also replays the traffic under that design and prints the
+    cost difference per stream and in total.
+
+    \b
+    Examples:
+      prefixsim replay ~/.claude/projects/-home-me-app/4d5611e5.jsonl
+      prefixsim replay ~/.claude/projects/-home-me-app/ --ttl 1h
+      prefixsim replay calls.jsonl --format json
+    """
+    from .. import sources
+
+    kind = source or sources.detect(paths[0])
+    if kind in sources.TRACE_FORMATS:
+        click.echo(_trace(paths, kind, fmt, capacity, eviction, block_size), nl=False)
+        return
+    from ..replay import Variant, compare, replay as run_replay, to_json
+
+    records = sources.load_many(paths, source)
+    if not records:
+        raise UserError("no requests found", str(paths[0]))
+    base = run_replay(records, top=top)
+    variant = Variant(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
+    what_if = None
+    if variant != Variant():
+        what_if = compare(base, run_replay(records, variant, top=top))
+    if fmt == "json":
+        click.echo(json.dumps(to_json(base, what_if), indent=2, ensure_ascii=False))
+    elif fmt == "csv":
+        click.echo(_csv(base), nl=False)
+    else:
+        click.echo(_text(base, what_if, markdown=fmt == "markdown"), nl=False)
+
+
+def _trace(paths, kind, fmt, capacity, eviction, block_size) -> str:
+    import importlib
+    import importlib.util
+
+    if importlib.util.find_spec("prefixsim.engines.trace") is None:
+        raise UserError(f"{kind} trace replay is not available in this version of prefixsim", str(paths[0]))
+    trace = importlib.import_module("prefixsim.engines.trace")
+    result = trace.replay_trace(list(paths), capacities=_capacities(capacity), eviction=eviction,
+                                block_size=block_size, fmt="json" if fmt == "json" else "table")
+    if fmt == "json":
+        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    return trace.render_text(result)
+
+
+def _csv(result) -> str:
+    df = result.to_dataframe()
+    buf = io.StringIO()
+    df.to_csv(buf, index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    return buf.getvalue()
+
+
+def _grid(header: list[str], rows: list[list[str]], markdown: bool) -> str:
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+        return "\n".join(lines) + "\n"
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
+
+    def line(r: list[str]) -> str:
+        # Numbers right-aligned, text left-aligned, as a reader scans them.
+        return "  ".join(c.rjust(w) if c[:1].isdigit() or c[:1] in "+-$" else c.ljust(w)
+                         for c, w in zip(r, widths)).rstrip()
+
+    return "\n".join([line(header), *(line(r) for r in rows)]) + "\n"
+
+
+def _n(v) -> str:
+    return "" if v is None else f"{v:,}"
+
+
+def _pct(v) -> str:
+    return "n/a" if v is None else f"{100 * v:.2f}%"
+
+
+def _usd(v) -> str:
+    return "n/a" if v is None else f"${v:,.4f}"
+
+
+def _text(result, what_if, markdown: bool) -> str:
+    s = result.summary
+    head = ["#", "stream", "model", "read obs", "read pred", "write obs", "write pred", "uncached obs",
+            "uncached pred", "cause"]
+    rows = []
+    for r in result.rows:
+        o, p = r.observed, r.predicted
+        rows.append([str(r.index), r.stream, r.model, _n(o and o.cache_read), _n(p.cache_read),
+                     _n(o and o.cache_creation), _n(p.cache_creation), _n(o and o.input_tokens),
+                     _n(p.input_tokens), str(r.cause)[:90]])
+    out = [_grid(head, rows, markdown), "\n"]
+    mine, naive = s.prefixsim, s.naive
+    out.append("Summary (observed = the provider's usage; predicted = prefixsim's replay; "
+               "naive = previous read + write within the TTL)\n")
+    stats = [["requests", str(s.requests), f"{s.observed_requests} with observed usage", ""],
+             ["cache_read exactly right", f"{mine.exact}/{mine.compared} ({_pct(mine.exact_rate)})",
+              f"{naive.exact}/{naive.compared} ({_pct(naive.exact_rate)})", ""],
+             ["cache_read WAPE", _pct(mine.wape), _pct(naive.wape), ""],
+             ["read share", _pct(mine.read_share), _pct(naive.read_share), f"observed {_pct(s.read_share_observed)}"],
+             ["cost" + ("" if s.output_in_cost else " (prompt side)"), _usd(s.cost_predicted_usd), "",
+              f"observed {_usd(s.cost_observed_usd)}"]]
+    out.append(_grid(["", "prefixsim", "naive", ""], stats, markdown))
+    if s.causes:
+        out.append("\nMisses by cause: " + ", ".join(f"{k} {v}" for k, v in s.causes) + "\n")
+    if s.largest_mismatches:
+        out.append("\nLargest mismatches of cache_read (predicted - observed):\n")
+        out.append(_grid(["#", "stream", "observed", "predicted", "error", "cause"],
+                         [[str(r.index), r.stream, _n(r.observed.cache_read), _n(r.predicted.cache_read),
+                           f"{r.read_error:+,}", str(r.cause)[:90]] for r in s.largest_mismatches], markdown))
+    if what_if is not None:
+        v = what_if.variant.summary.variant
+        out.append(f"\nWhat if {v.describe()} (cost as replayed -> under the variant):\n")
+        lines = []
+        for d in (*what_if.streams, what_if.total):
+            lines.append([d.stream, _usd(d.cost_base), _usd(d.cost_variant), f"{'+' if d.cost_delta >= 0 else '-'}"
+                          f"${abs(d.cost_delta):,.4f}", str(d.rebuilds_base), str(d.rebuilds_variant)])
+        out.append(_grid(["stream", "cost", "cost what-if", "difference", "rebuilds", "rebuilds what-if"],
+                         lines, markdown))
+        t = what_if.total
+        fewer = t.rebuilds_base - t.rebuilds_variant
+        out.append(f"\nThis traffic under {v.describe()}: {'+' if t.cost_delta >= 0 else '-'}${abs(t.cost_delta):,.2f}, "
+                   f"{abs(fewer)} {'fewer' if fewer >= 0 else 'more'} rebuilds.\n")
+    out.append(f"\nPrices: {s.price_source}\n")
+    return "".join(out)
+
+
+@click.command()
+@click.argument("a", type=click.Path(exists=True))
+@click.argument("b", required=False, type=click.Path(exists=True))
+@click.option("--index", "indices", nargs=2, type=int, help="With one log file: compare these two requests (0-based).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def diff(a, b, indices, fmt):
+    """Where two requests' prefixes part, and what it costs on the next request.
+
+    Give two request bodies (JSON files), or one log (JSONL or cassette) with --index I J.
+
+    \b
+    Examples:
+      prefixsim diff before.json after.json
+      prefixsim diff calls.jsonl --index 3 4
+    """
+    from ..diff import diff_requests, load_pair
+
+    left, right = load_pair(a, b, indices)
+    d = diff_requests(left, right)
+    if fmt == "json":
+        click.echo(json.dumps(d.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(d.describe())

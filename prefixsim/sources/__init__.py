@@ -1,0 +1,118 @@
+"""Importers of real traffic. `detect(path)` names a path's format; `load(path)` yields Records.
+
+Formats: claude-code (session transcripts: a .jsonl, a session folder, a projects folder),
+anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat Completions / Responses logs),
+and the serving-engine traces mooncake and bailian, which `prefixsim replay` hands to
+`prefixsim.engines.trace`.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import UserError
+from .record import Record
+
+FORMATS = ("claude-code", "anthropic", "openai", "mooncake", "bailian")
+TRACE_FORMATS = ("mooncake", "bailian")
+_SNIFF_LINES = 20
+
+
+def _classify(obj: object) -> str | None:
+    from . import anthropic_log, claude_code, openai_log
+
+    if not isinstance(obj, dict):
+        return None
+    if "hash_ids" in obj:
+        if {"chat_id", "parent_chat_id", "turn"} <= obj.keys():
+            return "bailian"
+        if "input_length" in obj:
+            return "mooncake"
+    if claude_code.is_transcript_line(obj):
+        return "claude-code"
+    if openai_log.looks_openai(obj):
+        return "openai"
+    if anthropic_log.split_entry(obj)[0] is not None:
+        return "anthropic"
+    return None
+
+
+def detect(path: str | Path) -> str:
+    """The format of a file or folder, judged from its first lines (folders: Claude Code projects)."""
+    p = Path(path)
+    if not p.exists():
+        raise UserError("no such file or folder", str(p))
+    if p.is_dir():
+        if (p / "subagents").is_dir() or any(p.rglob("*.jsonl")):
+            return "claude-code"
+        raise UserError("folder holds no .jsonl transcripts", str(p))
+    if p.suffix in (".yaml", ".yml"):
+        return "anthropic"
+    with p.open(encoding="utf-8") as fh:
+        for n, text in enumerate(fh, start=1):
+            if n > _SNIFF_LINES:
+                break
+            if not text.strip():
+                continue
+            try:
+                kind = _classify(json.loads(text))
+            except json.JSONDecodeError as e:
+                raise UserError(f"not valid JSON: {e.msg}", str(p), n, e.colno) from None
+            if kind:
+                return kind
+    raise UserError(f"cannot tell the format (known: {', '.join(FORMATS)}); use --source", str(p))
+
+
+def load(path: str | Path, source: str | None = None, with_subagents: bool | None = None) -> list[Record]:
+    """The requests at `path` as time-ordered Records. A single Claude Code .jsonl is that file only
+    unless `with_subagents`; a session or projects folder includes sub-agents."""
+    from . import anthropic_log, claude_code, openai_log
+    from ..tokenize import get_tokenizer
+
+    p = Path(path)
+    fmt = source or detect(p)
+    if fmt not in FORMATS:
+        raise UserError(f"unknown source format {fmt!r} (valid: {', '.join(FORMATS)})")
+    if fmt in TRACE_FORMATS:
+        raise UserError(f"{fmt} traces are replayed by the engine trace replay, not as API traffic", str(p))
+    if fmt == "claude-code":
+        return claude_code.load(p, p.is_dir() if with_subagents is None else with_subagents)
+    count = get_tokenizer("cl100k_base").count_text
+    if fmt == "openai":
+        return openai_log.load_jsonl(p, count)
+    if p.suffix in (".yaml", ".yml"):
+        return anthropic_log.load_cassette(p, count)
+    return anthropic_log.load_jsonl(p, count)
+
+
+def load_many(paths: Sequence[str | Path], source: str | None = None) -> list[Record]:
+    """Several paths in one replay. A transcript given together with its session folder includes
+    the sub-agents; request ids already seen are skipped."""
+    given = [Path(x) for x in paths]
+    folders = {x.resolve() for x in given if x.is_dir()}
+    out: list[Record] = []
+    seen: set[str] = set()
+    for p in given:
+        if p.is_dir() and p.parent.joinpath(p.name + ".jsonl") in given:
+            continue
+        sub = p.is_file() and p.with_suffix("").resolve() in folders
+        for r in load(p, source, with_subagents=True if sub else None):
+            if r.request_id not in seen:
+                seen.add(r.request_id)
+                out.append(r)
+    return rebase(out)
+
+
+def rebase(records: list[Record]) -> list[Record]:
+    """Time-ordered, in seconds from the first request, so explanations read "t=12.3s", not epoch
+    seconds; each record keeps its absolute ISO timestamp."""
+    if not records:
+        return records
+    records = sorted(records, key=lambda r: r.call.t)
+    t0 = records[0].call.t
+    return [replace(r, call=replace(r.call, t=round(r.call.t - t0, 3))) for r in records]
+
+
+__all__ = ["FORMATS", "Record", "TRACE_FORMATS", "detect", "load", "load_many"]

@@ -1,0 +1,99 @@
+"""OpenAI Chat Completions and Responses request logs (JSONL), with usage when present.
+
+One block per tool definition and per message (Responses: per input item), in the order sent; a
+message's role is part of its bytes. Sizes are counted with cl100k and, with usage, scaled to the
+observed prompt size. OpenAI counts cached tokens inside the prompt: uncached = prompt - cached.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..model import Block, Call, Layer, Request, Usage
+from ..render import dumps
+from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, _seconds, sized
+from .record import Record
+
+
+def _parts(obj: dict) -> tuple[dict | None, dict | None]:
+    body = obj.get("request") or obj.get("body") or obj
+    resp = obj.get("response") or {}
+    usage = obj.get("usage") or (resp.get("usage") if isinstance(resp, dict) else None)
+    return (body if isinstance(body, dict) else None), (usage if isinstance(usage, dict) else None)
+
+
+def looks_openai(obj: dict) -> bool:
+    """Chat Completions or Responses traffic: OpenAI usage keys, or an `input` list / system-role message."""
+    body, usage = _parts(obj)
+    if usage and ("prompt_tokens" in usage or "input_tokens_details" in usage):
+        return True
+    if not body or "model" not in body:
+        return False
+    if isinstance(body.get("input"), (list, str)) and "messages" not in body:
+        return True
+    msgs = body.get("messages")
+    return isinstance(msgs, list) and any(isinstance(m, dict) and m.get("role") in ("system", "developer", "tool")
+                                          for m in msgs)
+
+
+def render_openai(body: dict) -> Request:
+    """A Chat Completions or Responses body -> Request (tools, then messages / input items)."""
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise UserError("request has no 'model'")
+    blocks = [Block(Layer.TOOLS, dumps(t), f"tools[{i}]") for i, t in enumerate(body.get("tools") or [])]
+    items: Any = body.get("messages") if "messages" in body else body.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    if body.get("instructions"):
+        blocks.append(Block(Layer.SYSTEM, dumps({"instructions": body["instructions"]}), "instructions"))
+    key = "messages" if "messages" in body else "input"
+    for i, m in enumerate(items or []):
+        layer = Layer.SYSTEM if isinstance(m, dict) and m.get("role") in ("system", "developer") else Layer.MESSAGES
+        blocks.append(Block(layer, dumps(m), f"{key}[{i}]"))
+    return Request(model=model, blocks=tuple(blocks))
+
+
+def observed_usage(u: dict | None) -> Usage | None:
+    if not u:
+        return None
+    if "prompt_tokens" in u:
+        prompt, details, out = u.get("prompt_tokens") or 0, u.get("prompt_tokens_details") or {}, u.get("completion_tokens")
+    else:
+        prompt, details, out = u.get("input_tokens") or 0, u.get("input_tokens_details") or {}, u.get("output_tokens")
+    cached = int(details.get("cached_tokens") or 0)
+    written = int(details.get("cache_write_tokens") or 0)
+    return Usage(input_tokens=int(prompt) - cached - written, cache_write_5m=written, cache_read=cached,
+                 output_tokens=int(out or 0))
+
+
+def load_jsonl(path: Path, count) -> list[Record]:
+    """One request per line: a body, or {request|body, response|usage, timestamp}."""
+    out = []
+    with path.open(encoding="utf-8") as fh:
+        for n, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise UserError(f"not valid JSON: {e.msg}", str(path), n, e.colno) from None
+            body, usage = _parts(obj) if isinstance(obj, dict) else (None, None)
+            if body is None or "model" not in body:
+                raise UserError("line is not an OpenAI request (needs 'model' and 'messages' or 'input')", str(path), n)
+            try:
+                request = render_openai(body)
+            except UserError as e:
+                raise e.located(str(path), n) from None
+            obs = observed_usage(usage)
+            request = sized(request, count, obs.prompt_tokens if obs else None)
+            stamp = obj.get("timestamp") or obj.get("created")
+            t = _seconds(stamp, str(path), n) if stamp else len(out) * DEFAULT_SPACING
+            rid = str(obj.get("id") or f"{path.name}#{len(out)}")
+            stream = str(body.get("prompt_cache_key") or body.get("user") or "main")
+            call = Call(t=t, request=request, stream=stream, label=rid,
+                        output_tokens=obs.output_tokens if obs else 0, ttft=DEFAULT_TTFT)
+            out.append(Record(call, rid, str(stamp) if stamp else f"+{t:g}s", obs, str(path), n))
+    return out
