@@ -155,3 +155,17 @@ def test_mooncake_lru_curve_is_monotone_and_reaches_the_ceiling():
     rates = [t.hit_rate for t in points]
     assert rates == sorted(rates) and rates[0] < 0.1
     assert points[-1].evictions == 0 and round(rates[-1], 4) == 0.3736  # 10^8 tokens hold every block
+
+
+def test_export_takes_runner_outcomes(prices, tmp_path):
+    from prefixsim.runner import Simulator
+
+    from conftest import make_request
+
+    s = Simulator("prefix", tokenizer="approx", prices=prices)
+    outs = [s.step(Call(t, make_request([600, 600, 100 * (t + 1)]))) for t in range(2)]
+    p = tmp_path / "outcomes.jsonl"
+    assert export_mooncake(outs, p) == 2
+    lines = [json.loads(x) for x in p.read_text().splitlines()]
+    assert [x["input_length"] for x in lines] == [1300, 1400]
+    assert lines[1]["hash_ids"][:2] == lines[0]["hash_ids"][:2] == [0, 1]  # 1,024 shared leading tokens

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..model import Call, Outcome
+from ..model import Call
 from .tokens import BlockTokenIds
 from .trace import MOONCAKE_BLOCK, TraceRequest
 from .vllm import NONE_HASH, hash_block
@@ -29,9 +29,10 @@ def _chain(ids: list[int], block_size: int, namespace: str) -> list[bytes]:
     return out
 
 
-def export_mooncake(calls_or_rows: Iterable[Call | Outcome | TraceRequest | dict[str, Any]], path: str | Path,
-                    block_size: int = MOONCAKE_BLOCK, encoding: str = "cl100k_base") -> int:
-    """Write calls (or outcomes, trace requests, Mooncake dicts) as a Mooncake JSONL trace at `path`.
+def export_mooncake(calls_or_rows: Iterable[Any], path: str | Path, block_size: int = MOONCAKE_BLOCK,
+                    encoding: str = "cl100k_base") -> int:
+    """Write a replay as a Mooncake JSONL trace at `path`: calls, anything carrying a `.call`
+    (runner outcomes, source records), trace requests, or Mooncake dicts.
 
     Calls are tokenized with `encoding` (blocks with a fixed size get content-derived ids), so their
     hash ids share a leading run exactly where the prompts share leading tokens. Timestamps are ms
@@ -41,8 +42,7 @@ def export_mooncake(calls_or_rows: Iterable[Call | Outcome | TraceRequest | dict
     remap: dict[Any, int] = {}
     items: list[tuple[float, int, int, list[Any]]] = []
     for item in calls_or_rows:
-        if isinstance(item, Outcome):
-            item = item.call
+        item = getattr(item, "call", item)  # an Outcome or a sources Record wraps its Call
         if isinstance(item, Call):
             req = item.request
             ids = tokens.request_ids(req)

@@ -15,7 +15,7 @@ from ..providers.base import Decision
 from ..providers.tables import canonical_model
 from ..store import Store
 from . import make_cache
-from .base import EngineKeys, PrefixCache
+from .base import EngineKeys, PrefixCache, prefill_seconds
 from .tokens import BlockTokenIds
 
 _SOURCES = {
@@ -83,4 +83,4 @@ class EnginePolicy:
         """Prefill GPU-seconds the cache saved over `outcomes` at this policy's prefill rate."""
         if not self.prefill_tokens_per_s:
             raise ValueError("no prefill rate given (prefill_tokens_per_s)")
-        return sum(o.usage.cache_read for o in outcomes) / self.prefill_tokens_per_s
+        return prefill_seconds(sum(o.usage.cache_read for o in outcomes), self.prefill_tokens_per_s)

@@ -20,6 +20,7 @@ from typing import Hashable, Iterable, Sequence
 
 from ..errors import UserError
 from ..model import CauseKind
+from .base import prefill_seconds
 from .vllm import BlockPool
 
 MOONCAKE_BLOCK = 512   # Mooncake trace README; AIPerf `mooncake_trace` default block size
@@ -202,7 +203,7 @@ def _point(capacity: int | None, t: Totals, prefill_tokens_per_s: float | None) 
          "block_hit_rate": round(t.block_hit_rate, 6), "hit_tokens": t.hit_tokens,
          "hit_blocks": t.hit_blocks, "evictions": t.evictions}
     if prefill_tokens_per_s:
-        p["prefill_gpu_seconds_saved"] = round(t.hit_tokens / prefill_tokens_per_s, 3)
+        p["prefill_gpu_seconds_saved"] = round(prefill_seconds(t.hit_tokens, prefill_tokens_per_s), 3)
     return p
 
 
