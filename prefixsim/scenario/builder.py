@@ -396,8 +396,8 @@ class Timeline:
         side.add_message("user", last.content + [{"type": "text", "text": "<compact>" + self.text(spec.instruction)}])
         self.send(side, "compact", self.t, spec.label or self.label("compact"), spec.summary, parent="main")
         self.t += self.pace
-        fresh = Conv(conv.model, conv.tools, conv.system, [], conv.tool_choice, conv.thinking, conv.refused,
-                     conv._tool_blocks, conv._system_blocks)
+        fresh = conv.fork()
+        fresh.messages, fresh.marks = [], set()
         fresh.add_message("user", [{"type": "text", "text": "<summary>" + self.text(spec.summary)}])
         self._pending_event = "compaction"
         return fresh

@@ -174,7 +174,8 @@ def _message(err: dict) -> str:
         near = difflib.get_close_matches(str(keys[0]), STEP_KINDS, n=1) if keys else []
         hint = f" (did you mean {near[0]!r}?)" if near else ""
         return f"unknown step {keys[0]!r}{hint}; {msg}" if keys else msg
-    where = ".".join(str(p) for p in loc if not (isinstance(p, str) and p[:1].isupper()))
+    parts = [p for i, p in enumerate(loc) if i == 0 or p != loc[i - 1]]   # a union tag repeats its key
+    where = ".".join(str(p) for p in parts if not (isinstance(p, str) and (p[:1].isupper() or "[" in p)))
     return f"{where}: {msg}" if where else msg
 
 
