@@ -7,7 +7,7 @@ from .automatic import deepseek, openai
 from .base import Decision, Policy
 from .prefix import PrefixPolicy
 
-PROVIDERS = ("anthropic", "openai", "deepseek", "prefix")
+PROVIDERS = ("anthropic", "openai", "deepseek", "prefix", "vllm", "sglang")
 
 
 def get_policy(name: str) -> Policy:
@@ -19,6 +19,10 @@ def get_policy(name: str) -> Policy:
         return deepseek()
     if name == "prefix":
         return PrefixPolicy()
+    if name in ("vllm", "sglang"):
+        # imported here: engines.policy imports providers.base, a top-level import would be circular
+        from ..engines.policy import EnginePolicy
+        return EnginePolicy(name)
     raise UserError(f"unknown provider {name!r} (valid: {', '.join(PROVIDERS)})")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from .jsonl import iter_jsonl
 from ..model import Block, Call, Request, Usage
 from ..render import render_anthropic
 from .record import Record
@@ -100,20 +101,13 @@ def _seconds(stamp: Any, path: str, line: int) -> float:
 def load_jsonl(path: Path, count) -> list[Record]:
     """A JSONL log: one request per line (a body, or {request, response|usage, timestamp})."""
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for n, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise UserError(f"not valid JSON: {e.msg}", str(path), n, e.colno) from None
-            body, usage, stamp = split_entry(obj)
-            if body is None:
-                raise UserError("line is not an Anthropic Messages request (needs 'model' and 'messages')",
-                                str(path), n)
-            rid = obj.get("id") or obj.get("request_id") if isinstance(obj, dict) else None
-            out.append(_record(body, usage, stamp, len(out), str(path), n, count, rid))
+    for n, obj in iter_jsonl(path):
+        body, usage, stamp = split_entry(obj)
+        if body is None:
+            raise UserError("line is not an Anthropic Messages request (needs 'model' and 'messages')",
+                            str(path), n)
+        rid = obj.get("id") or obj.get("request_id") if isinstance(obj, dict) else None
+        out.append(_record(body, usage, stamp, len(out), str(path), n, count, rid))
     return out
 
 

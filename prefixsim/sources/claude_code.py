@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import UserError
+from .jsonl import iter_jsonl
 from ..model import Block, Call, Layer, Request, Usage
 from .record import Record
 
@@ -90,17 +91,10 @@ def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]
 
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for n, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise UserError(f"not valid JSON: {e.msg}", str(path), n, e.colno) from None
-            if not isinstance(obj, dict):
-                raise UserError("a transcript line must be a JSON object", str(path), n)
-            out.append((n, obj))
+    for n, obj in iter_jsonl(path):
+        if not isinstance(obj, dict):
+            raise UserError("a transcript line must be a JSON object", str(path), n)
+        out.append((n, obj))
     return out
 
 

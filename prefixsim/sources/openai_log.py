@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from .jsonl import iter_jsonl
 from ..model import Block, Call, Layer, Request, Usage
 from ..render import dumps
 from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, _seconds, sized
@@ -72,28 +73,21 @@ def observed_usage(u: dict | None) -> Usage | None:
 def load_jsonl(path: Path, count) -> list[Record]:
     """One request per line: a body, or {request|body, response|usage, timestamp}."""
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for n, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise UserError(f"not valid JSON: {e.msg}", str(path), n, e.colno) from None
-            body, usage = _parts(obj) if isinstance(obj, dict) else (None, None)
-            if body is None or "model" not in body:
-                raise UserError("line is not an OpenAI request (needs 'model' and 'messages' or 'input')", str(path), n)
-            try:
-                request = render_openai(body)
-            except UserError as e:
-                raise e.located(str(path), n) from None
-            obs = observed_usage(usage)
-            request = sized(request, count, obs.prompt_tokens if obs else None)
-            stamp = obj.get("timestamp") or obj.get("created")
-            t = _seconds(stamp, str(path), n) if stamp else len(out) * DEFAULT_SPACING
-            rid = str(obj.get("id") or f"{path.name}#{len(out)}")
-            stream = str(body.get("prompt_cache_key") or body.get("user") or "main")
-            call = Call(t=t, request=request, stream=stream, label=rid,
-                        output_tokens=obs.output_tokens if obs else 0, ttft=DEFAULT_TTFT)
-            out.append(Record(call, rid, str(stamp) if stamp else f"+{t:g}s", obs, str(path), n))
+    for n, obj in iter_jsonl(path):
+        body, usage = _parts(obj) if isinstance(obj, dict) else (None, None)
+        if body is None or "model" not in body:
+            raise UserError("line is not an OpenAI request (needs 'model' and 'messages' or 'input')", str(path), n)
+        try:
+            request = render_openai(body)
+        except UserError as e:
+            raise e.located(str(path), n) from None
+        obs = observed_usage(usage)
+        request = sized(request, count, obs.prompt_tokens if obs else None)
+        stamp = obj.get("timestamp") or obj.get("created")
+        t = _seconds(stamp, str(path), n) if stamp else len(out) * DEFAULT_SPACING
+        rid = str(obj.get("id") or f"{path.name}#{len(out)}")
+        stream = str(body.get("prompt_cache_key") or body.get("user") or "main")
+        call = Call(t=t, request=request, stream=stream, label=rid,
+                    output_tokens=obs.output_tokens if obs else 0, ttft=DEFAULT_TTFT)
+        out.append(Record(call, rid, str(stamp) if stamp else f"+{t:g}s", obs, str(path), n))
     return out
