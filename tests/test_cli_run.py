@@ -51,7 +51,7 @@ def test_run_is_byte_identical_across_runs_and_hash_seeds(tmp_path):
     ("name: oops\ntokeniser: approx\n", "oops.yaml:2:1: unknown key 'tokeniser' (did you mean 'tokenizer'?)"),
     ("name: oops\nprovider: antropic\n", "oops.yaml:2:1: unknown provider 'antropic' (valid: anthropic, openai, deepseek, prefix, vllm, sglang)"),
     ("name: oops\ntimeline:\n  - frok: 3\n", "oops.yaml:3:5: unknown step 'frok' (did you mean 'fork'?)"),
-    ("name: oops\ntimeline:\n  - fork: {children: -1}\n", "oops.yaml:3:12: timeline.0.fork.children: Input should be greater than or equal to 0"),
+    ("name: oops\ntimeline:\n  - fork: {children: -1}\n", "oops.yaml:3:12: timeline[0].fork.children: -1 is too small (at least 0)"),
     ("name: oops\nbase:\n  system: 100000000000\n", "oops.yaml:3:3:"),
     ("name: oops\nname: again\n", "oops.yaml:2:1: duplicate key"),
     ("name: [oops\n", "oops.yaml:2:1: YAML syntax error"),

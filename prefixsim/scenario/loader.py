@@ -4,17 +4,17 @@ Every mistake becomes a UserError at `file:line:col` with what would be right.
 """
 from __future__ import annotations
 
-import difflib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
 from ..errors import UserError
-from .schema import STEP_KINDS, Scenario, Settings, Variant
+from .checks import check_run, read_body, resolve_file
+from .messages import is_mismatch, message, union_message, where
+from .schema import Scenario, Settings, Variant
 
 _SETTINGS_FIELDS = tuple(f for f in Settings.model_fields)
 
@@ -52,8 +52,14 @@ def scenario_files(paths: list[str]) -> list[str]:
 
 def _yaml():
     from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import RoundTripConstructor
 
+    class Constructor(RoundTripConstructor):
+        """Dates stay text: `price_date: 2026-13-01` is then our located error, not ruamel's bare one."""
+
+    Constructor.add_constructor("tag:yaml.org,2002:timestamp", RoundTripConstructor.construct_yaml_str)
     y = YAML(typ="rt", pure=True)
+    y.Constructor = Constructor
     y.allow_duplicate_keys = False
     return y
 
@@ -74,6 +80,7 @@ def read_yaml(path: str) -> Any:
         raise UserError(f"not UTF-8 text (byte {e.start}); save the file as UTF-8", path, line) from None
     if not text.strip():
         raise UserError("empty file (a scenario needs at least `name:`)", path, 1)
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
     try:
         doc = _yaml().load(text)
     except DuplicateKeyError as e:
@@ -87,32 +94,65 @@ def read_yaml(path: str) -> Any:
                         mark.column + 1 if mark else None) from None
     except YAMLError as e:
         raise UserError(f"YAML error: {str(e).splitlines()[0]}", path) from None
+    if doc is None:
+        raise UserError("empty file: only comments (a scenario needs at least `name:`)", path, 1)
     _refuse_tags(doc, path)
     return doc
 
 
-def _refuse_tags(node: Any, path: str) -> None:
-    """A tag like !!python/object is never constructed; say so instead of passing a tagged value on."""
+#: Explicit tags a scenario may use: YAML's plain scalar and collection types, nothing that builds objects.
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq"))
+#: Nodes after expanding aliases; a document past this is an alias bomb, not a scenario.
+MAX_NODES = 1_000_000
+
+
+def _refuse_tags(node: Any, path: str, where: tuple[int | None, int | None] = (None, None),
+                 seen: set[int] | None = None) -> None:
+    """A tag like !!python/object is never constructed (the loader is safe); say so at its line
+    instead of passing a tagged value on. An aliased container is visited once."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+    seen = set() if seen is None else seen
+    if isinstance(node, (CommentedMap, CommentedSeq)):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
     tag = getattr(node, "tag", None)
     value = getattr(tag, "value", None) if tag is not None else None
-    if value and not value.startswith("tag:yaml.org,2002:"):
-        raise UserError(f"YAML tag {value} is not allowed in a scenario (plain values only)", path)
+    if value and value not in _PLAIN_TAGS:
+        shown = value.replace("tag:yaml.org,2002:", "!!")
+        raise UserError(f"YAML tag {shown} is not allowed in a scenario (plain values only: text, numbers, "
+                        "true/false, lists, mappings)", path, *where)
     if isinstance(node, CommentedMap):
-        for v in node.values():
-            _refuse_tags(v, path)
+        for k, v in node.items():
+            try:
+                line, col = node.lc.key(k)
+                pos = (line + 1, col + 1)
+            except (KeyError, TypeError, AttributeError):
+                pos = where
+            _refuse_tags(v, path, pos, seen)
     elif isinstance(node, CommentedSeq):
-        for v in node:
-            _refuse_tags(v, path)
+        for i, v in enumerate(node):
+            try:
+                line, col = node.lc.item(i)
+                pos = (line + 1, col + 1)
+            except (KeyError, TypeError, IndexError, AttributeError):
+                pos = where
+            _refuse_tags(v, path, pos, seen)
 
 
-def _plain(node: Any) -> Any:
-    """ruamel's commented containers -> plain dicts and lists (pydantic sees plain data)."""
+def _plain(node: Any, path: str = "", budget: list[int] | None = None) -> Any:
+    """ruamel's commented containers -> plain dicts and lists (pydantic sees plain data). Aliases are
+    expanded here, so the node count is bounded: `&a [*b, *b, ...]` chains grow exponentially."""
+    budget = [MAX_NODES] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise UserError(f"more than {MAX_NODES:,} values once YAML aliases are expanded (an alias bomb?); "
+                        "write the scenario out plainly", path)
     if isinstance(node, dict):
-        return {str(k) if not isinstance(k, str) else k: _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
+        return {str(k) if not isinstance(k, str) else k: _plain(v, path, budget) for k, v in node.items()}
+    if isinstance(node, (list, set)):
+        return [_plain(v, path, budget) for v in node]
     if hasattr(node, "tag") and type(node).__name__.startswith("Tagged"):
         return node.value
     if type(node).__name__ in ("ScalarFloat",):
@@ -150,41 +190,18 @@ def locate(node: Any, loc: tuple) -> tuple[int | None, int | None]:
     return (line + 1 if line is not None else None, col + 1 if col is not None else None)
 
 
-def _field_names() -> set[str]:
-    from . import schema
-
-    names: set[str] = set(STEP_KINDS)
-    for obj in vars(schema).values():
-        if isinstance(obj, type) and hasattr(obj, "model_fields"):
-            names |= set(obj.model_fields)
-    return names
-
-
-def _message(err: dict) -> str:
-    kind, msg, loc = err["type"], err["msg"], err["loc"]
-    if kind == "extra_forbidden":
-        key = str(loc[-1])
-        near = difflib.get_close_matches(key, sorted(_field_names()), n=1, cutoff=0.6)
-        return f"unknown key {key!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
-    if kind == "missing":
-        return f"missing required key {loc[-1]!r}"
-    if kind == "step":
-        bad = err.get("input")
-        keys = list(bad) if isinstance(bad, dict) else []
-        near = difflib.get_close_matches(str(keys[0]), STEP_KINDS, n=1) if keys else []
-        hint = f" (did you mean {near[0]!r}?)" if near else ""
-        return f"unknown step {keys[0]!r}{hint}; {msg}" if keys else msg
-    parts = [p for i, p in enumerate(loc) if i == 0 or p != loc[i - 1]]   # a union tag repeats its key
-    where = ".".join(str(p) for p in parts if not (isinstance(p, str) and (p[:1].isupper() or "[" in p)))
-    return f"{where}: {msg}" if where else msg
-
-
 def validation_error(e: ValidationError, node: Any, path: str) -> UserError:
-    # Report the error nearest the top of the file first; unions report one error per branch.
+    """The error nearest the top of the file, as one line. A union reports one error per branch:
+    a branch's "wrong type" is dropped when another branch at the same place says more."""
     errs = e.errors()
-    located = [(locate(node, err["loc"]), err) for err in errs]
-    (line, col), err = min(located, key=lambda x: (x[0][0] or 10**9, x[0][1] or 0))
-    return UserError(_message(err), path, line, col)
+    kept = [m for m in errs if not (is_mismatch(m) and any(
+        not is_mismatch(s) and where(s["loc"]).startswith(where(m["loc"])) for s in errs))]
+    # At one place an unknown key says more than the missing one it was probably meant to be.
+    (line, col), err = min(((locate(node, x["loc"]), x) for x in kept),
+                           key=lambda x: (x[0][0] or 10**9, x[0][1] or 0, x[1]["type"] == "missing"))
+    siblings = [x for x in kept if is_mismatch(x) and where(x["loc"]) == where(err["loc"])]
+    text = union_message(siblings) if is_mismatch(err) and len(siblings) > 1 else message(err)
+    return UserError(text, path, line, col)
 
 
 def _substitute(node: Any, values: dict[str, Any], path: str) -> Any:
@@ -233,7 +250,7 @@ def load_runs(path: str) -> list[Run]:
     node = read_yaml(path)
     if not isinstance(node, dict):
         raise UserError("a scenario file is a mapping with at least `name:`", path, 1)
-    doc = _plain(node)
+    doc = _plain(node, path)
     param, values = _sweep_values(doc, node, path)
     runs: list[Run] = []
     for value in values:
@@ -250,7 +267,7 @@ def load_runs(path: str) -> list[Run]:
         for vi, v in enumerate(variants):
             merged = {f: getattr(v, f) if getattr(v, f) is not None else getattr(sc, f) for f in _SETTINGS_FIELDS}
             settings = Settings.model_construct(**merged)  # both halves are validated already
-            _check_settings(settings, node, path, vi if sc.variants else None)
+            check_run(settings, sc, path, *_where(node, vi if sc.variants else None))
             name = v.name if param is None else f"{v.name} [{param}={value}]"
             runs.append(Run(sc, name, settings, value, path))
     return runs
@@ -264,38 +281,33 @@ def _has_placeholder(node: Any) -> bool:
     return isinstance(node, str) and "${" in node
 
 
-def _check_settings(s: Settings, node: Any, path: str, variant_index: int | None) -> None:
-    """Names the schema cannot check (provider, tokenizer, model) are checked against the tables."""
-    from ..providers import PROVIDERS
-    from ..tokenize import TOKENIZERS
-
-    def where(key: str) -> tuple[int | None, int | None]:
+def _where(node: Any, variant_index: int | None) -> tuple[Callable, Callable]:
+    """Locators for a variant's merged settings: a key the variant sets is found in the variant,
+    any other in the scenario itself."""
+    def where(dotted: str) -> tuple[int | None, int | None]:
+        parts = tuple(dotted.split("."))
         if variant_index is not None:
-            line, col = locate(node, ("variants", variant_index, key))
-            if line is not None and key in (node["variants"][variant_index] or {}):
-                return line, col
-        return locate(node, (key,))
+            v = node["variants"][variant_index]
+            if isinstance(v, dict) and parts[0] in v:
+                return locate(node, ("variants", variant_index, *parts))
+        return locate(node, parts)
 
-    if s.provider is not None and s.provider not in PROVIDERS:
-        raise UserError(f"unknown provider {s.provider!r} (valid: {', '.join(PROVIDERS)})", path, *where("provider"))
-    if s.tokenizer is not None and s.tokenizer not in TOKENIZERS:
-        raise UserError(f"unknown tokenizer {s.tokenizer!r} (valid: {', '.join(TOKENIZERS)})", path,
-                        *where("tokenizer"))
+    def step_where(k: int) -> tuple[int | None, int | None]:
+        line, col = where("timeline")
+        inner = ("variants", variant_index, "timeline", k) if variant_index is not None and \
+            "timeline" in (node["variants"][variant_index] or {}) else ("timeline", k)
+        found = locate(node, inner)
+        return found if found[0] is not None else (line, col)
+
+    return where, step_where
 
 
 def load_json_file(run: Run, rel: str) -> dict:
     """A `file:` reference: relative to the scenario, and never outside the scenario's folder tree."""
-    base = Path(run.base_dir).resolve()
-    target = (base / rel).resolve()
-    if base != target and base not in target.parents:
-        raise UserError(f"file {rel!r} points outside the scenario's folder ({base})", run.path)
-    if not target.is_file():
-        raise UserError(f"file {rel!r} does not exist (looked for {target})", run.path)
     try:
-        return json.loads(target.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        line = getattr(e, "lineno", None)
-        raise UserError(f"not a JSON request body: {e}", str(target), line) from None
+        return read_body(resolve_file(run.path, rel))
+    except UserError as e:
+        raise e if e.path else e.located(run.path) from None
 
 
 def iter_runs(paths: list[str]) -> Iterator[Run]:

@@ -1,0 +1,185 @@
+"""Checks the schema cannot make, run at load time so `prefixsim validate` finds what `run` would:
+names checked against the tables (provider, tokenizer, model and its price), `file:` references,
+`price_date`, and the scale of what a scenario asks for (a typo of a few zeros must fail fast, not
+hang the machine).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import UserError
+from .schema import HistorySpec, Settings, ToolsSpec
+
+DEFAULT_MODEL = "claude-sonnet-4-5"   # the builder's default (scenario/builder.py)
+#: Requests one run may make, and block bytes hashed per run (requests x prompt tokens): beyond these
+#: a run takes minutes to hours, which is never what a scenario meant.
+MAX_REQUESTS = 200_000
+MAX_WORK = 5_000_000_000
+
+Where = Callable[[str], tuple[int | None, int | None]]
+
+
+def resolve_file(scenario_path: str, rel: str) -> Path:
+    """A `file:` reference: relative to the scenario, inside the scenario's folder tree, a file that
+    is not the scenario itself."""
+    base = Path(scenario_path).resolve().parent
+    target = (base / rel).resolve()
+    if base != target and base not in target.parents:
+        raise UserError(f"file {rel!r} points outside the scenario's folder (keep request bodies under {base})")
+    if target == Path(scenario_path).resolve():
+        raise UserError(f"file {rel!r} is this scenario file itself (file: names a JSON request body)")
+    if not target.exists():
+        raise UserError(f"file {rel!r} does not exist (looked for {target})")
+    if not target.is_file():
+        raise UserError(f"file {rel!r} is a folder (file: names a JSON request body)")
+    return target
+
+
+def read_body(target: Path) -> dict:
+    """A request body JSON file, checked for the shape the timeline builder reads."""
+    try:
+        body = json.loads(target.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise UserError(f"not UTF-8 text (byte {e.start}); save the file as UTF-8", str(target)) from None
+    except json.JSONDecodeError as e:
+        raise UserError(f"not valid JSON: {e.msg}", str(target), e.lineno, e.colno) from None
+    except OSError as e:
+        raise UserError(f"cannot read: {e.strerror}", str(target)) from None
+    if not isinstance(body, dict):
+        raise UserError("a request body is a JSON object ({\"model\", \"system\", \"tools\", \"messages\"})",
+                        str(target), 1)
+    msgs = body.get("messages", [])
+    if not isinstance(msgs, list) or not all(isinstance(m, dict) and "content" in m for m in msgs):
+        raise UserError("'messages' must be a list of objects with 'role' and 'content'", str(target))
+    if not isinstance(body.get("tools", []), list) or not all(isinstance(t, dict) for t in body.get("tools", [])):
+        raise UserError("'tools' must be a list of tool definitions (objects)", str(target))
+    if not isinstance(body.get("system", ""), (str, list)):
+        raise UserError("'system' must be text or a list of content blocks", str(target))
+    if "model" in body and not isinstance(body["model"], str):
+        raise UserError("'model' must be text", str(target))
+    return body
+
+
+def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: Callable[[int], tuple]) -> None:
+    """Every check for one variant's merged settings; errors point at the key that caused them."""
+    from ..providers import PROVIDERS
+    from ..tokenize import TOKENIZERS
+
+    if s.provider is not None and s.provider not in PROVIDERS:
+        raise UserError(f"unknown provider {s.provider!r} (valid: {', '.join(PROVIDERS)})", path, *where("provider"))
+    if s.tokenizer is not None and s.tokenizer not in TOKENIZERS:
+        raise UserError(f"unknown tokenizer {s.tokenizer!r} (valid: {', '.join(TOKENIZERS)})", path,
+                        *where("tokenizer"))
+    when = price_date(scenario, path, where)
+    model, model_at = s.model, where("model")
+    if s.base is not None and s.base.file:
+        try:
+            body = read_body(resolve_file(path, s.base.file))
+        except UserError as e:
+            raise e.located(path, *where("base.file")) if not e.path else e from None
+        if model is None and body.get("model"):
+            model, model_at = body["model"], where("base.file")
+    models = [(model or DEFAULT_MODEL, model_at)]
+    for k, step in enumerate(s.timeline or []):
+        for name in _switches(step):
+            models.append((name, step_where(k)))
+    checked: set[str] = set()
+    for name, at in models:
+        if name not in checked:
+            checked.add(name)
+            check_model(name, s.provider or "anthropic", scenario.prices, when, path, at)
+    check_scale(s, path, where)
+
+
+def price_date(scenario: Any, path: str, where: Where) -> dt.date | None:
+    if not scenario.price_date:
+        return None
+    try:
+        return dt.date.fromisoformat(scenario.price_date)
+    except ValueError:
+        raise UserError(f"price_date {scenario.price_date!r} is not a date (YYYY-MM-DD, e.g. 2026-11-30)", path,
+                        *where("price_date")) from None
+
+
+def check_model(model: str, provider: str, sheet: dict | None, when: dt.date | None, path: str,
+                at: tuple[int | None, int | None]) -> None:
+    """The provider's tables know the model, and it has a price (the scenario's sheet or genai-prices)."""
+    from ..pricing import PriceBook
+    from ..providers import get_policy
+
+    try:
+        get_policy(provider).describe(model)
+        PriceBook(sheet, when=when).rates(model, provider)
+    except UserError as e:
+        raise UserError(e.message, path, *at) from None
+
+
+def _switches(step: Any) -> list[str]:
+    kind = next(iter(type(step).model_fields))
+    body = getattr(step, kind)
+    if kind == "switch_model":
+        return [body]
+    return [m.switch_model for m in getattr(body, "modify", None) or () if m.switch_model]
+
+
+def check_scale(s: Settings, path: str, where: Where) -> None:
+    """An upper bound of the requests and prompt sizes the timeline makes, against the limits above."""
+    base = _base_tokens(s)
+    h = s.base.history if s.base is not None and isinstance(s.base.history, HistorySpec) else HistorySpec()
+    turn = h.user + h.assistant + h.tool_use + h.tool_result
+    requests, prompt, work = 0, base, 0
+    for step in s.timeline or []:
+        kind = next(iter(type(step).model_fields))
+        body = getattr(step, kind)
+        children = getattr(body, "children", 1)
+        turns = getattr(body, "turns", 1)
+        if not hasattr(body, "label"):   # a change step sends nothing and adds at most a tool
+            n, added = 0, _spec_tokens(body)
+        elif kind == "wait":
+            n, added = 0, 0
+        else:
+            n = children * turns if hasattr(body, "turns") else 1
+            added = children * turns * (_spec_tokens(body) + turn)
+        requests += n
+        prompt += added
+        work += n * prompt
+    if requests > MAX_REQUESTS or work > MAX_WORK:
+        raise UserError(f"this timeline makes up to {requests:,} requests over prompts up to {prompt:,} tokens "
+                        f"(limits: {MAX_REQUESTS:,} requests, {MAX_WORK:,} request x prompt tokens); "
+                        "lower children, turns or sizes", path, *where("timeline"))
+
+
+def _base_tokens(s: Settings) -> int:
+    b = s.base
+    if b is None:
+        return 0
+    n = 0
+    if isinstance(b.tools, ToolsSpec):
+        n += b.tools.count * b.tools.size
+    n += _spec_tokens(b.system) if b.system is not None else 0
+    if isinstance(b.history, HistorySpec):
+        h = b.history
+        n += h.turns * (h.user + h.assistant + h.tool_use + h.tool_result)
+    return n
+
+
+def _spec_tokens(v: Any) -> int:
+    """Every token size inside a step or text spec, added up (counts multiply the sizes they count)."""
+    if isinstance(v, bool) or v is None:
+        return 0
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str):
+        return len(v) // 4
+    if isinstance(v, ToolsSpec):
+        return v.count * v.size
+    if hasattr(type(v), "model_fields"):
+        skip = ("children", "turns", "count", "position", "after", "at", "stagger", "seconds", "join",
+                "boundary", "distinct")
+        return sum(_spec_tokens(getattr(v, f)) for f in type(v).model_fields if f not in skip)
+    if isinstance(v, list):
+        return sum(_spec_tokens(x) for x in v)
+    return 0
