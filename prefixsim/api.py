@@ -50,7 +50,8 @@ def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
     except UserError as e:
         raise _locate(e, run) from None
     return VariantResult(run.scenario.name, run.variant, outcomes, assumptions,
-                         run.scenario.sweep.param if run.scenario.sweep else None, run.sweep_value)
+                         run.scenario.sweep.param if run.scenario.sweep else None, run.sweep_value,
+                         rates={m: prices.rates(m, sim.provider) for m in models})
 
 
 def _price_line(prices: PriceBook, model: str, provider: str) -> str:

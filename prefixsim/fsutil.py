@@ -13,6 +13,7 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())   # mkstemp makes 0600; a report is as readable as any new file
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
@@ -24,6 +25,12 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def slug(name: str) -> str:

@@ -68,6 +68,7 @@ class VariantResult:
     assumptions: dict[str, str] = field(default_factory=dict)
     sweep_param: str | None = None
     sweep_value: Any = None
+    rates: dict[str, Any] = field(default_factory=dict)   # model -> pricing.Rates used for its rows
 
     def rows(self) -> list[dict[str, Any]]:
         return [request_row(o) for o in self.outcomes]

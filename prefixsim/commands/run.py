@@ -57,6 +57,13 @@ def write_reports(res, out_dir: Path) -> Path:
     write_atomic(d / "summary.csv", csv_text(res.comparison(), ["variant", *SUMMARY_COLUMNS, "vs_cheapest"]))
     write_atomic(d / "summary.md", scenario_text(res, markdown=True) + "\n")
     write_atomic(d / "results.json", json_text(res.to_json()))
+    from ..report.build import sweep_chart  # a scenario with `sweep:` + `chart:` gets its curve drawn
+
+    chart = sweep_chart(res)
+    if chart is not None:
+        from ..report.charts import line_figure, save
+
+        save(line_figure(chart), d / "chart")
     return d
 
 

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from ..results import REQUEST_COLUMNS, SUMMARY_COLUMNS, ScenarioResult
 
-_SHORT = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m", "cache_write_1h_tokens": "write 1h",
+HEADERS = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m", "cache_write_1h_tokens": "write 1h",
           "input_tokens": "uncached", "output_tokens": "output", "hit_rate": "hit", "cost_usd": "cost $",
           "cache_creation_input_tokens": "write", "cost_no_cache_usd": "no-cache $",
           "savings_vs_no_cache": "saved", "vs_cheapest": "x cheapest", "requests": "reqs"}
@@ -34,7 +34,7 @@ def fmt(key: str, v: Any) -> str:
 
 
 def grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool = False, max_cause: int = 72) -> str:
-    head = [_SHORT.get(c, c) for c in cols]
+    head = [HEADERS.get(c, c) for c in cols]
     body = []
     for r in rows:
         cells = [fmt(c, r.get(c)) for c in cols]

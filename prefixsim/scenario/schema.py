@@ -278,9 +278,12 @@ class SweepSpec(Strict):
 
 
 class ChartSpec(Strict):
+    """Draw `y` against the swept parameter, one line per variant (needs `sweep:`)."""
+
     x: str
     y: Literal["cost_usd", "hit_rate", "cache_read_input_tokens", "cache_creation_input_tokens"] = "cost_usd"
     title: str | None = None
+    xlabel: str | None = Field(None, description="Axis label with its unit, e.g. 'stagger (seconds)'.")
 
 
 class Scenario(Settings):

@@ -1,0 +1,82 @@
+"""What every break-even analysis shares: the rates it prices with (and their source), and requests
+built from fixed token sizes so the simulation and the closed form see exactly the same prompt."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Mapping
+
+from ..model import Block, Call, Layer, Request
+from ..pricing import MTOK, PriceBook, Rates
+from ..runner import Simulator
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """Per-token prices of one model (USD), from its per-MTok rates below any long-context tier."""
+
+    model: str
+    input: Decimal
+    output: Decimal
+    read: Decimal
+    write_5m: Decimal
+    write_1h: Decimal
+    source: str
+
+    def write(self, ttl: str) -> Decimal:
+        return self.write_1h if ttl == "1h" else self.write_5m
+
+
+def prices_for(model: str, sheet: Mapping[str, Mapping[str, object]] | None = None,
+               when: dt.date | None = None, provider: str = "anthropic",
+               sheet_source: str = "price sheet") -> tuple[Prices, PriceBook]:
+    book = PriceBook(sheet, sheet_source=sheet_source, when=when)
+    r: Rates = book.rates(model, provider)
+    per = r.per_mtok()
+    return Prices(model, per["input"] / MTOK, per["output"] / MTOK, per["cache_read"] / MTOK,
+                  per["cache_write_5m"] / MTOK, per["cache_write_1h"] / MTOK, r.source), book
+
+
+class Builder:
+    """Fixed-size blocks with unique bytes: `blk("sys", 4000)` is always the same block."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple, Block] = {}
+
+    def blk(self, name: str, tokens: int, layer: Layer = Layer.MESSAGES) -> Block:
+        key = (name, tokens, layer)
+        b = self._cache.get(key)
+        if b is None:
+            b = self._cache[key] = Block(layer, f"{name}:{tokens}".encode(), name, tokens=tokens)
+        return b
+
+
+def request(model: str, blocks: list[Block], marks: list[int], ttl: str = "5m") -> Request:
+    """A request with breakpoints on the given block indices (negative counts from the end)."""
+    bl = list(blocks)
+    for i in marks:
+        bl[i] = bl[i].with_breakpoint(ttl)
+    return Request(model=model, blocks=tuple(bl))
+
+
+def simulate_cost(calls: list[Call], book: PriceBook, ttft: float = 1.0, streams=None) -> Decimal:
+    """Input cost (USD) of the calls under Anthropic's rules, priced as `prefixsim run` prices them;
+    `streams` (a predicate on the stream name) picks which calls count."""
+    sim = Simulator("anthropic", tokenizer="approx", ttft=ttft, prices=book)
+    total = Decimal(0)
+    for o in sim.run(calls):
+        if streams is None or streams(o.call.stream):
+            total += o.cost_usd - o.usage.output_tokens * book.rates(o.call.request.model, "anthropic").output.base / MTOK
+    return total
+
+
+def crossing(xs: list[float], a: list[float], b: list[float]) -> float | None:
+    """First x where curve a - b changes sign, linearly interpolated (None: they never cross)."""
+    for i in range(1, len(xs)):
+        d0, d1 = a[i - 1] - b[i - 1], a[i] - b[i]
+        if d0 == 0:
+            return xs[i - 1]
+        if (d0 < 0) != (d1 < 0) or d1 == 0:
+            return xs[i - 1] + (xs[i] - xs[i - 1]) * d0 / (d0 - d1)
+    return None

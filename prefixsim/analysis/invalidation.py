@@ -1,0 +1,62 @@
+"""What one mid-session change costs, as a function of how late in the session it comes.
+
+A session with static prefix S = tools + system and g tokens a turn, breakpoints on the system
+prompt and the last message (Claude Code's placement). Before turn m the prompt is L = S + (m−1)·g;
+turn m normally reads L and writes g. A change rewrites what it invalidates (A-PC §1.5):
+
+    tools or system change, model/effort switch:   extra(m) = (w − r)·L
+    tool_choice / thinking / images (messages):     extra(m) = (w − r)·(L − S)
+
+so its cost grows linearly with the turn it lands on: change what you must early.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ..model import Call, Layer, Request
+from .common import Builder, Prices, request, simulate_cost
+
+KINDS = ("tools", "system", "messages", "model")
+
+
+@dataclass(frozen=True)
+class InvalidationParams:
+    tools: int = 14_000
+    system: int = 4_000
+    growth: int = 1_500
+    turns: int = 100
+    ttl: str = "5m"
+
+
+def closed_form(p: Prices, f: InvalidationParams, kind: str, turn: int) -> Decimal:
+    history = (turn - 1) * f.growth
+    lost = f.tools + f.system + history if kind in ("tools", "system", "model") else history
+    return (p.write(f.ttl) - p.read) * lost
+
+
+def _session(p: Prices, f: InvalidationParams, kind: str | None, turn: int) -> list[Call]:
+    b = Builder()
+    tools, system = b.blk("tools", f.tools, Layer.TOOLS), b.blk("system", f.system, Layer.SYSTEM)
+    calls, history = [], []
+    for t in range(1, turn + 1):
+        changed = kind is not None and t == turn
+        tl = b.blk("tools-v2", f.tools, Layer.TOOLS) if changed and kind == "tools" else tools
+        sy = b.blk("system-v2", f.system, Layer.SYSTEM) if changed and kind == "system" else system
+        history = history + [b.blk(f"turn-{t}", f.growth)]
+        req = request(p.model, [tl, sy, *history], [1, -1], f.ttl)
+        if changed and kind == "messages":
+            req = Request(req.model, req.blocks, (b"", b"", b'{"tool_choice":{"type":"any"}}'))
+        if changed and kind == "model":
+            req = Request(req.model, req.blocks, req.layer_params, workspace="switched")  # another cache
+        calls.append(Call(t * 10.0, req))
+    return calls
+
+
+def simulate(p: Prices, book, f: InvalidationParams, kind: str, turn: int) -> Decimal:
+    """Cost of the session with the change at `turn` minus the same session without it."""
+    return simulate_cost(_session(p, f, kind, turn), book) - simulate_cost(_session(p, f, None, turn), book)
+
+
+def curve(p: Prices, f: InvalidationParams, turns: list[int]) -> list[dict]:
+    return [{"turn": m, **{f"{k}_usd": float(closed_form(p, f, k, m)) for k in KINDS}} for m in turns]

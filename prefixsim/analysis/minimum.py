@@ -1,0 +1,61 @@
+"""Minimum cacheable length: a prefix below the model's minimum is never cached, silently (A-PC).
+Padding it up to the minimum M makes it cacheable. Re-sent n times within the TTL:
+
+    below the minimum:  n·p·P            padded:  w·M + (n − 1)·r·M
+    padding pays off once n ≥ n* = ⌈(w − r)·M / (p·P − r·M)⌉   (never if p·P ≤ r·M)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ..model import Call, Layer
+from ..providers.tables import anthropic_min_tokens
+from .common import Builder, Prices, request, simulate_cost
+
+
+@dataclass(frozen=True)
+class MinimumParams:
+    prefix: int = 800
+    requests: int = 10
+    ttl: str = "5m"
+
+
+def minimum(model: str) -> int:
+    return int(anthropic_min_tokens(model).value)
+
+
+def closed_form(p: Prices, f: MinimumParams) -> tuple[Decimal, Decimal]:
+    """(cost as sent, cost padded to the minimum) for n requests."""
+    m = max(minimum(p.model), f.prefix)
+    n = f.requests
+    as_sent = n * p.input * f.prefix if f.prefix < minimum(p.model) else p.write(f.ttl) * f.prefix + (n - 1) * p.read * f.prefix
+    return as_sent, p.write(f.ttl) * m + (n - 1) * p.read * m
+
+
+def simulate(p: Prices, book, f: MinimumParams) -> tuple[Decimal, Decimal]:
+    b = Builder()
+    costs = []
+    for size in (f.prefix, max(minimum(p.model), f.prefix)):
+        blk = b.blk(f"prefix-{size}", size, Layer.SYSTEM)
+        costs.append(simulate_cost([Call(i * 10.0, request(p.model, [blk], [-1], f.ttl)) for i in range(f.requests)],
+                                   book, ttft=1.0))
+    return costs[0], costs[1]
+
+
+def requests_to_pay_off(p: Prices, prefix: int, ttl: str = "5m") -> int | None:
+    m = minimum(p.model)
+    gain = p.input * prefix - p.read * m
+    if prefix >= m or gain <= 0:
+        return None
+    return max(1, math.ceil((p.write(ttl) - p.read) * m / gain))
+
+
+def curve(p: Prices, f: MinimumParams, prefixes: list[int]) -> list[dict]:
+    rows = []
+    for size in prefixes:
+        sent, padded = closed_form(p, MinimumParams(size, f.requests, f.ttl))
+        rows.append({"prefix_tokens": size, "as_sent_usd": float(sent), "padded_usd": float(padded),
+                     "saving_usd": float(sent - padded)})
+    return rows

@@ -1,0 +1,182 @@
+"""`prefixsim breakeven` (crossing points, CSV + PNG + SVG) and `prefixsim report` (the design-review page)."""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from pathlib import Path
+
+import click
+
+from ..errors import UserError
+
+STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
+
+
+def _params_class(study: str):
+    from ..analysis import fork_vs_subagent, invalidation, minimum, stagger, ttl
+
+    return {"fork-vs-subagent": fork_vs_subagent.ForkParams, "ttl": ttl.TTLParams,
+            "stagger": stagger.StaggerParams, "invalidation": invalidation.InvalidationParams,
+            "minimum": minimum.MinimumParams}[study]
+
+
+def _parse_params(study: str, pairs: tuple[str, ...]):
+    cls = _params_class(study)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    values = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in fields:
+            raise UserError(f"--param {pair!r}: {study} takes KEY=VALUE with KEY one of {', '.join(fields)}")
+        default = fields[key].default
+        try:
+            values[key] = type(default)(raw) if not isinstance(default, str) else raw
+        except ValueError:
+            raise UserError(f"--param {key}: {raw!r} is not a {type(default).__name__}") from None
+        if isinstance(values[key], (int, float)) and values[key] < 0:
+            raise UserError(f"--param {key}: must not be negative")
+    if values.get("ttl", "5m") not in ("5m", "1h"):
+        raise UserError("--param ttl: 5m or 1h")
+    return cls(**values)
+
+
+def _load_sheet(path: str | None) -> dict | None:
+    if path is None:
+        return None
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"cannot read price sheet: {e.strerror}", path) from None
+    if p.suffix == ".json":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise UserError(f"not JSON: {e.msg}", path, e.lineno, e.colno) from None
+    else:
+        from ruamel.yaml import YAML
+        from ruamel.yaml.error import YAMLError
+        try:
+            doc = YAML(typ="safe", pure=True).load(text)
+        except YAMLError as e:
+            raise UserError(f"not YAML: {str(e).splitlines()[0]}", path) from None
+    if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+        raise UserError("a price sheet maps model -> {input, output, cache_read, cache_write_5m, cache_write_1h}", path)
+    return doc
+
+
+def _gaps(spec: str | None, from_paths: tuple[str, ...]) -> list[float] | None:
+    gaps: list[float] = []
+    if spec:
+        try:
+            gaps += [float(x) for x in spec.split(",") if x.strip()]
+        except ValueError:
+            raise UserError(f"--gaps {spec!r}: a comma-separated list of seconds") from None
+    if from_paths:
+        from ..sources import load_many
+
+        by_stream: dict[str, list[float]] = {}
+        for rec in load_many(list(from_paths)):
+            by_stream.setdefault(rec.call.stream, []).append(rec.call.t)
+        for times in by_stream.values():
+            times.sort()
+            gaps += [b - a for a, b in zip(times, times[1:])]
+    return gaps or None
+
+
+def _date(value: str | None) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise UserError(f"--price-date {value!r} is not YYYY-MM-DD") from None
+
+
+@click.command()
+@click.argument("study", type=click.Choice(STUDY_NAMES))
+@click.option("--model", default="claude-sonnet-4-5", show_default=True, help="Model whose prices apply.")
+@click.option("--prices", "sheet", type=click.Path(dir_okay=False), help="Price sheet (YAML/JSON, USD per MTok).")
+@click.option("--price-date", help="genai-prices rates in force on this date (YYYY-MM-DD; default today).")
+@click.option("-p", "--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="Study parameter, e.g. -p children=5 -p turns=3 (see the list below).")
+@click.option("--gaps", help="ttl: observed gaps between requests, seconds, comma-separated.")
+@click.option("--gaps-from", multiple=True, type=click.Path(exists=True),
+              help="ttl: take the gaps from real traffic (transcripts or API logs).")
+@click.option("--out", default="reports/breakeven", show_default=True, type=click.Path(file_okay=False),
+              help="Folder for <study>.csv, .png and .svg.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt):
+    """Crossing points of a design choice, with the curve behind them (CSV + PNG + SVG).
+
+    \b
+    Studies and their parameters (-p KEY=VALUE):
+      fork-vs-subagent  children turns parent_static sub_static task directive call growth ttl
+      ttl               prefix                  (plus --gaps / --gaps-from)
+      stagger           children shared task ttft ttl
+      invalidation      tools system growth turns ttl
+      minimum           prefix requests ttl
+    Each is computed in closed form and checked against a simulation through the provider rules.
+
+    \b
+    Examples:
+      prefixsim breakeven fork-vs-subagent -p children=5 -p turns=3
+      prefixsim breakeven ttl --gaps-from ~/.claude/projects/my-project/
+    """
+    from ..analysis import studies
+    from ..analysis.common import prices_for
+    from ..analysis.verify import verify
+    from ..fsutil import write_atomic
+    from ..report.charts import line_figure, save
+    from ..report.tables import csv_text, grid, json_text
+
+    from ..providers.tables import anthropic_min_tokens
+
+    f = _parse_params(study, params)
+    try:
+        anthropic_min_tokens(model)
+    except UserError as e:
+        raise UserError(f"{e.message}; the studies model Anthropic's rules, so name a Claude model and "
+                        "override its prices with --prices if yours differ") from None
+    p, book = prices_for(model, _load_sheet(sheet), _date(price_date), sheet_source=f"price sheet {sheet}")
+    kwargs = {"gaps": _gaps(gaps, gaps_from)} if study == "ttl" else {}
+    s = studies.STUDIES[study](p, f, **kwargs)
+    check = verify(study, p, book, f)
+    base = Path(out) / study
+    cols = list(dict.fromkeys(k for row in s.curve for k in row))
+    write_atomic(base.with_suffix(".csv"), csv_text(s.curve, cols))
+    paths = save(line_figure(s.chart), base)
+    if fmt == "json":
+        click.echo(json_text({"study": study, "model": model, "prices": p.source, "params": s.params,
+                              "reading": s.reading, "crossings": s.table, "check": check, "curve": s.curve}), nl=False)
+        return
+    click.echo(f"{s.title} — {model}")
+    click.echo(f"prices: {p.source}")
+    tcols = list(dict.fromkeys(k for row in s.table for k in row))
+    click.echo(grid(s.table, tcols))
+    click.echo("")
+    click.echo(s.reading)
+    click.echo(f"closed form vs simulation: {check['points']} points, largest difference ${check['max_abs_diff_usd']:.9f}")
+    click.echo(f"wrote {base.with_suffix('.csv')}, {paths[0]}, {paths[1]}", err=True)
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("-o", "--output", default="reports/report.html", show_default=True, type=click.Path(dir_okay=False),
+              help="The HTML page; report.md and its PNGs are written beside it.")
+@click.option("--model", help="Model for the break-even studies (default: the first scenario's).")
+@click.option("--title", default="Prompt-cache design review", show_default=True)
+@click.option("--price-date", help="genai-prices rates in force on this date (YYYY-MM-DD; default today).")
+def report(paths, output, model, title, price_date):
+    """One self-contained HTML page for a design review (and report.md with PNGs beside it).
+
+    \b
+    Example:
+      prefixsim report scenarios/ -o reports/report.html
+    """
+    from ..report.build import build_report
+
+    out = build_report(list(paths), Path(output), model=model, title=title, when=_date(price_date))
+    click.echo(f"wrote {out[0]} and {out[1]}", err=True)

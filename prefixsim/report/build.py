@@ -1,0 +1,129 @@
+"""Assembles the design-review report: each scenario's comparison and chart, then the break-even
+studies for the scenarios' model, each with its plain-language reading."""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from ..fsutil import slug, write_atomic
+from ..results import ScenarioResult
+from .charts import LineChart, Series, line_figure, render_both, stacked_bars
+from .html import Figure, Section, markdown, page
+
+COMPARISON = ("variant", "requests", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
+              "output_tokens", "hit_rate", "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache", "vs_cheapest")
+
+
+def cost_parts(res: ScenarioResult) -> tuple[list[str], dict[str, list[float]]]:
+    """Cost of each variant split by token class (USD), for the stacked bar chart."""
+    names, parts = [], {"cache reads": [], "cache writes": [], "uncached input": [], "output": []}
+    for v in res.variants:
+        names.append(v.variant)
+        acc = dict.fromkeys(parts, 0.0)
+        for o in v.outcomes:
+            r = v.rates[o.call.request.model]
+            u = o.usage
+            p = u.prompt_tokens
+            acc["cache reads"] += float(u.cache_read * r.cache_read.at(p)) / 1e6
+            acc["cache writes"] += float(u.cache_write_5m * r.cache_write_5m.at(p) + u.cache_write_1h * r.cache_write_1h.at(p)) / 1e6
+            acc["uncached input"] += float(u.input_tokens * r.input.at(p)) / 1e6
+            acc["output"] += float(u.output_tokens * r.output.at(p)) / 1e6
+        for k in parts:
+            parts[k].append(acc[k])
+    return names, parts
+
+
+def scenario_figures(res: ScenarioResult) -> list[Figure]:
+    names, parts = cost_parts(res)
+    figs = [Figure(f"{res.name}: cost by token class", render_both(stacked_bars(
+        f"{res.name}: cost per design", names, parts, "total cost (USD)"))[0], f"{slug(res.name)}-cost")]
+    chart = sweep_chart(res)
+    if chart is not None:
+        figs.append(Figure(chart.title, render_both(line_figure(chart))[0], f"{slug(res.name)}-sweep"))
+    return figs
+
+
+def sweep_chart(res: ScenarioResult) -> LineChart | None:
+    """A scenario with `sweep:` and `chart:` draws its metric against the swept value, one line per variant."""
+    if res.chart is None or not res.variants or res.variants[0].sweep_param is None:
+        return None
+    y = res.chart.y
+    lines: dict[str, tuple[list, list]] = {}
+    for v, s in zip(res.variants, res.comparison()):
+        base = v.variant.split(" [")[0]
+        xs, ys = lines.setdefault(base, ([], []))
+        xs.append(float(v.sweep_value))
+        ys.append(float(s[y]))
+    labels = {"cost_usd": "total cost (USD)", "hit_rate": "token hit rate (cache read ÷ prompt)",
+              "cache_read_input_tokens": "cache read (tokens)", "cache_creation_input_tokens": "cache writes (tokens)"}
+    return LineChart(res.chart.title or f"{res.name}: {y} vs {res.chart.x}", res.chart.xlabel or res.chart.x, labels[y],
+                     [Series(k, xs, ys) for k, (xs, ys) in lines.items()])
+
+
+def build_report(paths: list[str], output: Path, model: str | None = None, title: str = "Prompt-cache design review",
+                 when: dt.date | None = None) -> tuple[Path, Path]:
+    from ..analysis import studies
+    from ..analysis.common import prices_for
+    from ..api import run_paths
+
+    when = when or dt.datetime.now(dt.UTC).date()
+    results = run_paths(paths, when)
+    sections: list[Section] = []
+    assumptions: list[tuple[str, str]] = []
+    for res in results:
+        for v in res.variants:
+            for k, val in v.assumptions.items():
+                if k.startswith("prices") and (k, val) not in assumptions:
+                    assumptions.append((k, val))
+        summary = res.comparison()
+        best = min(summary, key=lambda s: s["cost_usd"])
+        worst = max(summary, key=lambda s: s["cost_usd"])
+        reading = (f"Cheapest: “{best['variant']}” at ${best['cost_usd']:.4f} ({best['hit_rate']:.1%} of prompt tokens "
+                   f"read from cache)" + (f"; the costliest, “{worst['variant']}”, costs "
+                                          f"{worst['cost_usd'] / best['cost_usd']:.2f}x as much." if len(summary) > 1
+                                          and best['cost_usd'] else "."))
+        sections.append(Section(f"Scenario: {res.name}", res.description or "", reading,
+                                [("comparison of variants", summary, COMPARISON),
+                                 ("assumptions", scenario_assumptions(res), ("what", "value"))],
+                                scenario_figures(res), anchor=f"scenario-{slug(res.name)}"))
+    model = model or _first_model(results) or "claude-sonnet-4-5"
+    p, _ = prices_for(model, when=when)
+    assumptions.append(("break-even studies priced with", p.source))
+    for name, fn in studies.STUDIES.items():
+        s = fn(p)
+        cols = list(dict.fromkeys(k for row in s.table for k in row))
+        sections.append(Section(f"Break-even: {s.title}", "", s.reading, [("crossing points", s.table, cols)],
+                                [Figure(s.chart.title, render_both(line_figure(s.chart))[0], f"breakeven-{name}")],
+                                anchor=f"breakeven-{name}"))
+    html_text = page(title, sections, assumptions, when)
+    write_atomic(output, html_text)
+    img_dir = output.with_name(output.stem + "_files")
+    for s in sections:
+        for f in s.figures:
+            write_atomic(img_dir / f"{f.name}.png", f.png)
+    md_path = output.with_suffix(".md")
+    write_atomic(md_path, markdown(title, sections, assumptions, when, img_dir.name))
+    return output, md_path
+
+
+def scenario_assumptions(res: ScenarioResult) -> list[dict]:
+    """Each rule and setting once; where variants differ, each variant's value is named."""
+    values: dict[str, dict[str, list[str]]] = {}
+    for v in res.variants:
+        for k, val in v.assumptions.items():
+            values.setdefault(k, {}).setdefault(val, []).append(v.variant)
+    rows = []
+    for k, by_value in values.items():
+        if len(by_value) == 1:
+            rows.append({"what": k, "value": next(iter(by_value))})
+        else:
+            rows += [{"what": f"{k} ({', '.join(vs)})", "value": val} for val, vs in by_value.items()]
+    return rows
+
+
+def _first_model(results: list[ScenarioResult]) -> str | None:
+    for res in results:
+        for v in res.variants:
+            for o in v.outcomes:
+                return o.call.request.model
+    return None

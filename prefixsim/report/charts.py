@@ -1,0 +1,152 @@
+"""Charts for design reviews: one style everywhere (Okabe-Ito colour-blind-safe palette, titled,
+labelled axes with units, crossing points annotated), the Agg backend, byte-identical output."""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+# Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision deficiencies.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def _mpl():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({
+        "figure.figsize": (8.0, 4.8), "figure.dpi": 100, "savefig.dpi": 120, "font.size": 10,
+        "axes.titlesize": 12, "axes.titleweight": "bold", "axes.grid": True, "grid.alpha": 0.3,
+        "axes.spines.top": False, "axes.spines.right": False, "legend.frameon": False,
+        "svg.hashsalt": "prefixsim", "path.simplify": False,
+    })
+    return plt
+
+
+@dataclass
+class Series:
+    label: str
+    x: Sequence[float]
+    y: Sequence[float]
+    style: str = "-"
+    steps: bool = False   # a quantity that jumps (writers, TTL expiry) is drawn as steps, not slopes
+
+
+@dataclass
+class Mark:
+    """A point worth pointing at: a crossing, a TTL step."""
+
+    x: float
+    y: float
+    text: str
+
+
+@dataclass
+class LineChart:
+    title: str
+    xlabel: str
+    ylabel: str
+    series: list[Series]
+    marks: list[Mark] = field(default_factory=list)
+    vlines: list[tuple[float, str]] = field(default_factory=list)
+    hlines: list[tuple[float, str]] = field(default_factory=list)
+    logx: bool = False
+    note: str = ""
+
+
+def line_figure(c: LineChart):
+    plt = _mpl()
+    fig, ax = plt.subplots()
+    for i, s in enumerate(c.series):
+        ax.plot(s.x, s.y, s.style, color=PALETTE[i % len(PALETTE)], label=s.label, linewidth=2,
+                drawstyle="steps-post" if s.steps else "default",
+                marker=MARKERS[i % len(MARKERS)] if len(s.x) <= 12 else None, markersize=4)
+    if c.logx:
+        ax.set_xscale("log")
+    ymin, ymax = ax.get_ylim()
+    for x, text in c.vlines:
+        ax.axvline(x, color="#777777", linestyle=":", linewidth=1)
+        ax.text(x, ymax, f" {text}", rotation=90, va="top", ha="right", fontsize=8, color="#555555")
+    for y, text in c.hlines:
+        ax.axhline(y, color="#333333", linestyle=":", linewidth=1.2)
+        ax.text(ax.get_xlim()[0], y, f" {text}", va="bottom", ha="left", fontsize=8, color="#333333")
+    offsets = ((8, -16), (8, 10), (8, -30), (8, 24))   # alternate so neighbouring labels do not collide
+    for i, m in enumerate(c.marks):
+        ax.plot([m.x], [m.y], "o", color="#000000", markersize=6, zorder=5)
+        ax.annotate(m.text, (m.x, m.y), textcoords="offset points", xytext=offsets[i % len(offsets)], fontsize=8.5,
+                    bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": "#999999", "alpha": 0.9})
+    ax.set_title(c.title)
+    ax.set_xlabel(c.xlabel)
+    ax.set_ylabel(c.ylabel)
+    ax.legend(loc="best", fontsize=8.5)
+    if c.note:
+        fig.text(0.01, 0.01, c.note, fontsize=7.5, color="#555555", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.04 if c.note else 0, 1, 1))
+    return fig
+
+
+def stacked_bars(title: str, labels: list[str], parts: dict[str, list[float]], ylabel: str, note: str = ""):
+    """One bar per design, split into cost by token class."""
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(8.0, max(3.0, 0.5 * len(labels) + 1.6)))
+    left = [0.0] * len(labels)
+    ypos = list(range(len(labels)))[::-1]
+    for i, (name, vals) in enumerate(parts.items()):
+        ax.barh(ypos, vals, left=left, color=PALETTE[i % len(PALETTE)], label=name, height=0.6)
+        left = [a + b for a, b in zip(left, vals)]
+    for y, total in zip(ypos, left):
+        ax.text(total, y, f" ${total:,.4f}", va="center", fontsize=8)
+    ax.set_yticks(ypos)
+    ax.set_yticklabels([_wrap(l) for l in labels], fontsize=8)
+    ax.set_xlim(0, max(left + [1e-9]) * 1.22)
+    ax.set_title(title)
+    ax.set_xlabel(ylabel)
+    ax.grid(axis="y", visible=False)
+    # Below the axes, so it never covers a bar or its total.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(parts), fontsize=8)
+    if note:
+        fig.text(0.01, 0.01, note, fontsize=7.5, color="#555555", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.04 if note else 0, 1, 1))
+    return fig
+
+
+def _wrap(label: str, width: int = 38) -> str:
+    words, lines, cur = label.split(), [], ""
+    for w in words:
+        if len(cur) + len(w) + 1 > width and cur:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = f"{cur} {w}".strip()
+    lines.append(cur)
+    return "\n".join(lines[:3])
+
+
+def _bytes(fig, fmt: str) -> bytes:
+    """No timestamps or software stamps in the file, so equal charts are equal files."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, metadata={"Software": None} if fmt == "png" else {"Date": None, "Creator": None})
+    return buf.getvalue()
+
+
+def render_both(fig) -> tuple[bytes, bytes]:
+    """(PNG, SVG) bytes of a figure; the figure is closed."""
+    plt = _mpl()
+    png, svg = _bytes(fig, "png"), _bytes(fig, "svg")
+    plt.close(fig)
+    return png, svg
+
+
+def save(fig, base: Path) -> list[Path]:
+    """base.png and base.svg, each written atomically."""
+    from ..fsutil import write_atomic
+
+    png, svg = render_both(fig)
+    paths = [base.with_suffix(".png"), base.with_suffix(".svg")]
+    write_atomic(paths[0], png)
+    write_atomic(paths[1], svg)
+    return paths

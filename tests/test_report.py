@@ -1,0 +1,118 @@
+"""`breakeven` and `report`: files written, charts deterministic, user strings escaped, and the page
+renders in a real browser with every image loaded and no text overflowing (skips without chromium)."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args, cwd=None):
+    p = subprocess.run([sys.executable, "-c", "from prefixsim.cli import main; main()", *args],
+                       capture_output=True, text=True, cwd=cwd or ROOT)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.mark.parametrize("study", ["fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum"])
+def test_breakeven_writes_csv_png_svg(tmp_path, study):
+    rc, out, err = cli("breakeven", study, "--out", str(tmp_path), "--price-date", "2026-11-30")
+    assert rc == 0, err
+    assert "largest difference $0.000000000" in out
+    for ext in ("csv", "png", "svg"):
+        assert (tmp_path / f"{study}.{ext}").stat().st_size > 0
+
+
+def test_breakeven_json_and_params(tmp_path):
+    rc, out, err = cli("breakeven", "fork-vs-subagent", "-p", "children=5", "-p", "turns=3", "--format", "json",
+                       "--out", str(tmp_path), "--price-date", "2026-11-30")
+    doc = json.loads(out)
+    row = next(r for r in doc["crossings"] if r["children"] == 5)
+    assert row["crossing_history_tokens"] > 0 and doc["check"]["max_abs_diff_usd"] == 0.0
+    assert "claude-sonnet-4-5" in doc["prices"]
+
+
+def test_breakeven_bad_param(tmp_path):
+    rc, out, err = cli("breakeven", "ttl", "-p", "nonsense=3", "--out", str(tmp_path))
+    assert rc == 2 and "ttl takes KEY=VALUE with KEY one of prefix" in err
+
+
+def test_breakeven_with_a_price_sheet(tmp_path):
+    sheet = tmp_path / "prices.yaml"
+    sheet.write_text("claude-sonnet-4-5: {input: 10, output: 50}\n")
+    rc, out, err = cli("breakeven", "ttl", "--prices", str(sheet), "--out", str(tmp_path))
+    assert rc == 0, err
+    assert "prices: price sheet" in out and "largest difference $0.000000000" in out
+    rc, out, err = cli("breakeven", "ttl", "--model", "my-model", "--out", str(tmp_path))
+    assert rc == 2 and "name a Claude model" in err
+
+
+def test_charts_are_byte_identical(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        assert cli("breakeven", "stagger", "--out", str(d), "--price-date", "2026-11-30")[0] == 0
+    for ext in ("png", "svg", "csv"):
+        assert (a / f"stagger.{ext}").read_bytes() == (b / f"stagger.{ext}").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    d = tmp_path_factory.mktemp("report")
+    (d / "evil.yaml").write_text("name: '<script>alert(1)</script>'\ndescription: '<b>bold</b> & co'\n"
+                                 "provider: prefix\ntokenizer: approx\nbase: {system: 400}\n"
+                                 "timeline: [request: 2]\nvariants: [{name: '<img src=x onerror=alert(2)>'}]\n")
+    rc, out, err = cli("report", str(ROOT / "scenarios" / "seed-fork-economics.yaml"),
+                       str(ROOT / "scenarios" / "parallel-children-stagger.yaml"), str(d / "evil.yaml"),
+                       "-o", str(d / "out" / "report.html"), "--price-date", "2026-11-30")
+    assert rc == 0, err
+    return d / "out"
+
+
+def test_report_is_self_contained(page):
+    html = (page / "report.html").read_text()
+    assert "<script" not in html.replace("&lt;script", "")            # no scripts of ours or the user's
+    assert not re.search(r'src="(?!data:image/png;base64,)', html)     # every image is embedded
+    assert "http://" not in html and "https://" not in html.replace("https://www", "")
+    for heading in ("Assumptions", "Scenario: seed-fork-economics", "Break-even: Fork vs fresh sub-agent",
+                    "Break-even: TTL choice", "Break-even: Parallel children", "Break-even: Cache-invalidation"):
+        assert heading in html
+    assert "sub-agent is cheaper" in html or "fresh sub-agent" in html
+    md = (page / "report.md").read_text()
+    for img in re.findall(r"\]\((report_files/[^)]+\.png)\)", md):
+        assert (page / img).stat().st_size > 0
+
+
+def test_user_strings_are_escaped(page):
+    html = (page / "report.html").read_text()
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(2)&gt;" in html
+    assert "<b>bold</b>" not in html
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
+def test_page_renders_in_chromium(page, tmp_path):
+    probe = (page / "report.html").read_text().replace("</body>", """<script>
+    window.addEventListener('load', () => {
+      const imgs = [...document.images];
+      const broken = imgs.filter(i => !i.complete || i.naturalWidth === 0).length;
+      const over = [...document.querySelectorAll('main > *:not(.scroll), td, th, p, h1, h2, h3, figcaption')]
+        .filter(e => !e.closest('.scroll') && e.scrollWidth > e.clientWidth + 1).length;
+      const wide = document.documentElement.scrollWidth > window.innerWidth + 1;
+      document.body.setAttribute('data-probe', JSON.stringify({images: imgs.length, broken, over, wide}));
+    });</script></body>""")
+    f = tmp_path / "probe.html"
+    f.write_text(probe)
+    p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,900",
+                        "--virtual-time-budget=5000", "--dump-dom", f.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    m = re.search(r"data-probe=\"([^\"]+)\"", p.stdout)
+    assert m, p.stderr[-500:]
+    probe = json.loads(m.group(1).replace("&quot;", '"'))
+    assert probe["images"] >= 8 and probe["broken"] == 0
+    assert probe["over"] == 0 and not probe["wide"]
