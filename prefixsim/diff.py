@@ -98,6 +98,10 @@ def _body_from_file(path: Path) -> dict:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise UserError(f"not valid JSON: {e.msg}", str(path), e.lineno, e.colno) from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"not UTF-8 text (byte {e.start}); save the file as UTF-8", str(path)) from None
+    except OSError as e:
+        raise UserError(f"cannot read: {e.strerror}", str(path)) from None
     from .sources.anthropic_log import split_entry
 
     body = split_entry(doc)[0] if isinstance(doc, dict) else None
@@ -121,8 +125,11 @@ def load_pair(a: str, b: str | None, indices: tuple[int, int] | None) -> tuple[R
     if not indices:
         raise UserError("give two request files, or one log with --index I J")
     from . import sources
+    from .sources.problems import collecting
 
-    records = sources.load(a)
+    # --index counts requests: a skipped line would shift them onto other requests, so none is skipped.
+    with collecting(strict=True, why="--index counts requests, so no line may be skipped: fix or delete it"):
+        records = sources.load(a)
     for k in indices:
         if not 0 <= k < len(records):
             raise UserError(f"--index {k} is out of range: the log has {len(records)} requests", a)

@@ -4,6 +4,7 @@ import pytest
 
 from prefixsim.errors import UserError
 from prefixsim.sources import detect, load
+from prefixsim.sources.problems import collecting
 
 SYSTEM = "You are a careful assistant. " * 300
 
@@ -36,9 +37,12 @@ def test_anthropic_jsonl_with_usage_is_scaled_to_the_observed_size(tmp_path):
 def test_bare_bodies_and_errors(tmp_path):
     p = tmp_path / "bodies.jsonl"
     p.write_text(json.dumps(body(("user", "hi"))) + "\n" + json.dumps({"nope": 1}) + "\n")
-    with pytest.raises(UserError) as e:
+    with collecting(strict=True), pytest.raises(UserError) as e:
         load(p, "anthropic")
     assert e.value.line == 2
+    with collecting() as found:   # lenient (the default): the line is skipped and named
+        assert len(load(p, "anthropic")) == 1
+    assert [x.line for x in found.skipped] == [2]
 
 
 def test_vcr_cassette(tmp_path):

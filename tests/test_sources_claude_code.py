@@ -4,6 +4,7 @@ import pytest
 
 from prefixsim.errors import UserError
 from prefixsim.sources import claude_code, detect, load, load_many
+from prefixsim.sources.problems import collecting
 
 from cc_fixtures import Transcript, session
 
@@ -75,9 +76,12 @@ def test_detect_and_errors(tmp_path):
     assert detect(main) == "claude-code" and detect(tmp_path / "proj") == "claude-code"
     bad = tmp_path / "bad.jsonl"
     bad.write_text(main.read_text().splitlines()[0] + "\n{oops\n")
-    with pytest.raises(UserError) as e:
+    with collecting(strict=True), pytest.raises(UserError) as e:
         claude_code.load(bad, False)
     assert e.value.path == str(bad) and e.value.line == 2
+    with collecting() as found:   # lenient (the default): skipped, counted, named
+        claude_code.load(bad, False)
+    assert [(p.path, p.line) for p in found.skipped] == [(str(bad), 2)]
 
 
 def test_detects_engine_traces(tmp_path):

@@ -48,7 +48,9 @@ def _capacities(values: tuple[str, ...]) -> list[int | None] | None:
 @click.option("--eviction", type=click.Choice(["lru", "lfu", "fifo"]), default="lru", show_default=True,
               help="Engine traces: eviction policy.")
 @click.option("--block-size", type=int, help="Engine traces: tokens per block (default: the trace's).")
-def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity, eviction, block_size):
+@click.option("--strict", is_flag=True, help="A corrupt or unusable line is fatal (default: skip it, count it and "
+                                            "name it on stderr).")
+def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity, eviction, block_size, strict):
     """Replay real traffic and explain every cache miss.
 
     PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
@@ -66,15 +68,26 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     """
     from .. import sources
 
-    kind = source or sources.detect(paths[0])
+    try:
+        kind = source or sources.detect(paths[0])
+    except UserError:
+        kind = None   # not a trace; load_many names the failure, path by path
     if kind in sources.TRACE_FORMATS:
         click.echo(_trace(paths, kind, fmt, capacity, eviction, block_size), nl=False)
         return
     from ..replay import Variant, compare, replay as run_replay, to_json
 
-    records = sources.load_many(paths, source)
+    from ..sources.problems import collecting
+
+    failed: list[UserError] = []
+    with collecting(strict) as found:
+        records = sources.load_many(paths, source, errors=failed)
+    if not records and len(failed) == len(paths) == 1:
+        _warn(found, [])
+        raise failed[0]
+    _warn(found, failed)
     if not records:
-        raise UserError("no requests found", str(paths[0]))
+        raise UserError("no requests found", str(paths[0])) if not failed else _failure(failed, paths)
     base = run_replay(records, top=top)
     variant = Variant(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
     what_if = None
@@ -86,6 +99,33 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
         click.echo(_csv(base), nl=False)
     else:
         click.echo(_text(base, what_if, markdown=fmt == "markdown"), nl=False)
+    if failed:
+        raise _failure(failed, paths)
+
+
+#: Skipped lines named one by one on stderr before the rest are only counted.
+SHOWN_PROBLEMS = 20
+
+
+def _warn(found, failed: list[UserError]) -> None:
+    """Skipped lines and notes on stderr (stdout stays the report), then each path that failed."""
+    for p in found.notes:
+        click.echo(f"{p}", err=True)
+    for p in found.skipped[:SHOWN_PROBLEMS]:
+        click.echo(f"{p}", err=True)
+    n = len(found.skipped)
+    if n > SHOWN_PROBLEMS:
+        click.echo(f"... and {n - SHOWN_PROBLEMS:,} more skipped lines", err=True)
+    if n:
+        click.echo(f"prefixsim: skipped {n:,} unusable line{'s' if n > 1 else ''} (--strict makes them fatal)",
+                   err=True)
+    for e in failed:
+        click.echo(str(e), err=True)
+
+
+def _failure(failed: list[UserError], paths) -> UserError:
+    """The exit status names every path that failed; the others were replayed."""
+    return UserError(f"{len(failed)} of {len(paths)} paths failed: {', '.join(e.path or '?' for e in failed)}")
 
 
 def _trace(paths, kind, fmt, capacity, eviction, block_size) -> str:

@@ -50,19 +50,18 @@ def detect(path: str | Path) -> str:
         raise UserError("folder holds no .jsonl transcripts", str(p))
     if p.suffix in (".yaml", ".yml"):
         return "anthropic"
-    with p.open(encoding="utf-8") as fh:
-        for n, text in enumerate(fh, start=1):
+    with p.open("rb") as fh:
+        for n, raw in enumerate(fh, start=1):
             if n > _SNIFF_LINES:
                 break
-            if not text.strip():
-                continue
             try:
-                kind = _classify(json.loads(text))
-            except json.JSONDecodeError as e:
-                raise UserError(f"not valid JSON: {e.msg}", str(p), n, e.colno) from None
+                kind = _classify(json.loads(raw.decode("utf-8")))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                continue  # a corrupt line is reported (and skipped) when the file is read
             if kind:
                 return kind
-    raise UserError(f"cannot tell the format (known: {', '.join(FORMATS)}); use --source", str(p))
+    raise UserError(f"cannot tell the format from the first {_SNIFF_LINES} lines (known: {', '.join(FORMATS)}); "
+                    "use --source", str(p))
 
 
 def load(path: str | Path, source: str | None = None, with_subagents: bool | None = None) -> list[Record]:
@@ -79,17 +78,19 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
         raise UserError(f"{fmt} traces are replayed by the engine trace replay, not as API traffic", str(p))
     if fmt == "claude-code":
         return claude_code.load(p, p.is_dir() if with_subagents is None else with_subagents)
-    count = get_tokenizer("cl100k_base").count_text
+    sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
     if fmt == "openai":
-        return openai_log.load_jsonl(p, count)
+        return openai_log.load_jsonl(p, sizer)
     if p.suffix in (".yaml", ".yml"):
-        return anthropic_log.load_cassette(p, count)
-    return anthropic_log.load_jsonl(p, count)
+        return anthropic_log.load_cassette(p, sizer)
+    return anthropic_log.load_jsonl(p, sizer)
 
 
-def load_many(paths: Sequence[str | Path], source: str | None = None) -> list[Record]:
+def load_many(paths: Sequence[str | Path], source: str | None = None,
+              errors: list[UserError] | None = None) -> list[Record]:
     """Several paths in one replay. A transcript given together with its session folder includes
-    the sub-agents; request ids already seen are skipped."""
+    the sub-agents; request ids already seen are skipped. With an `errors` list, a path that fails
+    is recorded there and the others are still read; without one, the first failure raises."""
     given = [Path(x) for x in paths]
     folders = {x.resolve() for x in given if x.is_dir()}
     out: list[Record] = []
@@ -98,7 +99,14 @@ def load_many(paths: Sequence[str | Path], source: str | None = None) -> list[Re
         if p.is_dir() and p.parent.joinpath(p.name + ".jsonl") in given:
             continue
         sub = p.is_file() and p.with_suffix("").resolve() in folders
-        for r in load(p, source, with_subagents=True if sub else None):
+        try:
+            loaded = load(p, source, with_subagents=True if sub else None)
+        except UserError as e:
+            if errors is None:
+                raise
+            errors.append(e.located(str(p)))
+            continue
+        for r in loaded:
             if r.request_id not in seen:
                 seen.add(r.request_id)
                 out.append(r)

@@ -8,12 +8,13 @@ keeps predicted and observed numbers on one scale (Claude's tokenizer is not pub
 from __future__ import annotations
 
 import datetime as dt
-import json
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from . import problems
 from .jsonl import iter_jsonl
 from ..model import Block, Call, Request, Usage
 from ..render import render_anthropic
@@ -47,18 +48,48 @@ def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
 
 
 def observed_usage(u: dict | None) -> Usage | None:
+    """The response's usage as token classes; None without one (UserError: fields that are not counts)."""
     if not isinstance(u, dict) or "input_tokens" not in u:
         return None
-    created = int(u.get("cache_creation_input_tokens") or 0)
-    detail = u.get("cache_creation") or {}
-    w1h = int(detail.get("ephemeral_1h_input_tokens") or 0)
-    return Usage(input_tokens=int(u.get("input_tokens") or 0), cache_write_5m=created - w1h, cache_write_1h=w1h,
-                 cache_read=int(u.get("cache_read_input_tokens") or 0), output_tokens=int(u.get("output_tokens") or 0))
+    try:
+        created = int(u.get("cache_creation_input_tokens") or 0)
+        detail = u.get("cache_creation") or {}
+        w1h = int(detail.get("ephemeral_1h_input_tokens") or 0) if isinstance(detail, dict) else 0
+        out = Usage(input_tokens=int(u.get("input_tokens") or 0), cache_write_5m=created - w1h, cache_write_1h=w1h,
+                    cache_read=int(u.get("cache_read_input_tokens") or 0),
+                    output_tokens=int(u.get("output_tokens") or 0))
+    except (TypeError, ValueError):
+        raise UserError("usage fields must be whole numbers") from None
+    return checked_usage(out)
 
 
-def sized(request: Request, count, total: int | None) -> Request:
+def checked_usage(u: Usage) -> Usage:
+    """Observed usage is compared and priced: a negative count would silently corrupt both."""
+    if min(u.input_tokens, u.cache_write_5m, u.cache_write_1h, u.cache_read, u.output_tokens) < 0:
+        raise UserError("usage has a negative token count")
+    return u
+
+
+class Sizer:
+    """Counts each distinct block content once and hands back one shared bytes object for equal
+    contents: a conversation log repeats its whole history in every request, so memory and
+    tokenizing follow the distinct content, not the size of the file."""
+
+    def __init__(self, count_text) -> None:
+        self.count_text = count_text
+        self._seen: dict[bytes, tuple[bytes, int]] = {}
+
+    def __call__(self, data: bytes) -> tuple[bytes, int]:
+        hit = self._seen.get(data)
+        if hit is None:
+            hit = self._seen[data] = (data, self.count_text(data.decode("utf-8", errors="replace")))
+        return hit
+
+
+def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
     """Fix every block's size: counted, then scaled (cumulatively, so no rounding drift) to `total`."""
-    counts = [count(b.data.decode("utf-8", errors="replace")) for b in request.blocks]
+    shared = [sizer(b.data) for b in request.blocks]
+    counts = [n for _, n in shared]
     counted = sum(counts)
     if total is None or counted == 0:
         sizes = counts
@@ -69,18 +100,17 @@ def sized(request: Request, count, total: int | None) -> Request:
             here = round(total * cum / counted)
             sizes.append(here - prev)
             prev = here
-    blocks = tuple(Block(b.layer, b.data, b.path, b.breakpoint, tokens=n) for b, n in zip(request.blocks, sizes))
+    blocks = tuple(Block(b.layer, data, b.path, b.breakpoint, tokens=n)
+                   for b, (data, _), n in zip(request.blocks, shared, sizes))
     return replace(request, blocks=blocks)
 
 
 def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path: str, line: int,
-            count, rid: str | None = None) -> Record:
-    try:
-        request = render_anthropic(body)
-    except UserError as e:
-        raise e.located(path, line) from None
+            sizer: Sizer, rid: str | None = None) -> Record:
+    """One request (UserError: the body, its usage or its timestamp cannot be used)."""
+    request = render_anthropic(body)
     obs = observed_usage(usage)
-    request = sized(request, count, obs.prompt_tokens if obs else None)
+    request = sized(request, sizer, obs.prompt_tokens if obs else None)
     t = _seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING
     call = Call(t=t, request=request, stream=str(body.get("metadata", {}).get("user_id") or "main")
                 if isinstance(body.get("metadata"), dict) else "main",
@@ -90,28 +120,76 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
 
 
 def _seconds(stamp: Any, path: str, line: int) -> float:
-    if isinstance(stamp, (int, float)):
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and math.isfinite(stamp):
         return float(stamp) / (1000.0 if stamp > 1e11 else 1.0)
     try:
-        return dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        raise UserError(f"unreadable timestamp {stamp!r}", path, line) from None
+        t = dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+        # A stamp without a zone is UTC (logs are written by servers), never the machine's local time.
+        return (t if t.tzinfo else t.replace(tzinfo=dt.UTC)).timestamp()
+    except (ValueError, OverflowError):
+        raise UserError(f"unreadable timestamp {stamp!r} (ISO 8601 or epoch seconds / ms)", path, line) from None
 
 
-def load_jsonl(path: Path, count) -> list[Record]:
-    """A JSONL log: one request per line (a body, or {request, response|usage, timestamp})."""
+class LineChecks:
+    """Per-log bookkeeping that turns a line into a skip or a note: duplicate request ids (the first
+    is kept) and timestamps that go backwards (requests are replayed in time order anyway)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+        self.ids: dict[str, int] = {}
+        self.last_t: float | None = None
+        self.backwards = 0
+        self.first_backwards: int | None = None
+
+    def duplicate(self, rid: str | None, line: int) -> bool:
+        if rid is None:
+            return False
+        first = self.ids.setdefault(rid, line)
+        if first != line:
+            problems.skip(self.path, line, f"duplicate request id {rid!r} (first at line {first})")
+            return True
+        return False
+
+    def time(self, t: float, line: int) -> None:
+        if self.last_t is not None and t < self.last_t:
+            self.backwards += 1
+            self.first_backwards = self.first_backwards or line
+        self.last_t = t if self.last_t is None else max(self.last_t, t)
+
+    def finish(self) -> None:
+        if self.backwards:
+            problems.note(self.path, self.first_backwards,
+                          f"{self.backwards} request{'s' if self.backwards > 1 else ''} logged out of time order "
+                          "(replayed in time order)")
+
+
+def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
+    """A JSONL log: one request per line (a body, or {request, response|usage, timestamp}). A line that
+    is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
     out = []
+    checks = LineChecks(path)
     for n, obj in iter_jsonl(path):
         body, usage, stamp = split_entry(obj)
         if body is None:
-            raise UserError("line is not an Anthropic Messages request (needs 'model' and 'messages')",
-                            str(path), n)
-        rid = obj.get("id") or obj.get("request_id") if isinstance(obj, dict) else None
-        out.append(_record(body, usage, stamp, len(out), str(path), n, count, rid))
+            kind = f" (type {obj.get('type')!r})" if isinstance(obj, dict) and obj.get("type") else ""
+            problems.skip(str(path), n, f"not an Anthropic Messages request{kind}; needs 'model' and 'messages'")
+            continue
+        rid = obj.get("id") or obj.get("request_id")
+        rid = str(rid) if rid is not None else None
+        if checks.duplicate(rid, n):
+            continue
+        try:
+            rec = _record(body, usage, stamp, len(out), str(path), n, sizer, rid)
+        except UserError as e:
+            problems.skip(str(path), n, e.message)
+            continue
+        checks.time(rec.call.t, n)
+        out.append(rec)
+    checks.finish()
     return out
 
 
-def load_cassette(path: Path, count) -> list[Record]:
+def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     """A VCR cassette: the Messages calls among its interactions (count_tokens calls are skipped)."""
     from ruamel.yaml import YAML
 
@@ -122,8 +200,13 @@ def load_cassette(path: Path, count) -> list[Record]:
         mark = getattr(e, "problem_mark", None)
         raise UserError(f"not valid YAML: {getattr(e, 'problem', e)}", str(path),
                         mark.line + 1 if mark else None) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("interactions", []), list):
+        raise UserError("a cassette is a mapping with a list of `interactions:`", str(path), 1)
     out = []
-    for i, inter in enumerate((doc or {}).get("interactions") or []):
+    for i, inter in enumerate(doc.get("interactions") or []):
+        if not isinstance(inter, dict):
+            problems.skip(str(path), None, f"interaction {i} is not a mapping")
+            continue
         req = inter.get("request") or {}
         uri = str(req.get("uri", ""))
         body = req.get("parsed_body")
@@ -131,5 +214,8 @@ def load_cassette(path: Path, count) -> list[Record]:
             continue
         resp = (inter.get("response") or {}).get("parsed_body") or {}
         usage = resp.get("usage") if isinstance(resp, dict) else None
-        out.append(_record(body, usage, None, len(out), str(path), 0, count, f"{path.stem}#{i}"))
+        try:
+            out.append(_record(body, usage, None, len(out), str(path), 0, sizer, f"{path.stem}#{i}"))
+        except UserError as e:
+            problems.skip(str(path), None, f"interaction {i}: {e.message}")
     return out

@@ -32,12 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import UserError
+from . import problems
 from .jsonl import iter_jsonl
 from ..model import Block, Call, Layer, Request, Usage
 from .record import Record
 
 INJECTED_PREFIXES = ("<task-notification>",)
+#: Record types Claude Code writes that carry no API call; any other type is named in a note, since
+#: new versions add types (forward compatible, never fatal).
+KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation",
+                         "progress", "attachment", "custom-title", "tag"})
 AGENT_TOOLS = ("Task", "Agent")
 
 
@@ -89,15 +93,6 @@ def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]
     return out
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
-    out = []
-    for n, obj in iter_jsonl(path):
-        if not isinstance(obj, dict):
-            raise UserError("a transcript line must be a JSON object", str(path), n)
-        out.append((n, obj))
-    return out
-
-
 def _text_of(message: dict) -> str:
     content = message.get("content")
     if isinstance(content, str):
@@ -113,19 +108,20 @@ def _text_of(message: dict) -> str:
     return "\n".join(parts)
 
 
-def _usage(u: dict, where: tuple[str, int]) -> Usage:
-    try:
-        read = int(u.get("cache_read_input_tokens") or 0)
-        created = int(u.get("cache_creation_input_tokens") or 0)
-        detail = u.get("cache_creation") or {}
-        w1h = int(detail.get("ephemeral_1h_input_tokens") or 0)
-        w5m = int(detail.get("ephemeral_5m_input_tokens", created - w1h) or 0)
-        if w5m + w1h != created:  # older logs without the split count everything as 5m
-            w5m, w1h = created, 0
-        return Usage(input_tokens=int(u.get("input_tokens") or 0), cache_write_5m=w5m, cache_write_1h=w1h,
-                     cache_read=read, output_tokens=int(u.get("output_tokens") or 0))
-    except (TypeError, ValueError):
-        raise UserError("usage fields must be integers", *where) from None
+def _usage(u: dict) -> Usage:
+    """The usage fields as token classes (TypeError / ValueError: a field is not an integer)."""
+    read = int(u.get("cache_read_input_tokens") or 0)
+    created = int(u.get("cache_creation_input_tokens") or 0)
+    detail = u.get("cache_creation") or {}
+    w1h = int(detail.get("ephemeral_1h_input_tokens") or 0) if isinstance(detail, dict) else 0
+    w5m = int(detail.get("ephemeral_5m_input_tokens", created - w1h) or 0) if isinstance(detail, dict) else created
+    if w5m + w1h != created:  # older logs without the split count everything as 5m
+        w5m, w1h = created, 0
+    out = Usage(input_tokens=int(u.get("input_tokens") or 0), cache_write_5m=w5m, cache_write_1h=w1h,
+                cache_read=read, output_tokens=int(u.get("output_tokens") or 0))
+    if min(out.input_tokens, out.cache_write_5m, out.cache_write_1h, out.cache_read, out.output_tokens) < 0:
+        raise ValueError("negative token count")
+    return out
 
 
 def parse(path: Path | None, subagents: Path | None, seen: set[str], order_start: int = 0,
@@ -148,12 +144,14 @@ def parse(path: Path | None, subagents: Path | None, seen: set[str], order_start
 
 def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_types: dict[str, str],
                 order_start: int, prefix: str) -> list[Raw]:
-    lines = _read_jsonl(path)
-    by_uuid = {o["uuid"]: o for _, o in lines if isinstance(o.get("uuid"), str)}
-    session = next((o["sessionId"] for _, o in lines if o.get("sessionId")), path.stem)
+    """One pass over the file, keeping only what later lines need (a line's parent precedes it in
+    an append-only transcript), so memory follows the requests, not the file size."""
+    stamps: dict[str, str] = {}     # line uuid -> its timestamp (a request starts at its prompt's line)
+    session = None
     roots: dict[str, str] = {}       # sidechain line uuid -> its stream (1.0.x inline sub-agents)
     first_text: dict[str, str] = {}
     pending: dict[str, str] = {}
+    unknown: dict[str, list[int]] = {}   # record type -> [first line, count]
     out: list[Raw] = []
 
     def stream_of(o: dict) -> tuple[str, str]:
@@ -170,9 +168,17 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             roots[uid] = s
         return s, "agent"
 
-    for n, o in lines:
+    for n, o in iter_jsonl(path):
+        if not isinstance(o, dict):
+            problems.skip(str(path), n, "a transcript line is a JSON object")
+            continue
+        if isinstance(o.get("uuid"), str) and isinstance(o.get("timestamp"), str):
+            stamps[o["uuid"]] = o["timestamp"]
+        session = session or (o.get("sessionId") if isinstance(o.get("sessionId"), str) else None)
         typ = o.get("type")
         if typ not in ("user", "assistant", "system"):
+            if typ not in KNOWN_TYPES:
+                unknown.setdefault(str(typ), [n, 0])[1] += 1
             continue
         stream, skind = stream_of(o)
         msg = o.get("message") if isinstance(o.get("message"), dict) else {}
@@ -193,25 +199,32 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                     agent_types[inp["prompt"].strip()] = str(inp.get("subagent_type") or "agent")
         rid = o.get("requestId") or msg.get("id")
         usage = msg.get("usage")
-        if not rid or not isinstance(usage, dict) or rid in seen:
+        if not rid or rid in seen:
+            continue
+        if not isinstance(usage, dict):
+            if msg.get("model") != "<synthetic>":   # the harness's own messages carry no usage
+                problems.skip(str(path), n, f"request {rid} has no usage (nothing to compare with)")
+            continue
+        try:
+            response = parse_time(o["timestamp"])
+            parent_stamp = stamps.get(o.get("parentUuid") or "")
+            start = min(response, parse_time(parent_stamp)) if parent_stamp else response
+            used = _usage(usage)
+        except (KeyError, TypeError, ValueError):
+            problems.skip(str(path), n, f"request {rid} has no readable timestamp or integer usage fields")
             continue
         seen.add(rid)
-        stamp = o.get("timestamp")
-        if not isinstance(stamp, str):
-            raise UserError("assistant line has no timestamp", str(path), n)
-        response = parse_time(stamp)
-        parent = by_uuid.get(o.get("parentUuid") or "")
-        start = response
-        if parent and isinstance(parent.get("timestamp"), str):
-            start = min(response, parse_time(parent["timestamp"]))
         model = str(msg.get("model") or "")
         text = first_text.get(stream, "")
         family = "main" if skind in ("main", "compaction") else \
             f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
-        out.append(Raw(str(rid), prefix + stream, skind, f"{session}/{family}", model, start, response,
-                       _usage(usage, (str(path), n)), _iso(start), str(path), n,
+        out.append(Raw(str(rid), prefix + stream, skind, f"{session or path.stem}/{family}", model, start, response,
+                       used, _iso(start), str(path), n,
                        prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
                        text, order_start + len(out)))
+    for typ, (first, count) in sorted(unknown.items(), key=lambda kv: kv[1][0]):
+        problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
+                                        "(no API call in them as far as prefixsim knows)")
     return out
 
 

@@ -1,4 +1,6 @@
-"""Reading JSON Lines: one parsed object per non-blank line, a bad line reported at file:line:col."""
+"""Reading JSON Lines as a stream: one parsed object per non-blank line, never the whole file in
+memory. A line that is not JSON (or not UTF-8) is skipped and reported (`problems.skip`); a last
+line without its newline that does not parse is named as truncated (a log cut mid-write)."""
 from __future__ import annotations
 
 import json
@@ -6,19 +8,25 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import UserError
+from . import problems
 
 
-def iter_jsonl(path: Path, what: str = "not valid JSON") -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value) for each non-blank line of `path`."""
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) for each non-blank line of `path` that parses."""
     try:
-        fh = path.open(encoding="utf-8")
+        fh = path.open("rb")
     except OSError as e:
         raise UserError(f"cannot read: {e.strerror}", str(path)) from None
     with fh:
-        for n, text in enumerate(fh, start=1):
-            if not text.strip():
+        for n, raw in enumerate(fh, start=1):
+            if not raw.strip():
                 continue
             try:
-                yield n, json.loads(text)
+                yield n, json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                problems.skip(str(path), n, f"not UTF-8 text (byte {e.start} of the line)")
             except json.JSONDecodeError as e:
-                raise UserError(f"{what}: {e.msg}", str(path), n, e.colno) from None
+                if not raw.endswith(b"\n") and fh.read(1) == b"":
+                    problems.skip(str(path), n, f"truncated last line (cut mid-write? {e.msg} at column {e.colno})")
+                else:
+                    problems.skip(str(path), n, f"not valid JSON ({e.msg} at column {e.colno})")

@@ -6,7 +6,6 @@ observed prompt size. OpenAI counts cached tokens inside the prompt: uncached = 
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,8 @@ from ..errors import UserError
 from .jsonl import iter_jsonl
 from ..model import Block, Call, Layer, Request, Usage
 from ..render import dumps
-from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, _seconds, sized
+from . import problems
+from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, LineChecks, Sizer, _seconds, checked_usage, sized
 from .record import Record
 
 
@@ -58,36 +58,51 @@ def render_openai(body: dict) -> Request:
 
 
 def observed_usage(u: dict | None) -> Usage | None:
+    """Usage as token classes (cached tokens are inside the prompt); UserError for fields that are not counts."""
     if not u:
         return None
     if "prompt_tokens" in u:
         prompt, details, out = u.get("prompt_tokens") or 0, u.get("prompt_tokens_details") or {}, u.get("completion_tokens")
     else:
         prompt, details, out = u.get("input_tokens") or 0, u.get("input_tokens_details") or {}, u.get("output_tokens")
-    cached = int(details.get("cached_tokens") or 0)
-    written = int(details.get("cache_write_tokens") or 0)
-    return Usage(input_tokens=int(prompt) - cached - written, cache_write_5m=written, cache_read=cached,
-                 output_tokens=int(out or 0))
+    try:
+        details = details if isinstance(details, dict) else {}
+        cached = int(details.get("cached_tokens") or 0)
+        written = int(details.get("cache_write_tokens") or 0)
+        usage = Usage(input_tokens=int(prompt) - cached - written, cache_write_5m=written, cache_read=cached,
+                      output_tokens=int(out or 0))
+    except (TypeError, ValueError):
+        raise UserError("usage fields must be whole numbers") from None
+    return checked_usage(usage)
 
 
-def load_jsonl(path: Path, count) -> list[Record]:
-    """One request per line: a body, or {request|body, response|usage, timestamp}."""
+def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
+    """One request per line: a body, or {request|body, response|usage, timestamp}. A line that is no
+    request, or whose body, usage or timestamp cannot be used, is skipped and named."""
     out = []
+    checks = LineChecks(path)
     for n, obj in iter_jsonl(path):
         body, usage = _parts(obj) if isinstance(obj, dict) else (None, None)
         if body is None or "model" not in body:
-            raise UserError("line is not an OpenAI request (needs 'model' and 'messages' or 'input')", str(path), n)
+            problems.skip(str(path), n, "not an OpenAI request; needs 'model' and 'messages' or 'input'")
+            continue
+        rid = str(obj["id"]) if obj.get("id") is not None else None
+        if checks.duplicate(rid, n):
+            continue
         try:
             request = render_openai(body)
+            obs = observed_usage(usage)
+            request = sized(request, sizer, obs.prompt_tokens if obs else None)
+            stamp = obj.get("timestamp") or obj.get("created")
+            t = _seconds(stamp, str(path), n) if stamp else len(out) * DEFAULT_SPACING
         except UserError as e:
-            raise e.located(str(path), n) from None
-        obs = observed_usage(usage)
-        request = sized(request, count, obs.prompt_tokens if obs else None)
-        stamp = obj.get("timestamp") or obj.get("created")
-        t = _seconds(stamp, str(path), n) if stamp else len(out) * DEFAULT_SPACING
-        rid = str(obj.get("id") or f"{path.name}#{len(out)}")
+            problems.skip(str(path), n, e.message)
+            continue
+        checks.time(t, n)
+        rid = rid or f"{path.name}#{len(out)}"
         stream = str(body.get("prompt_cache_key") or body.get("user") or "main")
         call = Call(t=t, request=request, stream=stream, label=rid,
                     output_tokens=obs.output_tokens if obs else 0, ttft=DEFAULT_TTFT)
         out.append(Record(call, rid, str(stamp) if stamp else f"+{t:g}s", obs, str(path), n))
+    checks.finish()
     return out
