@@ -47,16 +47,16 @@ def _date(value: str | None) -> dt.date | None:
 
 def write_reports(res, out_dir: Path) -> Path:
     """reports/<scenario>/: requests.csv, summary.csv, summary.md, results.json — each written atomically."""
-    from ..fsutil import slug, write_atomic
+    from ..fsutil import slug, write_files
     from ..report.tables import csv_text, json_text, scenario_text
     from ..results import REQUEST_COLUMNS, SUMMARY_COLUMNS
 
     d = out_dir / slug(res.name)
     rows = [{"variant": v.variant, **r} for v in res.variants for r in v.rows()]
-    write_atomic(d / "requests.csv", csv_text(rows, ["variant", *REQUEST_COLUMNS]))
-    write_atomic(d / "summary.csv", csv_text(res.comparison(), ["variant", *SUMMARY_COLUMNS, "vs_cheapest"]))
-    write_atomic(d / "summary.md", scenario_text(res, markdown=True) + "\n")
-    write_atomic(d / "results.json", json_text(res.to_json()))
+    write_files({d / "requests.csv": csv_text(rows, ["variant", *REQUEST_COLUMNS]),
+                 d / "summary.csv": csv_text(res.comparison(), ["variant", *SUMMARY_COLUMNS, "vs_cheapest"]),
+                 d / "summary.md": scenario_text(res, markdown=True) + "\n",
+                 d / "results.json": json_text(res.to_json())})
     from ..report.build import sweep_chart  # a scenario with `sweep:` + `chart:` gets its curve drawn
 
     chart = sweep_chart(res)

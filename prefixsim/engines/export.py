@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..fsutil import open_atomic
 from ..model import Call
 from .tokens import BlockTokenIds
 from .trace import MOONCAKE_BLOCK, TraceRequest
@@ -54,7 +55,7 @@ def export_mooncake(calls_or_rows: Iterable[Any], path: str | Path, block_size: 
             items.append((float(item["timestamp"]) / 1000.0, int(item["input_length"]),
                           int(item.get("output_length", 0)), list(item["hash_ids"])))
     t0 = min((t for t, *_ in items), default=0.0)
-    with Path(path).open("w", encoding="utf-8") as fh:
+    with open_atomic(path) as fh:   # an interrupted export leaves the previous file whole
         for t, n_in, n_out, keys in sorted(items, key=lambda x: x[0]):
             hash_ids = [remap.setdefault(k, len(remap)) for k in keys]
             fh.write(json.dumps({"timestamp": round((t - t0) * 1000), "input_length": n_in,
