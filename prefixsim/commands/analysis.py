@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 from pathlib import Path
 
 import click
 
 from ..errors import UserError
+from .run import parse_price_date
 
 STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
 
@@ -86,15 +86,6 @@ def _gaps(spec: str | None, from_paths: tuple[str, ...]) -> list[float] | None:
     return gaps or None
 
 
-def _date(value: str | None) -> dt.date | None:
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise UserError(f"--price-date {value!r} is not YYYY-MM-DD") from None
-
-
 @click.command()
 @click.argument("study", type=click.Choice(STUDY_NAMES))
 @click.option("--model", default="claude-sonnet-4-5", show_default=True, help="Model whose prices apply.")
@@ -140,7 +131,7 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
     except UserError as e:
         raise UserError(f"{e.message}; the studies model Anthropic's rules, so name a Claude model and "
                         "override its prices with --prices if yours differ") from None
-    p, book = prices_for(model, _load_sheet(sheet), _date(price_date), sheet_source=f"price sheet {sheet}")
+    p, book = prices_for(model, _load_sheet(sheet), parse_price_date(price_date), sheet_source=f"price sheet {sheet}")
     kwargs = {"gaps": _gaps(gaps, gaps_from)} if study == "ttl" else {}
     s = studies.STUDIES[study](p, f, **kwargs)
     check = verify(study, p, book, f)
@@ -178,5 +169,5 @@ def report(paths, output, model, title, price_date):
     """
     from ..report.build import build_report
 
-    out = build_report(list(paths), Path(output), model=model, title=title, when=_date(price_date))
+    out = build_report(list(paths), Path(output), model=model, title=title, when=parse_price_date(price_date))
     click.echo(f"wrote {out[0]} and {out[1]}", err=True)
