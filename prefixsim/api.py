@@ -10,8 +10,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Callable, Iterable
 
+from .engines import ENGINES
+from .engines.policy import engine_options
 from .errors import UserError
 from .pricing import PriceBook
+from .providers import get_policy
 from .results import ScenarioResult, VariantResult
 from .runner import Simulator
 from .scenario.builder import Timeline
@@ -36,13 +39,19 @@ def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
         calls = Timeline(s, run.base_dir, lambda rel: load_json_file(run, rel)).play()
         prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}",
                            when=_price_date(run, price_date))
-        sim = Simulator(s.provider or "anthropic", tokenizer=s.tokenizer or "cl100k_base",
-                        ttft=1.0 if s.ttft is None else s.ttft, prices=prices)
+        provider, tokenizer = s.provider or "anthropic", s.tokenizer or "cl100k_base"
+        policy = None
+        if provider in ENGINES:  # a serving engine's cache is set up by `engine:`; the provider APIs ignore it
+            spec = s.engine.over(run.scenario.engine) if s.engine else None
+            policy = get_policy(provider, **engine_options(provider, spec, s.model, tokenizer))
+        sim = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
+                        policy=policy)
         outcomes = sim.run(calls)
         models = sorted({c.request.model for c in calls})
-        assumptions = {"tokenizer": s.tokenizer or "cl100k_base",
-                       "time to first token": f"{1.0 if s.ttft is None else s.ttft:g} s",
-                       "breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"}
+        assumptions = {"tokenizer": tokenizer}
+        if policy is None:  # a serving engine has no TTL, no breakpoints and no wait for the first token
+            assumptions.update({"time to first token": f"{1.0 if s.ttft is None else s.ttft:g} s",
+                                "breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"})
         for m in models:
             assumptions.update({f"{k} [{m}]" if len(models) > 1 else k: v
                                 for k, v in sim.policy.describe(m).items()})
@@ -51,6 +60,8 @@ def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
         raise _locate(e, run) from None
     return VariantResult(run.scenario.name, run.variant, outcomes, assumptions,
                          run.scenario.sweep.param if run.scenario.sweep else None, run.sweep_value,
+                         self_hosted=policy is not None,
+                         prefill_rate=policy.prefill_tokens_per_s if policy is not None else None,
                          rates={m: prices.rates(m, sim.provider) for m in models})
 
 

@@ -1,5 +1,6 @@
 """Token classes -> money, in exact decimals. Prices come from genai-prices' bundled data (offline)
-or from a price sheet that overrides or defines a model; every figure says which source priced it."""
+or from a price sheet that overrides or defines a model; every figure says which source priced it.
+Self-hosted engines without a price sheet cost nothing per token (their cost is GPU time)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -66,6 +67,11 @@ def _tiered(value) -> Tiered | None:
 
 _GENAI_PROVIDER = {"anthropic": "anthropic", "openai": "openai", "deepseek": "deepseek"}
 
+#: Serving engines (prefixsim.engines.ENGINES) run on the user's own GPUs: a hosted API's token
+#: prices for the same model would be someone else's bill, so only a price sheet prices them.
+SELF_HOSTED = ("vllm", "sglang")
+SELF_HOSTED_SOURCE = "self-hosted: no token prices; see GPU-seconds"
+
 
 class PriceBook:
     """Resolves a model's rates once: the price sheet first, then genai-prices."""
@@ -87,6 +93,9 @@ class PriceBook:
     def _resolve(self, model: str, provider: str | None) -> Rates:
         if model in self.sheet:
             return _from_sheet(model, self.sheet[model], self.sheet_source)
+        if provider in SELF_HOSTED:
+            free = Tiered(Decimal(0))
+            return Rates(model, free, free, free, free, free, SELF_HOSTED_SOURCE)
         return _from_genai_prices(model, _GENAI_PROVIDER.get(provider or ""), self.when)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
+from .engines.base import prefill_seconds
 from .model import Outcome
 
 USD = Decimal("0.000001")
@@ -16,6 +17,8 @@ REQUEST_COLUMNS = ("label", "stream", "model", "t", "input_tokens", "cache_creat
 SUMMARY_COLUMNS = ("requests", "input_tokens", "cache_creation_input_tokens", "cache_write_5m_tokens",
                    "cache_write_1h_tokens", "cache_read_input_tokens", "output_tokens", "hit_rate",
                    "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache")
+#: Serving-engine runs only: GPU-seconds of prefill the cache saved and the request still spent.
+GPU_COLUMNS = ("gpu_seconds_saved", "gpu_seconds_spent")
 
 
 def usd(x: Decimal) -> float:
@@ -69,12 +72,31 @@ class VariantResult:
     sweep_param: str | None = None
     sweep_value: Any = None
     rates: dict[str, Any] = field(default_factory=dict)   # model -> pricing.Rates used for its rows
+    #: A serving-engine run (provider vllm / sglang): its rows and summary add GPU_COLUMNS, at
+    #: `prefill_rate` tokens/s (null figures when the scenario gives no rate).
+    self_hosted: bool = False
+    prefill_rate: float | None = None
 
     def rows(self) -> list[dict[str, Any]]:
-        return [request_row(o) for o in self.outcomes]
+        rows = [request_row(o) for o in self.outcomes]
+        if self.self_hosted:
+            for r in rows:
+                r.update(self._gpu(r))
+        return rows
 
     def summary(self) -> dict[str, Any]:
-        return summarize(self.outcomes)
+        s = summarize(self.outcomes)
+        if self.self_hosted:
+            s.update(self._gpu(s))
+        return s
+
+    def _gpu(self, r: dict[str, Any]) -> dict[str, float | None]:
+        """Prefill GPU-seconds next to a row's tokens: saved for the cached tokens, spent for the rest
+        (engines have no write premium: everything not read is computed)."""
+        rate = self.prefill_rate
+        computed = r["input_tokens"] + r["cache_creation_input_tokens"]
+        return {"gpu_seconds_saved": round(prefill_seconds(r["cache_read_input_tokens"], rate), 6) if rate else None,
+                "gpu_seconds_spent": round(prefill_seconds(computed, rate), 6) if rate else None}
 
 
 @dataclass
@@ -106,7 +128,8 @@ class ScenarioResult:
         cheapest = min((s["_cost"] for _, s in sums), default=Decimal(0))
         out = []
         for v, s in sums:
-            row = {"scenario": self.name, "variant": v.variant, **{k: s[k] for k in SUMMARY_COLUMNS}}
+            row = {"scenario": self.name, "variant": v.variant,
+                   **{k: s[k] for k in (*SUMMARY_COLUMNS, *GPU_COLUMNS) if k in s}}
             row["vs_cheapest"] = round(float(s["_cost"] / cheapest), 6) if cheapest else 1.0
             out.append(row)
         return out

@@ -65,6 +65,9 @@ class Simulator:
         known = self._deepest_known(digests, now)
         ttft = self.ttft if call.ttft is None else call.ttft
         dec = self.policy.decide(req, digests, cum, self.store, now, now + ttft)
+        if known is None and dec.blocked is not None:
+            # A policy with its own cache (the serving engines) reports what the store cannot know.
+            known = (dec.blocked[1], dec.blocked[0])
         usage = Usage(input_tokens=dec.uncached, cache_write_5m=dec.write_5m, cache_write_1h=dec.write_1h,
                       cache_read=dec.read, output_tokens=call.output_tokens)
         # Conservation: every prompt token is in exactly one class.

@@ -13,21 +13,19 @@ from ..errors import UserError
 FORMATS = ("table", "json", "csv", "markdown")
 
 
-def _capacities(values: tuple[str, ...]) -> list[int | None] | None:
+def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[int | None] | None:
+    """Every --capacity (repeated or comma lists) in tokens, None for unlimited (engines.kvsize syntax)."""
+    from ..engines.kvsize import parse_capacity
+
     out: list[int | None] = []
     for v in values:
         for part in v.split(","):
-            part = part.strip().lower()
-            if not part:
-                continue
-            if part in ("none", "unlimited", "inf"):
-                out.append(None)
+            if not part.strip():
                 continue
             try:
-                out.append(int(float(part[:-1]) * {"k": 1e3, "m": 1e6, "g": 1e9}[part[-1]])
-                           if part[-1] in "kmg" else int(part))
-            except (ValueError, KeyError):
-                raise UserError(f"--capacity: {part!r} is not a token count (e.g. 200000, 2m, unlimited)") from None
+                out.append(parse_capacity(part.strip(), kv_model))
+            except UserError as e:
+                raise UserError(f"--capacity: {e.message}") from None
     return out or None
 
 
@@ -44,13 +42,18 @@ def _capacities(values: tuple[str, ...]) -> list[int | None] | None:
 @click.option("--breakpoints", type=click.Choice(["observed", "last", "auto", "none"]), default="observed",
               show_default=True, help="What-if: cache_control placement.")
 @click.option("--top", default=5, show_default=True, help="Largest mismatches listed in the summary.")
-@click.option("--capacity", multiple=True, help="Engine traces: cache capacity in tokens (repeatable or a comma list).")
+@click.option("--capacity", multiple=True,
+              help="Engine traces: cache capacity, e.g. 200000, 1e6, 10^6, 2M, 4GiB (with --kv-model), unlimited; "
+                   "repeatable or a comma list (a sweep).")
+@click.option("--kv-model", help="Engine traces: the model whose KV bytes per token size a GiB --capacity "
+                                 "(llama-3.1-8b, llama-3.1-70b, qwen2.5-7b, qwen2.5-72b, mistral-7b).")
 @click.option("--eviction", type=click.Choice(["lru", "lfu", "fifo"]), default="lru", show_default=True,
               help="Engine traces: eviction policy.")
 @click.option("--block-size", type=int, help="Engine traces: tokens per block (default: the trace's).")
 @click.option("--strict", is_flag=True, help="A corrupt or unusable line is fatal (default: skip it, count it and "
                                             "name it on stderr).")
-def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity, eviction, block_size, strict):
+def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity, kv_model, eviction, block_size,
+           strict):
     """Replay real traffic and explain every cache miss.
 
     PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
@@ -73,7 +76,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     except UserError:
         kind = None   # not a trace; load_many names the failure, path by path
     if kind in sources.TRACE_FORMATS:
-        click.echo(_trace(paths, kind, fmt, capacity, eviction, block_size), nl=False)
+        click.echo(_trace(paths, kind, fmt, _capacities(capacity, kv_model), eviction, block_size), nl=False)
         return
     from ..replay import Variant, compare, replay as run_replay, to_json
 
@@ -128,14 +131,14 @@ def _failure(failed: list[UserError], paths) -> UserError:
     return UserError(f"{len(failed)} of {len(paths)} paths failed: {', '.join(e.path or '?' for e in failed)}")
 
 
-def _trace(paths, kind, fmt, capacity, eviction, block_size) -> str:
+def _trace(paths, kind, fmt, capacities, eviction, block_size) -> str:
     import importlib
     import importlib.util
 
     if importlib.util.find_spec("prefixsim.engines.trace") is None:
         raise UserError(f"{kind} trace replay is not available in this version of prefixsim", str(paths[0]))
     trace = importlib.import_module("prefixsim.engines.trace")
-    result = trace.replay_trace(list(paths), capacities=_capacities(capacity), eviction=eviction,
+    result = trace.replay_trace(list(paths), capacities=capacities, eviction=eviction,
                                 block_size=block_size, fmt="json" if fmt == "json" else "table")
     if fmt == "json":
         return json.dumps(result, indent=2, ensure_ascii=False) + "\n"

@@ -63,14 +63,23 @@ def capacity_tokens(gib: float, model: str, dtype: str = "bf16") -> int:
     return int(gib * GIB) // kv_bytes_per_token(model, dtype)
 
 
-_NUM = re.compile(r"^\s*(?:(\d+(?:\.\d*)?(?:e\d+)?)|10\^(\d+))\s*(gib|tokens|k|m)?\s*$", re.I)
+_NUM = re.compile(r"^\s*(?:(\d+(?:\.\d*)?(?:e\+?\d+)?)|10\^(\d+))\s*(gib|tokens|k|m)?\s*$", re.I)
 
 
-def parse_capacity(text: str | int | None, model: str | None = None) -> int | None:
-    """A capacity as a user writes it: 'unlimited', 200000, '1e6', '10^6', '2M', '500k' tokens, or
-    '4GiB' (needs `model` for bytes per token). Returns tokens, or None for unlimited."""
-    if text is None or isinstance(text, int):
-        return text
+def split_capacity(text: str | int | float | None) -> tuple[float, str] | None:
+    """A capacity's amount and unit ("tokens" or "gib"), checking only its syntax; None: unlimited.
+
+    Kept apart from `parse_capacity` so a scenario can be validated before its model is known
+    (a GiB capacity is sized against the model when the run starts)."""
+    if text is None:
+        return None
+    if isinstance(text, bool):  # YAML's `yes` is not a capacity, though bool is an int in Python
+        raise UserError(f"bad capacity {text!r} (e.g. 'unlimited', 1e6, 10^6, 500k, 4GiB)")
+    if isinstance(text, (int, float)):
+        # YAML reads 1e6 as a float; a whole number of tokens is what it means.
+        if not math.isfinite(text) or text < 0 or text != int(text):
+            raise UserError(f"bad capacity {text!r} (a whole number of tokens)")
+        return float(text), "tokens"
     if text.strip().lower() in ("unlimited", "inf", "none"):
         return None
     m = _NUM.match(text)
@@ -79,10 +88,22 @@ def parse_capacity(text: str | int | None, model: str | None = None) -> int | No
     value = float(m.group(1)) if m.group(1) else 10.0 ** int(m.group(2))
     unit = (m.group(3) or "").lower()
     if unit == "gib":
+        return value, "gib"
+    value *= {"k": 1e3, "m": 1e6}.get(unit, 1)
+    if not math.isfinite(value):
+        raise UserError(f"bad capacity {text!r}")
+    return value, "tokens"
+
+
+def parse_capacity(text: str | int | float | None, model: str | None = None) -> int | None:
+    """A capacity as a user writes it: 'unlimited', 200000, '1e6', '10^6', '2M', '500k' tokens, or
+    '4GiB' (needs `model` for bytes per token). Returns tokens, or None for unlimited."""
+    parsed = split_capacity(text)
+    if parsed is None:
+        return None
+    value, unit = parsed
+    if unit == "gib":
         if model is None:
             raise UserError(f"capacity {text!r} is in GiB: say which model sizes the KV cache")
         return capacity_tokens(value, model)
-    value *= {"k": 1e3, "m": 1e6}.get(unit, 1)
-    if not math.isfinite(value) or value < 0:
-        raise UserError(f"bad capacity {text!r}")
     return int(value)

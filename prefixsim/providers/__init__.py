@@ -1,6 +1,8 @@
 """Provider cache policies by name; each module models one family's rules from tables.py."""
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import UserError
 from .anthropic import AnthropicPolicy
 from .automatic import deepseek, openai
@@ -10,7 +12,11 @@ from .prefix import PrefixPolicy
 PROVIDERS = ("anthropic", "openai", "deepseek", "prefix", "vllm", "sglang")
 
 
-def get_policy(name: str) -> Policy:
+def get_policy(name: str, **engine_options: Any) -> Policy:
+    """The policy of provider `name`; the serving engines (vllm, sglang) take their cache settings
+    as keywords (`prefixsim.engines.policy.EnginePolicy`), the provider APIs take none."""
+    if engine_options and name not in ("vllm", "sglang"):
+        raise UserError(f"provider {name!r} takes no engine settings (they apply to vllm and sglang)")
     if name == "anthropic":
         return AnthropicPolicy()
     if name == "openai":
@@ -22,7 +28,7 @@ def get_policy(name: str) -> Policy:
     if name in ("vllm", "sglang"):
         # imported here: engines.policy imports providers.base, a top-level import would be circular
         from ..engines.policy import EnginePolicy
-        return EnginePolicy(name)
+        return EnginePolicy(name, **engine_options)
     raise UserError(f"unknown provider {name!r} (valid: {', '.join(PROVIDERS)})")
 
 

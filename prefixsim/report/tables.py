@@ -6,17 +6,23 @@ import io
 import json
 from typing import Any, Sequence
 
-from ..results import REQUEST_COLUMNS, SUMMARY_COLUMNS, ScenarioResult
+from ..results import GPU_COLUMNS, ScenarioResult
 
 HEADERS = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m", "cache_write_1h_tokens": "write 1h",
           "input_tokens": "uncached", "output_tokens": "output", "hit_rate": "hit", "cost_usd": "cost $",
           "cache_creation_input_tokens": "write", "cost_no_cache_usd": "no-cache $",
-          "savings_vs_no_cache": "saved", "vs_cheapest": "x cheapest", "requests": "reqs"}
+          "savings_vs_no_cache": "saved", "vs_cheapest": "x cheapest", "requests": "reqs",
+          "gpu_seconds_saved": "GPU-s saved", "gpu_seconds_spent": "GPU-s spent"}
 TERMINAL_REQUEST = ("label", "stream", "model", "cache_read_input_tokens", "cache_write_5m_tokens",
                     "cache_write_1h_tokens", "input_tokens", "output_tokens", "hit_rate", "cost_usd", "cause")
 TERMINAL_SUMMARY = ("variant", "requests", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
                     "output_tokens", "hit_rate", "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache",
                     "vs_cheapest")
+# Engine runs write nothing at a premium (no write columns) and show prefill GPU-seconds instead.
+TERMINAL_ENGINE_REQUEST = ("label", "stream", "model", "cache_read_input_tokens", "input_tokens", "output_tokens",
+                           "hit_rate", *GPU_COLUMNS, "cost_usd", "cause")
+TERMINAL_ENGINE_SUMMARY = ("variant", "requests", "cache_read_input_tokens", "input_tokens", "output_tokens",
+                           "hit_rate", *GPU_COLUMNS, "cost_usd")
 
 
 def fmt(key: str, v: Any) -> str:
@@ -26,6 +32,8 @@ def fmt(key: str, v: Any) -> str:
         return f"{100 * v:.1f}%"
     if key in ("cost_usd", "cost_no_cache_usd"):
         return f"{v:.4f}"
+    if key in GPU_COLUMNS:
+        return f"{v:,.2f}"
     if key == "vs_cheapest":
         return f"{v:.2f}x"
     if isinstance(v, int):
@@ -66,20 +74,27 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
             out.append("")
             out.append(f"{'### ' if markdown else ''}variant: {v.variant}")
             rows = v.rows()
-            total = {"label": "TOTAL", **{k: s[k] for k in SUMMARY_COLUMNS if k in REQUEST_COLUMNS}}
+            cols = TERMINAL_ENGINE_REQUEST if v.self_hosted else TERMINAL_REQUEST
+            total = {"label": "TOTAL", **{k: s[k] for k in cols if k in s}}
             if markdown:
                 total = {k: (f"**{fmt(k, val)}**" if k != "label" else "**TOTAL**") for k, val in total.items()}
-                out.append(grid(rows, TERMINAL_REQUEST, True) + "\n" + _md_total(total))
+                out.append(grid(rows, cols, True) + "\n" + _md_total(total, cols))
             else:
-                out.append(grid(rows + [total], TERMINAL_REQUEST))
+                out.append(grid(rows + [total], cols))
+    summary_cols = TERMINAL_SUMMARY
+    if all(v.self_hosted for v in res.variants):
+        summary_cols = TERMINAL_ENGINE_SUMMARY
+    elif any(v.self_hosted for v in res.variants):  # engines next to provider APIs: both kinds of cost
+        i = TERMINAL_SUMMARY.index("hit_rate") + 1
+        summary_cols = (*TERMINAL_SUMMARY[:i], *GPU_COLUMNS, *TERMINAL_SUMMARY[i:])
     out.append("")
     out.append(f"{'### ' if markdown else ''}comparison of variants")
-    out.append(grid(comp, TERMINAL_SUMMARY, markdown))
+    out.append(grid(comp, summary_cols, markdown))
     return "\n".join(out)
 
 
-def _md_total(total: dict) -> str:
-    return "| " + " | ".join(total.get(c, "") for c in TERMINAL_REQUEST) + " |"
+def _md_total(total: dict, cols: Sequence[str]) -> str:
+    return "| " + " | ".join(total.get(c, "") for c in cols) + " |"
 
 
 def csv_text(rows: Sequence[dict], cols: Sequence[str]) -> str:

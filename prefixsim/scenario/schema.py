@@ -242,6 +242,45 @@ Breakpoints = Union[Literal["none", "system_and_tools", "last_message", "automat
                     list[Literal["tools", "system", "last_message", "previous_message"]]]
 
 
+class EngineSpec(Strict):
+    """The serving-engine cache of `provider: vllm` or `sglang` (spec/cache-semantics.md §6).
+
+    A variant's `engine:` overrides the scenario's field by field, so a variant can change the
+    capacity alone and keep the prefill rate.
+    """
+
+    capacity: int | float | str | None = Field(
+        None, description="KV-cache capacity: tokens (200000, 1e6, '10^6', '2M', '500k'), KV memory ('4GiB', "
+                          "sized by kv_model) or 'unlimited' (the default).")
+    kv_model: str | None = Field(None, description="Model whose layers, KV heads and head dim size a GiB capacity "
+                                                   "(default: the scenario's model), e.g. llama-3.1-8b.")
+    block_size: int | None = Field(None, ge=1, description="vLLM tokens per block (default 16); SGLang ignores it.")
+    page_size: int | None = Field(None, ge=1, description="SGLang tokens per page (default 1); vLLM ignores it.")
+    eviction: Literal["lru", "lfu", "fifo"] | None = Field(None, description="Eviction policy (default lru).")
+    prefill_tokens_per_s: float | None = Field(None, gt=0, description="GPU prefill rate, tokens/s: turns cached "
+                                                                       "tokens into GPU-seconds saved.")
+    lora: str | None = Field(None, description="LoRA adapter every request uses (part of every block hash).")
+    cache_salt: str | None = Field(None, description="Cache salt of requests that set none (first block only).")
+
+    @field_validator("capacity")
+    @classmethod
+    def _capacity(cls, v):
+        from ..engines.kvsize import split_capacity
+        from ..errors import UserError
+
+        try:
+            split_capacity(v)  # syntax only: a GiB capacity is sized once the run's model is known
+        except UserError as e:
+            raise ValueError(e.message) from None
+        return v
+
+    def over(self, base: "EngineSpec | None") -> "EngineSpec":
+        """These settings on top of `base` (the scenario's): fields set here win."""
+        if base is None or base is self:
+            return self
+        return base.model_copy(update={f: getattr(self, f) for f in self.model_fields_set})
+
+
 class Settings(Strict):
     """What a variant may set; variants override the scenario's values key by key."""
 
@@ -254,6 +293,7 @@ class Settings(Strict):
     pace: Duration | None = Field(None, description="Time between consecutive requests of one stream.")
     output: Tokens | None = Field(None, description="Output tokens of a request whose reply size is not given.")
     seed: int | None = None
+    engine: EngineSpec | None = Field(None, description="Serving-engine cache settings (provider vllm or sglang).")
     base: Conversation | None = None
     timeline: list[Step] | None = None
 
