@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,38 +29,46 @@ def resolve_file(scenario_path: str, rel: str) -> Path:
     base = Path(scenario_path).resolve().parent
     target = (base / rel).resolve()
     if base != target and base not in target.parents:
-        raise UserError(f"file {rel!r} points outside the scenario's folder (keep request bodies under {base})")
+        raise UserError(f"file {rel!r} points outside the scenario's folder (keep request bodies in that folder "
+                        "or below it)")
     if target == Path(scenario_path).resolve():
         raise UserError(f"file {rel!r} is this scenario file itself (file: names a JSON request body)")
     if not target.exists():
-        raise UserError(f"file {rel!r} does not exist (looked for {target})")
+        raise UserError(f"file {rel!r} does not exist (paths are relative to the scenario's folder)")
     if not target.is_file():
         raise UserError(f"file {rel!r} is a folder (file: names a JSON request body)")
     return target
 
 
-def read_body(target: Path) -> dict:
-    """A request body JSON file, checked for the shape the timeline builder reads."""
+def shown_path(scenario_path: str, rel: str) -> str:
+    """A `file:` reference as the user would type it from where prefixsim runs."""
+    return os.path.normpath(os.path.join(os.path.dirname(scenario_path), rel))
+
+
+def read_body(target: Path, shown: str | None = None) -> dict:
+    """A request body JSON file, checked for the shape the timeline builder reads; errors name it
+    as `shown` (the path as the user wrote it, from the scenario's folder)."""
+    name = shown or str(target)
     try:
         body = json.loads(target.read_text(encoding="utf-8"))
     except UnicodeDecodeError as e:
-        raise UserError(f"not UTF-8 text (byte {e.start}); save the file as UTF-8", str(target)) from None
+        raise UserError(f"not UTF-8 text (byte {e.start}); save the file as UTF-8", name) from None
     except json.JSONDecodeError as e:
-        raise UserError(f"not valid JSON: {e.msg}", str(target), e.lineno, e.colno) from None
+        raise UserError(f"not valid JSON: {e.msg}", name, e.lineno, e.colno) from None
     except OSError as e:
-        raise UserError(f"cannot read: {e.strerror}", str(target)) from None
+        raise UserError(f"cannot read: {e.strerror}", name) from None
     if not isinstance(body, dict):
         raise UserError("a request body is a JSON object ({\"model\", \"system\", \"tools\", \"messages\"})",
-                        str(target), 1)
+                        name, 1)
     msgs = body.get("messages", [])
     if not isinstance(msgs, list) or not all(isinstance(m, dict) and "content" in m for m in msgs):
-        raise UserError("'messages' must be a list of objects with 'role' and 'content'", str(target))
+        raise UserError("'messages' must be a list of objects with 'role' and 'content'", name)
     if not isinstance(body.get("tools", []), list) or not all(isinstance(t, dict) for t in body.get("tools", [])):
-        raise UserError("'tools' must be a list of tool definitions (objects)", str(target))
+        raise UserError("'tools' must be a list of tool definitions (objects)", name)
     if not isinstance(body.get("system", ""), (str, list)):
-        raise UserError("'system' must be text or a list of content blocks", str(target))
+        raise UserError("'system' must be text or a list of content blocks", name)
     if "model" in body and not isinstance(body["model"], str):
-        raise UserError("'model' must be text", str(target))
+        raise UserError("'model' must be text", name)
     return body
 
 
@@ -77,7 +86,7 @@ def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: C
     model, model_at = s.model, where("model")
     if s.base is not None and s.base.file:
         try:
-            body = read_body(resolve_file(path, s.base.file))
+            body = read_body(resolve_file(path, s.base.file), shown_path(path, s.base.file))
         except UserError as e:
             raise e.located(path, *where("base.file")) if not e.path else e from None
         if model is None and body.get("model"):

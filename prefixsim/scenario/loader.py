@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
 from ..errors import UserError
-from .checks import check_run, read_body, resolve_file
+from .checks import check_run, read_body, resolve_file, shown_path
 from .messages import is_mismatch, message, union_message, where
 from .schema import Scenario, Settings, Variant
 
@@ -84,8 +85,11 @@ def read_yaml(path: str) -> Any:
     try:
         doc = _yaml().load(text)
     except DuplicateKeyError as e:
-        mark = e.problem_mark
-        raise UserError(f"duplicate key: {e.problem.split(chr(10))[0]}", path,
+        mark, first = e.problem_mark, e.context_mark
+        key = re.search(r'duplicate key "(.*?)"', e.problem or "")
+        name = repr(key.group(1)) if key else "key"
+        since = f"first set on line {first.line + 1}; " if first else ""
+        raise UserError(f"duplicate key {name} ({since}keep one)", path,
                         mark.line + 1 if mark else None, mark.column + 1 if mark else None) from None
     except MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -249,7 +253,8 @@ def load_runs(path: str) -> list[Run]:
     """Every run a scenario file asks for: variants x sweep values, validated."""
     node = read_yaml(path)
     if not isinstance(node, dict):
-        raise UserError("a scenario file is a mapping with at least `name:`", path, 1)
+        kind = "a list" if isinstance(node, list) else f"a single value ({node!r:.40})"
+        raise UserError(f"the file is {kind}; a scenario is a mapping (`name: ...` and other keys)", path, 1)
     doc = _plain(node, path)
     param, values = _sweep_values(doc, node, path)
     runs: list[Run] = []
@@ -305,7 +310,7 @@ def _where(node: Any, variant_index: int | None) -> tuple[Callable, Callable]:
 def load_json_file(run: Run, rel: str) -> dict:
     """A `file:` reference: relative to the scenario, and never outside the scenario's folder tree."""
     try:
-        return read_body(resolve_file(run.path, rel))
+        return read_body(resolve_file(run.path, rel), shown_path(run.path, rel))
     except UserError as e:
         raise e if e.path else e.located(run.path) from None
 

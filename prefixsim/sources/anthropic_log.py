@@ -132,7 +132,8 @@ def _seconds(stamp: Any, path: str, line: int) -> float:
 
 class LineChecks:
     """Per-log bookkeeping that turns a line into a skip or a note: duplicate request ids (the first
-    is kept) and timestamps that go backwards (requests are replayed in time order anyway)."""
+    is kept), timestamps that go backwards (requests are replayed in time order anyway) and
+    requests without usage (nothing to compare the prediction with)."""
 
     def __init__(self, path: Path) -> None:
         self.path = str(path)
@@ -140,6 +141,8 @@ class LineChecks:
         self.last_t: float | None = None
         self.backwards = 0
         self.first_backwards: int | None = None
+        self.no_usage = 0
+        self.first_no_usage: int | None = None
 
     def duplicate(self, rid: str | None, line: int) -> bool:
         if rid is None:
@@ -156,7 +159,16 @@ class LineChecks:
             self.first_backwards = self.first_backwards or line
         self.last_t = t if self.last_t is None else max(self.last_t, t)
 
+    def usage(self, observed: Usage | None, line: int) -> None:
+        if observed is None:
+            self.no_usage += 1
+            self.first_no_usage = self.first_no_usage or line
+
     def finish(self) -> None:
+        if self.no_usage:
+            problems.note(self.path, self.first_no_usage,
+                          f"{self.no_usage} request{'s' if self.no_usage > 1 else ''} without usage "
+                          "(predicted, not compared with an observation)")
         if self.backwards:
             problems.note(self.path, self.first_backwards,
                           f"{self.backwards} request{'s' if self.backwards > 1 else ''} logged out of time order "
@@ -184,6 +196,7 @@ def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
             problems.skip(str(path), n, e.message)
             continue
         checks.time(rec.call.t, n)
+        checks.usage(rec.observed, n)
         out.append(rec)
     checks.finish()
     return out

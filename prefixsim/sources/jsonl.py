@@ -27,6 +27,6 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 problems.skip(str(path), n, f"not UTF-8 text (byte {e.start} of the line)")
             except json.JSONDecodeError as e:
                 if not raw.endswith(b"\n") and fh.read(1) == b"":
-                    problems.skip(str(path), n, f"truncated last line (cut mid-write? {e.msg} at column {e.colno})")
+                    problems.skip(str(path), n, f"truncated last line (cut mid-write? {e.msg}: column {e.colno})")
                 else:
-                    problems.skip(str(path), n, f"not valid JSON ({e.msg} at column {e.colno})")
+                    problems.skip(str(path), n, f"not valid JSON ({e.msg}: column {e.colno})")

@@ -99,6 +99,7 @@ def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
             problems.skip(str(path), n, e.message)
             continue
         checks.time(t, n)
+        checks.usage(obs, n)
         rid = rid or f"{path.name}#{len(out)}"
         stream = str(body.get("prompt_cache_key") or body.get("user") or "main")
         call = Call(t=t, request=request, stream=stream, label=rid,

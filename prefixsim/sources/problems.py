@@ -4,6 +4,9 @@ line is skipped, counted and named (`path:line: what`), not fatal; in strict mod
 Readers report through `skip(...)`; whoever runs them decides what happens by opening
 `collecting(strict)` around the reads (the CLI prints the collected lines on stderr). Outside a
 `collecting` block, library callers get each skipped line as a Python warning.
+
+Two kinds: a skip loses a line (fatal under --strict); a note loses nothing (unknown record types,
+requests without usage, timestamps out of order) and is never fatal.
 """
 from __future__ import annotations
 
@@ -68,9 +71,8 @@ def skip(path: str, line: int | None, message: str) -> None:
 
 
 def note(path: str, line: int | None, message: str) -> None:
-    """Something about the input the user should know that loses no request (never fatal)."""
+    """Something about the input the user should know that loses no request (never fatal; outside a
+    `collecting` block nobody asked, so it is dropped)."""
     p = _current.get()
-    if p is None:
-        warnings.warn(str(Problem(path, line, message)), SkippedLineWarning, stacklevel=3)
-    else:
+    if p is not None:
         p.notes.append(Problem(path, line, message))
