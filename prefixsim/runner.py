@@ -5,25 +5,15 @@ sequence. An entry written by a call becomes readable at t + time-to-first-token
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
 
+from .incremental import View, note_births, view
 from .model import Call, Cause, CauseKind, Outcome, Request, Usage
 from .pricing import PriceBook
 from .providers import Policy, get_policy
 from .providers.tables import canonical_model
-from .store import State, Store, chain, namespace_digest
+from .store import State, Store, namespace_digest
 from .tokenize import TokenCounter, Tokenizer, get_tokenizer
-
-
-@dataclass(slots=True)
-class _Last:
-    """What a stream's previous request looked like, to say where the next one parted from it."""
-
-    request: Request
-    digests: list[bytes]
-    extent: int  # deepest block index cached after that request (-1: none)
-    t: float
 
 
 class Simulator:
@@ -39,7 +29,8 @@ class Simulator:
         self.store = Store(capacity)
         self.ttft = ttft
         self.prices = prices or PriceBook()
-        self._last: dict[str, _Last] = {}
+        # Each stream's previous request, to build the next one's view from and to say where it parted.
+        self._last: dict[str, View] = {}
         self._ns: dict[tuple[str, str, str], bytes] = {}
 
     def run(self, calls: Iterable[Call]) -> list[Outcome]:
@@ -55,50 +46,48 @@ class Simulator:
 
     def step(self, call: Call) -> Outcome:
         req, now = call.request, call.t
-        digests = chain(self.namespace(req), req)
-        count = self.counter.count
-        cum: list[int] = []
-        total = 0
-        for b in req.blocks:
-            total += count(b)
-            cum.append(total)
-        known = self._deepest_known(digests, now)
+        own = self._last.get(call.stream)
+        ref = own or (self._last.get(call.parent) if call.parent else None)
+        store = self.store
+        v = view(req, self.namespace(req), ref, own is not None, self.counter.count, store)
+        digests, cum, n = v.digests, v.cum, v.n
+        total = cum[-1] if cum else 0
+        # Before the request runs: the deepest of its prefixes the store has any trace of.
+        known = (v.known[-1], store.state(digests[v.known[-1]], now)) if v.known else None
         ttft = self.ttft if call.ttft is None else call.ttft
-        dec = self.policy.decide(req, digests, cum, self.store, now, now + ttft)
-        if known is None and dec.blocked is not None:
-            # A policy with its own cache (the serving engines) reports what the store cannot know.
-            known = (dec.blocked[1], dec.blocked[0])
+        if getattr(self.policy, "takes_marks", False):
+            dec = self.policy.decide(req, digests, cum, store, now, now + ttft, marks=v.marks)  # type: ignore[call-arg]
+        else:
+            dec = self.policy.decide(req, digests, cum, store, now, now + ttft)
         usage = Usage(input_tokens=dec.uncached, cache_write_5m=dec.write_5m, cache_write_1h=dec.write_1h,
                       cache_read=dec.read, output_tokens=call.output_tokens)
         # Conservation: every prompt token is in exactly one class.
         assert usage.prompt_tokens == total, (usage, total)
-        cause = self._explain(call, digests, dec.hit, dec.below_minimum, known, dec.breakpoints, total)
-        extent = self._extent(digests, now)
-        self._last[call.stream] = _Last(req, digests, extent, now)
+        cause = self._explain(call, v, ref, dec.hit, dec.below_minimum, known, dec.breakpoints, total)
+        self._settle(v, now)
+        self._last[call.stream] = v
         rates = self.prices.rates(req.model, self.provider)
         return Outcome(call=call, usage=usage, cause=cause, cost_usd=rates.cost(usage),
                        cost_no_cache_usd=rates.cost_without_cache(usage), price_source=rates.source,
-                       read_blocks=dec.hit + 1, n_blocks=len(digests))
+                       read_blocks=dec.hit + 1, n_blocks=n)
 
-    def _deepest_known(self, digests: list[bytes], now: float) -> tuple[int, State] | None:
-        """Before the request runs: the deepest of its prefixes the store has any trace of."""
-        state_of = self.store.state
-        for j in range(len(digests) - 1, -1, -1):
-            s = state_of(digests[j], now)
-            if s is not State.MISSING:
-                return j, s
-        return None
+    def _settle(self, v: View, now: float) -> None:
+        """After the request ran: note the positions it wrote and its extent, the deepest position
+        with an entry (expired included, evicted not)."""
+        store = v.store
+        if not note_births(v.known, v.digests, v.n, store, v.births):
+            v.known = [j for j in range(v.n) if store.known(v.digests[j])]
+        v.births = store.births
+        v.t = now
+        v.extent = -1
+        for j in reversed(v.known):
+            if store.get(v.digests[j]) is not None:
+                v.extent = j
+                break
 
-    def _extent(self, digests: list[bytes], now: float) -> int:
-        get = self.store.get
-        for j in range(len(digests) - 1, -1, -1):
-            if get(digests[j]) is not None:
-                return j
-        return -1
-
-    def _explain(self, call: Call, digests: list[bytes], hit: int, below_minimum: bool,
+    def _explain(self, call: Call, v: View, ref: View | None, hit: int, below_minimum: bool,
                  known: tuple[int, State] | None, breakpoints: tuple[int, ...], total: int) -> Cause:
-        req, now = call.request, call.t
+        req, now, digests = call.request, call.t, v.digests
         if known is not None and known[0] > hit:
             j, state = known
             entry = self.store.get(digests[j])
@@ -120,11 +109,10 @@ class Simulator:
                 return Cause(CauseKind.LOOKBACK_EXCEEDED,
                              f"entry at {where} is {after[0] - j + 1} blocks back from the breakpoint at "
                              f"{req.blocks[after[0]].path or after[0]} (window 20)")
-        ref = self._last.get(call.stream) or (self._last.get(call.parent) if call.parent else None)
         if ref is not None and hit < ref.extent:
             if canonical_model(ref.request.model) != canonical_model(req.model):
                 return Cause(CauseKind.MODEL_SWITCH, f"{ref.request.model} -> {req.model}")
-            part = _parting(ref, req, digests)
+            part = v.parting
             if part is not None and part <= ref.extent:
                 kind = call.event or CauseKind.PREFIX_CHANGED
                 return Cause(kind, _describe_parting(ref.request, req, part))
@@ -137,15 +125,6 @@ class Simulator:
                 return Cause(CauseKind.COLD, "no cache_control breakpoint")
             return Cause(CauseKind.COLD)
         return Cause()
-
-
-def _parting(ref: _Last, req: Request, digests: list[bytes]) -> int | None:
-    """First block index where `req` parts from the reference request (None: it extends it)."""
-    n = min(len(ref.digests), len(digests))
-    for i in range(n):
-        if ref.digests[i] != digests[i]:
-            return i
-    return None if len(digests) >= len(ref.digests) else n
 
 
 def _describe_parting(old: Request, new: Request, i: int) -> str:

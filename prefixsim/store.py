@@ -2,6 +2,11 @@
 
 The store knows nothing of providers or prices: policies decide which digests to read and write,
 the store only remembers what was written, when it becomes readable and when it expires.
+
+Cost per request does not grow with the history: a read that refreshes a whole prefix is logged
+once and applied to an entry only when that entry is next looked at (`touch_prefix`), and a log of
+first writes lets a caller learn which of its chain's positions became known since it last looked
+(`born_since`).
 """
 from __future__ import annotations
 
@@ -28,12 +33,21 @@ def chain(d0: bytes, request: Request) -> list[bytes]:
     A layer's invalidating parameters are mixed in where the chain enters that layer, before its
     first block (and before any later layer's first block when that layer is empty).
     """
-    params = request.layer_params
-    d = d0
-    entered = -1
     out: list[bytes] = []
+    extend_chain(out, d0, request, 0)
+    return out
+
+
+def extend_chain(out: list[bytes], d0: bytes, request: Request, start: int) -> None:
+    """Append the digests of `request.blocks[start:]` to `out`, which holds those of the first
+    `start` blocks (blocks come in layer order, so the chain has entered the layer of block start-1)."""
+    params = request.layer_params
+    blocks = request.blocks
+    d = out[start - 1] if start else d0
+    entered = blocks[start - 1].layer if start else -1
     append = out.append
-    for b in request.blocks:
+    for i in range(start, len(blocks)):
+        b = blocks[i]
         layer = b.layer
         while entered < layer:
             entered += 1
@@ -41,7 +55,6 @@ def chain(d0: bytes, request: Request) -> list[bytes]:
                 d = _h(d + _LAYER_MARK + params[entered])
         d = _h(d + b.key)
         append(d)
-    return out
 
 
 class State(Enum):
@@ -60,6 +73,8 @@ class Entry:
     expires_at: float
     ttl: float
     last_used: float
+    depth: int = -1   # block index of the digest in its chain (-1: not on a chain; prefix reads skip it)
+    seen: int = 0     # prefix reads up to this index of Store._reads are applied
 
 
 class Store:
@@ -73,15 +88,45 @@ class Store:
         self._entries: dict[bytes, Entry] = {} if capacity is None else OrderedDict()
         self._evicted: dict[bytes, float] = {}
         self._used = 0
+        # Prefix reads not yet applied to every entry they refresh: (now, chain digests, hit).
+        self._reads: list[tuple[float, list[bytes], int]] = []
+        # Digests in the order they first became known (written), with their chain depth.
+        self._born: list[tuple[bytes, int]] = []
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    def _entry(self, d: bytes) -> Entry | None:
+        """The entry of `d` with every prefix read logged so far applied to it."""
+        e = self._entries.get(d)
+        if e is not None and e.seen < len(self._reads):
+            depth = e.depth
+            if depth >= 0:
+                for t, path, hit in self._reads[e.seen:]:
+                    # the same refresh `touch` gives, if the entry lay on the read prefix and was live
+                    if hit >= depth and e.available_at <= t < e.expires_at and path[depth] == d:
+                        e.expires_at = max(e.expires_at, t + e.ttl)
+                        e.last_used = t
+            e.seen = len(self._reads)
+        return e
+
     def get(self, d: bytes) -> Entry | None:
-        return self._entries.get(d)
+        return self._entry(d)
+
+    def known(self, d: bytes) -> bool:
+        """Whether `d` was ever written (it may have expired or been evicted since)."""
+        return d in self._entries or d in self._evicted
+
+    @property
+    def births(self) -> int:
+        return len(self._born)
+
+    def born_since(self, mark: int) -> list[tuple[bytes, int]]:
+        """(digest, depth) of every digest first written after `births` was `mark`."""
+        return self._born[mark:]
 
     def state(self, d: bytes, now: float) -> State:
-        e = self._entries.get(d)
+        e = self._entry(d)
         if e is None:
             return State.EVICTED if d in self._evicted else State.MISSING
         if e.expires_at <= now:
@@ -92,26 +137,35 @@ class Store:
 
     def touch(self, d: bytes, now: float) -> None:
         """A read refreshes the entry's lifetime from this request's start (A-PC)."""
-        e = self._entries[d]
+        e = self._entry(d)
+        assert e is not None, "touch of a digest never written"
         e.expires_at = max(e.expires_at, now + e.ttl)
         e.last_used = now
         if self.capacity is not None:
             self._entries.move_to_end(d)  # type: ignore[attr-defined]
 
-    def touch_prefix(self, digests: list[bytes], now: float) -> None:
-        """A read of a prefix also refreshes every live entry at an earlier boundary of it.
+    def touch_prefix(self, digests: list[bytes], hit: int, now: float) -> None:
+        """A read of `digests[:hit + 1]` also refreshes every live entry at an earlier boundary of it.
 
         Observed in real traffic (spotter/4d5611e5, request 61): a system-prompt entry written
         11.5 min earlier, whose only uses since were reads of longer prefixes, was still read
         under a 5-minute TTL; so reading a prefix keeps its ancestors alive too.
+
+        The read is logged, not applied: each entry applies it when next looked at, so a read costs
+        the same whatever the prefix length. `digests` is kept: append to it, never change it.
+        With a capacity the LRU order needs every touch now, so the read is applied at once.
         """
-        for d in digests:
+        if self.capacity is None:
+            self._reads.append((now, digests, hit))
+            return
+        for d in digests[:hit + 1]:
             e = self._entries.get(d)
             if e is not None and e.available_at <= now < e.expires_at:
                 self.touch(d, now)
 
-    def write(self, d: bytes, tokens: int, now: float, available_at: float, ttl: float) -> None:
-        e = self._entries.get(d)
+    def write(self, d: bytes, tokens: int, now: float, available_at: float, ttl: float, depth: int = -1) -> None:
+        """Write (or refresh) the entry of `d`, the digest at block index `depth` of its chain."""
+        e = self._entry(d)
         if e is not None and e.expires_at > now:
             # A parallel request wrote the same prefix: the earliest response makes it readable.
             e.available_at = min(e.available_at, available_at)
@@ -121,7 +175,9 @@ class Store:
         else:
             if e is not None:
                 self._used -= e.tokens
-            self._entries[d] = Entry(tokens, now, available_at, now + ttl, ttl, now)
+            elif d not in self._evicted:
+                self._born.append((d, depth))
+            self._entries[d] = Entry(tokens, now, available_at, now + ttl, ttl, now, depth, len(self._reads))
             self._used += tokens
             self._evicted.pop(d, None)
         if self.capacity is not None:

@@ -9,9 +9,12 @@ from .base import Decision
 from .tables import ANTHROPIC_LOOKBACK, ANTHROPIC_MAX_BREAKPOINTS, anthropic_min_tokens
 
 
-def breakpoints(request: Request) -> list[tuple[int, str]]:
-    """(block index, ttl) of every breakpoint, automatic mode included, checked as the API does."""
-    bps = [(i, b.breakpoint) for i, b in enumerate(request.blocks) if b.breakpoint]
+def breakpoints(request: Request, marks: list[tuple[int, str]] | None = None) -> list[tuple[int, str]]:
+    """(block index, ttl) of every breakpoint, automatic mode included, checked as the API does.
+
+    `marks` are the request's cache_control markers when the caller already knows them (the runner
+    keeps them per stream, so a long request is not scanned block by block)."""
+    bps = [(i, b.breakpoint) for i, b in enumerate(request.blocks) if b.breakpoint] if marks is None else list(marks)
     limit = ANTHROPIC_MAX_BREAKPOINTS.value
     if request.auto_cache and request.blocks:
         last = len(request.blocks) - 1
@@ -38,6 +41,7 @@ def breakpoints(request: Request) -> list[tuple[int, str]]:
 
 class AnthropicPolicy:
     name = "anthropic"
+    takes_marks = True   # decide() accepts the runner's breakpoint marks
 
     def describe(self, model: str) -> dict[str, str]:
         row = anthropic_min_tokens(model)
@@ -47,8 +51,8 @@ class AnthropicPolicy:
                 "ttl": "5m default or 1h, refreshed by a hit, counted from request start (A-PC)"}
 
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
-               now: float, available_at: float) -> Decision:
-        bps = breakpoints(request)
+               now: float, available_at: float, marks: list[tuple[int, str]] | None = None) -> Decision:
+        bps = breakpoints(request, marks)
         total = cum[-1] if cum else 0
         minimum = anthropic_min_tokens(request.model).value
         window = ANTHROPIC_LOOKBACK.value
@@ -64,12 +68,12 @@ class AnthropicPolicy:
                 if state is not State.MISSING and (blocked is None or j > blocked[1]):
                     blocked = (state, j)
         if hit >= 0:
-            store.touch_prefix(digests[:hit + 1], now)
+            store.touch_prefix(digests, hit, now)
         read = cum[hit] if hit >= 0 else 0
         # Only breakpoints past the hit write, and only where the prefix reaches the minimum.
         later = [(i, ttl) for i, ttl in bps if i > hit and cum[i] >= minimum]
         for i, ttl in later:
-            store.write(digests[i], cum[i], now, available_at, TTL_SECONDS[ttl])
+            store.write(digests[i], cum[i], now, available_at, TTL_SECONDS[ttl], i)
         # A-PC mixed-TTL billing: A = highest hit, B = highest 1h breakpoint after A, C = last breakpoint.
         b = max((cum[i] for i, ttl in later if ttl == "1h"), default=read)
         c = cum[later[-1][0]] if later else read

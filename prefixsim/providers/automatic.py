@@ -40,7 +40,7 @@ class AutomaticPolicy:
         # The whole prompt becomes cacheable at every block boundary past the minimum.
         for j in range(hit + 1, len(digests)):
             if cum[j] >= rule.min_tokens:
-                store.write(digests[j], cum[j], now, available_at, rule.ttl)
+                store.write(digests[j], cum[j], now, available_at, rule.ttl, j)
         written = total - read if total >= rule.min_tokens and rule.write_multiplier_applies else 0
         return Decision(read=read, write_5m=written, write_1h=0, uncached=total - read - written,
                         hit=hit, blocked=blocked, below_minimum=hit < 0 and total < rule.min_tokens,

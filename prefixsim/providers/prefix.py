@@ -20,18 +20,37 @@ class PrefixPolicy:
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
                now: float, available_at: float) -> Decision:
         total = cum[-1] if cum else 0
-        hit, blocked = -1, None
-        for j, d in enumerate(digests):
-            state = store.state(d, now)
-            if state is not State.LIVE:
-                if state is not State.MISSING:
-                    blocked = (state, j)
-                break
-            hit = j
+        hit = self._hit(digests, store, now)
+        blocked = None
+        if hit + 1 < len(digests):
+            state = store.state(digests[hit + 1], now)
+            if state is not State.MISSING:
+                blocked = (state, hit + 1)
         if hit >= 0:
             store.touch(digests[hit], now)
         for j in range(hit + 1, len(digests)):
-            store.write(digests[j], cum[j], now, available_at, self.ttl)
+            store.write(digests[j], cum[j], now, available_at, self.ttl, j)
         read = cum[hit] if hit >= 0 else 0
         return Decision(read=read, write_5m=0, write_1h=0, uncached=total - read, hit=hit,
                         blocked=blocked, below_minimum=False, breakpoints=())
+
+    def _hit(self, digests: list[bytes], store: Store, now: float) -> int:
+        """The last position of the longest all-LIVE prefix.
+
+        Without expiry or eviction the LIVE positions of a chain are a prefix of it: a request writes
+        every position past its hit at once, with ancestors already readable, and a parallel rewrite
+        only makes a position readable sooner. So the deepest LIVE position, found walking back
+        from the end over the request's new blocks, is the answer; otherwise walk from the start.
+        """
+        live = State.LIVE
+        if self.ttl == float("inf") and store.capacity is None:
+            for j in range(len(digests) - 1, -1, -1):
+                if store.state(digests[j], now) is live:
+                    return j
+            return -1
+        hit = -1
+        for j, d in enumerate(digests):
+            if store.state(d, now) is not live:
+                break
+            hit = j
+        return hit

@@ -1,0 +1,152 @@
+"""A request's chain view (digests, running token totals, breakpoint marks, known positions), built
+from the view of the request it follows so that its cost grows with its new blocks, not its history.
+
+A stream's next request usually repeats the previous one's blocks (often the very same objects) and
+appends a few. Equal leading blocks have equal token counts and marks, and equal leading block keys
+(under the same namespace and layer parameters) have equal digests, so only the rest is computed.
+The only history-sized work left is copying and comparing arrays of references in C.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from dataclasses import dataclass
+from typing import Callable
+
+from .model import Block, Request
+from .store import Store, extend_chain
+
+
+@dataclass(slots=True)
+class View:
+    """One request as the runner sees it. `digests` may be shared with the stream's later requests,
+    which append to it: only its first `n` items are this request's."""
+
+    request: Request
+    d0: bytes
+    n: int
+    digests: list[bytes]
+    cum: list[int]
+    marks: list[tuple[int, str]]   # (block index, ttl) of every cache_control marker
+    ordered: bool                  # blocks come in layer order (render order), so chains can be extended
+    store: Store
+    known: list[int]               # positions whose digest the store knows (any state), ascending
+    births: int                    # ... as of this many first writes in the store
+    parting: int | None = None     # first position whose digest differs from the reference's
+    extent: int = -1               # deepest position with a store entry after the request ran
+    t: float = 0.0
+
+
+def equal_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
+    """Length of the longest common prefix of two block tuples, by equality.
+
+    Tuple comparison runs in C and checks identity first, so the whole prefix is compared at once;
+    when it differs, gallop back from the end (a request that appends, or moves its last marker,
+    costs one or two comparisons), then bisect.
+    """
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    hi, step = n, 1
+    while True:
+        k = max(hi - step, 0)
+        if a[:k] == b[:k]:
+            lo = k
+            break
+        hi, step = k, step * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _param_limit(old: Request, new: Request, n: int) -> int:
+    """How many leading blocks can share digests given the two requests' layer parameters: those
+    before the first layer whose parameters differ (they enter the chain where it enters that layer)."""
+    if old.layer_params == new.layer_params:
+        return n
+    layer = next(i for i, (x, y) in enumerate(zip(old.layer_params, new.layer_params)) if x != y)
+    blocks = new.blocks
+    k = 0
+    while k < n and blocks[k].layer < layer:
+        k += 1
+    return k
+
+
+def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[Block], int],
+         store: Store) -> View:
+    """The view of `req` under namespace `d0`, reusing `ref` (the stream's previous request, or the
+    request a fork descends from). `own`: ref is this stream's, so its digest list may be appended to."""
+    blocks = req.blocks
+    n = len(blocks)
+    usable = ref is not None and ref.ordered and ref.d0 == d0
+    m = equal_prefix(ref.request.blocks, blocks) if usable else 0   # type: ignore[union-attr]
+    ordered = True
+    prev = blocks[m - 1].layer if m else -1
+    for i in range(m, n):
+        if blocks[i].layer < prev:
+            ordered = False
+            break
+        prev = blocks[i].layer
+    if usable and ordered:
+        rb = ref.request.blocks  # type: ignore[union-attr]
+        limit = _param_limit(ref.request, req, min(ref.n, n))  # type: ignore[union-attr]
+        md = min(m, limit)
+        while md < limit and rb[md].key == blocks[md].key:
+            md += 1
+        if own and md == ref.n == len(ref.digests):  # type: ignore[union-attr]
+            digests = ref.digests  # type: ignore[union-attr]
+        else:
+            digests = ref.digests[:md]  # type: ignore[union-attr]
+        extend_chain(digests, d0, req, md)
+    else:
+        digests = []
+        extend_chain(digests, d0, req, 0)
+        md = 0
+        if ref is not None:
+            top = min(ref.n, n)
+            while md < top and ref.digests[md] == digests[md]:
+                md += 1
+
+    cum = ref.cum[:m] if m else []  # type: ignore[union-attr]
+    total = cum[-1] if cum else 0
+    for i in range(m, n):
+        total += count(blocks[i])
+        cum.append(total)
+    marks = [mk for mk in ref.marks if mk[0] < m] if m else []  # type: ignore[union-attr]
+    marks += [(i, blocks[i].breakpoint) for i in range(m, n) if blocks[i].breakpoint]  # type: ignore[misc]
+
+    known = _known(digests, n, md, ref if usable and ordered and ref.store is store else None, store)  # type: ignore[union-attr]
+    parting = None
+    if ref is not None:
+        if md < min(ref.n, n):
+            parting = md
+        elif n < ref.n:
+            parting = n
+    return View(req, d0, n, digests, cum, marks, ordered, store, known, store.births, parting)
+
+
+def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store) -> list[int]:
+    """Positions of `digests[:n]` the store knows. Knowing is for ever (expired and evicted entries
+    stay known), so the reference's known positions below `md` still hold; add the first writes since
+    it looked that land on those positions, and look up the positions past `md`."""
+    if ref is None:
+        return [j for j in range(n) if store.known(digests[j])]
+    known = ref.known[:bisect_left(ref.known, md)]
+    if not note_births(known, digests, md, store, ref.births):
+        return [j for j in range(n) if store.known(digests[j])]
+    known += [j for j in range(md, n) if store.known(digests[j])]
+    return known
+
+
+def note_births(known: list[int], digests: list[bytes], n: int, store: Store, since: int) -> bool:
+    """Add to `known` the positions below `n` first written since `since`; False when a write did not
+    say its position (then the caller looks everything up)."""
+    for d, depth in store.born_since(since):
+        if depth < 0:
+            return False
+        if depth < n and digests[depth] == d:
+            insort(known, depth)
+    return True
