@@ -77,6 +77,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("prefixsim: interrupted", err=True)
         sys.exit(130)
+    except click.UsageError as e:   # a bad option or argument: one line too, with where to look
+        cmd = e.ctx.command_path if e.ctx else "prefixsim"
+        click.echo(f"{cmd}: {e.format_message()} (see `{cmd} --help`)", err=True)
+        sys.exit(EXIT_USAGE)
     except click.ClickException as e:
         e.show()
         sys.exit(EXIT_USAGE if e.exit_code == 2 else e.exit_code)
