@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 from .engines import ENGINES
 from .engines.policy import engine_options
 from .errors import UserError
+from .invariants import summary_matches_rows
 from .pricing import PriceBook
 from .providers import get_policy
 from .results import ScenarioResult, VariantResult
@@ -96,6 +97,8 @@ def run_file(path: str, price_date: dt.date | None = None,
         results.append(simulate(r, price_date))
         if progress:
             progress(i + 1, len(runs))
+    for v in results:   # the summary a report shows is the sum of the rows it lists (a bug otherwise)
+        summary_matches_rows(v.summary(), v.rows(), v.outcomes)
     sc = runs[0].scenario
     return ScenarioResult(sc.name, path, sc.description, results, sc.chart)
 

@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Iterable, Sequence
 
 from .errors import UserError
+from .invariants import replay_adds_up
 from .model import TTL_SECONDS, Call, Cause, CauseKind, Usage
 from .pricing import PriceBook
 from .runner import Simulator
@@ -212,7 +213,9 @@ def replay(records: Sequence[Record], variant: Variant = Variant(), prices: Pric
             cost_obs = prices.rates(rec.call.request.model, "anthropic").cost(obs)
         rows.append(Row(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed,
                         out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line))
-    return ReplayResult(tuple(rows), _summarize(rows, variant, sim, output_in_cost, top))
+    summary = _summarize(rows, variant, sim, output_in_cost, top)
+    replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
+    return ReplayResult(tuple(rows), summary)
 
 
 def _traffic_date(records: Sequence[Record]) -> dt.date | None:
