@@ -12,9 +12,14 @@ from .errors import RequestError
 from .model import TTL_SECONDS, Block, Layer, Request
 
 
+# One encoder for every block: json.dumps with these options builds a new encoder per call, which is a
+# fifth of rendering time when a log repeats every request's whole history.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def dumps(value: Any) -> bytes:
     """Fixed-separator JSON that keeps key order: equal input always gives equal bytes."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _encode(value).encode("utf-8")
 
 
 def cache_ttl(marker: Any, where: str) -> str | None:
@@ -77,6 +82,38 @@ def system_blocks(system: Any) -> list[Block]:
     return out
 
 
+# Encoded content blocks whose keys and values are all strings (text, tool results given as text): a
+# log repeats its whole history in every line and these are most of it. The key is the items in
+# order, compared exactly, so equal keys encode to equal bytes. Bounded by the bytes it holds.
+_PARTS: dict[tuple, bytes] = {}
+_PARTS_LIMIT = 64 << 20
+_parts_held = 0
+
+
+def _encoded_part(part: dict) -> bytes:
+    global _parts_held
+    items = tuple(part.items())
+    if "cache_control" in part or not all(type(k) is str and type(v) is str for k, v in items):
+        return dumps(_without_marker(part))
+    data = _PARTS.get(items)
+    if data is None:
+        data = dumps(part)
+        if _parts_held > _PARTS_LIMIT:
+            _PARTS.clear()
+            _parts_held = 0
+        _PARTS[items] = data
+        _parts_held += 2 * len(data)   # the encoding and the strings the key keeps alive
+    return data
+
+
+def _role(role: Any) -> bytes:
+    data = _ROLES.get(role) if isinstance(role, str) else None
+    return data if data is not None else dumps({"role": role})
+
+
+_ROLES = {r: dumps({"role": r}) for r in ("user", "assistant")}
+
+
 def message_blocks(msg: Any, mi: int) -> list[Block]:
     """One block per content block; the first carries the role, so moving a block to another
     message changes the bytes."""
@@ -87,28 +124,33 @@ def message_blocks(msg: Any, mi: int) -> list[Block]:
         content = [{"type": "text", "text": content}]
     if not isinstance(content, list):
         raise RequestError(f"messages[{mi}].content must be a string or a list of blocks")
-    role = dumps({"role": msg.get("role")})
+    role = _role(msg.get("role"))
     out = []
     for ci, part in enumerate(content):
+        where = f"messages[{mi}].content[{ci}]"
         if not isinstance(part, dict):
-            raise RequestError(f"messages[{mi}].content[{ci}] must be an object")
-        data = dumps(_without_marker(part))
-        out.append(Block(Layer.MESSAGES, role + data if ci == 0 else data, f"messages[{mi}].content[{ci}]",
-                         cache_ttl(part.get("cache_control"), f"messages[{mi}].content[{ci}]")))
+            raise RequestError(f"{where} must be an object")
+        data = _encoded_part(part)
+        out.append(Block(Layer.MESSAGES, role + data if ci == 0 else data, where,
+                         cache_ttl(part.get("cache_control"), where)))
     return out
 
 
-def has_images(messages: list) -> bool:
-    return any(isinstance(part, dict) and (part.get("type") == "image" or _has_nested_image(part))
-               for msg in messages if isinstance(msg, dict) and isinstance(msg.get("content"), list)
-               for part in msg["content"])
+def _parts(messages: list):
+    return (part for msg in messages if isinstance(msg, dict) and isinstance(msg.get("content"), list)
+            for part in msg["content"] if isinstance(part, dict))
 
 
-def has_citations(messages: list) -> bool:
-    return any(isinstance(part, dict) and isinstance(part.get("citations"), dict)
-               and bool(part["citations"].get("enabled"))
-               for msg in messages if isinstance(msg, dict) and isinstance(msg.get("content"), list)
-               for part in msg["content"])
+def content_flags(messages: list) -> tuple[bool, bool]:
+    """(has_images, has_citations) in one pass over the content blocks (a long history is long)."""
+    images = citations = False
+    for part in _parts(messages):
+        if not images and (part.get("type") == "image" or _has_nested_image(part)):
+            images = True
+        c = part.get("citations")
+        if not citations and isinstance(c, dict) and bool(c.get("enabled")):
+            citations = True
+    return images, citations
 
 
 def render_anthropic(body: dict) -> Request:
@@ -131,7 +173,7 @@ def render_anthropic(body: dict) -> Request:
     for mi, msg in enumerate(messages):
         blocks += message_blocks(msg, mi)
     return Request(model=model, blocks=tuple(blocks),
-                   layer_params=layer_params(body, has_images(messages), has_citations(messages)),
+                   layer_params=layer_params(body, *content_flags(messages)),
                    auto_cache=cache_ttl(body.get("cache_control"), "request"))
 
 

@@ -105,3 +105,12 @@ def test_shipped_scenarios_equal_recomputed():
                                      ((1, 2, 3, 4, 5, 6, 7), (1, 9, 3, 4, 5, 6, 7), 1), ((5,), (6,), 0)])
 def test_equal_prefix(a, b, n):
     assert equal_prefix(a, b) == n
+
+
+def test_render_memo_keeps_key_order_and_exact_text():
+    from prefixsim.render import dumps, message_blocks
+    parts = [{"type": "text", "text": "a"}, {"text": "a", "type": "text"}, {"type": "text", "text": "a"},
+             {"type": "text", "text": 1}, {"type": "text", "text": True}]
+    for part in parts:
+        for _ in range(2):   # the second time from the memo
+            assert message_blocks({"role": "user", "content": [part]}, 0)[0].data == dumps({"role": "user"}) + dumps(part)

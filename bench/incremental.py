@@ -1,0 +1,77 @@
+"""(a) Per-request cost does not grow with the history.
+
+Two scenario-generated sessions take the same 40 small requests, one after a ~2 K-token history, one
+after a ~200 K-token history; the ratio of their per-request times (Simulator.step, best of several
+passes over fresh simulators, tokenizer memo warm) is the figure.
+
+    python bench/incremental.py [--small]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from _common import report, scenario_calls
+
+from prefixsim.tokenize import TokenCounter, get_tokenizer
+
+SCENARIO = """name: bench-incremental
+model: {model}
+tokenizer: cl100k_base
+breakpoints: {breakpoints}
+provider: {provider}
+pace: 5s
+base:
+  tools: {{count: 10, size: 150}}
+  system: 300
+  history: {{turns: {turns}, user: 100, assistant: 300, tool_use: 100, tool_result: {result}}}
+timeline:
+  - request: {{turns: {requests}, user: 20, assistant: 20, tool_use: 20, tool_result: 20}}
+"""
+
+
+def per_request(calls, provider: str, repeat: int) -> float:
+    from prefixsim.runner import Simulator
+
+    warm = Simulator(provider)
+    for c in calls:                       # tokenizer memo and price lookups, as in a long run
+        warm.step(c)
+
+    def replay():
+        sim = Simulator(provider)
+        sim.counter = warm.counter
+        sim.step(calls[0])                # the first request of a session is cold whatever its size
+        t = time.perf_counter()
+        for c in calls[1:]:
+            sim.step(c)
+        return (time.perf_counter() - t) / (len(calls) - 1)
+
+    return min(replay() for _ in range(repeat))
+
+
+def main(argv=None) -> list[dict]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", action="store_true", help="tiny sizes (CI smoke run)")
+    args = ap.parse_args(argv)
+    requests, repeat = (5, 1) if args.small else (40, 7)
+    big_turns = 5 if args.small else 215
+    counter = TokenCounter(get_tokenizer("cl100k_base"))
+    out = []
+    for provider, bps, model in (("anthropic", "claude_code", "claude-sonnet-4-5"), ("openai", "automatic", "gpt-4.1"),
+                                 ("prefix", "none", "claude-sonnet-4-5")):
+        sizes = {}
+        for label, turns, result in (("2K", 1, 200), ("200K", big_turns, 400)):
+            calls = scenario_calls(SCENARIO.format(turns=turns, result=result, requests=requests, provider=provider,
+                                                   breakpoints=bps, model=model))
+            blocks = calls[0].request.blocks
+            tokens = sum(counter.count(b) for b in blocks)
+            sizes[label] = (per_request(calls, provider, repeat), tokens, len(blocks))
+        (small, st, sb), (big, bt, bb) = sizes["2K"], sizes["200K"]
+        print(f"[{provider}] per request: {small * 1e6:.1f} us at {st:,} tokens / {sb} blocks, "
+              f"{big * 1e6:.1f} us at {bt:,} tokens / {bb} blocks")
+        out.append(report(f"(a) {provider}: per-request time 200K / 2K", big / small, "<= 1.5", big / small <= 1.5))
+    return out
+
+
+if __name__ == "__main__":
+    main()
