@@ -18,8 +18,9 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def dumps(value: Any) -> bytes:
-    """Fixed-separator JSON that keeps key order: equal input always gives equal bytes."""
-    return _encode(value).encode("utf-8")
+    """Fixed-separator JSON that keeps key order: equal input always gives equal bytes. A lone
+    surrogate (`"\\ud800"` is valid JSON) keeps its code point rather than failing to encode."""
+    return _encode(value).encode("utf-8", "surrogatepass")
 
 
 def cache_ttl(marker: Any, where: str) -> str | None:
@@ -73,6 +74,8 @@ def system_blocks(system: Any) -> list[Block]:
     """A string `system` is one text block, as the API reads it."""
     if isinstance(system, str):
         system = [{"type": "text", "text": system}] if system else []
+    if system is not None and not isinstance(system, list):
+        raise RequestError(f"system must be a string or a list of text blocks, got {type(system).__name__}")
     out = []
     for i, part in enumerate(system or []):
         if not isinstance(part, dict):

@@ -204,13 +204,16 @@ def replay(records: Sequence[Record], variant: Variant = Variant(), prices: Pric
         call = apply_variant(rec.call, variant)
         if not output_in_cost and call.output_tokens:
             call = replace(call, output_tokens=0)
-        out = sim.step(call)
-        obs = rec.observed
-        cost_obs = None
+        try:
+            out = sim.step(call)
+            obs = rec.observed
+            cost_obs = None if obs is None else prices.rates(rec.call.request.model, "anthropic")
+        except UserError as e:   # e.g. a model the provider's tables do not know: name the line
+            raise e.located(rec.path, rec.line) from None
         if obs is not None:
             if not output_in_cost:
                 obs = replace(obs, output_tokens=0)
-            cost_obs = prices.rates(rec.call.request.model, "anthropic").cost(obs)
+            cost_obs = cost_obs.cost(obs)
         rows.append(Row(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed,
                         out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line))
     summary = _summarize(rows, variant, sim, output_in_cost, top)

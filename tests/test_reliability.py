@@ -28,12 +28,12 @@ def test_a_bug_exits_70_with_a_short_message_and_debug_shows_the_traceback(tmp_p
 
     def broken(*a, **k):
         raise RuntimeError("simulated bug")
-    monkeypatch.setattr("prefixsim.api.run_file", broken)
-    code, out, err = _exit(["run", str(tmp_path / "s.yaml"), "--no-write"], capsys)
+    monkeypatch.setattr("prefixsim.scenario.loader.load_runs", broken)
+    code, out, err = _exit(["validate", str(tmp_path / "s.yaml")], capsys)
     assert code == 70
     assert err == "prefixsim: internal error: RuntimeError: simulated bug (rerun with --debug for the traceback)\n"
     with pytest.raises(RuntimeError, match="simulated bug"):   # --debug: the exception, traceback and all
-        main(["--debug", "run", str(tmp_path / "s.yaml"), "--no-write"])
+        main(["--debug", "validate", str(tmp_path / "s.yaml")])
 
 
 def test_a_user_error_is_one_line_and_exit_2(tmp_path, capsys):

@@ -17,6 +17,7 @@ from ..errors import UserError
 from . import problems
 from .jsonl import iter_jsonl
 from ..model import Block, Call, Request, Usage
+from ..providers.anthropic import breakpoints as anthropic_breakpoints
 from ..render import render_anthropic
 from .record import Record
 
@@ -58,7 +59,7 @@ def observed_usage(u: dict | None) -> Usage | None:
         out = Usage(input_tokens=int(u.get("input_tokens") or 0), cache_write_5m=created - w1h, cache_write_1h=w1h,
                     cache_read=int(u.get("cache_read_input_tokens") or 0),
                     output_tokens=int(u.get("output_tokens") or 0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise UserError("usage fields must be whole numbers") from None
     return checked_usage(out)
 
@@ -109,6 +110,7 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
             sizer: Sizer, rid: str | None = None) -> Record:
     """One request (UserError: the body, its usage or its timestamp cannot be used)."""
     request = render_anthropic(body)
+    anthropic_breakpoints(request)   # a request the API would reject (a fifth breakpoint) never ran
     obs = observed_usage(usage)
     request = sized(request, sizer, obs.prompt_tokens if obs else None)
     t = _seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING
@@ -116,7 +118,16 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
                 if isinstance(body.get("metadata"), dict) else "main",
                 label=rid or f"{Path(path).name}#{index}", output_tokens=obs.output_tokens if obs else 0,
                 ttft=DEFAULT_TTFT)
-    return Record(call, rid or f"{Path(path).name}#{index}", stamp or f"+{t:g}s", obs, path, line)
+    return Record(call, rid or f"{Path(path).name}#{index}", _stamp_text(stamp, t), obs, path, line)
+
+
+def _stamp_text(stamp: Any, t: float) -> str:
+    """A record's timestamp as ISO text (epoch numbers converted), or `+Ns` for a log without times."""
+    if stamp is None or stamp == "":
+        return f"+{t:g}s"
+    if isinstance(stamp, str):
+        return stamp
+    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _seconds(stamp: Any, path: str, line: int) -> float:

@@ -210,7 +210,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             parent_stamp = stamps.get(o.get("parentUuid") or "")
             start = min(response, parse_time(parent_stamp)) if parent_stamp else response
             used = _usage(usage)
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             problems.skip(str(path), n, f"request {rid} has no readable timestamp or integer usage fields")
             continue
         seen.add(rid)

@@ -14,7 +14,7 @@ from .jsonl import iter_jsonl
 from ..model import Block, Call, Layer, Request, Usage
 from ..render import dumps
 from . import problems
-from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, LineChecks, Sizer, _seconds, checked_usage, sized
+from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, LineChecks, Sizer, _seconds, _stamp_text, checked_usage, sized
 from .record import Record
 
 
@@ -71,7 +71,7 @@ def observed_usage(u: dict | None) -> Usage | None:
         written = int(details.get("cache_write_tokens") or 0)
         usage = Usage(input_tokens=int(prompt) - cached - written, cache_write_5m=written, cache_read=cached,
                       output_tokens=int(out or 0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise UserError("usage fields must be whole numbers") from None
     return checked_usage(usage)
 
@@ -104,6 +104,6 @@ def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
         stream = str(body.get("prompt_cache_key") or body.get("user") or "main")
         call = Call(t=t, request=request, stream=stream, label=rid,
                     output_tokens=obs.output_tokens if obs else 0, ttft=DEFAULT_TTFT)
-        out.append(Record(call, rid, str(stamp) if stamp else f"+{t:g}s", obs, str(path), n))
+        out.append(Record(call, rid, _stamp_text(stamp, t), obs, str(path), n))
     checks.finish()
     return out
