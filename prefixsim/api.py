@@ -97,6 +97,11 @@ def run_file(path: str, price_date: dt.date | None = None,
         results.append(simulate(r, price_date))
         if progress:
             progress(i + 1, len(runs))
+    return collect(path, runs, results)
+
+
+def collect(path: str, runs: list[Run], results: list[VariantResult]) -> ScenarioResult:
+    """One scenario file's result from the results of its runs (in their order)."""
     for v in results:   # the summary a report shows is the sum of the rows it lists (a bug otherwise)
         summary_matches_rows(v.summary(), v.rows(), v.outcomes)
     sc = runs[0].scenario
@@ -108,6 +113,17 @@ def run_scenario(path: str, price_date: dt.date | None = None) -> ScenarioResult
     return run_file(path, price_date)
 
 
-def run_paths(paths: Iterable[str], price_date: dt.date | None = None) -> list[ScenarioResult]:
-    """Every scenario file in `paths` (files or folders)."""
-    return [run_file(f, price_date) for f in scenario_files(list(paths))]
+def run_paths(paths: Iterable[str], price_date: dt.date | None = None, workers: int = 1, executor: str = "local",
+              scheduler: str | None = None) -> list[ScenarioResult]:
+    """Every scenario file in `paths` (files or folders); the first failing file raises its error.
+
+    Runs go to `workers` local processes (0: one per core), or with `executor="dask"` to the
+    dask.distributed scheduler at `scheduler`; results are identical to a serial run."""
+    from .parallel import run_files
+
+    out = []
+    for res in run_files(scenario_files(list(paths)), price_date, workers, executor, scheduler):
+        if isinstance(res, UserError):
+            raise res
+        out.append(res)
+    return out

@@ -76,15 +76,21 @@ def write_reports(res, out_dir: Path) -> Path:
 @click.option("--no-write", is_flag=True, help="Print only; write no report files.")
 @click.option("--price-date", help="Use genai-prices rates in force on this date (YYYY-MM-DD; default today).")
 @click.option("--summary-only", is_flag=True, help="Table/markdown: print only the comparison of variants.")
-def run(paths, fmt, out, no_write, price_date, summary_only):
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="Run variants and sweep values in this many local processes (0: one per core).")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="dask: send runs to a dask.distributed cluster (pip install 'prefixsim[dask]').")
+@click.option("--scheduler", metavar="ADDRESS", help="The dask scheduler, e.g. tcp://10.0.0.5:8786.")
+def run(paths, fmt, out, no_write, price_date, summary_only, workers, executor, scheduler):
     """Run scenario files (or every *.yaml in folders) and print hit-rate and cost tables.
 
     \b
     Examples:
       prefixsim run scenarios/
       prefixsim run scenarios/seed-fork-economics.yaml --format json --out /tmp/r
+      prefixsim run scenarios/ --workers 0
     """
-    from ..api import run_file
+    from ..parallel import run_files
     from ..report.tables import csv_text, json_text, scenario_text
     from ..results import REQUEST_COLUMNS
     from ..scenario.loader import scenario_files
@@ -93,12 +99,10 @@ def run(paths, fmt, out, no_write, price_date, summary_only):
     files = scenario_files(list(paths))
     progress = Progress(len(files))
     results, failures = [], []
-    for i, f in enumerate(files):
-        try:
-            res = run_file(f, when)
-        except UserError as e:
-            failures.append(e.located(f))
-            click.echo(str(e.located(f)), err=True)
+    for i, (f, res) in enumerate(zip(files, run_files(files, when, workers, executor, scheduler))):
+        if isinstance(res, UserError):
+            failures.append(res.located(f))
+            click.echo(str(res.located(f)), err=True)
             continue
         results.append(res)
         if not no_write:
