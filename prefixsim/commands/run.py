@@ -36,7 +36,8 @@ class Progress:
             sys.stderr.flush()
 
 
-def _date(value: str | None) -> dt.date | None:
+def parse_price_date(value: str | None) -> dt.date | None:
+    """--price-date YYYY-MM-DD (None: today's genai-prices rates)."""
     if value is None:
         return None
     try:
@@ -95,7 +96,7 @@ def run(paths, fmt, out, no_write, price_date, summary_only, workers, executor, 
     from ..results import REQUEST_COLUMNS
     from ..scenario.loader import scenario_files
 
-    when = _date(price_date)
+    when = parse_price_date(price_date)
     files = scenario_files(list(paths))
     progress = Progress(len(files))
     results, failures = [], []
