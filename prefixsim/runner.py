@@ -59,6 +59,9 @@ class Simulator:
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft, marks=v.marks)  # type: ignore[call-arg]
         else:
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft)
+        if known is None and dec.blocked is not None:
+            # A policy with its own cache (the serving engines) reports what the store cannot know.
+            known = (dec.blocked[1], dec.blocked[0])
         usage = Usage(input_tokens=dec.uncached, cache_write_5m=dec.write_5m, cache_write_1h=dec.write_1h,
                       cache_read=dec.read, output_tokens=call.output_tokens)
         # Conservation: every prompt token is in exactly one class.
