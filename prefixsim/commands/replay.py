@@ -52,8 +52,10 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 @click.option("--block-size", type=int, help="Engine traces: tokens per block (default: the trace's).")
 @click.option("--strict", is_flag=True, help="A corrupt or unusable line is fatal (default: skip it, count it and "
                                             "name it on stderr).")
+@click.option("--export-mooncake", "export_path", type=click.Path(dir_okay=False),
+              help="Also write the replayed requests as a Mooncake trace (JSONL, 512-token hash_ids) for other tools.")
 def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity, kv_model, eviction, block_size,
-           strict):
+           strict, export_path):
     """Replay real traffic and explain every cache miss.
 
     PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
@@ -91,6 +93,11 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     _warn(found, failed)
     if not records:
         raise UserError("no requests found", str(paths[0])) if not failed else _failure(failed, paths)
+    if export_path:
+        from ..engines.export import export_mooncake
+
+        n = export_mooncake(records, export_path)
+        click.echo(f"wrote {n:,} requests to {export_path} (Mooncake trace)", err=True)
     base = run_replay(records, top=top)
     variant = Variant(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
     what_if = None
