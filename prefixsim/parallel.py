@@ -7,6 +7,8 @@ simulator, and results are put back in the order the serial loop would produce t
 from __future__ import annotations
 
 import datetime as dt
+import os
+from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
 from .errors import UserError
@@ -15,19 +17,37 @@ from .results import ScenarioResult, VariantResult
 EXECUTORS = ("local", "dask")
 
 
-def _simulate(run, price_date: dt.date | None):
-    """One run in a worker. A UserError comes back as data: pickling an exception keeps only its
-    message, and the CLI needs its file and line."""
+def _runs(path: str) -> list:
+    """A file's runs, loaded once per process while the file is unchanged."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _load(path, None)   # load_runs reports the missing file
+    return _load(path, (st.st_mtime_ns, st.st_size))
+
+
+@lru_cache(maxsize=16)
+def _load(path: str, version: tuple[int, int] | None) -> list:
+    from .scenario.loader import load_runs
+
+    return load_runs(path)
+
+
+def _simulate(path: str, index: int, price_date: dt.date | None):
+    """Run `index` of a scenario file, in a worker. Tasks name the file, not the Run: a Run holds
+    schema classes built at load time, which pickle only by value and slowly; each worker loads a
+    file once (so a cluster's workers must see the files at the same paths). A UserError comes back
+    as data: pickling an exception keeps only its message, and the CLI needs its file and line."""
     from .api import simulate
 
     try:
-        return simulate(run, price_date)
+        return simulate(_runs(path)[index], price_date)
     except UserError as e:
         return (type(e), e.message, e.path, e.line, e.col)
 
 
 def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list, dt.date | None], Iterator]:
-    """A function running `_simulate` over runs, yielding results in the runs' order."""
+    """A function running `_simulate` over (path, index) tasks, yielding results in the tasks' order."""
     if executor not in EXECUTORS:
         raise UserError(f"unknown executor {executor!r} (valid: {', '.join(EXECUTORS)})")
     if executor == "dask":
@@ -38,20 +58,20 @@ def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[lis
         except ImportError:
             raise UserError("--executor dask needs dask.distributed: pip install 'prefixsim[dask]'") from None
 
-        def on_dask(runs: list, price_date: dt.date | None) -> Iterator:
+        def on_dask(tasks: list, price_date: dt.date | None) -> Iterator:
             with Client(scheduler) as client:
-                futures = client.map(_simulate, runs, price_date=price_date, pure=False)
+                futures = client.map(_simulate, *zip(*tasks), price_date=price_date, pure=False) if tasks else []
                 yield from client.gather(futures)
         return on_dask
     if scheduler:
         raise UserError("--scheduler applies to --executor dask only")
     if workers == 1:
-        return lambda runs, price_date: (_simulate(r, price_date) for r in runs)
+        return lambda tasks, price_date: (_simulate(p, i, price_date) for p, i in tasks)
 
-    def on_joblib(runs: list, price_date: dt.date | None) -> Iterator:
+    def on_joblib(tasks: list, price_date: dt.date | None) -> Iterator:
         from joblib import Parallel, delayed
 
-        return Parallel(n_jobs=workers, return_as="generator")(delayed(_simulate)(r, price_date) for r in runs)
+        return Parallel(n_jobs=workers, return_as="generator")(delayed(_simulate)(p, i, price_date) for p, i in tasks)
     return on_joblib
 
 
@@ -63,7 +83,6 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
     the dask.distributed scheduler at `scheduler`, sharded by run (one scenario variant's sessions).
     """
     from .api import collect
-    from .scenario.loader import load_runs
 
     if workers < -1:
         raise UserError(f"--workers must be a count of processes, 0 or -1 for every core; got {workers}")
@@ -72,11 +91,11 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
     loaded: list[list | UserError] = []
     for f in files:
         try:
-            loaded.append(load_runs(f))
+            loaded.append(_runs(f))
         except UserError as e:
             loaded.append(e.located(f))
-    runs = [r for x in loaded if not isinstance(x, UserError) for r in x]
-    results = mapper(runs, price_date)
+    tasks = [(f, i) for f, x in zip(files, loaded) if not isinstance(x, UserError) for i in range(len(x))]
+    results = mapper(tasks, price_date)
     for f, x in zip(files, loaded):
         if isinstance(x, UserError):
             yield x
