@@ -1,0 +1,21 @@
+"""The bench scripts at tiny sizes, so they keep working (their figures are checked by running them
+at full size, not here: timings in a test suite would be flaky)."""
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def test_every_bench_script_runs_and_reports(capsys):
+    sys.path.insert(0, str(BENCH))
+    try:
+        import run_all
+        rows = run_all.main(["--small", "--skip", "scaleout"])   # test_parallel covers --workers
+    finally:
+        sys.path.remove(str(BENCH))
+    names = " ".join(r["name"] for r in rows)
+    for target in ("(a)", "(b)", "(c)", "(d)", "(e)", "(f)"):
+        assert target in names
+    # outputs, unlike timings, are exact even at tiny sizes
+    assert next(r for r in rows if r["name"].startswith("(b)"))["value"] <= 1.05
+    assert "outputs identical" in capsys.readouterr().out
