@@ -31,6 +31,31 @@ class Message:
 
 
 @dataclass
+class _Flat:
+    """Every message's blocks end to end, extended as messages are appended, so a request does not
+    walk its whole history again; a message popped or replaced since starts it over."""
+
+    source: list[Message] = field(default_factory=list)   # the messages laid out, in order
+    blocks: list[Block] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)        # where each message's blocks start
+    images: int = 0                                        # messages holding an image block
+
+    def update(self, messages: list[Message]) -> "_Flat":
+        k = len(self.source)
+        if k > len(messages) or messages[:k] != self.source:   # identical objects compare in C
+            k, self.blocks, self.starts, self.images = 0, [], [], 0
+        for m in messages[k:]:
+            self.starts.append(len(self.blocks))
+            self.blocks.extend(m.blocks)
+            self.images += any(p.get("type") == "image" for p in m.content)
+        self.source = list(messages)
+        return self
+
+    def copy(self) -> "_Flat":
+        return _Flat(list(self.source), list(self.blocks), list(self.starts), self.images)
+
+
+@dataclass
 class Conv:
     """The mutable state of one conversation: what the next request will render."""
 
@@ -44,11 +69,13 @@ class Conv:
     marks: set[tuple[int, int]] = field(default_factory=set)  # (message, content block) given a breakpoint
     _tool_blocks: list[Block] | None = None
     _system_blocks: list[Block] | None = None
+    _flat: _Flat = field(default_factory=_Flat)
 
     def fork(self) -> "Conv":
         """A copy that shares the rendered history blocks (they are immutable)."""
         return Conv(self.model, list(self.tools), list(self.system), list(self.messages), self.tool_choice,
-                    self.thinking, set(self.refused), set(self.marks), self._tool_blocks, self._system_blocks)
+                    self.thinking, set(self.refused), set(self.marks), self._tool_blocks, self._system_blocks,
+                    self._flat.copy())
 
     def add_message(self, role: str, content: list[dict]) -> None:
         mi = len(self.messages)
@@ -65,11 +92,14 @@ class Conv:
             self._tool_blocks = [tool_block(t, i) for i, t in enumerate(self.tools)]
         if self._system_blocks is None:
             self._system_blocks = system_blocks(self.system)
-        msgs = [b for m in self.messages for b in m.blocks]
-        return self._tool_blocks, self._system_blocks, msgs
+        return self._tool_blocks, self._system_blocks, self._flat.update(self.messages).blocks
+
+    def message_starts(self) -> list[int]:
+        """Index of each message's first block among the message blocks."""
+        return self._flat.update(self.messages).starts
 
     def images(self) -> bool:
-        return any(p.get("type") == "image" for m in self.messages for p in m.content)
+        return self._flat.update(self.messages).images > 0
 
 
 def _apply_breakpoints(conv: Conv, policy: Any, ttl: str) -> tuple[tuple[Block, ...], str | None]:
@@ -98,14 +128,11 @@ def _apply_breakpoints(conv: Conv, policy: Any, ttl: str) -> tuple[tuple[Block, 
             marks.add(len(blocks) - 1)
         elif a == "previous_message" and len(conv.messages) >= 3:
             # the last block of the message before the previous assistant turn (the prior user turn)
-            upto = sum(len(m.blocks) for m in conv.messages[:-2])
+            upto = conv.message_starts()[len(conv.messages) - 2]
             marks.add(len(tools) + len(system) + upto - 1)
     if policy not in (None, "none") and conv.marks:
-        starts, pos = [], len(tools) + len(system)
-        for m in conv.messages:
-            starts.append(pos)
-            pos += len(m.blocks)
-        marks |= {starts[mi] + ci for mi, ci in conv.marks if mi < len(starts)}
+        starts, base = conv.message_starts(), len(tools) + len(system)
+        marks |= {base + starts[mi] + ci for mi, ci in conv.marks if mi < len(starts)}
     for i in marks:
         blocks[i] = blocks[i].with_breakpoint(ttl)
     return tuple(blocks), None
