@@ -89,7 +89,7 @@ def system_blocks(system: Any) -> list[Block]:
 # log repeats its whole history in every line and these are most of it. The key is the items in
 # order, compared exactly, so equal keys encode to equal bytes. Bounded by the bytes it holds.
 _PARTS: dict[tuple, bytes] = {}
-_PARTS_LIMIT = 64 << 20
+_PARTS_LIMIT = 16 << 20   # many sessions of history; small beside a replay's memory budget
 _parts_held = 0
 
 
