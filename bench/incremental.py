@@ -3,7 +3,8 @@
 Two scenario-generated sessions take the same 40 small requests, one after a ~2 K-token history, one
 after a ~200 K-token history; the ratio of their per-request times (Simulator.step, best of several
 passes over fresh simulators, tokenizer memo warm) is the figure. Beside it, end to end: the same
-plus building each request (the scenario builder's Timeline.send, median over the requests).
+plus building each request (the scenario builder's Timeline.send: mean per request, least of several
+plays of the timeline, interleaved like the replays).
 
     python bench/incremental.py [--small]
 """
@@ -32,7 +33,8 @@ timeline:
 
 
 def build_times(text: str) -> tuple[list, float]:
-    """The scenario's calls, and the median time Timeline.send took to build one request."""
+    """The scenario's calls, and the mean time Timeline.send took to build one request (the first,
+    which renders the base history, left out)."""
     from prefixsim.scenario import builder
 
     send, took = builder.Timeline.send, []
@@ -46,7 +48,7 @@ def build_times(text: str) -> tuple[list, float]:
         calls = scenario_calls(text)
     finally:
         builder.Timeline.send = send
-    return calls, sorted(took[1:])[len(took[1:]) // 2]
+    return calls, sum(took[1:]) / len(took[1:])
 
 
 def timer(calls, provider: str):
@@ -81,16 +83,18 @@ def main(argv=None) -> list[dict]:
                                  ("prefix", "none", "claude-sonnet-4-5")):
         sizes = []
         for turns, result in ((1, 200), (big_turns, 400)):
-            calls, build = build_times(SCENARIO.format(turns=turns, result=result, requests=requests,
-                                                       provider=provider, breakpoints=bps, model=model))
+            text = SCENARIO.format(turns=turns, result=result, requests=requests, provider=provider,
+                                   breakpoints=bps, model=model)
+            calls, _ = build_times(text)
             blocks = calls[0].request.blocks
-            sizes.append((timer(calls, provider), sum(counter.count(b) for b in blocks), len(blocks), build))
+            sizes.append((timer(calls, provider), sum(counter.count(b) for b in blocks), len(blocks), text))
         # interleaved passes, least of each: both sizes see the same background load
-        best = [float("inf")] * 2
+        best, built = [float("inf")] * 2, [float("inf")] * 2
         for _ in range(repeat):
-            for k, (replay, *_) in enumerate(sizes):
+            for k, (replay, _, _, text) in enumerate(sizes):
                 best[k] = min(best[k], replay())
-        (small, big), ((_, st, sb, b_small), (_, bt, bb, b_big)) = best, sizes
+                built[k] = min(built[k], build_times(text)[1])   # texts come from the memo now
+        (small, big), (b_small, b_big), ((_, st, sb, _), (_, bt, bb, _)) = best, built, sizes
         print(f"[{provider}] per request: {small * 1e6:.1f} us at {st:,} tokens / {sb} blocks, "
               f"{big * 1e6:.1f} us at {bt:,} tokens / {bb} blocks; building the request "
               f"{b_small * 1e6:.1f} / {b_big * 1e6:.1f} us")
