@@ -2,9 +2,11 @@
 
 The folder is generated in a temporary directory: sessions of 2.1.x-shaped transcript lines (user
 turns carrying large tool results, assistant lines with their usage), about 1 GB in all. The replay
-runs in a child process; its peak resident set size is the figure.
+runs in a child process; its peak resident set size is the figure. `--single` writes one session
+instead, a conversation that never compacts (request i carries i history blocks): the case where
+holding every request would grow with requests x history.
 
-    python bench/memory.py [--small] [--gb 1.0]
+    python bench/memory.py [--small] [--gb 1.0] [--single]
 """
 from __future__ import annotations
 
@@ -73,12 +75,17 @@ def main(argv=None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="a 2 MB folder (CI smoke run)")
     ap.add_argument("--gb", type=float, default=1.0, help="folder size in GB (default 1)")
+    ap.add_argument("--single", action="store_true", help="one session of that size (one long conversation)")
     args = ap.parse_args(argv)
     target = 2_000_000 if args.small else int(args.gb * 1e9)
     with tempfile.TemporaryDirectory() as d:
         root = Path(d) / "projects"
         t = time.perf_counter()
-        size, sessions = write_folder(root, target, 20 if args.small else 150)
+        if args.single:
+            root.mkdir()
+            size, sessions = write_session(root / "session.jsonl", "s0", target // 12_400, random.Random(8), 0.0), 1
+        else:
+            size, sessions = write_folder(root, target, 20 if args.small else 150)
         made = time.perf_counter() - t
         t = time.perf_counter()
         proc = subprocess.run([sys.executable, "-c", "from prefixsim.cli import main; main()", "replay", str(root)],
@@ -89,7 +96,8 @@ def main(argv=None) -> list[dict]:
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024   # KiB on Linux
     print(f"{size / 1e6:,.0f} MB in {sessions} sessions (written in {made:.0f} s); replay {took:.1f} s, "
           f"{size / 1e6 / took:.0f} MB/s, peak RSS {peak_mb:.0f} MB")
-    return [report(f"(f) peak RSS replaying {size / 1e9:.2f} GB of transcripts, MB", peak_mb, "< 500", peak_mb < 500)]
+    what = "one transcript" if args.single else "transcripts"
+    return [report(f"(f) peak RSS replaying {size / 1e9:.2f} GB of {what}, MB", peak_mb, "< 500", peak_mb < 500)]
 
 
 if __name__ == "__main__":

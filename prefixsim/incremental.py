@@ -34,6 +34,7 @@ class View:
     parting: int | None = None     # first position whose digest differs from the reference's
     extent: int = -1               # deepest position with a store entry after the request ran
     t: float = 0.0
+    pinned: int = 0                # `digests` positions below this are read through the store's log
 
 
 def equal_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
@@ -96,8 +97,12 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
         md = min(m, limit)
         while md < limit and rb[md].key == blocks[md].key:
             md += 1
-        if own and md == ref.n == len(ref.digests):  # type: ignore[union-attr]
+        if own and md >= ref.pinned and ref.n == len(ref.digests):  # type: ignore[union-attr]
+            # The stream's list is cut past the common prefix and extended, not copied: the store's
+            # read log keeps every list a read went through, only for positions below `pinned`, so a
+            # copy per request (a request that replaces its tail) would pin one history per request.
             digests = ref.digests  # type: ignore[union-attr]
+            del digests[md:]
         else:
             digests = ref.digests[:md]  # type: ignore[union-attr]
         extend_chain(digests, d0, req, md)
@@ -125,7 +130,8 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
             parting = md
         elif n < ref.n:
             parting = n
-    return View(req, d0, n, digests, cum, marks, ordered, store, known, store.births, parting)
+    pinned = ref.pinned if ref is not None and digests is ref.digests else 0
+    return View(req, d0, n, digests, cum, marks, ordered, store, known, store.births, parting, pinned=pinned)
 
 
 def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store) -> list[int]:

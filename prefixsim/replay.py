@@ -3,6 +3,9 @@ of every miss, the naive mechanism as a baseline, and what-if variants of the sa
 
 Library API (notebooks): `replay(records, ...)` -> ReplayResult with `.rows`, `.summary` and
 `.to_dataframe()`; `compare(base, variant)` -> cost and rebuild differences per stream.
+
+A replay walks the traffic once and keeps one small row per request: each request is dropped once
+the simulator has stepped it (the simulator and the naive baseline keep per-stream state only).
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from .model import TTL_SECONDS, Call, Cause, CauseKind, Usage
 from .pricing import PriceBook
 from .runner import Simulator
 from .sources.record import Record
+from .sources.traffic import Head, Traffic
 
 TTL_CHOICES = ("observed", "5m", "1h")
 BREAKPOINT_POLICIES = ("observed", "last", "auto", "none")
@@ -150,28 +154,31 @@ def apply_variant(call: Call, v: Variant) -> Call:
     return replace(call, request=replace(req, blocks=tuple(blocks), auto_cache=auto, model=model))
 
 
-def naive_reads(records: Sequence[Record]) -> list[int | None]:
+class Naive:
     """The floor to beat: per stream and model, read(t) = read(t-1) + creation(t-1) when the gap since
-    the previous request is under the stream's TTL (1h if it ever wrote 1h, else 5m), else 0."""
-    ttl: dict[str, float] = {}
-    for r in records:
-        if r.observed is not None and r.observed.cache_write_1h:
-            ttl[r.call.stream] = TTL_SECONDS["1h"]
-    last: dict[tuple[str, str], Record] = {}
-    out: list[int | None] = []
-    for r in records:
+    the previous request is under the stream's TTL (1h if it ever wrote 1h, else 5m), else 0.
+    Fed in time order; keeps each (stream, model)'s last time and prompt up to its breakpoint."""
+
+    def __init__(self, hour_streams: set[str]) -> None:
+        self.hour_streams = hour_streams
+        self.last: dict[tuple[str, str], tuple[float, int]] = {}
+
+    def read(self, r: Record) -> int | None:
         if r.observed is None:
-            out.append(None)
-            continue
+            return None
         key = (r.call.stream, r.call.request.model)
-        prev = last.get(key)
-        limit = ttl.get(r.call.stream, TTL_SECONDS["5m"])
-        if prev is None or prev.observed is None or r.call.t - prev.call.t >= limit:
-            out.append(0)
-        else:
-            out.append(prev.observed.cache_read + prev.observed.cache_creation)
-        last[key] = r
-    return out
+        prev = self.last.get(key)
+        limit = TTL_SECONDS["1h" if r.call.stream in self.hour_streams else "5m"]
+        self.last[key] = (r.call.t, r.observed.cache_read + r.observed.cache_creation)
+        if prev is None or r.call.t - prev[0] >= limit:
+            return 0
+        return prev[1]
+
+
+def naive_reads(records: Sequence[Record]) -> list[int | None]:
+    """The naive baseline's cache_read for each of `records` (time-ordered)."""
+    naive = Naive({r.call.stream for r in records if r.observed is not None and r.observed.cache_write_1h})
+    return [naive.read(r) for r in records]
 
 
 def _figures(pairs: Iterable[tuple[int, Usage, Usage]]) -> Figures:
@@ -186,21 +193,30 @@ def _figures(pairs: Iterable[tuple[int, Usage, Usage]]) -> Figures:
     return Figures(exact, compared, err / obs_read if obs_read else None, read / prompt if prompt else None)
 
 
-def replay(records: Sequence[Record], variant: Variant = Variant(), prices: PriceBook | None = None,
+def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), prices: PriceBook | None = None,
            top: int = 5) -> ReplayResult:
-    """Replays `records` (time-ordered) under `variant`; compares every prediction with the observation."""
+    """Replays `records` (any order; Traffic is walked, not held) under `variant`; compares every
+    prediction with the observation."""
     if variant.ttl not in TTL_CHOICES:
         raise UserError(f"--ttl must be one of {', '.join(TTL_CHOICES)}, got {variant.ttl!r}")
     if variant.breakpoints not in BREAKPOINT_POLICIES:
         raise UserError(f"--breakpoints must be one of {', '.join(BREAKPOINT_POLICIES)}, got {variant.breakpoints!r}")
-    records = sorted(records, key=lambda r: r.call.t)
+    traffic = records if isinstance(records, Traffic) else Traffic.of(records)
+    # What the walk needs to know first, from the requests' heads (a few fields each).
+    hour_streams: set[str] = set()
+    output_in_cost, date = True, None
+    for h in traffic.heads():
+        if h.wrote_1h:
+            hour_streams.add(h.stream)
+        output_in_cost = output_in_cost and h.output_final
+        date = date or _date_of(h)
     if prices is None:
-        prices = PriceBook(when=_traffic_date(records))
+        prices = PriceBook(when=date)
     sim = Simulator(provider=variant.provider, tokenizer="approx", prices=prices)
-    naive = naive_reads(records)
-    output_in_cost = all(r.output_final for r in records)
+    naive = Naive(hour_streams)
     rows: list[Row] = []
-    for i, (rec, nv) in enumerate(zip(records, naive)):
+    for i, rec in enumerate(traffic):
+        nv = naive.read(rec)
         call = apply_variant(rec.call, variant)
         if not output_in_cost and call.output_tokens:
             call = replace(call, output_tokens=0)
@@ -221,15 +237,13 @@ def replay(records: Sequence[Record], variant: Variant = Variant(), prices: Pric
     return ReplayResult(tuple(rows), summary)
 
 
-def _traffic_date(records: Sequence[Record]) -> dt.date | None:
-    """Price as of the traffic's own date, so a replay gives the same figures whenever it runs
-    (logs without timestamps: today's prices)."""
-    for r in records:
-        try:
-            return dt.date.fromisoformat(r.timestamp[:10])
-        except ValueError:
-            continue
-    return None
+def _date_of(h: Head) -> dt.date | None:
+    """Price as of the traffic's own date (the first request's that has one), so a replay gives the
+    same figures whenever it runs (logs without timestamps: today's prices)."""
+    try:
+        return dt.date.fromisoformat(h.timestamp[:10])
+    except ValueError:
+        return None
 
 
 def _summarize(rows: list[Row], variant: Variant, sim: Simulator, output_in_cost: bool, top: int) -> Summary:

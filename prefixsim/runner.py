@@ -66,6 +66,8 @@ class Simulator:
                       cache_read=dec.read, output_tokens=call.output_tokens)
         # Conservation: every prompt token is in exactly one class.
         assert usage.prompt_tokens == total, (usage, total)
+        if dec.hit >= 0:   # the read may be logged against v.digests up to the hit (Store.touch_prefix)
+            v.pinned = max(v.pinned, dec.hit + 1)
         cause = self._explain(call, v, ref, dec.hit, dec.below_minimum, known, dec.breakpoints, total)
         self._settle(v, now)
         self._last[call.stream] = v

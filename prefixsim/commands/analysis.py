@@ -75,10 +75,10 @@ def _gaps(spec: str | None, from_paths: tuple[str, ...]) -> list[float] | None:
         except ValueError:
             raise UserError(f"--gaps {spec!r}: a comma-separated list of seconds") from None
     if from_paths:
-        from ..sources import load_many
+        from ..sources import open_many
 
         by_stream: dict[str, list[float]] = {}
-        for rec in load_many(list(from_paths)):
+        for rec in open_many(list(from_paths)):
             by_stream.setdefault(rec.call.stream, []).append(rec.call.t)
         for times in by_stream.values():
             times.sort()

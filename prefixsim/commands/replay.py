@@ -86,23 +86,24 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
 
     failed: list[UserError] = []
     with collecting(strict) as found:
-        records = sources.load_many(paths, source, errors=failed)
-    if not records and len(failed) == len(paths) == 1:
+        # Read once; each replay below walks the requests in time order without holding them all.
+        traffic = sources.open_many(paths, source, errors=failed)
+    if not len(traffic) and len(failed) == len(paths) == 1:
         _warn(found, [])
         raise failed[0]
     _warn(found, failed)
-    if not records:
+    if not len(traffic):
         raise UserError("no requests found", str(paths[0])) if not failed else _failure(failed, paths)
     if export_path:
         from ..engines.export import export_mooncake
 
-        n = export_mooncake(records, export_path)
+        n = export_mooncake(traffic, export_path)
         click.echo(f"wrote {n:,} requests to {export_path} (Mooncake trace)", err=True)
-    base = run_replay(records, top=top)
+    base = run_replay(traffic, top=top)
     variant = Variant(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
     what_if = None
     if variant != Variant():
-        what_if = compare(base, run_replay(records, variant, top=top))
+        what_if = compare(base, run_replay(traffic, variant, top=top))
     if fmt == "json":
         click.echo(json.dumps(to_json(base, what_if), indent=2, ensure_ascii=False))
     elif fmt == "csv":

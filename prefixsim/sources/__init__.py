@@ -8,12 +8,12 @@ and the serving-engine traces mooncake and bailian, which `prefixsim replay` han
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
 from ..errors import UserError
 from .record import Record
+from .traffic import Head, Part, Traffic
 
 FORMATS = ("claude-code", "anthropic", "openai", "mooncake", "bailian")
 TRACE_FORMATS = ("mooncake", "bailian")
@@ -64,6 +64,15 @@ def detect(path: str | Path) -> str:
                     "use --source", str(p))
 
 
+def _format(p: Path, source: str | None) -> str:
+    fmt = source or detect(p)
+    if fmt not in FORMATS:
+        raise UserError(f"unknown source format {fmt!r} (valid: {', '.join(FORMATS)})")
+    if fmt in TRACE_FORMATS:
+        raise UserError(f"{fmt} traces are replayed by the engine trace replay, not as API traffic", str(p))
+    return fmt
+
+
 def load(path: str | Path, source: str | None = None, with_subagents: bool | None = None) -> list[Record]:
     """The requests at `path` as time-ordered Records. A single Claude Code .jsonl is that file only
     unless `with_subagents`; a session or projects folder includes sub-agents."""
@@ -71,11 +80,7 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
     from ..tokenize import get_tokenizer
 
     p = Path(path)
-    fmt = source or detect(p)
-    if fmt not in FORMATS:
-        raise UserError(f"unknown source format {fmt!r} (valid: {', '.join(FORMATS)})")
-    if fmt in TRACE_FORMATS:
-        raise UserError(f"{fmt} traces are replayed by the engine trace replay, not as API traffic", str(p))
+    fmt = _format(p, source)
     if fmt == "claude-code":
         return claude_code.load(p, p.is_dir() if with_subagents is None else with_subagents)
     sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
@@ -86,41 +91,54 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
     return anthropic_log.load_jsonl(p, sizer)
 
 
-def load_many(paths: Sequence[str | Path], source: str | None = None,
-              errors: list[UserError] | None = None) -> list[Record]:
-    """Several paths in one replay. A transcript given together with its session folder includes
-    the sub-agents; request ids already seen are skipped. With an `errors` list, a path that fails
-    is recorded there and the others are still read; without one, the first failure raises."""
+def _part(p: Path, source: str | None, with_subagents: bool | None, seen: set[str]) -> Part:
+    """The requests at `p` whose id no earlier path had (`seen` gains this path's ids)."""
+    from . import claude_code
+
+    if _format(p, source) != "claude-code":
+        kept = []
+        for r in load(p, source, with_subagents):
+            if r.request_id not in seen:
+                seen.add(r.request_id)
+                kept.append(r)
+        return Part.of(kept)
+    raws = claude_code.raws(p, p.is_dir() if with_subagents is None else with_subagents)
+    # Every call still shapes its stream's blocks; a request another path had is only left out.
+    dropped = {r.request_id for r in raws if r.request_id in seen}
+    seen.update(r.request_id for r in raws)
+    heads = [Head(r.start, r.timestamp, r.stream, r.usage.cache_write_1h > 0, False)
+             for r in raws if r.request_id not in dropped]
+    return Part(heads, lambda: (x for x in claude_code.calibrated(raws) if x.request_id not in dropped))
+
+
+def open_many(paths: Sequence[str | Path], source: str | None = None,
+              errors: list[UserError] | None = None) -> Traffic:
+    """Several paths in one replay, as Traffic: read once, walked in time order as often as needed,
+    times in seconds from the first request (each record keeps its absolute ISO timestamp). A
+    transcript given together with its session folder includes the sub-agents; request ids already
+    seen are skipped. With an `errors` list, a path that fails is recorded there and the others are
+    still read; without one, the first failure raises."""
     given = [Path(x) for x in paths]
     folders = {x.resolve() for x in given if x.is_dir()}
-    out: list[Record] = []
+    parts: list[Part] = []
     seen: set[str] = set()
     for p in given:
         if p.is_dir() and p.parent.joinpath(p.name + ".jsonl") in given:
             continue
         sub = p.is_file() and p.with_suffix("").resolve() in folders
         try:
-            loaded = load(p, source, with_subagents=True if sub else None)
+            parts.append(_part(p, source, True if sub else None, seen))
         except UserError as e:
             if errors is None:
                 raise
             errors.append(e.located(str(p)))
-            continue
-        for r in loaded:
-            if r.request_id not in seen:
-                seen.add(r.request_id)
-                out.append(r)
-    return rebase(out)
+    return Traffic(parts)
 
 
-def rebase(records: list[Record]) -> list[Record]:
-    """Time-ordered, in seconds from the first request, so explanations read "t=12.3s", not epoch
-    seconds; each record keeps its absolute ISO timestamp."""
-    if not records:
-        return records
-    records = sorted(records, key=lambda r: r.call.t)
-    t0 = records[0].call.t
-    return [replace(r, call=replace(r.call, t=round(r.call.t - t0, 3))) for r in records]
+def load_many(paths: Sequence[str | Path], source: str | None = None,
+              errors: list[UserError] | None = None) -> list[Record]:
+    """`open_many` as a list: every request in memory at once (small inputs, notebooks)."""
+    return list(open_many(paths, source, errors))
 
 
-__all__ = ["FORMATS", "Record", "TRACE_FORMATS", "detect", "load", "load_many"]
+__all__ = ["FORMATS", "Record", "TRACE_FORMATS", "Traffic", "detect", "load", "load_many", "open_many"]

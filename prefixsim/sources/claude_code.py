@@ -30,7 +30,7 @@ import heapq
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from . import problems
 from .jsonl import iter_jsonl
@@ -153,6 +153,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     pending: dict[str, str] = {}
     unknown: dict[str, list[int]] = {}   # record type -> [first line, count]
     out: list[Raw] = []
+    where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
     def stream_of(o: dict) -> tuple[str, str]:
         if agent is not None:
@@ -219,7 +220,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         family = "main" if skind in ("main", "compaction") else \
             f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
         out.append(Raw(str(rid), prefix + stream, skind, f"{session or path.stem}/{family}", model, start, response,
-                       used, _iso(start), str(path), n,
+                       used, _iso(start), where, n,
                        prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
                        text, order_start + len(out)))
     for typ, (first, count) in sorted(unknown.items(), key=lambda kv: kv[1][0]):
@@ -243,17 +244,13 @@ class _Stream:
 
 
 class Calibrator:
-    """Turns raw calls (any order) into Records, walking them in start order."""
+    """Turns raw calls, fed in start order (`step`), into Records; keeps only per-stream state."""
 
     def __init__(self, count_text) -> None:
         self.count_text = count_text
         self.streams: dict[str, _Stream] = {}
         self.learned: dict[str, int] = {}
         self._pending: list[tuple[float, int, str, int]] = []  # (usable from, seq, family, size)
-
-    def run(self, raws: Iterable[Raw]) -> list[Record]:
-        ordered = sorted(raws, key=lambda r: (r.start, r.order))
-        return [self.step(r) for r in ordered]
 
     def _learn_until(self, now: float) -> None:
         while self._pending and self._pending[0][0] <= now:
@@ -312,9 +309,12 @@ def _grow(blocks: list[Block], delta: int, r: Raw, epoch: int) -> list[Block]:
 
 
 def _mark(blocks: list[Block], ttl: str) -> list[Block]:
-    """Breakpoints on the static prefix and the last history block, none elsewhere."""
-    last = len(blocks) - 1
-    return [b.with_breakpoint(ttl if i in (0, last) else None) for i, b in enumerate(blocks)]
+    """Breakpoints on the static prefix and the last history block, none elsewhere (a stream's
+    blocks carry none, so only those two are replaced: no per-block work on a long history)."""
+    out = list(blocks)
+    out[0] = out[0].with_breakpoint(ttl)
+    out[-1] = out[-1].with_breakpoint(ttl)
+    return out
 
 
 def _ttl_of(u: Usage, default: str) -> str:
@@ -326,16 +326,28 @@ def _ttl_of(u: Usage, default: str) -> str:
     return default
 
 
-def load(path: Path, with_subagents: bool) -> list[Record]:
-    """All requests of the transcripts at `path`, deduplicated by requestId, calibrated, time-ordered."""
-    from ..tokenize import get_tokenizer
-
+def raws(path: Path, with_subagents: bool) -> list[Raw]:
+    """Every call of the transcripts at `path`, deduplicated by requestId, in start order. A call is
+    a few hundred bytes: a replay keeps these and builds each request's blocks as it reaches it."""
     seen: set[str] = set()
-    raws: list[Raw] = []
+    out: list[Raw] = []
     sessions = files_for(path, with_subagents)
     for main, sub in sessions:
         name = main.stem if main is not None else sub.parent.name  # type: ignore[union-attr]
         prefix = f"{name[:8]}/" if len(sessions) > 1 else ""
-        raws.extend(parse(main, sub, seen, len(raws), prefix))
-    tok = get_tokenizer("cl100k_base")
-    return Calibrator(tok.count_text).run(raws)
+        out.extend(parse(main, sub, seen, len(out), prefix))
+    out.sort(key=lambda r: (r.start, r.order))
+    return out
+
+
+def calibrated(ordered: Iterable[Raw]) -> Iterator[Record]:
+    """Records of calls given in start order, built one at a time as they are consumed (a request
+    holds its whole history; only the stream's current one is kept)."""
+    from ..tokenize import get_tokenizer
+
+    return map(Calibrator(get_tokenizer("cl100k_base").count_text).step, ordered)
+
+
+def load(path: Path, with_subagents: bool) -> list[Record]:
+    """All requests of the transcripts at `path`, deduplicated by requestId, calibrated, time-ordered."""
+    return list(calibrated(raws(path, with_subagents)))

@@ -1,0 +1,73 @@
+"""Several paths' requests as one time-ordered stream that can be walked more than once.
+
+A replay walks the traffic once per design (as recorded, then a what-if). Each path is read once
+into what a walk needs: a transcript keeps its raw calls (a few hundred bytes each) and builds each
+request's blocks only when the walk reaches it; a request log keeps its records (their block
+contents shared, see anthropic_log.Sizer). No walk holds every request's history at once, so memory
+follows the number of requests and the per-stream state, not requests x history.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Iterator, Sequence
+
+from .record import Record
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What a replay must know of a request before walking the traffic (prices, the naive baseline)."""
+
+    t: float
+    timestamp: str
+    stream: str
+    wrote_1h: bool       # observed usage wrote at the 1h TTL
+    output_final: bool
+
+    @classmethod
+    def of(cls, r: Record) -> "Head":
+        return cls(r.call.t, r.timestamp, r.call.stream, r.observed is not None and r.observed.cache_write_1h > 0,
+                   r.output_final)
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One path's requests: `heads` and `walk()` (fresh each call) in the same, time, order."""
+
+    heads: list[Head]
+    walk: Callable[[], Iterator[Record]]
+
+    @classmethod
+    def of(cls, records: list[Record]) -> "Part":
+        """Records already in memory, stably sorted by time."""
+        ordered = sorted(records, key=lambda r: r.call.t)
+        return cls([Head.of(r) for r in ordered], lambda: iter(ordered))
+
+
+class Traffic:
+    """The parts merged by time (ties keep path order, as a stable sort of their concatenation
+    would); with `rebase`, times count from the first request, so explanations read "t=12.3s"."""
+
+    def __init__(self, parts: Sequence[Part], rebase: bool = True) -> None:
+        self.parts = list(parts)
+        firsts = [p.heads[0].t for p in self.parts if p.heads]
+        self.t0 = min(firsts) if rebase and firsts else None
+
+    @classmethod
+    def of(cls, records: Iterable[Record]) -> "Traffic":
+        """Records a caller built (a library replay), replayed at their own times."""
+        return cls([Part.of(list(records))], rebase=False)
+
+    def __len__(self) -> int:
+        return sum(len(p.heads) for p in self.parts)
+
+    def heads(self) -> Iterator[Head]:
+        return heapq.merge(*(p.heads for p in self.parts), key=lambda h: h.t)
+
+    def __iter__(self) -> Iterator[Record]:
+        merged = heapq.merge(*(p.walk() for p in self.parts), key=lambda r: r.call.t)
+        t0 = self.t0
+        if t0 is None:
+            return merged
+        return (replace(r, call=replace(r.call, t=round(r.call.t - t0, 3))) for r in merged)
