@@ -2,7 +2,7 @@
 behind it, a chart and one plain-language sentence, each priced from a named source."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
 from ..report.charts import LineChart, Mark, Series
@@ -58,7 +58,7 @@ def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, children=(1, 2,
         reading = (f"With {focus} children of {f.turns} turns each, a fresh sub-agent is cheaper at every history "
                    f"size: the fork's inherited static prefix ({_k(f.parent_static)}) alone outweighs it.")
     return Study("fork-vs-subagent", "Fork vs fresh sub-agent", table, curve, chart, reading,
-                 {k: getattr(f, k) for k in f.__dataclass_fields__})
+                 asdict(f))
 
 
 def ttl(p: Prices, f: ttlmod.TTLParams | None = None, gaps: list[float] | None = None) -> Study:
@@ -115,7 +115,7 @@ def stagger(p: Prices, f: stg.StaggerParams | None = None) -> Study:
                f"siblings until the first response begins ({f.ttft:g} s) costs ${held:.4f}, "
                f"{(1 - held / together):.0%} less, for {f.ttft:g} s of latency.")
     return Study("stagger", "Parallel children: simultaneous vs staggered", table, curve, chart, reading,
-                 {k: getattr(f, k) for k in f.__dataclass_fields__})
+                 asdict(f))
 
 
 def invalidation(p: Prices, f: inv.InvalidationParams | None = None) -> Study:
@@ -136,7 +136,7 @@ def invalidation(p: Prices, f: inv.InvalidationParams | None = None) -> Study:
                f"it costs ${late:.4f}, {late / early:.0f}x more, because everything after the change is written "
                f"again at {float(p.write(f.ttl) / p.input):.2f}x instead of read at {float(p.read / p.input):.2f}x.")
     return Study("invalidation", "Cache-invalidation cost vs when it happens", table, curve, chart, reading,
-                 {k: getattr(f, k) for k in f.__dataclass_fields__})
+                 asdict(f))
 
 
 def minimum(p: Prices, f: mini.MinimumParams | None = None) -> Study:
@@ -159,7 +159,7 @@ def minimum(p: Prices, f: mini.MinimumParams | None = None) -> Study:
                + (f"{_k(breakeven)} tokens or more is cheaper padded up to the minimum." if breakeven else
                   "any size below the minimum is cheaper sent as is."))
     return Study("minimum", "Minimum cacheable length", table, curve, chart, reading,
-                 {k: getattr(f, k) for k in f.__dataclass_fields__})
+                 asdict(f))
 
 
 STUDIES: dict[str, Callable[..., Study]] = {"fork-vs-subagent": fork_vs_subagent, "ttl": ttl, "stagger": stagger,
