@@ -1,8 +1,9 @@
 """(d) Full-request logs: throughput in MB of JSON per second, beside the floor of the same run.
 
 A synthetic Anthropic Messages log in which every line is a whole request body (the session's full
-history each time, with its usage) is replayed end to end: `prefixsim.sources.load` (parse, render,
-size) then `prefixsim.replay.replay` (the cache simulation with causes). The floor is what any
+history each time, with its usage) is replayed end to end as `prefixsim replay` does it:
+`prefixsim.sources.open_many` (parse, check, render, size; keeps each line's offset) then
+`prefixsim.replay.replay` (reads each line again, the cache simulation with causes). The floor is what any
 reader must do with the same bytes: parse each line with json.loads and hash it with xxh3.
 
     python bench/jsonl_throughput.py [--small]
@@ -67,8 +68,7 @@ def prefixsim_replay(path: Path) -> tuple[float, int]:
     from prefixsim.replay import replay
 
     t = time.perf_counter()
-    records = sources.load(path, "anthropic")
-    result = replay(records)
+    result = replay(sources.open_many([path], "anthropic"))
     return time.perf_counter() - t, len(result.rows)
 
 

@@ -156,7 +156,7 @@ def content_flags(messages: list) -> tuple[bool, bool]:
     return images, citations
 
 
-def render_anthropic(body: dict) -> Request:
+def render_anthropic(body: dict, history: "History | None" = None) -> Request:
     """An Anthropic Messages API request body -> Request.
 
     One block per tool definition, per system text block and per message content block: the unit
@@ -173,11 +173,56 @@ def render_anthropic(body: dict) -> Request:
         raise RequestError("'tools' and 'messages' must be lists")
     blocks = [tool_block(t, i) for i, t in enumerate(tools)]
     blocks += system_blocks(body.get("system"))
-    for mi, msg in enumerate(messages):
-        blocks += message_blocks(msg, mi)
+    if history is None:
+        for mi, msg in enumerate(messages):
+            blocks += message_blocks(msg, mi)
+    else:
+        blocks += history.blocks(messages)
     return Request(model=model, blocks=tuple(blocks),
                    layer_params=layer_params(body, *content_flags(messages)),
                    auto_cache=cache_ttl(body.get("cache_control"), "request"))
+
+
+class History:
+    """The previous request's plain messages and their blocks. A log repeats the conversation on
+    every line, so re-rendering each line costs its whole history; a message equal to the one at
+    the same place last time reuses its blocks. Only plain messages (string content, or content
+    blocks of string values without cache_control) are reused: there `==` means equal bytes once
+    key order matches (numbers would not: 1 == 1.0 == True)."""
+
+    def __init__(self) -> None:
+        self._last: list[tuple[Any, list | None, list[Block]]] = []
+
+    def blocks(self, messages: list) -> list[Block]:
+        last, out, now = self._last, [], []
+        for mi, msg in enumerate(messages):
+            keys = _plain_keys(msg)
+            if keys is not None and mi < len(last) and last[mi][1] == keys and last[mi][0] == msg:
+                got = last[mi][2]
+            else:
+                got = message_blocks(msg, mi)
+            now.append((msg, keys, got))
+            out += got
+        self._last = now
+        return out
+
+
+def _plain_keys(msg: Any) -> list | None:
+    """The key order of a plain message's content blocks (a string content: []), else None."""
+    if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
+        return None
+    content = msg.get("content")
+    if isinstance(content, str):
+        return [list(msg)]
+    if not isinstance(content, list):
+        return None
+    keys = [list(msg)]
+    for part in content:
+        if not isinstance(part, dict) or "cache_control" in part or \
+                not all(type(v) is str for v in part.values()):
+            return None
+        keys.append(list(part))
+    return keys
 
 
 def _has_nested_image(part: dict) -> bool:

@@ -91,11 +91,27 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
     return anthropic_log.load_jsonl(p, sizer)
 
 
+#: Request logs larger than this are walked by re-reading each line at its offset: memory then follows
+#: the number of requests, not the bytes of the bodies, at about half the speed (each line is rendered
+#: twice). Smaller logs keep their parsed records and the full speed.
+STREAM_LOGS_OVER = 256 * 1024 * 1024
+
+
+def _stream_log(p: Path) -> bool:
+    return p.stat().st_size > STREAM_LOGS_OVER
+
+
 def _part(p: Path, source: str | None, with_subagents: bool | None, seen: set[str]) -> Part:
     """The requests at `p` whose id no earlier path had (`seen` gains this path's ids)."""
-    from . import claude_code
+    from . import anthropic_log, api_log, claude_code, openai_log
+    from ..tokenize import get_tokenizer
 
-    if _format(p, source) != "claude-code":
+    fmt = _format(p, source)
+    if fmt in ("anthropic", "openai") and p.suffix not in (".yaml", ".yml") and _stream_log(p):
+        kind = openai_log if fmt == "openai" else anthropic_log
+        sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text, share=False)
+        return api_log.part(p, kind.request_id, kind.line_record, sizer, seen)
+    if fmt != "claude-code":   # a cassette: YAML is parsed whole anyway
         kept = []
         for r in load(p, source, with_subagents):
             if r.request_id not in seen:

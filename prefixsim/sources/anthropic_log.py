@@ -15,10 +15,9 @@ from typing import Any
 
 from ..errors import UserError
 from . import problems
-from .jsonl import iter_jsonl
 from ..model import Block, Call, Request, Usage
 from ..providers.anthropic import breakpoints as anthropic_breakpoints
-from ..render import render_anthropic
+from ..render import History, render_anthropic
 from .record import Record
 
 #: Seconds between consecutive requests of a log without timestamps (well inside any TTL).
@@ -72,24 +71,28 @@ def checked_usage(u: Usage) -> Usage:
 
 
 class Sizer:
-    """Counts each distinct block content once and hands back one shared bytes object for equal
-    contents: a conversation log repeats its whole history in every request, so memory and
-    tokenizing follow the distinct content, not the size of the file."""
+    """Counts each distinct block content once (by its content key): a conversation log repeats its
+    whole history in every request, so tokenizing follows the distinct content, not the file's size.
+    With `share`, equal contents also come back as one bytes object, for a caller that holds every
+    request (`load`); a replay walk drops each request, so it keeps only the counts (memory per
+    distinct block, not per byte of it)."""
 
-    def __init__(self, count_text) -> None:
+    def __init__(self, count_text, share: bool = True) -> None:
         self.count_text = count_text
-        self._seen: dict[bytes, tuple[bytes, int]] = {}
+        self.share = share
+        self._seen: dict[bytes, tuple[bytes | None, int]] = {}
 
-    def __call__(self, data: bytes) -> tuple[bytes, int]:
-        hit = self._seen.get(data)
+    def __call__(self, b: Block) -> tuple[bytes, int]:
+        hit = self._seen.get(b.key)
         if hit is None:
-            hit = self._seen[data] = (data, self.count_text(data.decode("utf-8", errors="replace")))
-        return hit
+            n = self.count_text(b.data.decode("utf-8", errors="replace"))
+            hit = self._seen[b.key] = (b.data if self.share else None, n)
+        return hit[0] or b.data, hit[1]
 
 
 def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
     """Fix every block's size: counted, then scaled (cumulatively, so no rounding drift) to `total`."""
-    shared = [sizer(b.data) for b in request.blocks]
+    shared = [sizer(b) for b in request.blocks]
     counts = [n for _, n in shared]
     counted = sum(counts)
     if total is None or counted == 0:
@@ -107,9 +110,9 @@ def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
 
 
 def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path: str, line: int,
-            sizer: Sizer, rid: str | None = None) -> Record:
+            sizer: Sizer, rid: str | None = None, history: History | None = None) -> Record:
     """One request (UserError: the body, its usage or its timestamp cannot be used)."""
-    request = render_anthropic(body)
+    request = render_anthropic(body, history)
     anthropic_breakpoints(request)   # a request the API would reject (a fifth breakpoint) never ran
     obs = observed_usage(usage)
     request = sized(request, sizer, obs.prompt_tokens if obs else None)
@@ -186,31 +189,29 @@ class LineChecks:
                           "(replayed in time order)")
 
 
+def request_id(obj: Any) -> str | None:
+    """A log line's request id (None without one); UserError: the line is no Messages request."""
+    if split_entry(obj)[0] is None:
+        kind = f" (type {obj.get('type')!r})" if isinstance(obj, dict) and obj.get("type") else ""
+        raise UserError(f"not an Anthropic Messages request{kind}; needs 'model' and 'messages'")
+    rid = obj.get("id") or obj.get("request_id")
+    return str(rid) if rid is not None else None
+
+
+def line_record(obj: Any, rid: str | None, index: int, path: str, line: int, sizer: Sizer,
+                history: History) -> Record:
+    """The request of a line `request_id` accepted (UserError: its body, usage or timestamp cannot
+    be used); `history` is the same reader's previous line, whose equal messages are not rendered again."""
+    body, usage, stamp = split_entry(obj)
+    return _record(body, usage, stamp, index, path, line, sizer, rid, history)
+
+
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
-    """A JSONL log: one request per line (a body, or {request, response|usage, timestamp}). A line that
-    is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
-    out = []
-    checks = LineChecks(path)
-    for n, obj in iter_jsonl(path):
-        body, usage, stamp = split_entry(obj)
-        if body is None:
-            kind = f" (type {obj.get('type')!r})" if isinstance(obj, dict) and obj.get("type") else ""
-            problems.skip(str(path), n, f"not an Anthropic Messages request{kind}; needs 'model' and 'messages'")
-            continue
-        rid = obj.get("id") or obj.get("request_id")
-        rid = str(rid) if rid is not None else None
-        if checks.duplicate(rid, n):
-            continue
-        try:
-            rec = _record(body, usage, stamp, len(out), str(path), n, sizer, rid)
-        except UserError as e:
-            problems.skip(str(path), n, e.message)
-            continue
-        checks.time(rec.call.t, n)
-        checks.usage(rec.observed, n)
-        out.append(rec)
-    checks.finish()
-    return out
+    """A JSONL log: one request per line (a body, or {request, response|usage, timestamp}), in file
+    order. A line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
+    from .api_log import scan
+
+    return [rec for _, rec in scan(path, request_id, line_record, sizer)]
 
 
 def load_cassette(path: Path, sizer: Sizer) -> list[Record]:

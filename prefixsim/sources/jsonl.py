@@ -13,16 +13,24 @@ from . import problems
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value) for each non-blank line of `path` that parses."""
+    return ((n, obj) for n, _, obj in iter_jsonl_at(path))
+
+
+def iter_jsonl_at(path: Path) -> Iterator[tuple[int, int, Any]]:
+    """(line number, byte offset of the line, parsed value): the offset lets a reader drop what it
+    parsed and read the line again when it needs it (`read_at`)."""
     try:
         fh = path.open("rb")
     except OSError as e:
         raise UserError(f"cannot read: {e.strerror}", str(path)) from None
     with fh:
+        offset = 0
         for n, raw in enumerate(fh, start=1):
+            at, offset = offset, offset + len(raw)
             if not raw.strip():
                 continue
             try:
-                yield n, json.loads(raw.decode("utf-8"))
+                yield n, at, json.loads(raw.decode("utf-8"))
             except UnicodeDecodeError as e:
                 problems.skip(str(path), n, f"not UTF-8 text (byte {e.start} of the line)")
             except json.JSONDecodeError as e:

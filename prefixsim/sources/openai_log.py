@@ -10,11 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from .jsonl import iter_jsonl
 from ..model import Block, Call, Layer, Request, Usage
 from ..render import dumps
-from . import problems
-from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, LineChecks, Sizer, _seconds, _stamp_text, checked_usage, sized
+from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, checked_usage, sized
 from .record import Record
 
 
@@ -76,34 +74,34 @@ def observed_usage(u: dict | None) -> Usage | None:
     return checked_usage(usage)
 
 
+def request_id(obj: Any) -> str | None:
+    """A log line's request id (None without one); UserError: the line is no OpenAI request."""
+    body, _ = _parts(obj) if isinstance(obj, dict) else (None, None)
+    if body is None or "model" not in body:
+        raise UserError("not an OpenAI request; needs 'model' and 'messages' or 'input'")
+    return str(obj["id"]) if obj.get("id") is not None else None
+
+
+def line_record(obj: dict, rid: str | None, index: int, path: str, line: int, sizer: Sizer,
+                history: object = None) -> Record:
+    """The request of a line `request_id` accepted (UserError: its body, usage or timestamp cannot be
+    used). Same shape as the Anthropic reader's; `history` is not used (OpenAI bodies render cheaply)."""
+    body, usage = _parts(obj)
+    request = render_openai(body)
+    obs = observed_usage(usage)
+    request = sized(request, sizer, obs.prompt_tokens if obs else None)
+    stamp = obj.get("timestamp") or obj.get("created")
+    t = _seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING
+    rid = rid or f"{Path(path).name}#{index}"
+    stream = str(body.get("prompt_cache_key") or body.get("user") or "main")
+    call = Call(t=t, request=request, stream=stream, label=rid,
+                output_tokens=obs.output_tokens if obs else 0, ttft=DEFAULT_TTFT)
+    return Record(call, rid, _stamp_text(stamp, t), obs, path, line)
+
+
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
-    """One request per line: a body, or {request|body, response|usage, timestamp}. A line that is no
-    request, or whose body, usage or timestamp cannot be used, is skipped and named."""
-    out = []
-    checks = LineChecks(path)
-    for n, obj in iter_jsonl(path):
-        body, usage = _parts(obj) if isinstance(obj, dict) else (None, None)
-        if body is None or "model" not in body:
-            problems.skip(str(path), n, "not an OpenAI request; needs 'model' and 'messages' or 'input'")
-            continue
-        rid = str(obj["id"]) if obj.get("id") is not None else None
-        if checks.duplicate(rid, n):
-            continue
-        try:
-            request = render_openai(body)
-            obs = observed_usage(usage)
-            request = sized(request, sizer, obs.prompt_tokens if obs else None)
-            stamp = obj.get("timestamp") or obj.get("created")
-            t = _seconds(stamp, str(path), n) if stamp else len(out) * DEFAULT_SPACING
-        except UserError as e:
-            problems.skip(str(path), n, e.message)
-            continue
-        checks.time(t, n)
-        checks.usage(obs, n)
-        rid = rid or f"{path.name}#{len(out)}"
-        stream = str(body.get("prompt_cache_key") or body.get("user") or "main")
-        call = Call(t=t, request=request, stream=stream, label=rid,
-                    output_tokens=obs.output_tokens if obs else 0, ttft=DEFAULT_TTFT)
-        out.append(Record(call, rid, _stamp_text(stamp, t), obs, str(path), n))
-    checks.finish()
-    return out
+    """One request per line: a body, or {request|body, response|usage, timestamp}, in file order. A
+    line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
+    from .api_log import scan
+
+    return [rec for _, rec in scan(path, request_id, line_record, sizer)]

@@ -1,0 +1,86 @@
+"""Anthropic / OpenAI request logs as a Part of Traffic without holding their bodies.
+
+A line is a whole request body, and a conversation's log repeats its history on every line, so
+holding the parsed requests grows with the file (a 2 GB log, 2 GB and more). The first read checks
+every line (skips and notes are reported before any replay, as --strict needs) and keeps per
+request only its time, line number, index and byte offset beside its Head; a walk reads each line
+again at its offset, in time order, when it reaches it. Memory follows the number of requests.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..errors import UserError
+from ..render import History
+from . import problems
+from .anthropic_log import LineChecks, Sizer
+from .jsonl import iter_jsonl_at
+from .record import Record
+from .traffic import Head, Part
+
+#: A format's two steps: the request id of a line (UserError: no request), then its Record.
+RequestId = Callable[[Any], "str | None"]
+LineRecord = Callable[[Any, "str | None", int, str, int, Sizer, History], Record]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """Where a request's line is, and what rebuilding its Record needs besides the line."""
+
+    t: float
+    offset: int
+    line: int
+    index: int       # among the log's usable requests, in file order (labels, default spacing)
+
+
+def scan(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Sizer) -> Iterator[tuple[int, Record]]:
+    """(byte offset, Record) of each usable line, in file order; every other line is skipped and
+    named, and the log's notes (no usage, out of order) are given at the end."""
+    checks = LineChecks(path)
+    history = History()
+    index = 0
+    for n, offset, obj in iter_jsonl_at(path):
+        try:
+            rid = request_id(obj)
+        except UserError as e:
+            problems.skip(str(path), n, e.message)
+            continue
+        if checks.duplicate(rid, n):
+            continue
+        try:
+            rec = line_record(obj, rid, index, str(path), n, sizer, history)
+        except UserError as e:
+            problems.skip(str(path), n, e.message)
+            continue
+        checks.time(rec.call.t, n)
+        checks.usage(rec.observed, n)
+        index += 1
+        yield offset, rec
+    checks.finish()
+
+
+def part(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Sizer, seen: set[str]) -> Part:
+    """The log's requests whose id no earlier path had (`seen` gains this log's ids), walked by
+    re-reading their lines. The sizer keeps its counts across walks, so each distinct block is
+    tokenized once."""
+    kept: list[tuple[Entry, Head]] = []
+    for i, (offset, rec) in enumerate(scan(path, request_id, line_record, sizer)):
+        if rec.request_id not in seen:
+            seen.add(rec.request_id)
+            kept.append((Entry(rec.call.t, offset, rec.line, i), Head.of(rec)))
+    kept.sort(key=lambda x: x[0].t)   # stable: equal times keep file order
+    entries = [e for e, _ in kept]
+
+    def walk() -> Iterator[Record]:
+        history = History()
+        with path.open("rb") as fh:
+            for e in entries:
+                # A log already in time order reads forward; the seek only moves within the buffer.
+                fh.seek(e.offset)
+                obj = json.loads(fh.readline().decode("utf-8"))
+                yield line_record(obj, request_id(obj), e.index, str(path), e.line, sizer, history)
+
+    return Part([h for _, h in kept], walk)
