@@ -8,7 +8,7 @@ from prefixsim.analysis import invalidation as inv
 from prefixsim.analysis import minimum as mini
 from prefixsim.analysis import stagger as stg
 from prefixsim.analysis import ttl
-from prefixsim.analysis.common import crossing, prices_for
+from prefixsim.analysis.common import prices_for
 from prefixsim.analysis.studies import STUDIES
 from prefixsim.analysis.verify import verify
 
@@ -74,11 +74,6 @@ def test_minimum_padding(sonnet):
     assert mini.requests_to_pay_off(p, 900) == 2
     assert mini.requests_to_pay_off(p, 50) is None or mini.requests_to_pay_off(p, 50) > 10
     assert mini.requests_to_pay_off(p, 2000) is None           # already cacheable
-
-
-def test_crossing_interpolates():
-    assert crossing([0, 10], [0.0, 10.0], [5.0, 5.0]) == 5.0
-    assert crossing([0, 1, 2], [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]) is None
 
 
 @pytest.mark.parametrize("name", sorted(STUDIES))

@@ -69,14 +69,3 @@ def simulate_cost(calls: list[Call], book: PriceBook, ttft: float = 1.0, streams
         if streams is None or streams(o.call.stream):
             total += o.cost_usd - o.usage.output_tokens * book.rates(o.call.request.model, "anthropic").output.base / MTOK
     return total
-
-
-def crossing(xs: list[float], a: list[float], b: list[float]) -> float | None:
-    """First x where curve a - b changes sign, linearly interpolated (None: they never cross)."""
-    for i in range(1, len(xs)):
-        d0, d1 = a[i - 1] - b[i - 1], a[i] - b[i]
-        if d0 == 0:
-            return xs[i - 1]
-        if (d0 < 0) != (d1 < 0) or d1 == 0:
-            return xs[i - 1] + (xs[i] - xs[i - 1]) * d0 / (d0 - d1)
-    return None
