@@ -23,14 +23,10 @@ from .scenario.loader import Run, load_json_file, load_runs, locate, read_yaml, 
 
 
 def _price_date(run: Run, override: dt.date | None) -> dt.date | None:
-    if override is not None:
+    """The --price-date given, else the scenario's own (already checked when the file was loaded)."""
+    if override is not None or not run.scenario.price_date:
         return override
-    if run.scenario.price_date:
-        try:
-            return dt.date.fromisoformat(run.scenario.price_date)
-        except ValueError:
-            raise UserError(f"price_date {run.scenario.price_date!r} is not YYYY-MM-DD", run.path) from None
-    return None
+    return dt.date.fromisoformat(run.scenario.price_date)
 
 
 def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:

@@ -23,6 +23,7 @@ def sonnet():
 @pytest.mark.parametrize("study,params", [
     ("fork-vs-subagent", fvs.ForkParams()), ("fork-vs-subagent", fvs.ForkParams(children=8, turns=1, ttl="1h")),
     ("ttl", ttl.TTLParams()), ("stagger", stg.StaggerParams()), ("stagger", stg.StaggerParams(children=3, ttft=1.5)),
+    ("stagger", stg.StaggerParams(ttft=0.0)),   # the first child writes even with no wait
     ("invalidation", inv.InvalidationParams(turns=30)), ("minimum", mini.MinimumParams()),
     ("minimum", mini.MinimumParams(prefix=1500)),
 ])

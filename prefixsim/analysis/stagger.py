@@ -26,7 +26,8 @@ class StaggerParams:
 
 
 def writers(f: StaggerParams, delay: float) -> int:
-    return sum(1 for i in range(f.children) if i * delay < f.ttft)
+    """The first child always writes; a later one writes too if it starts before that write is readable."""
+    return min(f.children, 1) + sum(1 for i in range(1, f.children) if i * delay < f.ttft)
 
 
 def closed_form(p: Prices, f: StaggerParams, delay: float) -> Decimal:
@@ -50,5 +51,4 @@ def curve(p: Prices, f: StaggerParams, delays: list[float]) -> list[dict]:
 
 def held_until_first_response(p: Prices, f: StaggerParams) -> Decimal:
     """CC-WF: siblings wait until the first agent's response begins, then all of them read S."""
-    w = p.write(f.ttl)
-    return w * (f.shared + f.task) + (f.children - 1) * (p.read * f.shared + w * f.task)
+    return closed_form(p, f, f.ttft if f.ttft > 0 else 1.0)

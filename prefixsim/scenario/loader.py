@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from pydantic import ValidationError
 
@@ -313,8 +313,3 @@ def load_json_file(run: Run, rel: str) -> dict:
         return read_body(resolve_file(run.path, rel), shown_path(run.path, rel))
     except UserError as e:
         raise e if e.path else e.located(run.path) from None
-
-
-def iter_runs(paths: list[str]) -> Iterator[Run]:
-    for f in scenario_files(paths):
-        yield from load_runs(f)
