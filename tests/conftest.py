@@ -8,7 +8,7 @@ import pytest
 from prefixsim.model import Block, Call, Layer, Request
 from prefixsim.pricing import PriceBook
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+DATA = Path(__file__).resolve().parent / "data"
 PRICE_DATE = dt.date(2026, 11, 30)
 
 
@@ -45,8 +45,9 @@ def no_network(monkeypatch):
     yield
 
 
-def shared_or_skip(*parts):
-    p = SHARED.joinpath(*parts)
-    if not p.exists():
-        pytest.skip(f"{p} not present (../shared is only on developer machines)")
+def data_file(*parts):
+    """A file of real traffic under tests/data (byte-exact copies, provenance in tests/data/SOURCES.md).
+    The folder ships with the repository, so a missing file is a failure, never a skip."""
+    p = DATA.joinpath(*parts)
+    assert p.exists(), f"{p} is missing from tests/data"
     return p

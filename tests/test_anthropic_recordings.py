@@ -1,10 +1,10 @@
-"""Real Messages API recordings (../shared/data/anthropic-api): the predicted split has the shape of
-the observed usage. Skips when ../shared is absent."""
+"""Real Messages API recordings (tests/data/anthropic-api): the predicted split has the shape of
+the observed usage."""
 from prefixsim.model import Call
 from prefixsim.render import render_anthropic
 from prefixsim.runner import Simulator
 
-from conftest import shared_or_skip
+from conftest import data_file
 
 
 def interactions(path):
@@ -20,7 +20,7 @@ def interactions(path):
 
 
 def test_identical_re_request_reads_everything(prices):
-    path = shared_or_skip("data", "anthropic-api", "test_inline_system_prompt_cache_prefix_is_reused.yaml")
+    path = data_file("anthropic-api", "test_inline_system_prompt_cache_prefix_is_reused.yaml")
     s = Simulator("anthropic", tokenizer="cl100k_base", prices=prices)
     (b1, u1), (b2, u2) = interactions(path)[:2]
     o1, o2 = s.step(Call(0, render_anthropic(b1))), s.step(Call(10, render_anthropic(b2)))
@@ -30,7 +30,7 @@ def test_identical_re_request_reads_everything(prices):
 
 
 def test_follow_up_turn_reads_the_earlier_prefix_and_writes_the_tail(prices):
-    path = shared_or_skip("data", "anthropic-api", "test_anthropic_cache_real_api.yaml")
+    path = data_file("anthropic-api", "test_anthropic_cache_real_api.yaml")
     s = Simulator("anthropic", tokenizer="cl100k_base", prices=prices)
     (b1, u1), (b2, u2) = interactions(path)[:2]
     o1, o2 = s.step(Call(0, render_anthropic(b1))), s.step(Call(10, render_anthropic(b2)))

@@ -11,7 +11,7 @@ from prefixsim.model import Block, Call, CauseKind, Layer, Request
 from prefixsim.runner import Simulator
 from prefixsim.tokenize import ApproxTokenizer
 
-from conftest import make_request, shared_or_skip
+from conftest import make_request, data_file
 
 SYSTEM = Block(Layer.SYSTEM, b"You are a careful assistant. " * 40)   # 1160 chars: 290 approx tokens
 TURN1 = Block(Layer.MESSAGES, b"hello there, how are you")               # 24 chars: 6 tokens
@@ -108,6 +108,6 @@ def test_one_node_local_equals_global(tmp_path):
 
 
 def test_mooncake_local_vs_global():
-    path = shared_or_skip("data", "mooncake", "conversation_trace.jsonl")
+    path = data_file("mooncake", "conversation_trace.jsonl")
     r = replay_cluster(path, nodes=4, capacity=2 * 10**6, routing="round_robin")
     assert r["local"]["hit_rate"] < r["global"]["hit_rate"] <= 0.3737

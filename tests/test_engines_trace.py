@@ -9,9 +9,9 @@ from prefixsim.engines.trace import curve_figure, load_trace, render_text, repla
 from prefixsim.errors import UserError
 from prefixsim.model import Block, Call, Layer, Request
 
-from conftest import shared_or_skip
+from conftest import data_file
 
-MOONCAKE = ("data", "mooncake", "conversation_trace.jsonl")
+MOONCAKE = ("mooncake", "conversation_trace.jsonl")
 
 
 def write_jsonl(path, records):
@@ -142,15 +142,15 @@ def test_kv_sizes_and_capacity_parsing():
 
 
 def test_mooncake_figures_unlimited():
-    path = shared_or_skip(*MOONCAKE)
+    path = data_file(*MOONCAKE)
     s = replay_trace(path)["summary"]
     assert s["requests"] == 12031
-    # ../shared/data/README.md: 0.3736 of input tokens, 0.3664 of blocks
+    # tests/data/README.md: 0.3736 of input tokens, 0.3664 of blocks
     assert round(s["hit_rate"], 4) == 0.3736 and round(s["block_hit_rate"], 4) == 0.3664
 
 
 def test_mooncake_lru_curve_is_monotone_and_reaches_the_ceiling():
-    trace = load_trace(shared_or_skip(*MOONCAKE))
+    trace = load_trace(data_file(*MOONCAKE))
     points = [replay(trace, 10**k)[1] for k in range(4, 9)]
     rates = [t.hit_rate for t in points]
     assert rates == sorted(rates) and rates[0] < 0.1

@@ -1,4 +1,4 @@
-"""Accuracy targets of issue 5 on ../shared/data (skipped where the folder is absent)."""
+"""Accuracy targets of issue 5 on the real traffic in tests/data."""
 import json
 
 import pytest
@@ -8,15 +8,15 @@ from prefixsim.cli import cli
 from prefixsim.replay import Variant, compare, replay
 from prefixsim.sources import load_many
 
-from conftest import shared_or_skip
+from conftest import data_file
 
-SPOTTER = ("data", "claude-code", "spotter", "4d5611e5-241a-462a-8d15-5122611a9569")
-VIEWER = ("data", "claude-code", "claude-code-viewer", "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl")
+SPOTTER = ("claude-code", "spotter", "4d5611e5-241a-462a-8d15-5122611a9569")
+VIEWER = ("claude-code", "claude-code-viewer", "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl")
 
 
 @pytest.fixture(scope="module")
 def spotter():
-    folder = shared_or_skip(*SPOTTER)
+    folder = data_file(*SPOTTER)
     return load_many([folder.parent / (folder.name + ".jsonl"), folder])
 
 
@@ -53,7 +53,7 @@ def test_spotter_ttl_1h_what_if(spotter):
 
 
 def test_viewer_parallel_sub_agents(no_network):
-    res = replay(load_many([shared_or_skip(*VIEWER)]))
+    res = replay(load_many([data_file(*VIEWER)]))
     s = res.summary
     assert abs(s.prefixsim.read_share - 0.963) <= 0.005
     firsts = {}
@@ -68,11 +68,11 @@ def test_viewer_parallel_sub_agents(no_network):
 
 
 def test_anthropic_recordings():
-    inline = shared_or_skip("data", "anthropic-api", "test_inline_system_prompt_cache_prefix_is_reused.yaml")
+    inline = data_file("anthropic-api", "test_inline_system_prompt_cache_prefix_is_reused.yaml")
     a, b = replay(load_many([inline])).rows
     assert a.predicted.cache_read == 0 and b.predicted.cache_read == a.predicted.cache_creation > 0
     assert b.predicted.cache_creation == 0
-    follow = shared_or_skip("data", "anthropic-api", "test_anthropic_cache_real_api.yaml")
+    follow = data_file("anthropic-api", "test_anthropic_cache_real_api.yaml")
     a, b = replay(load_many([follow])).rows
     # sizes are scaled per request to its observed total, so the shared prefix is measured within 1 %
     assert abs(b.predicted.cache_read - b.observed.cache_read) <= 0.01 * b.observed.cache_read
@@ -80,7 +80,7 @@ def test_anthropic_recordings():
 
 
 def test_cli_json_contract_on_the_main_file():
-    folder = shared_or_skip(*SPOTTER)
+    folder = data_file(*SPOTTER)
     out = CliRunner().invoke(cli, ["replay", str(folder.parent / (folder.name + ".jsonl")), "--format", "json"])
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)

@@ -1,4 +1,4 @@
-"""../shared/spec/worked-examples.md, example by example."""
+"""docs/worked-examples.md, example by example."""
 import pytest
 
 from prefixsim.errors import RequestError
