@@ -1,4 +1,4 @@
-"""Provider rules as data. Every row names its source key from ../shared/spec/cache-semantics.md §0
+"""Provider rules as data. Every row names its source key, defined in docs/rules.md
 (A-PC = Anthropic prompt-caching doc @2026-08-21, O-PC / O-OLD = OpenAI prompt-caching guide,
 DS = DeepSeek KV-cache guide)."""
 from __future__ import annotations
