@@ -1,5 +1,6 @@
 """Rules of docs/rules.md that no other test pins down. Every expected number is the documented one
 (the source named in docs/rules.md), written here by hand, not read back from prefixsim's tables."""
+import copy
 from dataclasses import replace
 from decimal import Decimal
 
@@ -9,9 +10,10 @@ from prefixsim.errors import RequestError, UserError
 from prefixsim.model import Block, Call, CauseKind, Usage
 from prefixsim.pricing import PriceBook, Tiered
 from prefixsim.providers.tables import canonical_model
+from prefixsim.render import render_anthropic
 from prefixsim.runner import Simulator
 from prefixsim.sources import load
-from prefixsim.store import State, Store
+from prefixsim.store import State, Store, chain, namespace_digest
 
 from cc_fixtures import Transcript
 from conftest import PRICE_DATE, make_request, split
@@ -98,6 +100,34 @@ def test_parallel_writes_take_the_earliest_availability():
     s.write(b"d", 100, now=0, available_at=5, ttl=300)
     s.write(b"d", 100, now=1, available_at=2, ttl=300)
     assert s.state(b"d", 3) is State.LIVE
+
+
+def _digests(body):
+    r = render_anthropic(body)
+    return chain(namespace_digest("anthropic", r.model), r)
+
+
+def test_citations_and_output_config_enter_the_chain_at_their_layer():
+    doc = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "a fact"}}
+    base = {"model": "claude-sonnet-4-5", "tools": [{"name": "t", "input_schema": {"type": "object"}}],
+            "system": "s", "messages": [{"role": "user", "content": [doc, {"type": "text", "text": "q"}]}]}
+    cited = copy.deepcopy(base)
+    cited["messages"][0]["content"][0]["citations"] = {"enabled": True}
+    effort = dict(base, output_config={"effort": "low"})
+    a, b, c = _digests(base), _digests(cited), _digests(effort)
+    # citations: system and messages lose their entries (the document block itself also changed)
+    assert a[0] == b[0] and a[1] != b[1]
+    # output_config (effort): tools and system survive, messages do not
+    assert a[:2] == c[:2] and a[2] != c[2]
+
+
+def test_workspace_separates_caches():
+    s = sim("anthropic")
+    s.step(Call(0, replace(make_request([4000, 100], {2: "5m"}), workspace="a")))
+    other = s.step(Call(10, replace(make_request([4000, 100], {2: "5m"}), workspace="b")))
+    assert split(other) == (0, 0, 4100, 0)
+    same = s.step(Call(20, replace(make_request([4000, 100], {2: "5m"}), workspace="a")))
+    assert split(same) == (4100, 0, 0, 0)
 
 
 def test_anthropic_usage_input_excludes_cached_tokens():
