@@ -114,6 +114,7 @@ def test_table_rows_exist():
 def test_source_references_in_the_code_resolve(path):
     text = path.read_text()
     assert "../shared" not in text and "cache-semantics" not in text, f"{path}: refers outside the repository"
+    assert "§" not in text, f"{path}: a section number of a document outside the repository"
     for r in ANCHOR_REF.findall(text):
         assert r in ANCHORS, f"{path}: docs/rules.md#{r} is not a heading of docs/rules.md"
     for k in KEY_LIKE.findall(text):
