@@ -1,4 +1,4 @@
-"""SGLang radix-cache semantics on small hand-made token sequences (spec/cache-semantics.md §6)."""
+"""SGLang radix-cache semantics on small hand-made token sequences (docs/rules.md#sglang)."""
 import pytest
 
 from prefixsim.engines import EngineKeys, RadixCache, serve

@@ -1,4 +1,4 @@
-"""vLLM block-pool semantics on small hand-made token sequences (spec/cache-semantics.md §6)."""
+"""vLLM block-pool semantics on small hand-made token sequences (docs/rules.md#vllm)."""
 import pytest
 
 from prefixsim.engines import EngineKeys, VllmCache, serve

@@ -116,9 +116,9 @@ def test_e9_tool_choice_invalidates_messages_only(prices, extra_bp, expected):
     assert "messages-layer parameters changed" in r.cause.detail
 
 
-def test_e9_tool_definition_change_loses_everything(prices):
+@pytest.mark.parametrize("bps", [{5: "5m"}, {2: "5m", 5: "5m"}])
+def test_e9_tool_definition_change_loses_everything(prices, bps):
     s = sim(prices)
-    bps = {2: "5m", 5: "5m"}
     s.step(Call(0, make_request([2000, 3000, 500, 400, 300], bps)))
     r = s.step(Call(10, make_request([2000, 3000, 500, 400, 300], bps, tag=b"x")))
     assert split(r) == (0, 0, 6200, 0)

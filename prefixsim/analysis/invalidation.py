@@ -2,7 +2,8 @@
 
 A session with static prefix S = tools + system and g tokens a turn, breakpoints on the system
 prompt and the last message (Claude Code's placement). Before turn m the prompt is L = S + (m−1)·g;
-turn m normally reads L and writes g. A change rewrites what it invalidates (A-PC §1.5):
+turn m normally reads L and writes g. A change rewrites what it invalidates
+(A-PC; docs/rules.md#anthropic-layered-invalidation):
 
     tools or system change, model/effort switch:   extra(m) = (w − r)·L
     tool_choice / thinking / images (messages):     extra(m) = (w − r)·(L − S)

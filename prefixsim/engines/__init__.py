@@ -1,7 +1,7 @@
 """Serving-engine prefix caches (vLLM block pool, SGLang radix tree), trace replay and routing.
 
 Unlike the provider APIs these caches have no TTL: they hold a fixed number of KV tokens and evict
-by policy (spec/cache-semantics.md §6, §7 fact 10).
+by policy (docs/rules.md#vllm, docs/rules.md#sglang).
 """
 from __future__ import annotations
 

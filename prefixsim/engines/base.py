@@ -16,7 +16,7 @@ class EngineKeys:
 
     vLLM mixes the LoRA name into every block hash and the salt into the first block only
     (`generate_block_hash_extra_keys`); SGLang puts both in `RadixKey.extra_key`, so nodes with
-    different keys are never shared (spec/cache-semantics.md §6).
+    different keys are never shared (docs/rules.md#vllm, docs/rules.md#sglang).
     """
 
     lora: str = ""

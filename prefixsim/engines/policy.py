@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from ..scenario.schema import EngineSpec
 
 _SOURCES = {
-    "vllm": "vllm-project/vllm vllm/v1/core/kv_cache_utils.py, block_pool.py (cache-semantics.md §6)",
-    "sglang": "sgl-project/sglang python/sglang/srt/mem_cache/radix_cache.py (cache-semantics.md §6)",
+    "vllm": "vllm-project/vllm vllm/v1/core/kv_cache_utils.py, block_pool.py (docs/rules.md#vllm)",
+    "sglang": "sgl-project/sglang python/sglang/srt/mem_cache/radix_cache.py (docs/rules.md#sglang)",
 }
 
 

@@ -1,6 +1,6 @@
 """SGLang's RadixCache: a radix tree over token ids, evicting unlocked leaves by a policy key.
 
-Facts (spec/cache-semantics.md §6; sgl-project/sglang `python/sglang/srt/mem_cache/radix_cache.py`
+Facts (docs/rules.md#sglang; sgl-project/sglang `python/sglang/srt/mem_cache/radix_cache.py`
 @006b0e3d, `evict_policy.py`, `managers/schedule_batch.py`):
 - token-granular matching (page size 1 by default); with a larger page size keys are truncated to
   whole pages and compared page by page;

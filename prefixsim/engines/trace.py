@@ -6,7 +6,7 @@ hash_ids}`, each hash id naming a 512-token block together with everything befor
 `turn` and `type`, with 16-token blocks and timestamps in seconds. The ids are already chained
 block hashes, so they go straight into vLLM's block pool (`vllm.BlockPool`).
 
-Counting follows tests/data/README.md (and kvcache-simulator, llmtrafficlens): a request reads
+Counting follows docs/rules.md#engine-traces-mooncake-bailian (and kvcache-simulator, llmtrafficlens): a request reads
 its longest run of leading hash ids still cached; hit tokens = min(run x block size, input_length).
 The vLLM n-1 cap is not applied here, so figures compare with those tools. Capacity counts whole
 blocks: capacity // block size of them.

@@ -1,7 +1,7 @@
 """vLLM v1 automatic prefix caching: chained block hashes over full token blocks, a pool of cached
 blocks, and a free queue that evicts unreferenced blocks, chain tails first.
 
-Facts (spec/cache-semantics.md §6 and §7 fact 10; vllm-project/vllm `vllm/v1/core/kv_cache_utils.py`
+Facts (docs/rules.md#vllm; vllm-project/vllm `vllm/v1/core/kv_cache_utils.py`
 @001cabc1, `vllm/v1/core/block_pool.py` @002f3491, `vllm/v1/core/kv_cache_manager.py`,
 `docs/design/prefix_caching.md` @01ff8bff):
 - block hash = H(parent hash, block token ids, extra keys); the first parent is NONE_HASH;

@@ -1,6 +1,7 @@
-"""Provider rules as data. Every row names its source key, defined in docs/rules.md
-(A-PC = Anthropic prompt-caching doc @2026-08-21, O-PC / O-OLD = OpenAI prompt-caching guide,
-DS = DeepSeek KV-cache guide)."""
+"""Provider rules as data. Every row names its source key and the section of docs/rules.md that
+states the rule with its primary source (the keys are listed in docs/rules.md#source-keys: A-PC =
+Anthropic prompt-caching doc @2026-08-21, O-PC / O-OLD = OpenAI prompt-caching guide, DS = DeepSeek
+context-caching guide and launch note)."""
 from __future__ import annotations
 
 import re
@@ -17,23 +18,27 @@ class Row:
 
 # --- Anthropic ------------------------------------------------------------------------------
 
-ANTHROPIC_MAX_BREAKPOINTS = Row(4, "A-PC: at most 4 cache_control breakpoints; automatic mode uses one")
-ANTHROPIC_LOOKBACK = Row(20, "A-PC: reads walk back at most 20 block positions per breakpoint, itself included")
-ANTHROPIC_DEFAULT_TTL = Row("5m", "A-PC: default 5 minutes, optional ttl '1h'")
+ANTHROPIC_MAX_BREAKPOINTS = Row(4, "A-PC, docs/rules.md#anthropic-prefix-breakpoints-and-lookback: "
+                                "at most 4 cache_control breakpoints; automatic mode uses one")
+ANTHROPIC_LOOKBACK = Row(20, "A-PC, docs/rules.md#anthropic-prefix-breakpoints-and-lookback: "
+                         "reads walk back at most 20 block positions per breakpoint, itself included")
+ANTHROPIC_DEFAULT_TTL = Row("5m", "A-PC, docs/rules.md#anthropic-ttl-and-refresh: default 5 minutes, optional ttl '1h'")
 
 #: Minimum cacheable prompt length by canonical model id (A-PC table @2026-08-21; older models from
 #: the 2025-07 doc quoted in haystack-core-integrations PR #2051). Below it: uncached, silently.
+_MIN = "A-PC, docs/rules.md#anthropic-minimum-cacheable-length"
+_MIN_2025 = "A-PC 2025-07 (haystack PR #2051), docs/rules.md#anthropic-minimum-cacheable-length"
 ANTHROPIC_MIN_TOKENS: dict[str, Row] = {
-    **{m: Row(512, "A-PC §1.3") for m in ("claude-opus-5", "claude-fable-5", "claude-mythos-5")},
-    **{m: Row(2048, "A-PC §1.3") for m in ("claude-opus-4-7", "claude-mythos-preview")},
-    **{m: Row(4096, "A-PC §1.3") for m in ("claude-opus-4-6", "claude-opus-4-5", "claude-haiku-4-5")},
-    **{m: Row(1024, "A-PC §1.3") for m in ("claude-opus-4-8", "claude-sonnet-5", "claude-sonnet-4-6",
-                                           "claude-sonnet-4-5", "claude-opus-4-1", "claude-opus-4",
-                                           "claude-sonnet-4")},
-    "claude-haiku-3-5": Row(2048, "A-PC §1.3"),
-    **{m: Row(1024, "A-PC 2025-07 (haystack PR #2051): Opus/Sonnet 3.x")
+    **{m: Row(512, _MIN) for m in ("claude-opus-5", "claude-fable-5", "claude-mythos-5")},
+    **{m: Row(2048, _MIN) for m in ("claude-opus-4-7", "claude-mythos-preview")},
+    **{m: Row(4096, _MIN) for m in ("claude-opus-4-6", "claude-opus-4-5", "claude-haiku-4-5")},
+    **{m: Row(1024, _MIN) for m in ("claude-opus-4-8", "claude-sonnet-5", "claude-sonnet-4-6",
+                                    "claude-sonnet-4-5", "claude-opus-4-1", "claude-opus-4",
+                                    "claude-sonnet-4")},
+    "claude-haiku-3-5": Row(2048, _MIN),
+    **{m: Row(1024, f"{_MIN_2025}: Opus/Sonnet 3.x")
        for m in ("claude-sonnet-3-7", "claude-sonnet-3-5", "claude-opus-3")},
-    "claude-haiku-3": Row(2048, "A-PC 2025-07 (haystack PR #2051): Haiku 3"),
+    "claude-haiku-3": Row(2048, f"{_MIN_2025}: Haiku 3"),
 }
 
 _DATE = re.compile(r"-(\d{8})$")
@@ -79,13 +84,14 @@ class AutoRule:
 
 
 _OPENAI_IN_MEMORY = AutoRule(1024, 128, 300.0, 3600.0, False,
-                             "O-PC: in_memory retention 5–10 min idle (lower bound used), max 1 h; "
-                             "min 1,024 tokens, hits in 128-token increments")
+                             "O-PC, docs/rules.md#openai-retention: in_memory retention 5–10 min idle "
+                             "(lower bound used), max 1 h; min 1,024 tokens, hits in 128-token increments")
 _OPENAI_24H = AutoRule(1024, 128, 86400.0, 86400.0, False,
-                       "O-PC: 24h retention default for gpt-5.5/5.4/5.2/5.1/gpt-5/gpt-5-codex/gpt-4.1; "
-                       "min 1,024 tokens, 128-token increments")
+                       "O-PC, docs/rules.md#openai-retention: 24h retention default for "
+                       "gpt-5.5/5.4/5.2/5.1/gpt-5/gpt-5-codex/gpt-4.1; min 1,024 tokens, 128-token increments")
 _OPENAI_56 = AutoRule(1024, 128, 1800.0, 1800.0, True,
-                      "O-PC: GPT-5.6+ writes 1.25x, reads 0.1x, TTL 30m only; min 1,024 visible tokens")
+                      "O-PC, docs/rules.md#openai-retention: GPT-5.6+ writes 1.25x, reads 0.1x, TTL 30m only; "
+                      "min 1,024 visible tokens")
 
 #: Longest matching prefix of the canonical id wins.
 OPENAI_RULES: dict[str, AutoRule] = {
@@ -97,8 +103,8 @@ OPENAI_RULES: dict[str, AutoRule] = {
 }
 
 DEEPSEEK_RULE = AutoRule(64, 64, 3600.0, 3600.0, False,
-                         "DS news0802: 64-token units, <64 not cached, cleared after hours–days "
-                         "(1 h assumed: the lower bound of 'hours')")
+                         "DS news0802, docs/rules.md#deepseek: 64-token units, <64 not cached, cleared "
+                         "after hours–days (1 h assumed: the lower bound of 'hours')")
 
 
 def openai_rule(model: str) -> AutoRule:

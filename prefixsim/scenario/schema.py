@@ -243,7 +243,7 @@ Breakpoints = Union[Literal["none", "system_and_tools", "last_message", "automat
 
 
 class EngineSpec(Strict):
-    """The serving-engine cache of `provider: vllm` or `sglang` (spec/cache-semantics.md §6).
+    """The serving-engine cache of `provider: vllm` or `sglang` (docs/rules.md#vllm, docs/rules.md#sglang).
 
     A variant's `engine:` overrides the scenario's field by field, so a variant can change the
     capacity alone and keep the prefill rate.

@@ -1,9 +1,10 @@
 """Claude Code session transcripts -> timed calls with synthetic blocks calibrated from observed usage.
 
 A transcript lacks the system prompt, the tools and the cache_control placement, so each request is
-rebuilt from its observed sizes (usage fields, A-PC §1.6): B = cache_read + cache_creation is the
-prompt up to the last breakpoint and `input_tokens` the tail after it. Both are properties of the
-request, whatever the cache held; how B splits into read and write is what the replay predicts.
+rebuilt from its observed sizes (usage fields, A-PC; docs/rules.md#anthropic-usage-fields-and-isolation):
+B = cache_read + cache_creation is the prompt up to the last breakpoint and `input_tokens` the tail
+after it. Both are properties of the request, whatever the cache held; how B splits into read and
+write is what the replay predicts.
 
 Blocks of one request: [static prefix (tools + system)] [one block per earlier request's growth]
 [tail]. Breakpoints sit on the static block and the last history block, as Claude Code marks the

@@ -1,0 +1,254 @@
+"""Rules of docs/rules.md that no other test pins down. Every expected number is the documented one
+(the source named in docs/rules.md), written here by hand, not read back from prefixsim's tables."""
+import copy
+from dataclasses import replace
+from decimal import Decimal
+
+import pytest
+
+from prefixsim.errors import RequestError, UserError
+from prefixsim.model import Block, Call, CauseKind, Usage
+from prefixsim.pricing import PriceBook, Tiered
+from prefixsim.providers.tables import canonical_model
+from prefixsim.render import render_anthropic
+from prefixsim.runner import Simulator
+from prefixsim.sources import load
+from prefixsim.store import State, Store, chain, namespace_digest
+
+from cc_fixtures import Transcript
+from conftest import PRICE_DATE, make_request, split
+
+
+def sim(provider, model=None, ttft=1.0):
+    """A simulator priced by a flat sheet, so models genai-prices does not know still run."""
+    sheet = {model: {"input": 1, "output": 1}} if model else None
+    return Simulator(provider, tokenizer="approx", ttft=ttft, prices=PriceBook(sheet, when=PRICE_DATE))
+
+
+def with_block(req, i, data):
+    """`req` with block `i` given other bytes (same layer, size and breakpoint)."""
+    b = req.blocks[i]
+    new = Block(b.layer, data, b.path, b.breakpoint, tokens=b.tokens)
+    return replace(req, blocks=req.blocks[:i] + (new,) + req.blocks[i + 1:])
+
+
+# --- Anthropic ---------------------------------------------------------------------------------
+
+# Prompt-caching page, 2026-08-21 table; Opus/Sonnet 3.x and Haiku 3 from the 2025-07 page.
+MINIMUMS = [
+    ("claude-opus-5", 512), ("claude-fable-5", 512), ("claude-mythos-5", 512),
+    ("claude-opus-4-7", 2048), ("claude-mythos-preview", 2048),
+    ("claude-opus-4-6", 4096), ("claude-opus-4-5", 4096), ("claude-haiku-4-5", 4096),
+    ("claude-opus-4-8", 1024), ("claude-sonnet-5", 1024), ("claude-sonnet-4-6", 1024),
+    ("claude-sonnet-4-5", 1024), ("claude-opus-4-1", 1024), ("claude-opus-4", 1024), ("claude-sonnet-4", 1024),
+    ("claude-haiku-3-5", 2048), ("claude-sonnet-3-7", 1024), ("claude-opus-3", 1024), ("claude-haiku-3", 2048),
+]
+
+
+@pytest.mark.parametrize("model,minimum", MINIMUMS)
+def test_anthropic_minimum_cacheable_length_by_model(model, minimum):
+    s = sim("anthropic", model)
+    below = s.step(Call(0, make_request([minimum - 1], {1: "5m"}, model=model, tag=b"below")))
+    assert split(below) == (0, 0, 0, minimum - 1) and below.cause.kind == CauseKind.BELOW_MINIMUM
+    at = s.step(Call(1, make_request([minimum], {1: "5m"}, model=model, tag=b"at")))
+    assert split(at) == (0, 0, minimum, 0)
+
+
+def test_anthropic_unknown_model_is_a_user_error():
+    with pytest.raises(UserError, match="unknown Anthropic model"):
+        sim("anthropic", "claude-opus-5-5").step(Call(0, make_request([2000], {1: "5m"}, model="claude-opus-5-5")))
+
+
+@pytest.mark.parametrize("given,canonical", [
+    ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+    ("anthropic/claude-3-5-haiku-latest", "claude-haiku-3-5"),
+    ("us.anthropic.claude-sonnet-4-20250514-v1:0", "claude-sonnet-4"),
+    ("claude-3-7-sonnet-20250219", "claude-sonnet-3-7"),
+    ("claude-opus-4-0", "claude-opus-4"),
+])
+def test_anthropic_model_ids_are_canonicalised(given, canonical):
+    assert canonical_model(given) == canonical
+
+
+def test_anthropic_automatic_ttl_conflicting_with_the_last_block_is_an_error():
+    with pytest.raises(RequestError, match="conflicts"):
+        sim("anthropic").step(Call(0, make_request([2000, 3000], {2: "5m"}, auto="1h")))
+
+
+def test_anthropic_1h_entry_lives_an_hour():
+    s = sim("anthropic")
+    s.step(Call(0, make_request([4000, 100], {2: "1h"})))
+    assert split(s.step(Call(3599, make_request([4000, 100], {2: "1h"})))) == (4100, 0, 0, 0)
+    s = sim("anthropic")
+    s.step(Call(0, make_request([4000, 100], {2: "1h"})))
+    late = s.step(Call(3601, make_request([4000, 100], {2: "1h"})))
+    assert split(late) == (0, 4100, 0, 0) and late.cause.kind == CauseKind.TTL_EXPIRED
+
+
+def test_a_read_refreshes_the_entries_before_the_hit():
+    # t=0 writes entries at b2 and b3 (expire at 300); t=200 reads b3 through a breakpoint on b5, which
+    # also keeps b2 alive until 500; t=400 changes b3 and finds b2 still readable.
+    s = sim("anthropic")
+    s.step(Call(0, make_request([2000, 3000, 500], {2: "5m", 3: "5m"})))
+    s.step(Call(200, make_request([2000, 3000, 500, 400, 300], {5: "5m"})))
+    changed = with_block(make_request([2000, 3000, 600], {2: "5m", 3: "5m"}), 2, b"other")
+    assert split(s.step(Call(400, changed))) == (5000, 0, 600, 0)
+
+
+def test_parallel_writes_take_the_earliest_availability():
+    s = Store()
+    s.write(b"d", 100, now=0, available_at=5, ttl=300)
+    s.write(b"d", 100, now=1, available_at=2, ttl=300)
+    assert s.state(b"d", 3) is State.LIVE
+
+
+def _digests(body):
+    r = render_anthropic(body)
+    return chain(namespace_digest("anthropic", r.model), r)
+
+
+def test_citations_and_output_config_enter_the_chain_at_their_layer():
+    doc = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "a fact"}}
+    base = {"model": "claude-sonnet-4-5", "tools": [{"name": "t", "input_schema": {"type": "object"}}],
+            "system": "s", "messages": [{"role": "user", "content": [doc, {"type": "text", "text": "q"}]}]}
+    cited = copy.deepcopy(base)
+    cited["messages"][0]["content"][0]["citations"] = {"enabled": True}
+    effort = dict(base, output_config={"effort": "low"})
+    a, b, c = _digests(base), _digests(cited), _digests(effort)
+    # citations: system and messages lose their entries (the document block itself also changed)
+    assert a[0] == b[0] and a[1] != b[1]
+    # output_config (effort): tools and system survive, messages do not
+    assert a[:2] == c[:2] and a[2] != c[2]
+
+
+def test_workspace_separates_caches():
+    s = sim("anthropic")
+    s.step(Call(0, replace(make_request([4000, 100], {2: "5m"}), workspace="a")))
+    other = s.step(Call(10, replace(make_request([4000, 100], {2: "5m"}), workspace="b")))
+    assert split(other) == (0, 0, 4100, 0)
+    same = s.step(Call(20, replace(make_request([4000, 100], {2: "5m"}), workspace="a")))
+    assert split(same) == (4100, 0, 0, 0)
+
+
+def test_anthropic_usage_input_excludes_cached_tokens():
+    u = Usage(input_tokens=10, cache_write_5m=200, cache_write_1h=300, cache_read=4000)
+    assert u.cache_creation == 500 and u.prompt_tokens == 4510
+
+
+# --- Claude Code -----------------------------------------------------------------------------
+
+def test_transcript_requests_keep_the_ttl_their_writes_show(tmp_path):
+    t = Transcript()
+    t.user(0, "hello")
+    t.call(0, "r0", 0, 20000, ttl="1h")
+    t.user(10, "more")
+    t.call(10, "r1", 20000, 500, ttl="1h")
+    recs = load(t.write(tmp_path / "proj" / "s.jsonl"))
+    for r in recs:
+        assert {b.breakpoint for b in r.call.request.blocks} - {None} == {"1h"}
+
+
+# --- OpenAI ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("model,idle", [("gpt-4o", 300), ("gpt-4.1", 86400), ("gpt-5", 86400), ("gpt-5.6", 1800)])
+def test_openai_retention_by_family(model, idle):
+    req = make_request([2048], model=model, layers=[2])
+    s = sim("openai", model)
+    s.step(Call(0, req))
+    assert s.step(Call(idle - 1, req)).usage.cache_read == 2048
+    s = sim("openai", model)
+    s.step(Call(0, req))
+    late = s.step(Call(idle + 1, req))
+    assert late.usage.cache_read == 0 and late.cause.kind == CauseKind.TTL_EXPIRED
+
+
+@pytest.mark.parametrize("model,billed", [("gpt-4.1", False), ("gpt-5", False), ("gpt-5.6", True)])
+def test_openai_writes_are_billed_from_gpt_5_6(model, billed):
+    s = sim("openai", model)
+    first = s.step(Call(0, make_request([1500], model=model, layers=[2])))
+    assert split(first) == ((0, 0, 1500, 0) if billed else (0, 0, 0, 1500))
+
+
+def test_unknown_openai_model_is_a_user_error():
+    with pytest.raises(UserError, match="unknown OpenAI model"):
+        sim("openai", "davinci-002").step(Call(0, make_request([2000], model="davinci-002", layers=[2])))
+
+
+# --- DeepSeek --------------------------------------------------------------------------------------
+
+def test_deepseek_64_token_units():
+    s = sim("deepseek", "deepseek-chat")
+    req = make_request([100], model="deepseek-chat", layers=[2])
+    assert split(s.step(Call(0, req))) == (0, 0, 0, 100)
+    assert split(s.step(Call(5, req))) == (64, 0, 0, 36)        # 100 tokens hold one whole 64-token unit
+    small = make_request([63], model="deepseek-chat", layers=[2], tag=b"s")
+    s.step(Call(6, small))
+    assert s.step(Call(7, small)).usage.cache_read == 0         # < 64 tokens: never cached
+
+
+def test_deepseek_entries_kept_an_hour():
+    req = make_request([640], model="deepseek-chat", layers=[2])
+    s = sim("deepseek", "deepseek-chat")
+    s.step(Call(0, req))
+    assert s.step(Call(3599, req)).usage.cache_read == 640
+    s = sim("deepseek", "deepseek-chat")
+    s.step(Call(0, req))
+    assert s.step(Call(3601, req)).usage.cache_read == 0
+
+
+# --- the seeds' demo rules (provider: prefix) ---------------------------------------------------
+
+def test_prefix_demo_rules_every_boundary_no_minimum_no_expiry():
+    s = sim("prefix", "claude-sonnet-4-5")
+    s.step(Call(0, make_request([10, 20, 30])))
+    other = with_block(make_request([10, 20, 30]), 2, b"changed")
+    # no breakpoints, no minimum: every boundary was written, so the first two blocks are read
+    assert split(s.step(Call(1, other))) == (30, 0, 0, 30)
+    # no TTL: ten days later the whole first prompt is still there; writes carry no premium
+    assert split(s.step(Call(864000, make_request([10, 20, 30, 40])))) == (60, 0, 0, 40)
+
+
+# --- pricing -----------------------------------------------------------------------------------
+
+# Anthropic pricing page (2026-08-21), USD per MTok: input, 5m write, 1h write, read, output.
+ANTHROPIC_PRICES = [
+    ("claude-opus-4-5", "5", "6.25", "10", "0.5", "25"),
+    ("claude-opus-4-1", "15", "18.75", "30", "1.5", "75"),
+    ("claude-sonnet-4-5", "3", "3.75", "6", "0.3", "15"),
+    ("claude-haiku-4-5", "1", "1.25", "2", "0.1", "5"),
+    ("claude-3-5-haiku", "0.8", "1", "1.6", "0.08", "4"),
+]
+
+
+@pytest.mark.parametrize("model,inp,w5,w1,read,out", ANTHROPIC_PRICES)
+def test_anthropic_prices_from_genai_prices(prices, model, inp, w5, w1, read, out):
+    r = prices.rates(model, "anthropic")
+    assert (r.input.base, r.cache_write_5m.base, r.cache_write_1h.base, r.cache_read.base, r.output.base) == \
+        tuple(Decimal(x) for x in (inp, w5, w1, read, out))
+    assert "genai-prices" in r.source and "2026-11-30" in r.source
+
+
+def test_price_sheet_defaults_to_anthropic_multipliers():
+    r = PriceBook({"m": {"input": 4, "output": 20}}, when=PRICE_DATE).rates("m")
+    assert (r.cache_read.base, r.cache_write_5m.base, r.cache_write_1h.base) == \
+        (Decimal("0.4"), Decimal("5.00"), Decimal("8"))
+    given = PriceBook({"m": {"input": 4, "output": 20, "cache_read": 1}}, when=PRICE_DATE).rates("m")
+    assert given.cache_read.base == 1
+
+
+def test_openai_writes_cost_plain_input_when_genai_prices_has_no_write_price(prices):
+    r = prices.rates("gpt-4.1", "openai")
+    assert r.cache_write_5m.base == r.cache_write_1h.base == r.input.base == Decimal("2")
+
+
+def test_cliff_tier_prices_every_token_past_the_threshold():
+    t = Tiered(Decimal(3), ((200_000, Decimal(6)),))
+    assert t.at(200_000) == 3 and t.at(200_001) == 6
+
+
+def test_cost_is_exact_decimal(prices):
+    r = prices.rates("claude-sonnet-4-5", "anthropic")
+    u = Usage(input_tokens=1_000, cache_write_5m=10_000, cache_write_1h=20_000, cache_read=100_000, output_tokens=2_000)
+    # 1,000 x 3 + 10,000 x 3.75 + 20,000 x 6 + 100,000 x 0.30 + 2,000 x 15, per million
+    assert r.cost(u) == Decimal("0.2205")
+    assert r.cost_without_cache(u) == Decimal("0.423")
