@@ -5,6 +5,7 @@ sequence. An entry written by a call becomes readable at t + time-to-first-token
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
 from .incremental import View, note_births, view
@@ -52,8 +53,10 @@ class Simulator:
         v = view(req, self.namespace(req), ref, own is not None, self.counter.count, store)
         digests, cum, n = v.digests, v.cum, v.n
         total = cum[-1] if cum else 0
-        # Before the request runs: the deepest of its prefixes the store has any trace of.
-        known = (v.known[-1], store.state(digests[v.known[-1]], now)) if v.known else None
+        # Before the request runs: the deepest of its prefixes the store has any trace of, and that
+        # entry as it stood (the request may rewrite it, and a miss must say what it found).
+        known = (v.known[-1], store.state(digests[v.known[-1]], now), _found(store, digests[v.known[-1]])) \
+            if v.known else None
         ttft = self.ttft if call.ttft is None else call.ttft
         if getattr(self.policy, "takes_marks", False):
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft, marks=v.marks)  # type: ignore[call-arg]
@@ -61,7 +64,7 @@ class Simulator:
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft)
         if known is None and dec.blocked is not None:
             # A policy with its own cache (the serving engines) reports what the store cannot know.
-            known = (dec.blocked[1], dec.blocked[0])
+            known = (dec.blocked[1], dec.blocked[0], None)
         usage = Usage(input_tokens=dec.uncached, cache_write_5m=dec.write_5m, cache_write_1h=dec.write_1h,
                       cache_read=dec.read, output_tokens=call.output_tokens)
         # Conservation: every prompt token is in exactly one class.
@@ -91,11 +94,11 @@ class Simulator:
                 break
 
     def _explain(self, call: Call, v: View, ref: View | None, hit: int, below_minimum: bool,
-                 known: tuple[int, State] | None, breakpoints: tuple[int, ...], total: int) -> Cause:
+                 known: tuple[int, State, "_Found | None"] | None, breakpoints: tuple[int, ...],
+                 total: int) -> Cause:
         req, now, digests = call.request, call.t, v.digests
         if known is not None and known[0] > hit:
-            j, state = known
-            entry = self.store.get(digests[j])
+            j, state, entry = known
             where = req.blocks[j].path or f"block {j}"
             if state is State.EXPIRED and entry is not None:
                 return Cause(CauseKind.TTL_EXPIRED,
@@ -130,6 +133,21 @@ class Simulator:
                 return Cause(CauseKind.COLD, "no cache_control breakpoint")
             return Cause(CauseKind.COLD)
         return Cause()
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """An entry's times before a request looked at it (the request may rewrite the entry)."""
+
+    written_at: float
+    available_at: float
+    last_used: float
+    ttl: float
+
+
+def _found(store: Store, d: bytes) -> _Found | None:
+    e = store.get(d)
+    return None if e is None else _Found(e.written_at, e.available_at, e.last_used, e.ttl)
 
 
 def _describe_parting(old: Request, new: Request, i: int) -> str:
