@@ -16,6 +16,7 @@ from .errors import UserError
 from .invariants import summary_matches_rows
 from .pricing import PriceBook
 from .providers import get_policy
+from .providers.tables import CLAUDE_CODE_OTHER_TTL
 from .results import ScenarioResult, VariantResult
 from .runner import Simulator
 from .scenario.builder import Timeline
@@ -48,7 +49,7 @@ def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
         assumptions = {"tokenizer": tokenizer}
         if policy is None:  # a serving engine has no TTL, no breakpoints and no wait for the first token
             assumptions.update({"time to first token": f"{1.0 if s.ttft is None else s.ttft:g} s",
-                                "breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"})
+                                "breakpoints": str(s.breakpoints or "last_message"), "ttl": _ttl_line(s)})
         for m in models:
             assumptions.update({f"{k} [{m}]" if len(models) > 1 else k: v
                                 for k, v in sim.policy.describe(m).items()})
@@ -60,6 +61,14 @@ def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
                          self_hosted=policy is not None,
                          prefill_rate=policy.prefill_tokens_per_s if policy is not None else None,
                          rates={m: prices.rates(m, sim.provider) for m in models})
+
+
+def _ttl_line(s) -> str:
+    ttl = s.ttl or "5m"
+    if s.breakpoints != "claude_code" or ttl == CLAUDE_CODE_OTHER_TTL.value:
+        return ttl
+    return (f"{ttl} main conversation; {CLAUDE_CODE_OTHER_TTL.value} sub-agents, forks, compaction "
+            f"(unless a step sets its own; {CLAUDE_CODE_OTHER_TTL.source})")
 
 
 def _price_line(prices: PriceBook, model: str, provider: str) -> str:

@@ -19,6 +19,7 @@ from .errors import UserError
 from .invariants import replay_adds_up
 from .model import TTL_SECONDS, Call, Cause, CauseKind, Usage
 from .pricing import PriceBook
+from .providers.tables import claude_code_ttl
 from .runner import Simulator
 from .sources.record import Record
 from .sources.traffic import Head, Traffic
@@ -131,8 +132,10 @@ def _usage_dict(u: Usage) -> dict[str, int]:
             "cache_read_input_tokens": u.cache_read}
 
 
-def apply_variant(call: Call, v: Variant) -> Call:
-    """The same request under another TTL, model or breakpoint placement."""
+def apply_variant(call: Call, v: Variant, main: bool | None = None) -> Call:
+    """The same request under another TTL, model or breakpoint placement. For a harness with TTL
+    buckets (`main` not None: Claude Code), a TTL what-if is the main conversation's: the other
+    bucket keeps writing 5m (CC-PC), as the harness would."""
     req = call.request
     blocks = req.blocks
     auto = req.auto_cache
@@ -146,8 +149,9 @@ def apply_variant(call: Call, v: Variant) -> Call:
         ttl = next((blocks[i].breakpoint for i in marked), None) or auto or "5m"
         blocks, auto = tuple(b.with_breakpoint(None) for b in blocks), ttl
     if v.ttl != "observed":
-        blocks = tuple(b.with_breakpoint(v.ttl) if b.breakpoint else b for b in blocks)
-        auto = v.ttl if auto else None
+        ttl = v.ttl if main is None else claude_code_ttl(main, v.ttl)
+        blocks = tuple(b.with_breakpoint(ttl) if b.breakpoint else b for b in blocks)
+        auto = ttl if auto else None
     model = v.model or req.model
     if blocks is req.blocks and auto == req.auto_cache and model == req.model:
         return call
@@ -217,7 +221,7 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
     rows: list[Row] = []
     for i, rec in enumerate(traffic):
         nv = naive.read(rec)
-        call = apply_variant(rec.call, variant)
+        call = apply_variant(rec.call, variant, rec.main)
         if not output_in_cost and call.output_tokens:
             call = replace(call, output_tokens=0)
         try:

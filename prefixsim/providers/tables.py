@@ -36,6 +36,19 @@ ANTHROPIC_MIN_TOKENS: dict[str, Row] = {
     "claude-haiku-3": Row(2048, "A-PC 2025-07 (haystack PR #2051): Haiku 3"),
 }
 
+#: Claude Code's two TTL buckets (CC-PC "Which TTL each request gets", archived 2026-10-08): the main
+#: conversation (interactive turns, -p runs, SDK turns and the helpers run inline with them) gets 1h
+#: on a subscription within plan usage, else 5m; everything else (sub-agents, workflows, teammates,
+#: forks, compaction, titles) gets 5m unless the user chooses a TTL for that bucket.
+CLAUDE_CODE_OTHER_TTL = Row("5m", "CC-PC: only the main conversation gets 1h (subscription within plan); "
+                                  "sub-agents, workflows, forks and compaction write 5m")
+
+
+def claude_code_ttl(main: bool, asked: str) -> str:
+    """The TTL Claude Code writes with in a bucket when the main conversation runs at `asked`."""
+    return asked if main else str(CLAUDE_CODE_OTHER_TTL.value)
+
+
 _DATE = re.compile(r"-(\d{8})$")
 _OLD_STYLE = re.compile(r"^claude-(\d)(?:-(\d))?-(opus|sonnet|haiku)(.*)$")
 

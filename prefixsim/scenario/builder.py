@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..model import Block, Call, Request
+from ..providers.tables import claude_code_ttl
 from ..render import layer_params, message_blocks, system_blocks, tool_block
 from .schema import HistorySpec, Modification, Settings, TextSpec, ToolsSpec
 from .textgen import TextGen
@@ -266,9 +267,18 @@ class Timeline:
         return assistant + tool_use
 
     # --- sending ---------------------------------------------------------------------------------
+    def ttl(self, main: bool, explicit: str | None = None) -> str:
+        """The TTL a stream writes with: the step's own, else the scenario's; under the claude_code
+        preset only the main conversation's bucket takes the scenario's (CC-PC), the rest write 5m.
+        Other presets stand for an application marking its own requests: all at the scenario's TTL."""
+        if explicit is not None:
+            return explicit
+        asked = self.s.ttl or "5m"
+        return claude_code_ttl(main, asked) if self.s.breakpoints == "claude_code" else asked
+
     def send(self, conv: Conv, stream: str, t: float, label: str, output: int, parent: str | None = None,
-             event: str | None = None) -> None:
-        blocks, auto = _apply_breakpoints(conv, self.s.breakpoints or "last_message", self.s.ttl or "5m")
+             event: str | None = None, ttl: str | None = None) -> None:
+        blocks, auto = _apply_breakpoints(conv, self.s.breakpoints or "last_message", ttl or self.ttl(True))
         body = {}
         if conv.tool_choice is not None:
             body["tool_choice"] = conv.tool_choice
@@ -336,14 +346,14 @@ class Timeline:
             conv.add_message("assistant", uses)
         return uses
 
-    def _child_loop(self, child: Conv, stream: str, t0: float, turns: int, parent: str | None) -> float:
+    def _child_loop(self, child: Conv, stream: str, t0: float, turns: int, parent: str | None, ttl: str) -> float:
         h = self.sizes
         t = t0
         for turn in range(turns):
             if turn:
                 self.user_turn(child, h.user, h.tool_result)
             out = h.assistant + h.tool_use
-            self.send(child, stream, t, self.label(stream), out, parent=parent if turn == 0 else None)
+            self.send(child, stream, t, self.label(stream), out, parent=parent if turn == 0 else None, ttl=ttl)
             self.assistant_turn(child, h.assistant, h.tool_use)
             t += self.pace
         return t
@@ -370,7 +380,8 @@ class Timeline:
                 # the shared prefix (history + spawning call + placeholders) one of them wrote.
                 child.marks.add((len(child.messages) - 1, len(placeholders) - 1))
             stream = f"{spec.label}.{i + 1}" if spec.label and spec.children > 1 else (spec.label or f"fork{k}.{i + 1}")
-            end = max(end, self._child_loop(child, stream, self.t + i * spec.stagger, spec.turns, "main"))
+            end = max(end, self._child_loop(child, stream, self.t + i * spec.stagger, spec.turns, "main",
+                                             self.ttl(False, spec.ttl)))
         if spec.join:
             self._join(conv, uses, spec.result)
             self.t = end
@@ -388,7 +399,8 @@ class Timeline:
             child = Conv(conv.model, tools, system, [])
             child.add_message("user", [{"type": "text", "text": self.text(spec.task)}])
             stream = f"{spec.label}.{i + 1}" if spec.label and spec.children > 1 else (spec.label or f"sub{k}.{i + 1}")
-            end = max(end, self._child_loop(child, stream, self.t + i * spec.stagger, spec.turns, None))
+            end = max(end, self._child_loop(child, stream, self.t + i * spec.stagger, spec.turns, None,
+                                             self.ttl(False, spec.ttl)))
         if spec.join:
             self._join(conv, uses, spec.result)
             self.t = end
@@ -408,7 +420,9 @@ class Timeline:
         else:
             side.add_message("user", [question])
         stream = spec.label or "btw"
-        self.send(side, stream, self.t, self.label(stream), spec.answer, parent="main")
+        # A side question runs inline with the main conversation: its bucket (CC-PC lists /btw in
+        # neither bucket; "helpers run inline" with the main conversation are the closest).
+        self.send(side, stream, self.t, self.label(stream), spec.answer, parent="main", ttl=self.ttl(True, spec.ttl))
         self.t += self.pace
         return conv
 
@@ -421,7 +435,8 @@ class Timeline:
         self.user_turn(side, 1, self.sizes.tool_result)
         last = side.messages.pop()
         side.add_message("user", last.content + [{"type": "text", "text": "<compact>" + self.text(spec.instruction)}])
-        self.send(side, "compact", self.t, spec.label or self.label("compact"), spec.summary, parent="main")
+        self.send(side, "compact", self.t, spec.label or self.label("compact"), spec.summary, parent="main",
+                  ttl=self.ttl(False, spec.ttl))
         self.t += self.pace
         fresh = conv.fork()
         fresh.messages, fresh.marks = [], set()
