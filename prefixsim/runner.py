@@ -5,6 +5,7 @@ sequence. An entry written by a call becomes readable at t + time-to-first-token
 """
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -45,7 +46,9 @@ class Simulator:
             d0 = self._ns[key] = namespace_digest(self.provider, *key)
         return d0
 
-    def step(self, call: Call) -> Outcome:
+    def step(self, call: Call, at: dt.datetime | None = None) -> Outcome:
+        """One call; priced at `at` (real traffic: the request's own time), else at the price book's
+        clock start plus the call's t."""
         req, now = call.request, call.t
         own = self._last.get(call.stream)
         ref = own or (self._last.get(call.parent) if call.parent else None)
@@ -74,7 +77,8 @@ class Simulator:
         cause = self._explain(call, v, ref, dec.hit, dec.below_minimum, known, dec.breakpoints, total)
         self._settle(v, now)
         self._last[call.stream] = v
-        rates = self.prices.rates(req.model, self.provider)
+        rates = self.prices.rates(req.model, self.provider, at) if at is not None else \
+            self.prices.rates_at(req.model, self.provider, now)
         return Outcome(call=call, usage=usage, cause=cause, cost_usd=rates.cost(usage),
                        cost_no_cache_usd=rates.cost_without_cache(usage), price_source=rates.source,
                        read_blocks=dec.hit + 1, n_blocks=n)

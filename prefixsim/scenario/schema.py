@@ -349,6 +349,10 @@ class Scenario(Settings):
     prices: dict[str, dict[str, float]] | None = Field(
         None, description="Price sheet, USD per MTok: {model: {input, output, cache_read, cache_write_5m, cache_write_1h}}")
     price_date: str | None = Field(None, description="Date (YYYY-MM-DD) whose genai-prices rates apply.")
+    start: str | None = Field(None, description="When t = 0 falls (ISO 8601, UTC unless an offset is given, e.g. "
+                                                "2026-11-24T16:30:00Z); each request is priced at start + t, which "
+                                                "matters for time-of-day prices (DeepSeek off-peak). Default: 07:00 "
+                                                "UTC on the price date, a peak hour for every DeepSeek model.")
     vars: dict[str, Any] | None = Field(None, description="Values for `${name}` placeholders.")
 
 
