@@ -84,12 +84,18 @@ DEFAULT_START_TIME = dt.time(7, 0, tzinfo=dt.UTC)
 
 def clock_start(date: dt.date | None = None, start: dt.datetime | None = None) -> dt.datetime:
     """When a scenario's t = 0 falls: `start`'s time of day on `date` (either may be missing: the
-    date defaults to `start`'s own, else today; the time to DEFAULT_START_TIME)."""
+    date defaults to `start`'s own, else today or, at a weekend, the Friday before; the time to
+    DEFAULT_START_TIME)."""
     if start is not None and start.tzinfo is None:
         start = start.replace(tzinfo=dt.UTC)
     start = start.astimezone(dt.UTC) if start is not None else None
-    day = date or (start.date() if start is not None else dt.datetime.now(dt.UTC).date())
+    day = date or (start.date() if start is not None else _last_weekday(dt.datetime.now(dt.UTC).date()))
     return dt.datetime.combine(day, start.timetz() if start is not None else DEFAULT_START_TIME)
+
+
+def _last_weekday(day: dt.date) -> dt.date:
+    """`day`, or the Friday before it at a weekend: the default clock is a weekday business hour."""
+    return day - dt.timedelta(days=max(0, day.weekday() - 4))
 
 
 class PriceBook:
@@ -146,7 +152,11 @@ class PriceBook:
             per = r.per_mtok()
             parts.append(f"{_hhmm(a)}-{_hhmm(b)} UTC input {per['input']}, cache read {per['cache_read']}, "
                          f"output {per['output']}")
-        return "; ".join(parts) + " (USD/MTok; each request priced at its own time)"
+        note = ""
+        if self.start.weekday() >= 5:
+            note = (f"; the clock starts on a {self.start:%A}: genai-prices has no day-of-week prices, so a weekend "
+                    "off-peak rate (DeepSeek V4 from 2026-08-23) is not applied and these are an upper bound")
+        return "; ".join(parts) + " (USD/MTok; each request priced at its own time)" + note
 
     def _resolve(self, model: str, provider: str | None, at: dt.datetime) -> Rates:
         if model in self.sheet:

@@ -126,3 +126,16 @@ def test_replay_prices_each_request_at_its_own_timestamp():
     assert b.cost_predicted == (b.predicted.input_tokens * OFF_PEAK[0] + b.predicted.cache_creation * OFF_PEAK[0]
                                 + b.predicted.cache_read * OFF_PEAK[1] + 100 * OFF_PEAK[2]) / Decimal(10**6)
     assert "16:29 UTC" in res.summary.price_source and "16:31 UTC" in res.summary.price_source
+
+
+def test_default_clock_is_a_weekday_and_a_weekend_start_says_what_it_cannot_price():
+    from prefixsim.pricing import _last_weekday, clock_start
+
+    assert _last_weekday(dt.date(2026, 11, 28)) == dt.date(2026, 11, 27)      # Saturday -> Friday
+    assert _last_weekday(dt.date(2026, 11, 29)) == dt.date(2026, 11, 27)      # Sunday -> Friday
+    assert _last_weekday(dt.date(2026, 11, 24)) == dt.date(2026, 11, 24)      # Tuesday stays
+    assert clock_start(dt.date(2026, 11, 24)) == dt.datetime(2026, 11, 24, 7, tzinfo=dt.UTC)
+    assert clock_start().weekday() < 5
+    book = PriceBook(when=dt.date(2026, 11, 28))
+    assert "starts on a Saturday" in book.windows("deepseek-v4-pro", "deepseek")
+    assert "Saturday" not in PriceBook(when=dt.date(2026, 11, 24)).windows("deepseek-v4-pro", "deepseek")
