@@ -10,6 +10,7 @@ from typing import Any
 
 from .errors import RequestError
 from .model import TTL_SECONDS, Block, Layer, Request
+from .providers.tables import anthropic_strips_thinking
 
 
 # One encoder for every block: json.dumps with these options builds a new encoder per call, which is a
@@ -117,9 +118,27 @@ def _role(role: Any) -> bytes:
 _ROLES = {r: dumps({"role": r}) for r in ("user", "assistant")}
 
 
-def message_blocks(msg: Any, mi: int) -> list[Block]:
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def thinking_cut(messages: list) -> int:
+    """Index of the last user message that is not only tool results (-1: none). On models that keep
+    the last turn's thinking only, thinking blocks of assistant messages before it leave the prompt."""
+    for mi in range(len(messages) - 1, -1, -1):
+        m = messages[mi]
+        if not isinstance(m, dict) or m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if not (isinstance(content, list) and content and
+                all(isinstance(p, dict) and p.get("type") == "tool_result" for p in content)):
+            return mi
+    return -1
+
+
+def message_blocks(msg: Any, mi: int, strip_thinking: bool = False) -> list[Block]:
     """One block per content block; the first carries the role, so moving a block to another
-    message changes the bytes."""
+    message changes the bytes. With `strip_thinking` the message's thinking blocks are left out, as
+    the API leaves them out (the paths keep the indices of the request as sent)."""
     if not isinstance(msg, dict):
         raise RequestError(f"messages[{mi}] must be an object")
     content = msg.get("content")
@@ -128,13 +147,15 @@ def message_blocks(msg: Any, mi: int) -> list[Block]:
     if not isinstance(content, list):
         raise RequestError(f"messages[{mi}].content must be a string or a list of blocks")
     role = _role(msg.get("role"))
-    out = []
+    out: list[Block] = []
     for ci, part in enumerate(content):
         where = f"messages[{mi}].content[{ci}]"
         if not isinstance(part, dict):
             raise RequestError(f"{where} must be an object")
+        if strip_thinking and part.get("type") in THINKING_TYPES:
+            continue
         data = _encoded_part(part)
-        out.append(Block(Layer.MESSAGES, role + data if ci == 0 else data, where,
+        out.append(Block(Layer.MESSAGES, role + data if not out else data, where,
                          cache_ttl(part.get("cache_control"), where)))
     return out
 
@@ -173,11 +194,12 @@ def render_anthropic(body: dict, history: "History | None" = None) -> Request:
         raise RequestError("'tools' and 'messages' must be lists")
     blocks = [tool_block(t, i) for i, t in enumerate(tools)]
     blocks += system_blocks(body.get("system"))
+    cut = thinking_cut(messages) if anthropic_strips_thinking(model) else -1
     if history is None:
         for mi, msg in enumerate(messages):
-            blocks += message_blocks(msg, mi)
+            blocks += message_blocks(msg, mi, _strips(msg, mi, cut))
     else:
-        blocks += history.blocks(messages)
+        blocks += history.blocks(messages, cut)
     return Request(model=model, blocks=tuple(blocks),
                    layer_params=layer_params(body, *content_flags(messages)),
                    auto_cache=cache_ttl(body.get("cache_control"), "request"))
@@ -191,20 +213,27 @@ class History:
     key order matches (numbers would not: 1 == 1.0 == True)."""
 
     def __init__(self) -> None:
-        self._last: list[tuple[Any, list | None, list[Block]]] = []
+        self._last: list[tuple[Any, list | None, list[Block], bool]] = []
 
-    def blocks(self, messages: list) -> list[Block]:
+    def blocks(self, messages: list, cut: int = -1) -> list[Block]:
+        """The messages' blocks; assistant messages before `cut` lose their thinking (thinking_cut)."""
         last, out, now = self._last, [], []
         for mi, msg in enumerate(messages):
             keys = _plain_keys(msg)
-            if keys is not None and mi < len(last) and last[mi][1] == keys and last[mi][0] == msg:
+            strip = _strips(msg, mi, cut)
+            if keys is not None and mi < len(last) and last[mi][1] == keys and last[mi][0] == msg \
+                    and last[mi][3] == strip:
                 got = last[mi][2]
             else:
-                got = message_blocks(msg, mi)
-            now.append((msg, keys, got))
+                got = message_blocks(msg, mi, strip)
+            now.append((msg, keys, got, strip))
             out += got
         self._last = now
         return out
+
+
+def _strips(msg: Any, mi: int, cut: int) -> bool:
+    return mi < cut and isinstance(msg, dict) and msg.get("role") == "assistant"
 
 
 def _plain_keys(msg: Any) -> list | None:

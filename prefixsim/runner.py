@@ -6,6 +6,7 @@ sequence. An entry written by a call becomes readable at t + time-to-first-token
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -13,7 +14,7 @@ from .incremental import View, note_births, view
 from .model import Call, Cause, CauseKind, Outcome, Request, Usage
 from .pricing import PriceBook
 from .providers import Policy, get_policy
-from .providers.tables import canonical_model
+from .providers.tables import anthropic_strips_thinking, canonical_model
 from .store import State, Store, namespace_digest
 from .tokenize import TokenCounter, Tokenizer, get_tokenizer
 
@@ -139,6 +140,10 @@ class Simulator:
         return Cause()
 
 
+# A rendered thinking block opens with its type (after the role, on a message's first block).
+_THINKING = re.compile(rb'^(?:\{"role":"assistant"\})?\{"type":"(?:redacted_)?thinking"')
+
+
 @dataclass(frozen=True, slots=True)
 class _Found:
     """An entry's times before a request looked at it (the request may rewrite the entry)."""
@@ -165,5 +170,8 @@ def _describe_parting(old: Request, new: Request, i: int) -> str:
             return f"{place}: {nb.layer.label}-layer parameters changed"
         a, b = ob.data, nb.data
         k = next((x for x in range(min(len(a), len(b))) if a[x] != b[x]), min(len(a), len(b)))
+        if _THINKING.search(a[:48]) and anthropic_strips_thinking(new.model):
+            return (f"{place}: earlier turns' thinking blocks stripped after a new user turn "
+                    f"({new.model} keeps the last turn's only; A-TH)")
         return f"{place}, byte {k}"
     return place

@@ -49,6 +49,32 @@ def claude_code_ttl(main: bool, asked: str) -> str:
     return asked if main else str(CLAUDE_CODE_OTHER_TTL.value)
 
 
+#: Whether the API keeps thinking blocks of earlier assistant turns in the prompt (A-TH: the thinking
+#: guide, "Thinking block preservation by model", llms-txt-archive/anthropic-platform
+#: docs/en/build-with-claude/thinking.md @7967a16b, 2026-08-21; A-PC "What invalidates the cache",
+#: same sync). Keep-all: Opus 4.5 and later Opus, Sonnet 4.6 and later Sonnet, Fable 5, Mythos 5,
+#: Mythos Preview. Last-turn-only: earlier Opus and Sonnet, all Haiku through Haiku 4.5: once a user
+#: message that is not only tool results is sent, every earlier turn's thinking is stripped.
+_KEEP = "A-TH 2026-08-21: keeps thinking blocks of all prior turns"
+_STRIP = ("A-TH 2026-08-21: keeps the last turn's thinking only; after a non-tool-result user message "
+          "earlier thinking blocks are stripped from the prompt")
+ANTHROPIC_KEEPS_THINKING: dict[str, Row] = {
+    **{m: Row(True, _KEEP) for m in ("claude-opus-5", "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6",
+                                     "claude-opus-4-5", "claude-sonnet-5", "claude-sonnet-4-6", "claude-fable-5",
+                                     "claude-mythos-5", "claude-mythos-preview")},
+    **{m: Row(False, _STRIP) for m in ("claude-opus-4-1", "claude-opus-4", "claude-opus-3", "claude-sonnet-4-5",
+                                      "claude-sonnet-4", "claude-sonnet-3-7", "claude-sonnet-3-5",
+                                      "claude-haiku-4-5", "claude-haiku-3-5", "claude-haiku-3")},
+}
+
+
+def anthropic_strips_thinking(model: str) -> bool:
+    """True when earlier turns' thinking blocks leave the prompt (an unknown model keeps them: the
+    policy names an unknown model as an error of its own)."""
+    row = ANTHROPIC_KEEPS_THINKING.get(canonical_model(model))
+    return row is not None and not row.value
+
+
 _DATE = re.compile(r"-(\d{8})$")
 _OLD_STYLE = re.compile(r"^claude-(\d)(?:-(\d))?-(opus|sonnet|haiku)(.*)$")
 

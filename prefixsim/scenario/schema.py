@@ -66,6 +66,10 @@ class HistorySpec(Strict):
     assistant: Tokens = 150
     tool_use: Tokens = 60
     tool_result: Tokens = 500
+    thinking: Tokens = Field(0, description="Tokens of the thinking block that opens each assistant reply while "
+                                            "thinking is on (set_thinking, type enabled or adaptive); billed as "
+                                            "output. Models that keep only the last turn's thinking (Sonnet 4.5, "
+                                            "Haiku, Opus <= 4.1) drop it from the prompt after a new user message.")
 
 
 class Conversation(Strict):
