@@ -10,7 +10,7 @@ from typing import Any
 
 from .errors import RequestError
 from .model import TTL_SECONDS, Block, Layer, Request
-from .providers.tables import anthropic_strips_thinking
+from .providers.tables import ANTHROPIC_DEFAULT_EFFORT, anthropic_config_layer, anthropic_strips_thinking
 
 
 # One encoder for every block: json.dumps with these options builds a new encoder per call, which is a
@@ -46,10 +46,25 @@ def _without_marker(block: dict) -> dict:
 # disable_parallel_tool_use, which lives inside tool_choice). Each enters the chain at the start
 # of the layer the table names, so the layered invalidation falls out of the digest chain.
 SYSTEM_LAYER_PARAMS = ("speed",)                       # + web search tool, citations (derived)
-MESSAGES_LAYER_PARAMS = ("tool_choice", "thinking", "output_config")  # + images (derived)
+MESSAGES_LAYER_PARAMS = ("tool_choice", "output_config")  # + images (derived)
+#: Rendered into the prompt where the model renders them: ahead of the tools on some models, the
+#: messages on others (tables.ANTHROPIC_CONFIG_LAYER).
+CONFIG_PARAMS = ("thinking", "effort")
 
 
-def layer_params(body: dict, images: bool, citations: bool) -> tuple[bytes, bytes, bytes]:
+def _resolved(body: dict) -> dict[str, Any]:
+    """The thinking configuration and effort as the prompt renders them: an effort equal to the
+    model's default is no effort at all (A-EF, A-PC)."""
+    out: dict[str, Any] = {}
+    if "thinking" in body:
+        out["thinking"] = body["thinking"]
+    oc = body.get("output_config")
+    if isinstance(oc, dict) and "effort" in oc and oc["effort"] != ANTHROPIC_DEFAULT_EFFORT.value:
+        out["effort"] = oc["effort"]
+    return out
+
+
+def layer_params(body: dict, images: bool, citations: bool, model: str = "") -> tuple[bytes, bytes, bytes]:
     tools = body.get("tools") or []
     web_search = any(isinstance(t, dict) and str(t.get("type", "")).startswith("web_search")
                      for t in tools)
@@ -59,9 +74,22 @@ def layer_params(body: dict, images: bool, citations: bool) -> tuple[bytes, byte
     if citations:
         system["citations"] = True
     messages: dict[str, Any] = {k: body[k] for k in MESSAGES_LAYER_PARAMS if k in body}
+    oc = messages.get("output_config")
+    if isinstance(oc, dict):   # its effort is rendered with the thinking configuration; the rest stays here
+        rest = {k: v for k, v in oc.items() if k != "effort"}
+        if rest:
+            messages["output_config"] = rest
+        else:
+            del messages["output_config"]
+    config = _resolved(body)
+    ahead: dict[str, Any] = {}
+    if config and anthropic_config_layer(model) == "tools":
+        ahead = config
+    else:
+        messages.update(config)
     if images:
         messages["images"] = True
-    return (b"", dumps(system) if system else b"", dumps(messages) if messages else b"")
+    return (dumps(ahead) if ahead else b"", dumps(system) if system else b"", dumps(messages) if messages else b"")
 
 
 def tool_block(tool: dict, i: int) -> Block:
@@ -201,7 +229,7 @@ def render_anthropic(body: dict, history: "History | None" = None) -> Request:
     else:
         blocks += history.blocks(messages, cut)
     return Request(model=model, blocks=tuple(blocks),
-                   layer_params=layer_params(body, *content_flags(messages)),
+                   layer_params=layer_params(body, *content_flags(messages), model),
                    auto_cache=cache_ttl(body.get("cache_control"), "request"))
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .incremental import View, note_births, view
-from .model import Call, Cause, CauseKind, Outcome, Request, Usage
+from .model import Call, Cause, CauseKind, Layer, Outcome, Request, Usage
 from .pricing import PriceBook
 from .providers import Policy, get_policy
 from .providers.tables import anthropic_strips_thinking, canonical_model
@@ -167,6 +167,8 @@ def _describe_parting(old: Request, new: Request, i: int) -> str:
     if i < len(old.blocks):
         ob = old.blocks[i]
         if ob.key == nb.key:
+            if nb.layer == Layer.TOOLS:   # only the thinking configuration and effort enter there
+                return f"{place}: thinking or effort configuration changed (rendered ahead of the tools on {new.model})"
             return f"{place}: {nb.layer.label}-layer parameters changed"
         a, b = ob.data, nb.data
         k = next((x for x in range(min(len(a), len(b))) if a[x] != b[x]), min(len(a), len(b)))

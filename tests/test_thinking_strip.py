@@ -148,3 +148,20 @@ def test_request_log_rendering_reuses_history_without_missing_a_strip():
         via_history = render_anthropic(b, h)
         assert [x.data for x in via_history.blocks] == [x.data for x in render_anthropic(b).blocks]
     assert not any(b'"type":"thinking"' in x.data for x in via_history.blocks)
+
+
+def test_thinking_change_on_an_effort_model_is_named_and_assumed(tmp_path):
+    """Opus 4.5 renders the thinking configuration ahead of the tools (tables.ANTHROPIC_CONFIG_LAYER):
+    the request after set_thinking reads nothing, and the run says which source that rests on."""
+    from prefixsim.api import run_file
+    from conftest import PRICE_DATE
+
+    p = tmp_path / "t.yaml"
+    p.write_text("name: t\nmodel: claude-opus-4-5\ntokenizer: approx\nbreakpoints: [tools, system, last_message]\n"
+                 "base: {tools: {count: 12, size: 400}, system: 2000, history: {turns: 3}}\n"
+                 "timeline: [request: 2, set_thinking: {type: enabled, budget_tokens: 4000}, request: 1]\n")
+    v = run_file(str(p), PRICE_DATE).variants[0]
+    last = v.outcomes[-1]
+    assert last.usage.cache_read == 0
+    assert "thinking or effort configuration changed" in last.cause.detail
+    assert "UNCONFIRMED" in v.assumptions["thinking / effort change [claude-opus-4-5]"]

@@ -68,6 +68,38 @@ ANTHROPIC_KEEPS_THINKING: dict[str, Row] = {
 }
 
 
+#: The effort every model runs at when a request sets none (A-EF: platform.claude.com/docs/en/
+#: build-with-claude/effort @7967a16b, 2026-08-21: 'Setting effort to "high" produces exactly the
+#: same behavior as omitting the effort parameter'; A-PC: set to the default it does not invalidate).
+ANTHROPIC_DEFAULT_EFFORT = Row("high", "A-EF 2026-08-21: effort 'high' is the default, the same as omitting it")
+
+#: Where the thinking configuration and the resolved effort enter the prompt, hence which layers a
+#: change of either invalidates (A-PC 2026-08-21 "What invalidates the cache": messages always; tools
+#: and system "model-specific", on models that render the configuration ahead of them; no list given).
+_CONFIG_AHEAD = ("CC-PC 2026-10-08: 'on most models, each effort level has its own cache, so changing effort "
+                 "mid-session recomputes the entire request'; A-PC 2026-08-21: thinking parameters have the same "
+                 "model-specific effect as effort; per-model placement unpublished (UNCONFIRMED)")
+_CONFIG_MESSAGES = ("A-PC up to 2026-07-23 (@544a0da6): 'Cached system prompts and tools will be reused when "
+                    "thinking parameters change'; these models take no effort parameter")
+ANTHROPIC_CONFIG_LAYER: dict[str, Row] = {
+    **{m: Row("tools", _CONFIG_AHEAD) for m in ("claude-opus-5", "claude-opus-4-8", "claude-opus-4-7",
+                                                "claude-opus-4-6", "claude-opus-4-5", "claude-sonnet-5",
+                                                "claude-sonnet-4-6", "claude-fable-5", "claude-mythos-5",
+                                                "claude-mythos-preview")},
+    **{m: Row("messages", _CONFIG_MESSAGES) for m in ("claude-opus-4-1", "claude-opus-4", "claude-opus-3",
+                                                      "claude-sonnet-4-5", "claude-sonnet-4", "claude-sonnet-3-7",
+                                                      "claude-sonnet-3-5", "claude-haiku-4-5", "claude-haiku-3-5",
+                                                      "claude-haiku-3")},
+}
+
+
+def anthropic_config_layer(model: str) -> str:
+    """'tools' when a thinking or effort change invalidates the whole prompt, else 'messages'
+    (also for a model the tables do not know: the policy names it as an error of its own)."""
+    row = ANTHROPIC_CONFIG_LAYER.get(canonical_model(model))
+    return str(row.value) if row is not None else "messages"
+
+
 def anthropic_strips_thinking(model: str) -> bool:
     """True when earlier turns' thinking blocks leave the prompt (an unknown model keeps them: the
     policy names an unknown model as an error of its own)."""

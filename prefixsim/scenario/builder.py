@@ -334,7 +334,7 @@ class Timeline:
             body["tool_choice"] = conv.tool_choice
         if conv.thinking is not None:
             body["thinking"] = conv.thinking
-        req = Request(model=conv.model, blocks=blocks, layer_params=layer_params(body, conv.images(), False),
+        req = Request(model=conv.model, blocks=blocks, layer_params=layer_params(body, conv.images(), False, conv.model),
                       auto_cache=auto)
         self.calls.append(Call(t=t, request=req, stream=stream, label=label, output_tokens=output,
                                ttft=self.s.ttft, parent=parent, event=event))
