@@ -165,3 +165,25 @@ def test_thinking_change_on_an_effort_model_is_named_and_assumed(tmp_path):
     assert last.usage.cache_read == 0
     assert "thinking or effort configuration changed" in last.cause.detail
     assert "UNCONFIRMED" in v.assumptions["thinking / effort change [claude-opus-4-5]"]
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "claude-opus-4-5"])
+def test_scenario_layout_is_incremental_and_equals_a_fresh_rendering(model):
+    """The builder lays messages out incrementally; with thinking stripped and un-stripped as the
+    cut moves, it must always equal rendering the same messages afresh."""
+    from prefixsim.scenario.builder import Conv
+
+    conv = Conv(model, [], [], [])
+    seq = [U1, A1, R1, A2, U2, A1, R1, A2, U2, A2]
+    for k, m in enumerate(seq):
+        conv.add_message(m["role"], m["content"])
+        if k == 5:
+            conv = conv.fork()                      # a fork shares the laid-out blocks
+        _, _, got = conv.blocks()
+        want = render_anthropic({"model": model, "messages": seq[:k + 1]}).blocks
+        assert [b.data for b in got] == [b.data for b in want], k
+    if model == "claude-opus-4-5":
+        conv.model = "claude-sonnet-4-5"            # a switch to a stripping model strips at once
+        _, _, got = conv.blocks()
+        want = render_anthropic({"model": "claude-sonnet-4-5", "messages": seq}).blocks
+        assert [b.data for b in got] == [b.data for b in want]

@@ -59,6 +59,7 @@ class _Flat:
     starts: list[int] = field(default_factory=list)        # where each message's blocks start
     images: int = 0                                        # messages holding an image block
     stripped: set[int] = field(default_factory=set)        # messages laid out without their thinking
+    thinking: list[int] = field(default_factory=list)      # laid-out messages holding thinking, in order
 
     def update(self, messages: list[Message], cut: int = -1) -> "_Flat":
         """Lay out `messages`; assistant messages before `cut` without their thinking blocks."""
@@ -66,18 +67,22 @@ class _Flat:
         if k > len(messages) or messages[:k] != self.source:   # identical objects compare in C
             k = 0
         # A message laid out with (or without) thinking that now needs the other form starts it over there.
-        for i in range(k):
-            m = messages[i]
-            if m.thinking and (i < cut) != (i in self.stripped):
+        for i in self.thinking:   # only messages holding thinking can change form
+            if i >= k:
+                break
+            if (i < cut) != (i in self.stripped):
                 k = i
                 break
         if k < len(self.source):
             self.blocks, self.starts = self.blocks[:self.starts[k]] if k else [], self.starts[:k]
             self.images = sum(any(p.get("type") == "image" for p in m.content) for m in messages[:k])
             self.stripped = {i for i in self.stripped if i < k}
+            self.thinking = [i for i in self.thinking if i < k]
         for i in range(k, len(messages)):
             m = messages[i]
             self.starts.append(len(self.blocks))
+            if m.thinking:
+                self.thinking.append(i)
             if m.thinking and i < cut:
                 self.blocks.extend(m.bare())
                 self.stripped.add(i)
@@ -88,7 +93,8 @@ class _Flat:
         return self
 
     def copy(self) -> "_Flat":
-        return _Flat(list(self.source), list(self.blocks), list(self.starts), self.images, set(self.stripped))
+        return _Flat(list(self.source), list(self.blocks), list(self.starts), self.images, set(self.stripped),
+                     list(self.thinking))
 
 
 @dataclass
@@ -106,21 +112,25 @@ class Conv:
     _tool_blocks: list[Block] | None = None
     _system_blocks: list[Block] | None = None
     _flat: _Flat = field(default_factory=_Flat)
+    _thinking_seen: bool = False   # a message holding thinking was ever added
 
     def fork(self) -> "Conv":
         """A copy that shares the rendered history blocks (they are immutable)."""
         return Conv(self.model, list(self.tools), list(self.system), list(self.messages), self.tool_choice,
                     self.thinking, set(self.refused), set(self.marks), self._tool_blocks, self._system_blocks,
-                    self._flat.copy())
+                    self._flat.copy(), self._thinking_seen)
 
     def add_message(self, role: str, content: list[dict]) -> None:
         mi = len(self.messages)
         thinking = role == "assistant" and any(p.get("type") in THINKING_TYPES for p in content)
         self.messages.append(Message(role, content, message_blocks({"role": role, "content": content}, mi), mi,
                                      thinking))
+        self._thinking_seen |= thinking
 
     def _laid_out(self) -> _Flat:
-        cut = _thinking_cut(self.messages) if anthropic_strips_thinking(self.model) else -1
+        # Only a history holding thinking needs the cut (the scan can reach far back in a tool loop).
+        strips = self._thinking_seen and anthropic_strips_thinking(self.model)
+        cut = _thinking_cut(self.messages) if strips else -1
         return self._flat.update(self.messages, cut)
 
     def set_tools(self, tools: list[dict]) -> None:
