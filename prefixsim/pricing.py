@@ -120,7 +120,7 @@ class PriceBook:
         cuts = self._cuts.get((model, provider))
         if cuts is None:
             r = self._resolve(model, provider, at)
-            cuts = self._cuts[(model, provider)] = _day_cuts(r)
+            cuts = self._cuts[(model, provider)] = r.cuts
             self._cache[_key(model, provider, at, cuts)] = r
             return r
         key = _key(model, provider, at, cuts)
@@ -177,12 +177,6 @@ def _key(model: str, provider: str | None, at: dt.datetime, cuts: tuple[int, ...
 
 def _hhmm(sec: int) -> str:
     return f"{sec // 3600:02d}:{sec % 3600 // 60:02d}"
-
-
-def _day_cuts(r: Rates) -> tuple[int, ...]:
-    """Times of day (seconds after 00:00 UTC) where genai-prices' time-of-day constraints on this
-    model's prices start or end; () when no price of the model depends on the hour."""
-    return r.cuts
 
 
 def _from_sheet(model: str, row: Mapping[str, object], source: str) -> Rates:

@@ -47,9 +47,8 @@ def _without_marker(block: dict) -> dict:
 # of the layer the table names, so the layered invalidation falls out of the digest chain.
 SYSTEM_LAYER_PARAMS = ("speed",)                       # + web search tool, citations (derived)
 MESSAGES_LAYER_PARAMS = ("tool_choice", "output_config")  # + images (derived)
-#: Rendered into the prompt where the model renders them: ahead of the tools on some models, the
-#: messages on others (tables.ANTHROPIC_CONFIG_LAYER).
-CONFIG_PARAMS = ("thinking", "effort")
+# The thinking configuration and effort enter where the model renders them: ahead of the tools on
+# some models, at the messages on others (tables.ANTHROPIC_CONFIG_LAYER).
 
 
 def _resolved(body: dict) -> dict[str, Any]:
