@@ -16,7 +16,7 @@ from .errors import UserError
 from .invariants import summary_matches_rows
 from .pricing import PriceBook
 from .providers import get_policy
-from .providers.tables import ANTHROPIC_CONFIG_LAYER, CLAUDE_CODE_OTHER_TTL, canonical_model
+from .providers.tables import ANTHROPIC_CONFIG_LAYER, ANTHROPIC_KEEPS_THINKING, CLAUDE_CODE_OTHER_TTL, canonical_model
 from .results import ScenarioResult, VariantResult
 from .runner import Simulator
 from .scenario.builder import Timeline
@@ -69,9 +69,13 @@ def simulate(run: Run, price_date: dt.date | None = None, start: dt.datetime | N
             assumptions.update({f"{k} [{m}]" if len(models) > 1 else k: v
                                 for k, v in sim.policy.describe(m).items()})
             assumptions[f"prices [{m}]"] = _price_line(prices, m, sim.provider)
-            if any(c.request.layer_params[0] for c in calls if c.request.model == m):
+            mine = [c.request.layer_params for c in calls if c.request.model == m]
+            if any(lp[0] for lp in mine):
                 row = ANTHROPIC_CONFIG_LAYER[canonical_model(m)]
                 assumptions[f"thinking / effort change [{m}]"] = f"invalidates tools, system and messages ({row.source})"
+            keeps = ANTHROPIC_KEEPS_THINKING.get(canonical_model(m))
+            if keeps is not None and any(b'"thinking"' in lp[0] + lp[2] for lp in mine):
+                assumptions[f"earlier turns' thinking [{m}]"] = keeps.source
             hours = prices.windows(m, sim.provider)
             if hours:   # the price depends on the hour: say when t = 0 falls and what each hour costs
                 assumptions["clock start"] = f"{prices.start:%Y-%m-%dT%H:%M:%SZ} (t = 0)"

@@ -130,6 +130,13 @@ def test_scenario_history_with_thinking(tmp_path, model, strips):
 
 @pytest.mark.parametrize("model, strips", [("claude-sonnet-4-5", True), ("claude-opus-4-5", False)])
 def test_scenario_generated_thinking(tmp_path, model, strips):
+    from prefixsim.api import run_file
+    from conftest import PRICE_DATE
+
+    p = tmp_path / "g.yaml"
+    p.write_text(GENERATED_SCENARIO.format(model=model))
+    said = run_file(str(p), PRICE_DATE).variants[0].assumptions[f"earlier turns' thinking [{model}]"]
+    assert ("keeps the last turn's thinking only" in said) == strips and said.startswith("A-TH 2026-08-21")
     o = _scenario(tmp_path, GENERATED_SCENARIO, model)
     first, second, third = o["first"], o["tool result"], o["new user text"]
     assert first.usage.output_tokens == 600 + 150 + 80           # thinking is billed as output
