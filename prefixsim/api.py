@@ -16,6 +16,7 @@ from .errors import UserError
 from .invariants import summary_matches_rows
 from .pricing import PriceBook
 from .providers import get_policy
+from .providers.tables import ANTHROPIC_CONFIG_LAYER, ANTHROPIC_KEEPS_THINKING, CLAUDE_CODE_OTHER_TTL, canonical_model
 from .results import ScenarioResult, VariantResult
 from .runner import Simulator
 from .scenario.builder import Timeline
@@ -29,13 +30,25 @@ def _price_date(run: Run, override: dt.date | None) -> dt.date | None:
     return dt.date.fromisoformat(run.scenario.price_date)
 
 
-def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
-    """Play one run's timeline and replay its calls through the provider rules."""
+def _start(run: Run, price_date: dt.date | None, start: dt.datetime | None) -> tuple[dt.date | None, dt.datetime | None]:
+    """(date, start) of the clock: a --start given wins over the scenario's `start:`; a date given
+    (--price-date, else --start's own) wins over the scenario's `price_date:` and `start:` date."""
+    from .scenario.checks import parse_start
+
+    sc_start = parse_start(run.scenario.start) if run.scenario.start else None
+    if start is not None:
+        return price_date or start.date(), start
+    return _price_date(run, price_date), sc_start
+
+
+def simulate(run: Run, price_date: dt.date | None = None, start: dt.datetime | None = None) -> VariantResult:
+    """Play one run's timeline and replay its calls through the provider rules; a request is priced at
+    the clock's start plus its t (`start`, default 07:00 UTC on the price date)."""
     s = run.settings
     try:
         calls = Timeline(s, run.base_dir, lambda rel: load_json_file(run, rel)).play()
-        prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}",
-                           when=_price_date(run, price_date))
+        when, at = _start(run, price_date, start)
+        prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at)
         provider, tokenizer = s.provider or "anthropic", s.tokenizer or "cl100k_base"
         policy = None
         if provider in ENGINES:  # a serving engine's cache is set up by `engine:`; the provider APIs ignore it
@@ -49,10 +62,24 @@ def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
         if policy is None:  # a serving engine has no TTL, no breakpoints and no wait for the first token
             assumptions.update({"time to first token": f"{1.0 if s.ttft is None else s.ttft:g} s",
                                 "breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"})
+            buckets = _ttl_buckets(s)
+            if buckets:
+                assumptions["ttl by stream"] = buckets
         for m in models:
             assumptions.update({f"{k} [{m}]" if len(models) > 1 else k: v
                                 for k, v in sim.policy.describe(m).items()})
             assumptions[f"prices [{m}]"] = _price_line(prices, m, sim.provider)
+            mine = [c.request.layer_params for c in calls if c.request.model == m]
+            if any(lp[0] for lp in mine):
+                row = ANTHROPIC_CONFIG_LAYER[canonical_model(m)]
+                assumptions[f"thinking / effort change [{m}]"] = f"invalidates tools, system and messages ({row.source})"
+            keeps = ANTHROPIC_KEEPS_THINKING.get(canonical_model(m))
+            if keeps is not None and any(b'"thinking"' in lp[0] + lp[2] for lp in mine):
+                assumptions[f"earlier turns' thinking [{m}]"] = keeps.source
+            hours = prices.windows(m, sim.provider)
+            if hours:   # the price depends on the hour: say when t = 0 falls and what each hour costs
+                assumptions["clock start"] = f"{prices.start:%Y-%m-%dT%H:%M:%SZ} (t = 0)"
+                assumptions[f"time-of-day prices [{m}]"] = hours
     except UserError as e:
         raise _locate(e, run) from None
     return VariantResult(run.scenario.name, run.variant, outcomes, assumptions,
@@ -60,6 +87,15 @@ def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
                          self_hosted=policy is not None,
                          prefill_rate=policy.prefill_tokens_per_s if policy is not None else None,
                          rates={m: prices.rates(m, sim.provider) for m in models})
+
+
+def _ttl_buckets(s) -> str | None:
+    """Under the claude_code preset a TTL other than 5m is the main conversation's only (CC-PC)."""
+    ttl = s.ttl or "5m"
+    if s.breakpoints != "claude_code" or ttl == CLAUDE_CODE_OTHER_TTL.value:
+        return None
+    return (f"{ttl} main conversation; {CLAUDE_CODE_OTHER_TTL.value} sub-agents, forks, compaction unless a step "
+            f"sets its own ({CLAUDE_CODE_OTHER_TTL.source})")
 
 
 def _price_line(prices: PriceBook, model: str, provider: str) -> str:
@@ -85,12 +121,12 @@ def _locate(e: UserError, run: Run) -> UserError:
 
 
 def run_file(path: str, price_date: dt.date | None = None,
-             progress: Callable[[int, int], None] | None = None) -> ScenarioResult:
+             progress: Callable[[int, int], None] | None = None, start: dt.datetime | None = None) -> ScenarioResult:
     """Load and run every variant (and sweep value) of one scenario file."""
     runs = load_runs(path)
     results = []
     for i, r in enumerate(runs):
-        results.append(simulate(r, price_date))
+        results.append(simulate(r, price_date, start))
         if progress:
             progress(i + 1, len(runs))
     return collect(path, runs, results)
@@ -104,13 +140,13 @@ def collect(path: str, runs: list[Run], results: list[VariantResult]) -> Scenari
     return ScenarioResult(sc.name, path, sc.description, results, sc.chart)
 
 
-def run_scenario(path: str, price_date: dt.date | None = None) -> ScenarioResult:
+def run_scenario(path: str, price_date: dt.date | None = None, start: dt.datetime | None = None) -> ScenarioResult:
     """Run one scenario file; `.summary` and `.requests` are pandas DataFrames."""
-    return run_file(path, price_date)
+    return run_file(path, price_date, start=start)
 
 
 def run_paths(paths: Iterable[str], price_date: dt.date | None = None, workers: int = 1, executor: str = "local",
-              scheduler: str | None = None) -> list[ScenarioResult]:
+              scheduler: str | None = None, start: dt.datetime | None = None) -> list[ScenarioResult]:
     """Every scenario file in `paths` (files or folders); the first failing file raises its error.
 
     Runs go to `workers` local processes (0: one per core), or with `executor="dask"` to the
@@ -118,7 +154,7 @@ def run_paths(paths: Iterable[str], price_date: dt.date | None = None, workers: 
     from .parallel import run_files
 
     out = []
-    for res in run_files(scenario_files(list(paths)), price_date, workers, executor, scheduler):
+    for res in run_files(scenario_files(list(paths)), price_date, workers, executor, scheduler, start):
         if isinstance(res, UserError):
             raise res
         out.append(res)

@@ -33,7 +33,7 @@ def _load(path: str, version: tuple[int, int] | None) -> list:
     return load_runs(path)
 
 
-def _simulate(path: str, index: int, price_date: dt.date | None):
+def _simulate(path: str, index: int, price_date: dt.date | None, start: dt.datetime | None = None):
     """Run `index` of a scenario file, in a worker. Tasks name the file, not the Run: a Run holds
     schema classes built at load time, which pickle only by value and slowly; each worker loads a
     file once (so a cluster's workers must see the files at the same paths). A UserError comes back
@@ -41,12 +41,12 @@ def _simulate(path: str, index: int, price_date: dt.date | None):
     from .api import simulate
 
     try:
-        return simulate(_runs(path)[index], price_date)
+        return simulate(_runs(path)[index], price_date, start)
     except UserError as e:
         return (type(e), e.message, e.path, e.line, e.col)
 
 
-def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list, dt.date | None], Iterator]:
+def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list, tuple], Iterator]:
     """A function running `_simulate` over (path, index) tasks, yielding results in the tasks' order."""
     if executor not in EXECUTORS:
         raise UserError(f"unknown executor {executor!r} (valid: {', '.join(EXECUTORS)})")
@@ -58,25 +58,26 @@ def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[lis
         except ImportError:
             raise UserError("--executor dask needs dask.distributed: pip install 'prefixsim[dask]'") from None
 
-        def on_dask(tasks: list, price_date: dt.date | None) -> Iterator:
+        def on_dask(tasks: list, clock: tuple) -> Iterator:
             with Client(scheduler) as client:
-                futures = client.map(_simulate, *zip(*tasks), price_date=price_date, pure=False) if tasks else []
+                futures = client.map(_simulate, *zip(*tasks), price_date=clock[0], start=clock[1],
+                                     pure=False) if tasks else []
                 yield from client.gather(futures)
         return on_dask
     if scheduler:
         raise UserError("--scheduler applies to --executor dask only")
     if workers == 1:
-        return lambda tasks, price_date: (_simulate(p, i, price_date) for p, i in tasks)
+        return lambda tasks, clock: (_simulate(p, i, *clock) for p, i in tasks)
 
-    def on_joblib(tasks: list, price_date: dt.date | None) -> Iterator:
+    def on_joblib(tasks: list, clock: tuple) -> Iterator:
         from joblib import Parallel, delayed
 
-        return Parallel(n_jobs=workers, return_as="generator")(delayed(_simulate)(p, i, price_date) for p, i in tasks)
+        return Parallel(n_jobs=workers, return_as="generator")(delayed(_simulate)(p, i, *clock) for p, i in tasks)
     return on_joblib
 
 
 def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: int = 1, executor: str = "local",
-              scheduler: str | None = None) -> Iterator[ScenarioResult | UserError]:
+              scheduler: str | None = None, start: dt.datetime | None = None) -> Iterator[ScenarioResult | UserError]:
     """Each scenario file's result (or the first UserError of its load or runs), in file order.
 
     `workers`: local processes (1: this one; 0 or -1: one per core). With `executor="dask"` runs go to
@@ -95,7 +96,7 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
         except UserError as e:
             loaded.append(e.located(f))
     tasks = [(f, i) for f, x in zip(files, loaded) if not isinstance(x, UserError) for i in range(len(x))]
-    results = mapper(tasks, price_date)
+    results = mapper(tasks, (price_date, start))
     for f, x in zip(files, loaded):
         if isinstance(x, UserError):
             yield x

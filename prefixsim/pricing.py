@@ -39,6 +39,7 @@ class Rates:
     cache_write_5m: Tiered
     cache_write_1h: Tiered
     source: str
+    cuts: tuple[int, ...] = ()   # times of day (s after 00:00 UTC) where the model's price may change
 
     def cost(self, usage: Usage) -> Decimal:
         p = usage.prompt_tokens
@@ -73,30 +74,109 @@ SELF_HOSTED = ("vllm", "sglang")
 SELF_HOSTED_SOURCE = "self-hosted: no token prices; see GPU-seconds"
 
 
+#: The clock's default start time of day: 07:00 UTC, a weekday business hour where time-of-day
+#: prices differ. DeepSeek bills peak and off-peak by the clock (genai-prices' data: deepseek-chat and
+#: deepseek-reasoner peak UTC 00:30-16:30; V4 models peak UTC 01:00-04:00 and 06:00-10:00, i.e.
+#: 09:00-12:00 and 14:00-18:00 Beijing time). 07:00 UTC (15:00 Beijing, 08:00-09:00 in Europe) is
+#: peak for both, 3 hours before the V4 window ends, so a session of a few hours is priced at peak.
+DEFAULT_START_TIME = dt.time(7, 0, tzinfo=dt.UTC)
+
+
+def clock_start(date: dt.date | None = None, start: dt.datetime | None = None) -> dt.datetime:
+    """When a scenario's t = 0 falls: `start`'s time of day on `date` (either may be missing: the
+    date defaults to `start`'s own, else today or, at a weekend, the Friday before; the time to
+    DEFAULT_START_TIME)."""
+    if start is not None and start.tzinfo is None:
+        start = start.replace(tzinfo=dt.UTC)
+    start = start.astimezone(dt.UTC) if start is not None else None
+    day = date or (start.date() if start is not None else _last_weekday(dt.datetime.now(dt.UTC).date()))
+    return dt.datetime.combine(day, start.timetz() if start is not None else DEFAULT_START_TIME)
+
+
+def _last_weekday(day: dt.date) -> dt.date:
+    """`day`, or the Friday before it at a weekend: the default clock is a weekday business hour."""
+    return day - dt.timedelta(days=max(0, day.weekday() - 4))
+
+
 class PriceBook:
-    """Resolves a model's rates once: the price sheet first, then genai-prices."""
+    """Resolves a model's rates: the price sheet first, then genai-prices at the request's own time.
+
+    `start` is when the clock's t = 0 falls (`rates_at(model, provider, t)`); prices with a
+    time-of-day window (DeepSeek's off-peak hours) and prices that change on a date follow it."""
 
     def __init__(self, sheet: Mapping[str, Mapping[str, object]] | None = None, sheet_source: str = "price sheet",
-                 when: dt.date | None = None) -> None:
+                 when: dt.date | None = None, start: dt.datetime | None = None) -> None:
         self.sheet = dict(sheet or {})
         self.sheet_source = sheet_source
-        self.when = when or dt.datetime.now(dt.UTC).date()
-        self._cache: dict[tuple[str, str | None], Rates] = {}
+        self.start = clock_start(when, start)
+        self.when = self.start.date()
+        self._cache: dict[tuple, Rates] = {}
+        # model, provider -> the times of day (seconds after 00:00 UTC) where its price may change
+        self._cuts: dict[tuple[str, str | None], tuple[int, ...]] = {}
 
-    def rates(self, model: str, provider: str | None = None) -> Rates:
-        key = (model, provider)
+    def rates(self, model: str, provider: str | None = None, at: dt.datetime | None = None) -> Rates:
+        """The rates of a request sent at `at` (default: the clock's start)."""
+        at = self.start if at is None else (at if at.tzinfo else at.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+        cuts = self._cuts.get((model, provider))
+        if cuts is None:
+            r = self._resolve(model, provider, at)
+            cuts = self._cuts[(model, provider)] = r.cuts
+            self._cache[_key(model, provider, at, cuts)] = r
+            return r
+        key = _key(model, provider, at, cuts)
         r = self._cache.get(key)
         if r is None:
-            r = self._cache[key] = self._resolve(model, provider)
+            r = self._cache[key] = self._resolve(model, provider, at)
         return r
 
-    def _resolve(self, model: str, provider: str | None) -> Rates:
+    def rates_at(self, model: str, provider: str | None, t: float) -> Rates:
+        """The rates of a request sent `t` seconds after the clock's start."""
+        return self.rates(model, provider, self.start + dt.timedelta(seconds=t))
+
+    def windows(self, model: str, provider: str | None = None) -> str | None:
+        """The model's time-of-day prices in words (None when its price does not depend on the hour)."""
+        cuts = self._cuts.get((model, provider))
+        if cuts is None:
+            self.rates(model, provider)
+            cuts = self._cuts[(model, provider)]
+        if not cuts:
+            return None
+        day = dt.datetime.combine(self.when, dt.time(0, tzinfo=dt.UTC))
+        bounds = [*cuts, 86400]
+        spans = [(0 if i == 0 else bounds[i - 1], bounds[i]) for i in range(len(bounds))]
+        parts = []
+        for a, b in spans:
+            if a == b:
+                continue
+            r = self.rates(model, provider, day + dt.timedelta(seconds=a))
+            per = r.per_mtok()
+            parts.append(f"{_hhmm(a)}-{_hhmm(b)} UTC input {per['input']}, cache read {per['cache_read']}, "
+                         f"output {per['output']}")
+        note = ""
+        if self.start.weekday() >= 5:
+            note = (f"; the clock starts on a {self.start:%A}: genai-prices has no day-of-week prices, so a weekend "
+                    "off-peak rate (DeepSeek V4 from 2026-08-23) is not applied and these are an upper bound")
+        return "; ".join(parts) + " (USD/MTok; each request priced at its own time)" + note
+
+    def _resolve(self, model: str, provider: str | None, at: dt.datetime) -> Rates:
         if model in self.sheet:
             return _from_sheet(model, self.sheet[model], self.sheet_source)
         if provider in SELF_HOSTED:
             free = Tiered(Decimal(0))
             return Rates(model, free, free, free, free, free, SELF_HOSTED_SOURCE)
-        return _from_genai_prices(model, _GENAI_PROVIDER.get(provider or ""), self.when)
+        return _from_genai_prices(model, _GENAI_PROVIDER.get(provider or ""), at)
+
+
+def _key(model: str, provider: str | None, at: dt.datetime, cuts: tuple[int, ...]) -> tuple:
+    """Requests on the same UTC date and between the same two cuts of the day pay the same rates."""
+    if not cuts:
+        return (model, provider, at.date())
+    sec = at.hour * 3600 + at.minute * 60 + at.second
+    return (model, provider, at.date(), sum(1 for c in cuts if sec >= c))
+
+
+def _hhmm(sec: int) -> str:
+    return f"{sec // 3600:02d}:{sec % 3600 // 60:02d}"
 
 
 def _from_sheet(model: str, row: Mapping[str, object], source: str) -> Rates:
@@ -119,14 +199,13 @@ def _from_sheet(model: str, row: Mapping[str, object], source: str) -> Rates:
                  Tiered(vals.get("cache_write_1h", inp * 2)), source)
 
 
-def _from_genai_prices(model: str, provider_id: str | None, when: dt.date) -> Rates:
+def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime) -> Rates:
     import genai_prices
     from genai_prices import Usage as GUsage
 
-    stamp = dt.datetime(when.year, when.month, when.day, tzinfo=dt.UTC)
     try:
         calc = genai_prices.calc_price(GUsage(input_tokens=1, output_tokens=1), model_ref=model,
-                                       provider_id=provider_id, genai_request_timestamp=stamp)
+                                       provider_id=provider_id, genai_request_timestamp=at)
     except LookupError:
         raise UserError(f"no price for model {model!r} in genai-prices {genai_prices.__version__}; "
                         "give one in the scenario's price sheet") from None
@@ -140,6 +219,24 @@ def _from_genai_prices(model: str, provider_id: str | None, when: dt.date) -> Ra
     read = _tiered(getattr(mp, "cache_read_mtok", None)) or inp
     w5 = _tiered(getattr(mp, "cache_write_mtok", None)) or inp   # no write price: writes cost plain input
     w1 = _tiered(getattr(mp, "cache_write_1h_mtok", None)) or w5
+    cuts = _genai_cuts(calc.model)
+    when = at.date().isoformat() + (f" {at:%H:%M} UTC" if cuts else "")
     source = (f"genai-prices {genai_prices.__version__} bundled data: {calc.provider.id}/{calc.model.id}, "
-              f"prices as of {when.isoformat()}")
-    return Rates(model, inp, out, read, w5, w1, source)
+              f"prices as of {when}")
+    return Rates(model, inp, out, read, w5, w1, source, cuts)
+
+
+def _genai_cuts(info) -> tuple[int, ...]:
+    """The starts and ends of the model's time-of-day price windows, as seconds after 00:00 UTC."""
+    from genai_prices.types import TimeOfDateConstraint
+
+    prices = getattr(info, "prices", None)
+    cuts: set[int] = set()
+    for p in prices if isinstance(prices, list) else ():
+        c = getattr(p, "constraint", None)
+        if isinstance(c, TimeOfDateConstraint):
+            for t in (c.start_time, c.end_time):
+                u = dt.datetime.combine(dt.date(2000, 1, 3), t if t.tzinfo else t.replace(tzinfo=dt.UTC))
+                u = u.astimezone(dt.UTC)
+                cuts.add(u.hour * 3600 + u.minute * 60 + u.second)
+    return tuple(sorted(cuts - {0}))

@@ -10,6 +10,7 @@ from typing import Any
 
 from .errors import RequestError
 from .model import TTL_SECONDS, Block, Layer, Request
+from .providers.tables import ANTHROPIC_DEFAULT_EFFORT, anthropic_config_layer, anthropic_strips_thinking
 
 
 # One encoder for every block: json.dumps with these options builds a new encoder per call, which is a
@@ -45,10 +46,24 @@ def _without_marker(block: dict) -> dict:
 # disable_parallel_tool_use, which lives inside tool_choice). Each enters the chain at the start
 # of the layer the table names, so the layered invalidation falls out of the digest chain.
 SYSTEM_LAYER_PARAMS = ("speed",)                       # + web search tool, citations (derived)
-MESSAGES_LAYER_PARAMS = ("tool_choice", "thinking", "output_config")  # + images (derived)
+MESSAGES_LAYER_PARAMS = ("tool_choice", "output_config")  # + images (derived)
+# The thinking configuration and effort enter where the model renders them: ahead of the tools on
+# some models, at the messages on others (tables.ANTHROPIC_CONFIG_LAYER).
 
 
-def layer_params(body: dict, images: bool, citations: bool) -> tuple[bytes, bytes, bytes]:
+def _resolved(body: dict) -> dict[str, Any]:
+    """The thinking configuration and effort as the prompt renders them: an effort equal to the
+    model's default is no effort at all (A-EF, A-PC)."""
+    out: dict[str, Any] = {}
+    if "thinking" in body:
+        out["thinking"] = body["thinking"]
+    oc = body.get("output_config")
+    if isinstance(oc, dict) and "effort" in oc and oc["effort"] != ANTHROPIC_DEFAULT_EFFORT.value:
+        out["effort"] = oc["effort"]
+    return out
+
+
+def layer_params(body: dict, images: bool, citations: bool, model: str = "") -> tuple[bytes, bytes, bytes]:
     tools = body.get("tools") or []
     web_search = any(isinstance(t, dict) and str(t.get("type", "")).startswith("web_search")
                      for t in tools)
@@ -58,9 +73,22 @@ def layer_params(body: dict, images: bool, citations: bool) -> tuple[bytes, byte
     if citations:
         system["citations"] = True
     messages: dict[str, Any] = {k: body[k] for k in MESSAGES_LAYER_PARAMS if k in body}
+    oc = messages.get("output_config")
+    if isinstance(oc, dict):   # its effort is rendered with the thinking configuration; the rest stays here
+        rest = {k: v for k, v in oc.items() if k != "effort"}
+        if rest:
+            messages["output_config"] = rest
+        else:
+            del messages["output_config"]
+    config = _resolved(body)
+    ahead: dict[str, Any] = {}
+    if config and anthropic_config_layer(model) == "tools":
+        ahead = config
+    else:
+        messages.update(config)
     if images:
         messages["images"] = True
-    return (b"", dumps(system) if system else b"", dumps(messages) if messages else b"")
+    return (dumps(ahead) if ahead else b"", dumps(system) if system else b"", dumps(messages) if messages else b"")
 
 
 def tool_block(tool: dict, i: int) -> Block:
@@ -117,9 +145,27 @@ def _role(role: Any) -> bytes:
 _ROLES = {r: dumps({"role": r}) for r in ("user", "assistant")}
 
 
-def message_blocks(msg: Any, mi: int) -> list[Block]:
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def thinking_cut(messages: list) -> int:
+    """Index of the last user message that is not only tool results (-1: none). On models that keep
+    the last turn's thinking only, thinking blocks of assistant messages before it leave the prompt."""
+    for mi in range(len(messages) - 1, -1, -1):
+        m = messages[mi]
+        if not isinstance(m, dict) or m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if not (isinstance(content, list) and content and
+                all(isinstance(p, dict) and p.get("type") == "tool_result" for p in content)):
+            return mi
+    return -1
+
+
+def message_blocks(msg: Any, mi: int, strip_thinking: bool = False) -> list[Block]:
     """One block per content block; the first carries the role, so moving a block to another
-    message changes the bytes."""
+    message changes the bytes. With `strip_thinking` the message's thinking blocks are left out, as
+    the API leaves them out (the paths keep the indices of the request as sent)."""
     if not isinstance(msg, dict):
         raise RequestError(f"messages[{mi}] must be an object")
     content = msg.get("content")
@@ -128,13 +174,15 @@ def message_blocks(msg: Any, mi: int) -> list[Block]:
     if not isinstance(content, list):
         raise RequestError(f"messages[{mi}].content must be a string or a list of blocks")
     role = _role(msg.get("role"))
-    out = []
+    out: list[Block] = []
     for ci, part in enumerate(content):
         where = f"messages[{mi}].content[{ci}]"
         if not isinstance(part, dict):
             raise RequestError(f"{where} must be an object")
+        if strip_thinking and part.get("type") in THINKING_TYPES:
+            continue
         data = _encoded_part(part)
-        out.append(Block(Layer.MESSAGES, role + data if ci == 0 else data, where,
+        out.append(Block(Layer.MESSAGES, role + data if not out else data, where,
                          cache_ttl(part.get("cache_control"), where)))
     return out
 
@@ -173,13 +221,14 @@ def render_anthropic(body: dict, history: "History | None" = None) -> Request:
         raise RequestError("'tools' and 'messages' must be lists")
     blocks = [tool_block(t, i) for i, t in enumerate(tools)]
     blocks += system_blocks(body.get("system"))
+    cut = thinking_cut(messages) if anthropic_strips_thinking(model) else -1
     if history is None:
         for mi, msg in enumerate(messages):
-            blocks += message_blocks(msg, mi)
+            blocks += message_blocks(msg, mi, _strips(msg, mi, cut))
     else:
-        blocks += history.blocks(messages)
+        blocks += history.blocks(messages, cut)
     return Request(model=model, blocks=tuple(blocks),
-                   layer_params=layer_params(body, *content_flags(messages)),
+                   layer_params=layer_params(body, *content_flags(messages), model),
                    auto_cache=cache_ttl(body.get("cache_control"), "request"))
 
 
@@ -191,20 +240,27 @@ class History:
     key order matches (numbers would not: 1 == 1.0 == True)."""
 
     def __init__(self) -> None:
-        self._last: list[tuple[Any, list | None, list[Block]]] = []
+        self._last: list[tuple[Any, list | None, list[Block], bool]] = []
 
-    def blocks(self, messages: list) -> list[Block]:
+    def blocks(self, messages: list, cut: int = -1) -> list[Block]:
+        """The messages' blocks; assistant messages before `cut` lose their thinking (thinking_cut)."""
         last, out, now = self._last, [], []
         for mi, msg in enumerate(messages):
             keys = _plain_keys(msg)
-            if keys is not None and mi < len(last) and last[mi][1] == keys and last[mi][0] == msg:
+            strip = _strips(msg, mi, cut)
+            if keys is not None and mi < len(last) and last[mi][1] == keys and last[mi][0] == msg \
+                    and last[mi][3] == strip:
                 got = last[mi][2]
             else:
-                got = message_blocks(msg, mi)
-            now.append((msg, keys, got))
+                got = message_blocks(msg, mi, strip)
+            now.append((msg, keys, got, strip))
             out += got
         self._last = now
         return out
+
+
+def _strips(msg: Any, mi: int, cut: int) -> bool:
+    return mi < cut and isinstance(msg, dict) and msg.get("role") == "assistant"
 
 
 def _plain_keys(msg: Any) -> list | None:

@@ -19,9 +19,10 @@ from .errors import UserError
 from .invariants import replay_adds_up
 from .model import TTL_SECONDS, Call, Cause, CauseKind, Usage
 from .pricing import PriceBook
+from .providers.tables import claude_code_ttl
 from .runner import Simulator
 from .sources.record import Record
-from .sources.traffic import Head, Traffic
+from .sources.traffic import Traffic
 
 TTL_CHOICES = ("observed", "5m", "1h")
 BREAKPOINT_POLICIES = ("observed", "last", "auto", "none")
@@ -131,8 +132,10 @@ def _usage_dict(u: Usage) -> dict[str, int]:
             "cache_read_input_tokens": u.cache_read}
 
 
-def apply_variant(call: Call, v: Variant) -> Call:
-    """The same request under another TTL, model or breakpoint placement."""
+def apply_variant(call: Call, v: Variant, main: bool | None = None) -> Call:
+    """The same request under another TTL, model or breakpoint placement. For a harness with TTL
+    buckets (`main` not None: Claude Code), a TTL what-if is the main conversation's: the other
+    bucket keeps writing 5m (CC-PC), as the harness would."""
     req = call.request
     blocks = req.blocks
     auto = req.auto_cache
@@ -146,8 +149,9 @@ def apply_variant(call: Call, v: Variant) -> Call:
         ttl = next((blocks[i].breakpoint for i in marked), None) or auto or "5m"
         blocks, auto = tuple(b.with_breakpoint(None) for b in blocks), ttl
     if v.ttl != "observed":
-        blocks = tuple(b.with_breakpoint(v.ttl) if b.breakpoint else b for b in blocks)
-        auto = v.ttl if auto else None
+        ttl = v.ttl if main is None else claude_code_ttl(main, v.ttl)
+        blocks = tuple(b.with_breakpoint(ttl) if b.breakpoint else b for b in blocks)
+        auto = ttl if auto else None
     model = v.model or req.model
     if blocks is req.blocks and auto == req.auto_cache and model == req.model:
         return call
@@ -204,26 +208,31 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
     traffic = records if isinstance(records, Traffic) else Traffic.of(records)
     # What the walk needs to know first, from the requests' heads (a few fields each).
     hour_streams: set[str] = set()
-    output_in_cost, date = True, None
+    output_in_cost, date, start = True, None, None
     for h in traffic.heads():
         if h.wrote_1h:
             hour_streams.add(h.stream)
         output_in_cost = output_in_cost and h.output_final
-        date = date or _date_of(h)
+        if start is None:
+            start = _instant(h.timestamp)
+            date = start.date() if start is not None else None
     if prices is None:
-        prices = PriceBook(when=date)
+        prices = PriceBook(when=date, start=start)
     sim = Simulator(provider=variant.provider, tokenizer="approx", prices=prices)
     naive = Naive(hour_streams)
     rows: list[Row] = []
+    price_sources: set[str] = set()
     for i, rec in enumerate(traffic):
         nv = naive.read(rec)
-        call = apply_variant(rec.call, variant)
+        call = apply_variant(rec.call, variant, rec.main)
         if not output_in_cost and call.output_tokens:
             call = replace(call, output_tokens=0)
         try:
-            out = sim.step(call)
+            at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
+            out = sim.step(call, at)
+            price_sources.add(out.price_source)
             obs = rec.observed
-            cost_obs = None if obs is None else prices.rates(rec.call.request.model, "anthropic")
+            cost_obs = None if obs is None else prices.rates(rec.call.request.model, "anthropic", at)
         except UserError as e:   # e.g. a model the provider's tables do not know: name the line
             raise e.located(rec.path, rec.line) from None
         if obs is not None:
@@ -232,21 +241,26 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
             cost_obs = cost_obs.cost(obs)
         rows.append(Row(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed,
                         out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line))
-    summary = _summarize(rows, variant, sim, output_in_cost, top)
+    summary = _summarize(rows, variant, price_sources, output_in_cost, top)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
 
 
-def _date_of(h: Head) -> dt.date | None:
-    """Price as of the traffic's own date (the first request's that has one), so a replay gives the
-    same figures whenever it runs (logs without timestamps: today's prices)."""
+def _instant(stamp: str) -> dt.datetime | None:
+    """A request's ISO timestamp as a UTC instant (None when the source gave none or it does not
+    parse): a replay prices each request at its own time, so it gives the same figures whenever it
+    runs (logs without timestamps: the price book's clock start)."""
+    if not stamp:
+        return None
     try:
-        return dt.date.fromisoformat(h.timestamp[:10])
+        t = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00") if stamp.endswith("Z") else stamp)
     except ValueError:
         return None
+    return (t if t.tzinfo else t.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
 
 
-def _summarize(rows: list[Row], variant: Variant, sim: Simulator, output_in_cost: bool, top: int) -> Summary:
+def _summarize(rows: list[Row], variant: Variant, price_sources: set[str], output_in_cost: bool,
+               top: int) -> Summary:
     seen = [r for r in rows if r.observed is not None]
     mine = _figures((r.predicted.cache_read, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
     base = _figures((r.naive_read or 0, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
@@ -265,7 +279,7 @@ def _summarize(rows: list[Row], variant: Variant, sim: Simulator, output_in_cost
             s[1] += r.cost_observed
         s[2] += r.cost_predicted
     worst = sorted((r for r in seen if r.read_error), key=lambda r: (-abs(r.read_error or 0), r.index))[:top]
-    sources = sorted({sim.prices.rates(r.model, variant.provider).source for r in rows})
+    sources = sorted(price_sources)
     return Summary(len(rows), len(seen), share_obs, mine, base,
                    sum((r.cost_observed for r in seen), Decimal(0)) if seen else None,  # type: ignore[misc]
                    sum((r.cost_predicted for r in rows), Decimal(0)),

@@ -5,13 +5,16 @@ sequence. An entry written by a call becomes readable at t + time-to-first-token
 """
 from __future__ import annotations
 
+import datetime as dt
+import re
+from dataclasses import dataclass
 from typing import Iterable
 
 from .incremental import View, note_births, view
-from .model import Call, Cause, CauseKind, Outcome, Request, Usage
+from .model import Call, Cause, CauseKind, Layer, Outcome, Request, Usage
 from .pricing import PriceBook
 from .providers import Policy, get_policy
-from .providers.tables import canonical_model
+from .providers.tables import anthropic_strips_thinking, canonical_model
 from .store import State, Store, namespace_digest
 from .tokenize import TokenCounter, Tokenizer, get_tokenizer
 
@@ -44,7 +47,9 @@ class Simulator:
             d0 = self._ns[key] = namespace_digest(self.provider, *key)
         return d0
 
-    def step(self, call: Call) -> Outcome:
+    def step(self, call: Call, at: dt.datetime | None = None) -> Outcome:
+        """One call; priced at `at` (real traffic: the request's own time), else at the price book's
+        clock start plus the call's t."""
         req, now = call.request, call.t
         own = self._last.get(call.stream)
         ref = own or (self._last.get(call.parent) if call.parent else None)
@@ -52,8 +57,10 @@ class Simulator:
         v = view(req, self.namespace(req), ref, own is not None, self.counter.count, store)
         digests, cum, n = v.digests, v.cum, v.n
         total = cum[-1] if cum else 0
-        # Before the request runs: the deepest of its prefixes the store has any trace of.
-        known = (v.known[-1], store.state(digests[v.known[-1]], now)) if v.known else None
+        # Before the request runs: the deepest of its prefixes the store has any trace of, and that
+        # entry as it stood (the request may rewrite it, and a miss must say what it found).
+        known = (v.known[-1], store.state(digests[v.known[-1]], now), _found(store, digests[v.known[-1]])) \
+            if v.known else None
         ttft = self.ttft if call.ttft is None else call.ttft
         if getattr(self.policy, "takes_marks", False):
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft, marks=v.marks)  # type: ignore[call-arg]
@@ -61,7 +68,7 @@ class Simulator:
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft)
         if known is None and dec.blocked is not None:
             # A policy with its own cache (the serving engines) reports what the store cannot know.
-            known = (dec.blocked[1], dec.blocked[0])
+            known = (dec.blocked[1], dec.blocked[0], None)
         usage = Usage(input_tokens=dec.uncached, cache_write_5m=dec.write_5m, cache_write_1h=dec.write_1h,
                       cache_read=dec.read, output_tokens=call.output_tokens)
         # Conservation: every prompt token is in exactly one class.
@@ -71,7 +78,8 @@ class Simulator:
         cause = self._explain(call, v, ref, dec.hit, dec.below_minimum, known, dec.breakpoints, total)
         self._settle(v, now)
         self._last[call.stream] = v
-        rates = self.prices.rates(req.model, self.provider)
+        rates = self.prices.rates(req.model, self.provider, at) if at is not None else \
+            self.prices.rates_at(req.model, self.provider, now)
         return Outcome(call=call, usage=usage, cause=cause, cost_usd=rates.cost(usage),
                        cost_no_cache_usd=rates.cost_without_cache(usage), price_source=rates.source,
                        read_blocks=dec.hit + 1, n_blocks=n)
@@ -91,11 +99,11 @@ class Simulator:
                 break
 
     def _explain(self, call: Call, v: View, ref: View | None, hit: int, below_minimum: bool,
-                 known: tuple[int, State] | None, breakpoints: tuple[int, ...], total: int) -> Cause:
+                 known: tuple[int, State, "_Found | None"] | None, breakpoints: tuple[int, ...],
+                 total: int) -> Cause:
         req, now, digests = call.request, call.t, v.digests
         if known is not None and known[0] > hit:
-            j, state = known
-            entry = self.store.get(digests[j])
+            j, state, entry = known
             where = req.blocks[j].path or f"block {j}"
             if state is State.EXPIRED and entry is not None:
                 return Cause(CauseKind.TTL_EXPIRED,
@@ -132,6 +140,25 @@ class Simulator:
         return Cause()
 
 
+# A rendered thinking block opens with its type (after the role, on a message's first block).
+_THINKING = re.compile(rb'^(?:\{"role":"assistant"\})?\{"type":"(?:redacted_)?thinking"')
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """An entry's times before a request looked at it (the request may rewrite the entry)."""
+
+    written_at: float
+    available_at: float
+    last_used: float
+    ttl: float
+
+
+def _found(store: Store, d: bytes) -> _Found | None:
+    e = store.get(d)
+    return None if e is None else _Found(e.written_at, e.available_at, e.last_used, e.ttl)
+
+
 def _describe_parting(old: Request, new: Request, i: int) -> str:
     if i >= len(new.blocks):
         return f"history cut at block {i}"
@@ -140,8 +167,13 @@ def _describe_parting(old: Request, new: Request, i: int) -> str:
     if i < len(old.blocks):
         ob = old.blocks[i]
         if ob.key == nb.key:
+            if nb.layer == Layer.TOOLS:   # only the thinking configuration and effort enter there
+                return f"{place}: thinking or effort configuration changed (rendered ahead of the tools on {new.model})"
             return f"{place}: {nb.layer.label}-layer parameters changed"
         a, b = ob.data, nb.data
         k = next((x for x in range(min(len(a), len(b))) if a[x] != b[x]), min(len(a), len(b)))
+        if _THINKING.search(a[:48]) and anthropic_strips_thinking(new.model):
+            return (f"{place}: earlier turns' thinking blocks stripped after a new user turn "
+                    f"({new.model} keeps the last turn's only; A-TH)")
         return f"{place}, byte {k}"
     return place

@@ -99,3 +99,32 @@ def test_appended_turn_reads_previous_prompt(prices):
     assert o1.usage.cache_read == 0 and o1.usage.cache_creation > 2000
     assert o2.usage.cache_read == o1.usage.cache_read + o1.usage.cache_creation
     assert o2.cause.kind == CauseKind.HIT
+
+
+def _same(a, b):
+    return sum(1 for x, y in zip(digests(a), digests(b)) if x == y)
+
+
+@pytest.mark.parametrize("model", ["claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-5"])
+def test_effort_set_to_the_default_is_the_same_prompt(model):
+    """A-EF: effort 'high' is the default and the same as omitting it; A-PC: it does not invalidate."""
+    plain = body(model=model)
+    assert digests(body(model=model, output_config={"effort": "high"})) == digests(plain)
+    # another key of output_config stays a messages-layer parameter of its own
+    fmt = {"format": {"type": "json_schema", "schema": {"type": "object"}}}
+    assert _same(plain, body(model=model, output_config={"effort": "high", **fmt})) == 2
+    assert digests(body(model=model, output_config={"effort": "high", **fmt})) == \
+        digests(body(model=model, output_config=fmt))
+
+
+@pytest.mark.parametrize("model, change, survives", [
+    # models that take effort: a thinking or effort change recomputes the whole request (CC-PC; A-PC)
+    ("claude-opus-4-6", {"output_config": {"effort": "low"}}, 0),
+    ("claude-opus-4-5", {"thinking": {"type": "enabled", "budget_tokens": 2000}}, 0),
+    ("claude-sonnet-4-6", {"thinking": {"type": "adaptive"}}, 0),
+    # older models: tools and system survive a thinking change (A-PC up to 2026-07-23)
+    ("claude-sonnet-4-5", {"thinking": {"type": "enabled", "budget_tokens": 2000}}, 2),
+    ("claude-haiku-4-5", {"thinking": {"type": "enabled", "budget_tokens": 2000}}, 2),
+])
+def test_thinking_and_effort_invalidate_per_model(model, change, survives):
+    assert _same(body(model=model), body(model=model, **change)) == survives

@@ -86,3 +86,27 @@ def test_cli_json_contract_on_the_main_file():
     doc = json.loads(out.output)
     assert len({r["request_id"] for r in doc["requests"]}) == 139
     assert doc["requests"][18]["cause"] == "ttl_expired"
+
+
+def test_ttl_what_if_on_claude_code_follows_its_buckets(spotter):
+    """CC-PC: a 1h TTL is the main conversation's; sub-agents and compaction keep writing 5m."""
+    res = replay(spotter, Variant(ttl="1h"))
+    other = [r for r in res.rows if r.stream != "main"]
+    main = main_rows(res)
+    assert other and any(r.stream.startswith("agent-") for r in other)
+    assert any(r.stream.startswith("compact-") for r in other)
+    assert sum(r.predicted.cache_write_5m for r in other) > 0
+    assert all(r.predicted.cache_write_1h == 0 for r in other)
+    assert all(r.predicted.cache_write_5m == 0 for r in main)
+    assert sum(r.predicted.cache_write_1h for r in main) > 0
+
+
+def test_ttl_what_if_on_an_api_log_applies_to_every_request():
+    """Without a harness's buckets the application marks every request: all write at the TTL asked."""
+    from prefixsim.sources.record import Record
+
+    recs = [r for r in load_many([data_file(*SPOTTER).parent / "subagent.jsonl"])]
+    plain = [Record(r.call, r.request_id, r.timestamp, r.observed, r.path, r.line, r.output_final) for r in recs]
+    res = replay(plain, Variant(ttl="1h"))
+    assert all(r.predicted.cache_write_5m == 0 for r in res.rows)
+    assert sum(r.predicted.cache_write_1h for r in res.rows) > 0

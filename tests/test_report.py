@@ -65,8 +65,11 @@ def page(tmp_path_factory):
     (d / "evil.yaml").write_text("name: '<script>alert(1)</script>'\ndescription: '<b>bold</b> & co'\n"
                                  "provider: prefix\ntokenizer: approx\nbase: {system: 400}\n"
                                  "timeline: [request: 2]\nvariants: [{name: '<img src=x onerror=alert(2)>'}]\n")
+    (d / "ds.yaml").write_text("name: deepseek\nprovider: deepseek\nmodel: deepseek-chat\ntokenizer: approx\n"
+                               "base: {system: 400}\ntimeline: [request: 2]\n")
     rc, out, err = cli("report", str(ROOT / "scenarios" / "seed-fork-economics.yaml"),
                        str(ROOT / "scenarios" / "parallel-children-stagger.yaml"), str(d / "evil.yaml"),
+                       str(d / "ds.yaml"),
                        "-o", str(d / "out" / "report.html"), "--price-date", "2026-11-30")
     assert rc == 0, err
     return d / "out"
@@ -84,6 +87,14 @@ def test_report_is_self_contained(page):
     md = (page / "report.md").read_text()
     for img in re.findall(r"\]\((report_files/[^)]+\.png)\)", md):
         assert (page / img).stat().st_size > 0
+
+
+def test_time_of_day_prices_are_page_assumptions(page):
+    """The page's own assumptions (before the first scenario) say when t = 0 falls and what each hour costs."""
+    md = (page / "report.md").read_text()
+    head = md.split("## Scenario:")[0]
+    assert "time-of-day prices [deepseek-chat]" in head and "00:30-16:30 UTC input 0.27" in head
+    assert "| clock start | 2026-11-30T07:00:00Z (t = 0) |" in head
 
 
 def test_user_strings_are_escaped(page):

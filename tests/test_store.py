@@ -31,3 +31,23 @@ def test_evicted_entry_is_named_as_the_cause(prices):
     o = sim.step(Call(10, make_request([5000, 100], {2: "5m"})))
     assert split(o) == (0, 0, 5100, 0)
     assert o.cause.kind == CauseKind.EVICTED
+
+
+def test_ttl_miss_names_the_idle_time_before_the_rewrite(prices):
+    """The same prompt 400 s after its only write: the entry idled 400 s past a 300 s TTL. The
+    request rewrites that very entry, and the message must still read the idle time it found."""
+    sim = Simulator("anthropic", tokenizer="approx", prices=prices)
+    sim.step(Call(0, make_request([2000, 100], {2: "5m"})))
+    o = sim.step(Call(400, make_request([2000, 100], {2: "5m"})))
+    assert split(o) == (0, 0, 2100, 0)
+    assert o.cause.kind == CauseKind.TTL_EXPIRED
+    assert o.cause.detail == "entry at b2 idle 400 s > ttl 300 s"
+
+
+def test_ttl_miss_idle_time_counts_from_the_last_read(prices):
+    """Written at 0, read at 200 (refreshes it), then asked for at 530: idle 330 s, not 530 s."""
+    sim = Simulator("anthropic", tokenizer="approx", prices=prices)
+    sim.step(Call(0, make_request([2000, 100], {2: "5m"})))
+    sim.step(Call(200, make_request([2000, 100], {2: "5m"})))
+    o = sim.step(Call(530, make_request([2000, 100], {2: "5m"})))
+    assert o.cause.detail == "entry at b2 idle 330 s > ttl 300 s"

@@ -35,7 +35,8 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
               help="Force the input format (default: detected).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--ttl", type=click.Choice(["observed", "5m", "1h"]), default="observed", show_default=True,
-              help="What-if: every cache write at this TTL.")
+              help="What-if: cache writes at this TTL. On Claude Code transcripts it is the main "
+                   "conversation's; sub-agents and compaction keep writing 5m, as Claude Code does.")
 @click.option("--model", help="What-if: send the same traffic to another model.")
 @click.option("--provider", default="anthropic", show_default=True,
               help="What-if: another provider's cache rules (anthropic, openai, deepseek, prefix).")

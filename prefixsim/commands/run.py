@@ -46,6 +46,18 @@ def parse_price_date(value: str | None) -> dt.date | None:
         raise UserError(f"--price-date {value!r} is not YYYY-MM-DD") from None
 
 
+def parse_start_option(value: str | None) -> dt.datetime | None:
+    """--start DATETIME (None: the scenario's own, else the default clock start)."""
+    if value is None:
+        return None
+    from ..scenario.checks import parse_start
+
+    try:
+        return parse_start(value)
+    except ValueError:
+        raise UserError(f"--start {value!r} is not a date and time (ISO 8601, e.g. 2026-11-24T16:30:00Z)") from None
+
+
 def write_reports(res, out_dir: Path) -> Path:
     """reports/<scenario>/: requests.csv, summary.csv, summary.md, results.json — each written atomically."""
     from ..fsutil import slug, write_files
@@ -76,13 +88,17 @@ def write_reports(res, out_dir: Path) -> Path:
               help="Folder for the report files (one subfolder per scenario).")
 @click.option("--no-write", is_flag=True, help="Print only; write no report files.")
 @click.option("--price-date", help="Use genai-prices rates in force on this date (YYYY-MM-DD; default today).")
+@click.option("--start", "start", metavar="DATETIME",
+              help="When t = 0 falls (ISO 8601, UTC unless an offset is given, e.g. 2026-11-24T16:30:00Z): each "
+                   "request is priced at start + t, for time-of-day prices such as DeepSeek's off-peak hours. "
+                   "Default: the scenario's `start:`, else 07:00 UTC on the price date (peak for DeepSeek).")
 @click.option("--summary-only", is_flag=True, help="Table/markdown: print only the comparison of variants.")
 @click.option("--workers", type=int, default=1, show_default=True,
               help="Run variants and sweep values in this many local processes (0: one per core).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="dask: send runs to a dask.distributed cluster (pip install 'prefixsim[dask]').")
 @click.option("--scheduler", metavar="ADDRESS", help="The dask scheduler, e.g. tcp://10.0.0.5:8786.")
-def run(paths, fmt, out, no_write, price_date, summary_only, workers, executor, scheduler):
+def run(paths, fmt, out, no_write, price_date, start, summary_only, workers, executor, scheduler):
     """Run scenario files (or every *.yaml in folders) and print hit-rate and cost tables.
 
     \b
@@ -90,6 +106,7 @@ def run(paths, fmt, out, no_write, price_date, summary_only, workers, executor, 
       prefixsim run scenarios/
       prefixsim run scenarios/seed-fork-economics.yaml --format json --out /tmp/r
       prefixsim run scenarios/ --workers 0
+      prefixsim run my-deepseek.yaml --start 2026-11-24T16:30:00Z   # off-peak
     """
     from ..parallel import run_files
     from ..report.tables import csv_text, json_text, scenario_text
@@ -97,10 +114,11 @@ def run(paths, fmt, out, no_write, price_date, summary_only, workers, executor, 
     from ..scenario.loader import scenario_files
 
     when = parse_price_date(price_date)
+    at = parse_start_option(start)
     files = scenario_files(list(paths))
     progress = Progress(len(files))
     results, failures = [], []
-    for i, (f, res) in enumerate(zip(files, run_files(files, when, workers, executor, scheduler))):
+    for i, (f, res) in enumerate(zip(files, run_files(files, when, workers, executor, scheduler, at))):
         if isinstance(res, UserError):
             failures.append(res.located(f))
             click.echo(str(res.located(f)), err=True)

@@ -41,6 +41,81 @@ ANTHROPIC_MIN_TOKENS: dict[str, Row] = {
     "claude-haiku-3": Row(2048, f"{_MIN_2025}: Haiku 3"),
 }
 
+#: Claude Code's two TTL buckets (CC-PC "Which TTL each request gets", archived 2026-10-08): the main
+#: conversation (interactive turns, -p runs, SDK turns and the helpers run inline with them) gets 1h
+#: on a subscription within plan usage, else 5m; everything else (sub-agents, workflows, teammates,
+#: forks, compaction, titles) gets 5m unless the user chooses a TTL for that bucket.
+CLAUDE_CODE_OTHER_TTL = Row("5m", "CC-PC: only the main conversation gets 1h (subscription within plan); "
+                                  "sub-agents, workflows, forks and compaction write 5m "
+                                  "(docs/rules.md#claude-code-harness)")
+
+
+def claude_code_ttl(main: bool, asked: str) -> str:
+    """The TTL Claude Code writes with in a bucket when the main conversation runs at `asked`."""
+    return asked if main else str(CLAUDE_CODE_OTHER_TTL.value)
+
+
+#: Whether the API keeps thinking blocks of earlier assistant turns in the prompt (A-TH: the thinking
+#: guide, "Thinking block preservation by model", llms-txt-archive/anthropic-platform
+#: docs/en/build-with-claude/thinking.md @7967a16b, 2026-08-21; A-PC "What invalidates the cache",
+#: same sync). Keep-all: Opus 4.5 and later Opus, Sonnet 4.6 and later Sonnet, Fable 5, Mythos 5,
+#: Mythos Preview. Last-turn-only: earlier Opus and Sonnet, all Haiku through Haiku 4.5: once a user
+#: message that is not only tool results is sent, every earlier turn's thinking is stripped.
+_KEEP = "A-TH 2026-08-21: keeps thinking blocks of all prior turns (docs/rules.md#anthropic-thinking-blocks-and-effort)"
+_STRIP = ("A-TH 2026-08-21: keeps the last turn's thinking only; after a non-tool-result user message "
+          "earlier thinking blocks are stripped from the prompt (docs/rules.md#anthropic-thinking-blocks-and-effort)")
+ANTHROPIC_KEEPS_THINKING: dict[str, Row] = {
+    **{m: Row(True, _KEEP) for m in ("claude-opus-5", "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6",
+                                     "claude-opus-4-5", "claude-sonnet-5", "claude-sonnet-4-6", "claude-fable-5",
+                                     "claude-mythos-5", "claude-mythos-preview")},
+    **{m: Row(False, _STRIP) for m in ("claude-opus-4-1", "claude-opus-4", "claude-opus-3", "claude-sonnet-4-5",
+                                      "claude-sonnet-4", "claude-sonnet-3-7", "claude-sonnet-3-5",
+                                      "claude-haiku-4-5", "claude-haiku-3-5", "claude-haiku-3")},
+}
+
+
+#: The effort every model runs at when a request sets none (A-EF: platform.claude.com/docs/en/
+#: build-with-claude/effort @7967a16b, 2026-08-21: 'Setting effort to "high" produces exactly the
+#: same behavior as omitting the effort parameter'; A-PC: set to the default it does not invalidate).
+ANTHROPIC_DEFAULT_EFFORT = Row("high", "A-EF 2026-08-21: effort 'high' is the default, the same as omitting it "
+                                       "(docs/rules.md#anthropic-thinking-blocks-and-effort)")
+
+#: Where the thinking configuration and the resolved effort enter the prompt, hence which layers a
+#: change of either invalidates (A-PC 2026-08-21 "What invalidates the cache": messages always; tools
+#: and system "model-specific", on models that render the configuration ahead of them; no list given).
+_CONFIG_AHEAD = ("CC-PC 2026-10-08: 'on most models, each effort level has its own cache, so changing effort "
+                 "mid-session recomputes the entire request'; A-PC 2026-08-21: thinking parameters have the same "
+                 "model-specific effect as effort; per-model placement unpublished (UNCONFIRMED) "
+                 "(docs/rules.md#anthropic-thinking-blocks-and-effort)")
+_CONFIG_MESSAGES = ("A-PC up to 2026-07-23 (@544a0da6): 'Cached system prompts and tools will be reused when "
+                    "thinking parameters change'; these models take no effort parameter "
+                    "(docs/rules.md#anthropic-thinking-blocks-and-effort)")
+ANTHROPIC_CONFIG_LAYER: dict[str, Row] = {
+    **{m: Row("tools", _CONFIG_AHEAD) for m in ("claude-opus-5", "claude-opus-4-8", "claude-opus-4-7",
+                                                "claude-opus-4-6", "claude-opus-4-5", "claude-sonnet-5",
+                                                "claude-sonnet-4-6", "claude-fable-5", "claude-mythos-5",
+                                                "claude-mythos-preview")},
+    **{m: Row("messages", _CONFIG_MESSAGES) for m in ("claude-opus-4-1", "claude-opus-4", "claude-opus-3",
+                                                      "claude-sonnet-4-5", "claude-sonnet-4", "claude-sonnet-3-7",
+                                                      "claude-sonnet-3-5", "claude-haiku-4-5", "claude-haiku-3-5",
+                                                      "claude-haiku-3")},
+}
+
+
+def anthropic_config_layer(model: str) -> str:
+    """'tools' when a thinking or effort change invalidates the whole prompt, else 'messages'
+    (also for a model the tables do not know: the policy names it as an error of its own)."""
+    row = ANTHROPIC_CONFIG_LAYER.get(canonical_model(model))
+    return str(row.value) if row is not None else "messages"
+
+
+def anthropic_strips_thinking(model: str) -> bool:
+    """True when earlier turns' thinking blocks leave the prompt (an unknown model keeps them: the
+    policy names an unknown model as an error of its own)."""
+    row = ANTHROPIC_KEEPS_THINKING.get(canonical_model(model))
+    return row is not None and not row.value
+
+
 _DATE = re.compile(r"-(\d{8})$")
 _OLD_STYLE = re.compile(r"^claude-(\d)(?:-(\d))?-(opus|sonnet|haiku)(.*)$")
 

@@ -73,7 +73,7 @@ def build_report(paths: list[str], output: Path, model: str | None = None, title
     for res in results:
         for v in res.variants:
             for k, val in v.assumptions.items():
-                if k.startswith("prices") and (k, val) not in assumptions:
+                if k.startswith(("prices", "time-of-day prices", "clock start")) and (k, val) not in assumptions:
                     assumptions.append((k, val))
         summary = res.comparison()
         best = min(summary, key=lambda s: s["cost_usd"])

@@ -11,7 +11,8 @@ from typing import Any
 
 from ..errors import UserError
 from ..model import Block, Call, Request
-from ..render import layer_params, message_blocks, system_blocks, tool_block
+from ..providers.tables import anthropic_strips_thinking, claude_code_ttl
+from ..render import THINKING_TYPES, layer_params, message_blocks, system_blocks, tool_block
 from .schema import HistorySpec, Modification, Settings, TextSpec, ToolsSpec
 from .textgen import TextGen
 
@@ -23,11 +24,29 @@ DEFAULT_TOOL_NAMES = ("Bash", "Read", "Edit", "Write", "Glob", "Grep", "Agent", 
                       "Skill")
 
 
-@dataclass
+@dataclass(eq=False)   # compared by identity: a message is rendered once, and its object names it
 class Message:
     role: str
     content: list[dict]
     blocks: list[Block] = field(default_factory=list)
+    index: int = 0                     # its position when rendered (the blocks' paths say it)
+    thinking: bool = False             # an assistant message holding thinking blocks
+    _bare: list[Block] | None = None
+
+    def bare(self) -> list[Block]:
+        """Its blocks without the thinking blocks, as a model that strips earlier turns' thinking sees it."""
+        if self._bare is None:
+            self._bare = message_blocks({"role": self.role, "content": self.content}, self.index, True)
+        return self._bare
+
+
+def _thinking_cut(messages: list[Message]) -> int:
+    """thinking_cut() over rendered messages: the last user message that is not only tool results."""
+    for mi in range(len(messages) - 1, -1, -1):
+        m = messages[mi]
+        if m.role == "user" and not (m.content and all(p.get("type") == "tool_result" for p in m.content)):
+            return mi
+    return -1
 
 
 @dataclass
@@ -39,20 +58,43 @@ class _Flat:
     blocks: list[Block] = field(default_factory=list)
     starts: list[int] = field(default_factory=list)        # where each message's blocks start
     images: int = 0                                        # messages holding an image block
+    stripped: set[int] = field(default_factory=set)        # messages laid out without their thinking
+    thinking: list[int] = field(default_factory=list)      # laid-out messages holding thinking, in order
 
-    def update(self, messages: list[Message]) -> "_Flat":
+    def update(self, messages: list[Message], cut: int = -1) -> "_Flat":
+        """Lay out `messages`; assistant messages before `cut` without their thinking blocks."""
         k = len(self.source)
         if k > len(messages) or messages[:k] != self.source:   # identical objects compare in C
-            k, self.blocks, self.starts, self.images = 0, [], [], 0
-        for m in messages[k:]:
+            k = 0
+        # A message laid out with (or without) thinking that now needs the other form starts it over there.
+        for i in self.thinking:   # only messages holding thinking can change form
+            if i >= k:
+                break
+            if (i < cut) != (i in self.stripped):
+                k = i
+                break
+        if k < len(self.source):
+            self.blocks, self.starts = self.blocks[:self.starts[k]] if k else [], self.starts[:k]
+            self.images = sum(any(p.get("type") == "image" for p in m.content) for m in messages[:k])
+            self.stripped = {i for i in self.stripped if i < k}
+            self.thinking = [i for i in self.thinking if i < k]
+        for i in range(k, len(messages)):
+            m = messages[i]
             self.starts.append(len(self.blocks))
-            self.blocks.extend(m.blocks)
+            if m.thinking:
+                self.thinking.append(i)
+            if m.thinking and i < cut:
+                self.blocks.extend(m.bare())
+                self.stripped.add(i)
+            else:
+                self.blocks.extend(m.blocks)
             self.images += any(p.get("type") == "image" for p in m.content)
         self.source = list(messages)
         return self
 
     def copy(self) -> "_Flat":
-        return _Flat(list(self.source), list(self.blocks), list(self.starts), self.images)
+        return _Flat(list(self.source), list(self.blocks), list(self.starts), self.images, set(self.stripped),
+                     list(self.thinking))
 
 
 @dataclass
@@ -70,16 +112,26 @@ class Conv:
     _tool_blocks: list[Block] | None = None
     _system_blocks: list[Block] | None = None
     _flat: _Flat = field(default_factory=_Flat)
+    _thinking_seen: bool = False   # a message holding thinking was ever added
 
     def fork(self) -> "Conv":
         """A copy that shares the rendered history blocks (they are immutable)."""
         return Conv(self.model, list(self.tools), list(self.system), list(self.messages), self.tool_choice,
                     self.thinking, set(self.refused), set(self.marks), self._tool_blocks, self._system_blocks,
-                    self._flat.copy())
+                    self._flat.copy(), self._thinking_seen)
 
     def add_message(self, role: str, content: list[dict]) -> None:
         mi = len(self.messages)
-        self.messages.append(Message(role, content, message_blocks({"role": role, "content": content}, mi)))
+        thinking = role == "assistant" and any(p.get("type") in THINKING_TYPES for p in content)
+        self.messages.append(Message(role, content, message_blocks({"role": role, "content": content}, mi), mi,
+                                     thinking))
+        self._thinking_seen |= thinking
+
+    def _laid_out(self) -> _Flat:
+        # Only a history holding thinking needs the cut (the scan can reach far back in a tool loop).
+        strips = self._thinking_seen and anthropic_strips_thinking(self.model)
+        cut = _thinking_cut(self.messages) if strips else -1
+        return self._flat.update(self.messages, cut)
 
     def set_tools(self, tools: list[dict]) -> None:
         self.tools, self._tool_blocks = tools, None
@@ -92,14 +144,14 @@ class Conv:
             self._tool_blocks = [tool_block(t, i) for i, t in enumerate(self.tools)]
         if self._system_blocks is None:
             self._system_blocks = system_blocks(self.system)
-        return self._tool_blocks, self._system_blocks, self._flat.update(self.messages).blocks
+        return self._tool_blocks, self._system_blocks, self._laid_out().blocks
 
     def message_starts(self) -> list[int]:
         """Index of each message's first block among the message blocks."""
-        return self._flat.update(self.messages).starts
+        return self._laid_out().starts
 
     def images(self) -> bool:
-        return self._flat.update(self.messages).images > 0
+        return self._laid_out().images > 0
 
 
 def _apply_breakpoints(conv: Conv, policy: Any, ttl: str) -> tuple[tuple[Block, ...], str | None]:
@@ -254,8 +306,17 @@ class Timeline:
         else:
             conv.add_message("user", [{"type": "text", "text": self.text(max(user, 1))}])
 
-    def assistant_turn(self, conv: Conv, assistant: int, tool_use: int) -> int:
+    def thinks(self, conv: Conv) -> int:
+        """Tokens of the thinking block opening each reply: `history.thinking` while the request
+        turns thinking on (set_thinking with type enabled or adaptive), else 0."""
+        on = isinstance(conv.thinking, dict) and conv.thinking.get("type") in ("enabled", "adaptive")
+        return self.sizes.thinking if on else 0
+
+    def assistant_turn(self, conv: Conv, assistant: int, tool_use: int, thinking: int = 0) -> int:
         content = []
+        if thinking:
+            content.append({"type": "thinking", "thinking": self.text(thinking),
+                            "signature": f"sig_{len(self.calls):06d}"})
         if assistant:
             content.append({"type": "text", "text": self.text(assistant)})
         if tool_use:
@@ -266,15 +327,24 @@ class Timeline:
         return assistant + tool_use
 
     # --- sending ---------------------------------------------------------------------------------
+    def ttl(self, main: bool, explicit: str | None = None) -> str:
+        """The TTL a stream writes with: the step's own, else the scenario's; under the claude_code
+        preset only the main conversation's bucket takes the scenario's (CC-PC), the rest write 5m.
+        Other presets stand for an application marking its own requests: all at the scenario's TTL."""
+        if explicit is not None:
+            return explicit
+        asked = self.s.ttl or "5m"
+        return claude_code_ttl(main, asked) if self.s.breakpoints == "claude_code" else asked
+
     def send(self, conv: Conv, stream: str, t: float, label: str, output: int, parent: str | None = None,
-             event: str | None = None) -> None:
-        blocks, auto = _apply_breakpoints(conv, self.s.breakpoints or "last_message", self.s.ttl or "5m")
+             event: str | None = None, ttl: str | None = None) -> None:
+        blocks, auto = _apply_breakpoints(conv, self.s.breakpoints or "last_message", ttl or self.ttl(True))
         body = {}
         if conv.tool_choice is not None:
             body["tool_choice"] = conv.tool_choice
         if conv.thinking is not None:
             body["thinking"] = conv.thinking
-        req = Request(model=conv.model, blocks=blocks, layer_params=layer_params(body, conv.images(), False),
+        req = Request(model=conv.model, blocks=blocks, layer_params=layer_params(body, conv.images(), False, conv.model),
                       auto_cache=auto)
         self.calls.append(Call(t=t, request=req, stream=stream, label=label, output_tokens=output,
                                ttft=self.s.ttft, parent=parent, event=event))
@@ -318,8 +388,9 @@ class Timeline:
             event, self._pending_event = self._pending_event, None
             asst = spec.assistant if spec.assistant is not None else h.assistant
             use = spec.tool_use if spec.tool_use is not None else h.tool_use
-            self.send(conv, "main", self.t, label, asst + use, event=event)
-            self.assistant_turn(conv, asst, use)
+            think = self.thinks(conv)   # thinking is billed as output
+            self.send(conv, "main", self.t, label, think + asst + use, event=event)
+            self.assistant_turn(conv, asst, use, think)
             self.t += self.pace
         return conv
 
@@ -336,15 +407,16 @@ class Timeline:
             conv.add_message("assistant", uses)
         return uses
 
-    def _child_loop(self, child: Conv, stream: str, t0: float, turns: int, parent: str | None) -> float:
+    def _child_loop(self, child: Conv, stream: str, t0: float, turns: int, parent: str | None, ttl: str) -> float:
         h = self.sizes
         t = t0
         for turn in range(turns):
             if turn:
                 self.user_turn(child, h.user, h.tool_result)
-            out = h.assistant + h.tool_use
-            self.send(child, stream, t, self.label(stream), out, parent=parent if turn == 0 else None)
-            self.assistant_turn(child, h.assistant, h.tool_use)
+            think = self.thinks(child)
+            out = think + h.assistant + h.tool_use
+            self.send(child, stream, t, self.label(stream), out, parent=parent if turn == 0 else None, ttl=ttl)
+            self.assistant_turn(child, h.assistant, h.tool_use, think)
             t += self.pace
         return t
 
@@ -370,7 +442,8 @@ class Timeline:
                 # the shared prefix (history + spawning call + placeholders) one of them wrote.
                 child.marks.add((len(child.messages) - 1, len(placeholders) - 1))
             stream = f"{spec.label}.{i + 1}" if spec.label and spec.children > 1 else (spec.label or f"fork{k}.{i + 1}")
-            end = max(end, self._child_loop(child, stream, self.t + i * spec.stagger, spec.turns, "main"))
+            end = max(end, self._child_loop(child, stream, self.t + i * spec.stagger, spec.turns, "main",
+                                             self.ttl(False, spec.ttl)))
         if spec.join:
             self._join(conv, uses, spec.result)
             self.t = end
@@ -388,7 +461,8 @@ class Timeline:
             child = Conv(conv.model, tools, system, [])
             child.add_message("user", [{"type": "text", "text": self.text(spec.task)}])
             stream = f"{spec.label}.{i + 1}" if spec.label and spec.children > 1 else (spec.label or f"sub{k}.{i + 1}")
-            end = max(end, self._child_loop(child, stream, self.t + i * spec.stagger, spec.turns, None))
+            end = max(end, self._child_loop(child, stream, self.t + i * spec.stagger, spec.turns, None,
+                                             self.ttl(False, spec.ttl)))
         if spec.join:
             self._join(conv, uses, spec.result)
             self.t = end
@@ -408,7 +482,9 @@ class Timeline:
         else:
             side.add_message("user", [question])
         stream = spec.label or "btw"
-        self.send(side, stream, self.t, self.label(stream), spec.answer, parent="main")
+        # A side question runs inline with the main conversation: its bucket (CC-PC lists /btw in
+        # neither bucket; "helpers run inline" with the main conversation are the closest).
+        self.send(side, stream, self.t, self.label(stream), spec.answer, parent="main", ttl=self.ttl(True, spec.ttl))
         self.t += self.pace
         return conv
 
@@ -421,7 +497,8 @@ class Timeline:
         self.user_turn(side, 1, self.sizes.tool_result)
         last = side.messages.pop()
         side.add_message("user", last.content + [{"type": "text", "text": "<compact>" + self.text(spec.instruction)}])
-        self.send(side, "compact", self.t, spec.label or self.label("compact"), spec.summary, parent="main")
+        self.send(side, "compact", self.t, spec.label or self.label("compact"), spec.summary, parent="main",
+                  ttl=self.ttl(False, spec.ttl))
         self.t += self.pace
         fresh = conv.fork()
         fresh.messages, fresh.marks = [], set()

@@ -83,6 +83,7 @@ def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: C
         raise UserError(f"unknown tokenizer {s.tokenizer!r} (valid: {', '.join(TOKENIZERS)})", path,
                         *where("tokenizer"))
     when = price_date(scenario, path, where)
+    start_time(scenario, path, where)
     model, model_at = s.model, where("model")
     if s.base is not None and s.base.file:
         try:
@@ -111,6 +112,22 @@ def price_date(scenario: Any, path: str, where: Where) -> dt.date | None:
     except ValueError:
         raise UserError(f"price_date {scenario.price_date!r} is not a date (YYYY-MM-DD, e.g. 2026-11-30)", path,
                         *where("price_date")) from None
+
+
+def start_time(scenario: Any, path: str, where: Where) -> dt.datetime | None:
+    """The scenario's `start:` as an aware instant (UTC when no offset is given)."""
+    if not scenario.start:
+        return None
+    try:
+        return parse_start(scenario.start)
+    except ValueError:
+        raise UserError(f"start {scenario.start!r} is not a date and time (ISO 8601, e.g. 2026-11-24T16:30:00Z)",
+                        path, *where("start")) from None
+
+
+def parse_start(text: str) -> dt.datetime:
+    t = dt.datetime.fromisoformat(text.strip())
+    return (t if t.tzinfo else t.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
 
 
 def check_model(model: str, provider: str, sheet: dict | None, when: dt.date | None, path: str,

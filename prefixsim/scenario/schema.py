@@ -66,6 +66,10 @@ class HistorySpec(Strict):
     assistant: Tokens = 150
     tool_use: Tokens = 60
     tool_result: Tokens = 500
+    thinking: Tokens = Field(0, description="Tokens of the thinking block that opens each assistant reply while "
+                                            "thinking is on (set_thinking, type enabled or adaptive); billed as "
+                                            "output. Models that keep only the last turn's thinking (Sonnet 4.5, "
+                                            "Haiku, Opus <= 4.1) drop it from the prompt after a new user message.")
 
 
 class Conversation(Strict):
@@ -107,7 +111,16 @@ class Modification(Strict):
     switch_model: str | None = None
 
 
-class ForkSpec(StepBase):
+class OwnStream(StepBase):
+    """A step whose requests run on streams of their own (not the main conversation)."""
+
+    ttl: TTL | None = Field(None, description="TTL of this step's cache writes. Default: the scenario's `ttl`, "
+                                              "except under `breakpoints: claude_code`, where only the main "
+                                              "conversation takes it and sub-agents, forks and compaction "
+                                              "write 5m (Claude Code's TTL buckets).")
+
+
+class ForkSpec(OwnStream):
     """N children, each the parent's exact prefix + the parent's assistant message with N tool_use
     blocks + identical placeholder tool_results + a per-child directive (seed 000)."""
 
@@ -124,7 +137,7 @@ class ForkSpec(StepBase):
                                              "prefix the children share (seed 000), when breakpoints are used.")
 
 
-class SubagentSpec(StepBase):
+class SubagentSpec(OwnStream):
     """N fresh children with their own system prompt, tools and task."""
 
     children: Count = 1
@@ -140,7 +153,7 @@ class SubagentSpec(StepBase):
                                               "(different agent types); by default siblings share them.")
 
 
-class BtwSpec(StepBase):
+class BtwSpec(OwnStream):
     """A side question on the full conversation, not appended to history (tools kept, none run)."""
 
     question: Tokens = 30
@@ -163,7 +176,7 @@ class EditSystemSpec(Strict):
     replace: str | Tokens | None = None
 
 
-class CompactSpec(StepBase):
+class CompactSpec(OwnStream):
     """A summary request that reads the conversation's cache, then a fresh history holding the summary."""
 
     instruction: Tokens = 200
@@ -287,7 +300,10 @@ class Settings(Strict):
     provider: str | None = None
     model: str | None = None
     tokenizer: str | None = None
-    ttl: TTL | None = None
+    ttl: TTL | None = Field(None, description="TTL of cache writes (default 5m). With `breakpoints: claude_code` it "
+                                              "is the main conversation's; sub-agents, forks and compaction write "
+                                              "5m as Claude Code does. With any other breakpoints every request "
+                                              "writes at this TTL (the application marks its own requests).")
     breakpoints: Breakpoints | None = None
     ttft: Duration | None = Field(None, description="Time to first token: when a write becomes readable.")
     pace: Duration | None = Field(None, description="Time between consecutive requests of one stream.")
@@ -337,6 +353,10 @@ class Scenario(Settings):
     prices: dict[str, dict[str, float]] | None = Field(
         None, description="Price sheet, USD per MTok: {model: {input, output, cache_read, cache_write_5m, cache_write_1h}}")
     price_date: str | None = Field(None, description="Date (YYYY-MM-DD) whose genai-prices rates apply.")
+    start: str | None = Field(None, description="When t = 0 falls (ISO 8601, UTC unless an offset is given, e.g. "
+                                                "2026-11-24T16:30:00Z); each request is priced at start + t, which "
+                                                "matters for time-of-day prices (DeepSeek off-peak). Default: 07:00 "
+                                                "UTC on the price date, a peak hour for every DeepSeek model.")
     vars: dict[str, Any] | None = Field(None, description="Values for `${name}` placeholders.")
 
 

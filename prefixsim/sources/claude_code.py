@@ -298,7 +298,7 @@ class Calibrator:
                     label=r.request_id, output_tokens=0, ttft=max(r.response - r.start, 0.001),
                     parent=r.parent,
                     event="compaction" if r.event == "compaction" else None)
-        return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False)
+        return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main")
 
 
 def _grow(blocks: list[Block], delta: int, r: Raw, epoch: int) -> list[Block]:
