@@ -87,6 +87,7 @@ class BlockPool:
     blocks: dict[Hashable, _Block] = field(default_factory=dict)
     evicted: set[Hashable] = field(default_factory=set)
     evictions: int = 0
+    stored: int = 0  # blocks newly cached so far
     _queue: EvictionQueue = field(init=False)
     _clock: int = 0
 
@@ -107,9 +108,18 @@ class BlockPool:
         return n
 
     def store(self, keys: Sequence[Hashable]) -> list[int]:
-        """A request holds the blocks `keys` and then frees them: cached ones are touched (a hit for
-        LFU), missing ones allocated, evicting unreferenced blocks when full. Returns the indices of
-        newly cached blocks; when the request alone exceeds the capacity, its chain is cut there."""
+        """A request holds the blocks `keys` and then frees them at once (`acquire` then `release`).
+        Returns the indices of newly cached blocks; when the request alone exceeds the capacity,
+        its chain is cut there."""
+        held, missing = self.acquire(keys)
+        self.release(held)
+        return missing
+
+    def acquire(self, keys: Sequence[Hashable]) -> tuple[list[_Block], list[int]]:
+        """A running request takes the blocks `keys` (ref count + 1): cached ones are touched out of
+        the free queue (a hit for LFU), missing ones allocated, evicting unreferenced blocks from the
+        queue head when full. Held blocks cannot be evicted until `release`. Returns the held blocks
+        (the chain's head when the pool cannot hold all of it) and the indices newly cached."""
         blocks, queue = self.blocks, self._queue
         self._clock += 1
         now = self._clock
@@ -129,29 +139,48 @@ class BlockPool:
             if room < len(missing):
                 room += self._evict_blocks(len(missing) - room)
             if room < len(missing):
-                missing = missing[:room]  # a full pool caches the chain's head, not its tail
+                # Every other block is held by a running request: a full pool caches the chain's
+                # head, not its tail (the engine would make the request wait; see `VllmCache`).
+                missing = missing[:room]
         evicted = self.evicted
+        self.stored += len(missing)
         for i in missing:
             k = keys[i]
             b = slots[i] = blocks[k] = _Block(k, now, now, ref=1)
             evicted.discard(k)
-        if self.capacity is None:  # nothing is ever evicted: no queue to keep
-            for b in slots:
-                if b is not None:
-                    b.ref -= 1
-                    b.last_access = now
-            return missing
-        # Free in reverse chain order (vLLM `KVCacheManager.free`): the tail gets the oldest stamp,
-        # so among these blocks it is evicted first and the shared head survives longest.
-        for b in reversed(slots):
-            if b is None:
+        return [b for b in slots if b is not None], missing
+
+    def release(self, held: Sequence[_Block]) -> None:
+        """A request ends and frees `held` in reverse chain order (vLLM `KVCacheManager.free`): the
+        tail gets the oldest stamp, so among these blocks it is evicted first and the shared head
+        survives longest. A block still held by another request stays out of the queue."""
+        for b in reversed(held):
+            self._unref(b)
+
+    def _unref(self, b: _Block) -> None:
+        b.ref -= 1
+        self._clock += 1
+        b.last_access = self._clock
+        if b.ref == 0 and self.capacity is not None and self.blocks.get(b.key) is b:
+            self._queue.offer(b)
+
+    def rekey(self, old: Sequence[Hashable], new: Sequence[Hashable]) -> None:
+        """Give cached blocks new keys in place (same recency, same holders): blocks cached under
+        stand-in keys learn their real content. A block whose new key is already cached is dropped
+        (the cached copy wins); one already evicted stays evicted."""
+        blocks = self.blocks
+        for o, n in zip(old, new):
+            b = blocks.get(o)
+            if b is None or o == n:
                 continue
-            b.ref -= 1
-            self._clock += 1
-            b.last_access = self._clock
-            if b.ref == 0:
-                queue.offer(b)
-        return missing
+            del blocks[o]
+            if n in blocks:
+                if b.ref == 0:
+                    self._queue.withdraw(b)
+                continue
+            b.key = n
+            blocks[n] = b
+            self.evicted.discard(n)
 
     def evict(self, n: int) -> int:
         """Evict up to `n` unreferenced blocks from the queue head; returns how many went."""
@@ -170,11 +199,31 @@ class BlockPool:
         return done
 
 
+@dataclass(slots=True)
+class _Hold:
+    """A running request's prompt blocks: their hashes and the pool blocks it holds."""
+
+    hashes: list[bytes]
+    blocks: list[_Block]
+
+
+@dataclass(frozen=True, slots=True)
+class _Output:
+    """The blocks a finished request's output filled: where they start in its chain and their hashes."""
+
+    start: int
+    hashes: list[bytes]
+
+
 class VllmCache:
     """vLLM's prefix cache over token ids: `block_size`-token blocks, `capacity` tokens (None: unlimited).
 
     The capacity counts cached full blocks only (capacity // block_size of them); the KV memory a
-    running request's partial last block takes is not modelled.
+    running request's partial last block takes is not modelled. A running request holds its prompt
+    blocks from `begin` to `end` (ref count > 0: never evicted); its output blocks are allocated at
+    `end`, when the whole output is known. When every block is held, the pool caches the head of a
+    new chain and drops its tail: vLLM would instead keep the request waiting (`allocate_slots`
+    returns None) or preempt a running one; prefixsim serves requests at their own times.
     """
 
     name = "vllm"
@@ -191,6 +240,10 @@ class VllmCache:
     def used(self) -> int:
         return len(self.pool) * self.block_size
 
+    @property
+    def stored(self) -> int:
+        return self.pool.stored * self.block_size
+
     def match(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> int:
         """Cached tokens for a prompt: whole blocks within the first n-1 tokens (`kv_cache_manager.py`
         caps the hit at num_tokens - 1 so the last token is recomputed for its logits)."""
@@ -202,6 +255,31 @@ class VllmCache:
     def insert(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> int:
         """Cache the full blocks of a finished request's tokens; returns tokens newly cached."""
         return len(self.pool.store(block_hashes(tokens, self.block_size, keys))) * self.block_size
+
+    def begin(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> tuple[int, _Hold]:
+        """A request starts: its hit, then its prompt's full blocks are cached and held (vLLM caches
+        them when the request is scheduled, so a request arriving while it runs can read them)."""
+        hit = self.match(tokens, keys)
+        hashes = block_hashes(tokens, self.block_size, keys)
+        held, _ = self.pool.acquire(hashes)
+        return hit, _Hold(hashes, held)
+
+    def end(self, hold: _Hold, seq: Sequence[int], keys: EngineKeys = EngineKeys()) -> _Output:
+        """The request finishes with `seq` = prompt + output as committed (`committed_tokens`): the
+        full blocks its output filled are cached, then every block it held is freed, tail first."""
+        hashes = block_hashes(seq, self.block_size, keys)
+        start = len(hold.hashes)
+        out: list[_Block] = []
+        if len(hold.blocks) == start:  # a prompt chain cut for capacity has no place for its output
+            out, _ = self.pool.acquire(hashes[start:])
+        self.pool.release(hold.blocks + out)
+        return _Output(start, hashes[start:])
+
+    def rekey(self, output: _Output, seq: Sequence[int], keys: EngineKeys = EngineKeys()) -> None:
+        """The output's real tokens became known after `end` (the next turn quotes them): the blocks
+        cached under stand-in tokens take the real hashes, keeping their place in the free queue."""
+        hashes = block_hashes(seq, self.block_size, keys)[output.start:output.start + len(output.hashes)]
+        self.pool.rekey(output.hashes, hashes)
 
     def evict(self, num_tokens: int) -> int:
         """Evict unreferenced blocks, chain tails and least recently freed first."""
