@@ -11,18 +11,21 @@ says so, as the store-based policies do for their TTL and eviction states.
 """
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..model import Outcome, Request
+from ..model import Call, Layer, Outcome, Request
 from ..providers.base import Decision
 from ..providers.tables import canonical_model
 from ..errors import UserError
 from ..store import State, Store
 from . import make_cache
-from .base import EngineKeys, PrefixCache, prefill_seconds
+from ..render import dumps
+from .base import EngineKeys, PrefixCache, committed_tokens, prefill_seconds
 from .kvsize import MODELS, parse_capacity, split_capacity
-from .tokens import BlockTokenIds
+from .tokens import BlockTokenIds, pseudo_ids
 
 if TYPE_CHECKING:
     from ..scenario.schema import EngineSpec
@@ -33,6 +36,43 @@ _SOURCES = {
 }
 
 
+DEFAULT_PREFILL_TOKENS_PER_S = 10_000.0
+"""Prefill rate that times a request when the scenario gives none (tokens/s): an assumption of the order
+of an 8B model on one GPU, not a measurement. GPU-seconds are only reported for a rate the user gives."""
+
+DEFAULT_DECODE_TOKENS_PER_S = 50.0
+"""Output tokens per second of one request while it decodes (an assumption: tens of tokens/s per
+sequence in a busy batch); with the prefill time it sets how long the request holds its KV."""
+
+_ASSISTANT = dumps({"role": "assistant"})  # how render.message_blocks opens an assistant message
+
+
+@dataclass(slots=True, eq=False)
+class _Running:
+    """A request between its start and its end: the KV it holds in the cache and in the shadow, and
+    its output, as stand-in tokens until a later request quotes the reply (`reply`)."""
+
+    seq: int
+    model: str
+    keys: EngineKeys
+    prompt: list[int]
+    output: int
+    hold: Any
+    shadow_hold: Any
+    reply: list[int] | None = None
+    out: Any = None
+    shadow_out: Any = None
+    done: bool = False
+
+    def output_ids(self) -> list[int]:
+        """The output tokens: the reply a later request quoted, else stand-ins no prompt contains."""
+        return self.reply if self.reply is not None else _stand_in(self.seq, self.output)
+
+
+def _stand_in(seq: int, n: int) -> list[int]:
+    return pseudo_ids(b"prefixsim/engine-output/%d" % seq, n)
+
+
 class EnginePolicy:
     """`decide` for a vLLM or SGLang prefix cache of `capacity` tokens per model (None: unlimited).
 
@@ -41,11 +81,21 @@ class EnginePolicy:
     whose counts differ fall back to content-derived ids); `lora` names an adapter every request
     uses; `cache_salt` is the salt of requests that carry none; `prefill_tokens_per_s` converts hit
     tokens into GPU-seconds saved.
+
+    Requests take time: one holds its KV from its start until its end, start + uncached prompt
+    tokens / prefill rate + output tokens / `decode_tokens_per_s` (defaults
+    DEFAULT_PREFILL_TOKENS_PER_S, DEFAULT_DECODE_TOKENS_PER_S), and held KV is never evicted. At its
+    end the request caches its prompt and output but the last token (`committed_tokens`). The output's
+    tokens are those of the assistant message that a later request of the same stream (or of a stream
+    forked from it) quotes right after this request's prompt, cut to `output_tokens`; until such a
+    request comes, and for any rest, they are stand-ins that no prompt contains.
     """
+
+    takes_call = True  # decide() wants the Call: its stream, parent and output tokens
 
     def __init__(self, engine: str = "vllm", capacity: int | None = None, *, block_size: int | None = None,
                  eviction: str = "lru", encoding: str = "cl100k_base", lora: str = "", cache_salt: str = "",
-                 prefill_tokens_per_s: float | None = None) -> None:
+                 prefill_tokens_per_s: float | None = None, decode_tokens_per_s: float | None = None) -> None:
         make_cache(engine, capacity, block_size=block_size, eviction=eviction)  # validate early
         self.name = engine
         self.capacity = capacity
@@ -54,10 +104,14 @@ class EnginePolicy:
         self.lora = lora
         self.cache_salt = cache_salt
         self.prefill_tokens_per_s = prefill_tokens_per_s
+        self.decode_tokens_per_s = decode_tokens_per_s
         self.tokens = BlockTokenIds(encoding)
         self.caches: dict[str, PrefixCache] = {}
         # Unlimited twins of the caches, kept only when a capacity can evict (see the module doc).
         self.shadows: dict[str, PrefixCache] | None = None if capacity is None else {}
+        self._running: list[tuple[float, int, _Running]] = []  # heap by end time, then start order
+        self._pending: dict[str, _Running] = {}  # each stream's last request whose reply is not yet known
+        self._seq = 0
 
     def cache_for(self, model: str, caches: dict[str, PrefixCache] | None = None) -> PrefixCache:
         key = canonical_model(model)
@@ -82,37 +136,108 @@ class EnginePolicy:
             d["cache salt"] = self.cache_salt
         d["prefill rate"] = (f"{self.prefill_tokens_per_s:,.0f} tokens/s" if self.prefill_tokens_per_s else
                              "not given (engine.prefill_tokens_per_s turns cached tokens into GPU-seconds)")
+        d["request time"] = (f"uncached tokens / {self._prefill_rate:,.0f} tokens/s + output tokens / "
+                             f"{self._decode_rate:,.0f} tokens/s; running requests hold their KV")
+        d["output"] = ("cached at the request's end, but its last token; its tokens are the reply the "
+                       "stream's next request quotes")
         return d
 
+    @property
+    def _prefill_rate(self) -> float:
+        return self.prefill_tokens_per_s or DEFAULT_PREFILL_TOKENS_PER_S
+
+    @property
+    def _decode_rate(self) -> float:
+        return self.decode_tokens_per_s or DEFAULT_DECODE_TOKENS_PER_S
+
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
-               now: float, available_at: float) -> Decision:
+               now: float, available_at: float, call: Call | None = None) -> Decision:
+        self.finish_until(now)
         total = cum[-1] if cum else 0
+        model = canonical_model(request.model)
         cache = self.cache_for(request.model)
         ids = self.tokens.request_ids(request, cum)
         keys = EngineKeys(lora=self.lora, salt=request.cache_salt or self.cache_salt)
-        read = cache.match(ids, keys)
-        cache.insert(ids, keys)
+        if call is not None:
+            self._learn_replies(call, model, keys, ids, cum)
+        read, hold = cache.begin(ids, keys)
         # The request block holding the last token read (-1: none): a block read in part counts as read,
         # so the runner calls a partial hit a hit, not a cold miss.
         hit = bisect_left(cum, read) if read else -1
         blocked = None
+        shadow_hold = None
         if self.shadows is not None:
-            shadow = self.cache_for(request.model, self.shadows)
-            unlimited = shadow.match(ids, keys)
-            shadow.insert(ids, keys)
+            unlimited, shadow_hold = self.cache_for(request.model, self.shadows).begin(ids, keys)
             if unlimited > read:
                 # The block holding the first token not read was lost to capacity; it no longer counts
                 # as (partly) read, so the runner names it whether the read stopped inside it or not.
                 stop = bisect_right(cum, read)
                 hit, blocked = stop - 1, (State.EVICTED, stop)
+        output = call.output_tokens if call is not None else 0
+        self._seq += 1
+        rec = _Running(self._seq, model, keys, ids, output, hold, shadow_hold)
+        end = now + (total - read) / self._prefill_rate + output / self._decode_rate
+        heapq.heappush(self._running, (end, rec.seq, rec))
+        if call is not None:
+            self._pending[call.stream] = rec
         return Decision(read=read, write_5m=0, write_1h=0, uncached=total - read, hit=hit, blocked=blocked,
                         below_minimum=False, breakpoints=())
+
+    def finish_until(self, now: float | None = None) -> None:
+        """End every running request whose end is at or before `now` (None: all), in end order:
+        each caches its prompt and output and releases what it held."""
+        running = self._running
+        while running and (now is None or running[0][0] <= now):
+            rec = heapq.heappop(running)[2]
+            seq = committed_tokens(rec.prompt, rec.output_ids())
+            rec.out = self.caches[rec.model].end(rec.hold, seq, rec.keys)
+            if self.shadows is not None:
+                rec.shadow_out = self.shadows[rec.model].end(rec.shadow_hold, seq, rec.keys)
+            rec.done = True
+
+    def _learn_replies(self, call: Call, model: str, keys: EngineKeys, ids: list[int], cum: list[int]) -> None:
+        """When this request continues a pending request of its stream (or of the stream it forked
+        from), the assistant message right after that prompt is the pending request's output."""
+        for name in (call.stream, call.parent):
+            rec = self._pending.get(name) if name is not None else None
+            if rec is None or rec.model != model or rec.keys != keys:
+                continue
+            reply = _reply_after(rec.prompt, call.request, ids, cum)
+            if reply is None:
+                continue
+            del self._pending[name]
+            stand_in = rec.output_ids()
+            rec.reply = reply[:rec.output] + stand_in[len(reply):]
+            if rec.done:  # already cached under stand-ins: give those tokens their real identity
+                seq = committed_tokens(rec.prompt, rec.reply)
+                self.caches[model].rekey(rec.out, seq, keys)
+                if self.shadows is not None:
+                    self.shadows[model].rekey(rec.shadow_out, seq, keys)
 
     def gpu_seconds_saved(self, outcomes: Iterable[Outcome]) -> float:
         """Prefill GPU-seconds the cache saved over `outcomes` at this policy's prefill rate."""
         if not self.prefill_tokens_per_s:
             raise ValueError("no prefill rate given (prefill_tokens_per_s)")
         return prefill_seconds(sum(o.usage.cache_read for o in outcomes), self.prefill_tokens_per_s)
+
+
+def _reply_after(prompt: list[int], request: Request, ids: list[int], cum: list[int]) -> list[int] | None:
+    """The tokens of the assistant message that `request` has right after `prompt`, or None when its
+    prompt does not start with `prompt` at a block boundary followed by an assistant message."""
+    n = len(prompt)
+    if len(ids) <= n or ids[:n] != prompt:
+        return None
+    first = bisect_right(cum, n) if n else 0   # the first block after the prompt
+    if first >= len(request.blocks) or (first and cum[first - 1] != n):
+        return None
+    block = request.blocks[first]
+    if block.layer != Layer.MESSAGES or not block.data.startswith(_ASSISTANT) or "]." not in block.path:
+        return None
+    message = block.path.split("].", 1)[0] + "]."   # "messages[5]." names the message
+    last = first
+    while last + 1 < len(request.blocks) and request.blocks[last + 1].path.startswith(message):
+        last += 1
+    return ids[n:cum[last]]
 
 
 def engine_options(engine: str, spec: "EngineSpec | None", model: str | None, encoding: str) -> dict[str, Any]:
@@ -131,7 +256,7 @@ def engine_options(engine: str, spec: "EngineSpec | None", model: str | None, en
                         f"(known: {', '.join(MODELS)})")
     opts["capacity"] = parse_capacity(spec.capacity, kv_model)
     opts["block_size"] = spec.block_size if engine == "vllm" else spec.page_size
-    for name in ("eviction", "lora", "cache_salt", "prefill_tokens_per_s"):
+    for name in ("eviction", "lora", "cache_salt", "prefill_tokens_per_s", "decode_tokens_per_s"):
         value = getattr(spec, name)
         if value is not None:
             opts[name] = value
