@@ -157,3 +157,31 @@ def test_request_time_defaults(prices):
     assert len(pol._running) == 1
     pol.finish_until(8.21)
     assert pol._running == []
+
+
+@pytest.mark.parametrize("cache", [VllmCache(block_size=4), RadixCache()], ids=["vllm", "sglang"])
+def test_two_requests_with_the_same_reply_keep_one_copy(cache):
+    # Both answer the same 8-token prompt; their 9 output tokens (8 committed) are cached under
+    # stand-ins, then each learns the real reply: the second copy is dropped, not stored twice
+    prompt, reply = list(range(1, 9)), list(range(100, 109))
+    _, h1 = cache.begin(prompt)
+    _, h2 = cache.begin(prompt)
+    out1 = cache.end(h1, prompt + list(range(200, 208)))
+    out2 = cache.end(h2, prompt + list(range(300, 308)))
+    assert cache.used == 24
+    cache.rekey(out1, prompt + reply[:8])
+    assert (cache.used, cache.match(prompt + reply + [0])) == (24, 16)
+    cache.rekey(out2, prompt + reply[:8])
+    assert (cache.used, cache.match(prompt + reply + [0])) == (16, 16)
+    assert cache.match(list(range(1, 9)) + list(range(300, 308)) + [0]) == 8
+
+
+@pytest.mark.parametrize("cache", [VllmCache(capacity=16, block_size=4), RadixCache(capacity=16)],
+                         ids=["vllm", "sglang"])
+def test_an_evicted_output_stays_evicted_when_its_reply_is_learnt(cache):
+    prompt, reply = list(range(1, 9)), list(range(100, 109))
+    _, hold = cache.begin(prompt)
+    out = cache.end(hold, prompt + list(range(200, 208)))     # the cache is full: 16 tokens
+    serve(cache, list(range(500, 508)))                      # evicts the output (the freed tail / LRU leaf)
+    cache.rekey(out, prompt + reply[:8])
+    assert (cache.used, cache.match(prompt + reply + [0])) == (16, 8)

@@ -125,6 +125,19 @@ def test_engine_options_reach_the_policy(tmp_path):
     assert vllm.summary()["cache_read_input_tokens"] % 32 == 0      # whole 32-token blocks only
 
 
+def test_decode_rate_sets_how_long_a_request_holds_its_kv(tmp_path):
+    # Two turns 10 s apart (pace), each answered with 80 + 40 = 120 output tokens. At the default
+    # 50 tokens/s the first has ended (2.4 s) when the second starts: vLLM cached the full blocks of
+    # its 1,403 prompt tokens + 119 committed output tokens, floor(1522/16)*16 = 1,520. At 10 tokens/s
+    # (12 s) it still runs: only its prompt's full blocks are cached, floor(1403/16)*16 = 1,392.
+    body = SMALL + "variants:\n  - name: default\n  - name: slow\n    engine: {decode_tokens_per_s: 10}\n"
+    fast, slow = run_scenario(scenario(tmp_path, body), PRICE_DATE).variants
+    assert "/ 10 tokens/s" in slow.assumptions["request time"]
+    assert [r["input_tokens"] for r in fast.rows()][0] == 1403
+    assert [r["cache_read_input_tokens"] for r in fast.rows()] == [0, 1520]
+    assert [r["cache_read_input_tokens"] for r in slow.rows()] == [0, 1392]
+
+
 def test_engine_run_without_a_rate_has_null_gpu_seconds(tmp_path):
     v = run_scenario(scenario(tmp_path, SMALL), PRICE_DATE).variants[0]
     assert v.summary()["gpu_seconds_saved"] is None and v.rows()[0]["gpu_seconds_spent"] is None
@@ -137,6 +150,7 @@ def test_engine_run_without_a_rate_has_null_gpu_seconds(tmp_path):
     ("{eviction: random}", "eviction"),
     ("{block_size: 0}", "block_size"),
     ("{prefill_tokens_per_s: 0}", "prefill_tokens_per_s"),
+    ("{decode_tokens_per_s: -1}", "decode_tokens_per_s"),
     ("{capacity: 2M, kv_modle: x}", "unknown key 'kv_modle'"),
 ])
 def test_bad_engine_settings_are_located(tmp_path, engine, message):

@@ -259,8 +259,8 @@ class VllmCache:
     def begin(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> tuple[int, _Hold]:
         """A request starts: its hit, then its prompt's full blocks are cached and held (vLLM caches
         them when the request is scheduled, so a request arriving while it runs can read them)."""
-        hit = self.match(tokens, keys)
         hashes = block_hashes(tokens, self.block_size, keys)
+        hit = self.pool.run(hashes[:max(len(tokens) - 1, 0) // self.block_size]) * self.block_size
         held, _ = self.pool.acquire(hashes)
         return hit, _Hold(hashes, held)
 
