@@ -8,6 +8,17 @@ cache is uncached input; the saving is prefill work, given as GPU-seconds at a f
 A miss the capacity caused is told apart by a shadow cache without a capacity: when it would
 have read more, a block the request needed was evicted (or never fit), and the Decision's `blocked`
 says so, as the store-based policies do for their TTL and eviction states.
+
+Not modelled, on purpose: queueing (a request that finds every block held is served at its own
+time and caches the head of its chain; the engines would make it wait or preempt another, whose KV
+is then freed and recomputed); chunked prefill (the prompt is cached at once at the start, SGLang's
+after its prefill); output KV growing during decode (it is allocated at the end); the KV of a
+running request's partial last block; speculative decoding (vLLM with EAGLE drops the last
+matched block, SGLang with EAGLE keys the tree by bigrams); requests that skip the cache (vLLM
+prompt-logprob and all-pooling requests do not read it; SGLang's logprob_start_len limits the
+match); SGLang's strip-thinking option (reasoning tokens not cached); host-memory and external KV
+tiers (SGLang HiCache, vLLM KV connectors / LMCache); sliding-window and Mamba layers; schedule
+policies that reorder the queue (SGLang lpm, dfs-weight; vLLM priority).
 """
 from __future__ import annotations
 

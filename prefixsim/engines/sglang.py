@@ -9,8 +9,15 @@ Facts (spec/cache-semantics.md §6; sgl-project/sglang `python/sglang/srt/mem_ca
 - `match_prefix` splits a node where the match ends and refreshes access times on the path;
 - eviction takes leaves with lock_ref == 0 in policy order (lru default, lfu, fifo); a parent left
   childless becomes a candidate, so eviction eats a branch from its tip;
-- a match is capped at input_len - 1 (`_compute_max_prefix_len`); a finished request inserts
-  prompt plus output tokens (`cache_finished_req`).
+- a match is capped at input_len - 1 (`_compute_max_prefix_len`);
+- after its prefill a request's prompt is inserted and its path locked (`cache_unfinished_req`,
+  called from `scheduler_output_processor_mixin.py` @004ec010 "so others can match"); when it
+  finishes, `cache_finished_req` inserts `(origin_input_ids + output_ids)[:kv_committed_len]`
+  (prompt + output but the last token) and `dec_lock_ref` unlocks the path (`radix_cache.py`
+  @006b0e3d);
+- a request that does not fit waits in the queue (`schedule_policy.py` PrefillAdder counts only
+  free and evictable tokens); a decoding batch out of memory retracts requests and frees their KV
+  without inserting it (`schedule_batch.py` @fd3907ee `retract_decode`).
 """
 from __future__ import annotations
 

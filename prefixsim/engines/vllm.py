@@ -9,7 +9,14 @@ Facts (spec/cache-semantics.md §6 and §7 fact 10; vllm-project/vllm `vllm/v1/c
 - extra keys: the LoRA name on every block, the cache salt on the first block only;
 - a hit is capped at num_tokens - 1 (the last token is recomputed for its logits), block-aligned;
 - unreferenced blocks wait in a free queue; a request frees its blocks in reverse order, so among
-  blocks freed together the chain's tail is evicted first; allocation evicts from the head.
+  blocks freed together the chain's tail is evicted first; allocation evicts from the head;
+- a running request holds its blocks (ref count > 0, out of the free queue) until it finishes; its
+  prompt blocks are cached when it is scheduled, its output's full blocks as decoding fills them, up
+  to the tokens already fed back: prompt + output but the last token (`kv_cache_manager.py`
+  @003df296 `allocate_slots` caps num_tokens_to_cache at request.num_tokens, `free`;
+  `single_type_kv_cache_manager.py` @002f3491 `cache_blocks`, `free`);
+- when no free block is left, a waiting request stays waiting and a running one preempts the
+  lowest-priority running request (`vllm/v1/core/sched/scheduler.py` @00024d31 `schedule`).
 """
 from __future__ import annotations
 
