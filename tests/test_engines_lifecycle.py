@@ -66,11 +66,21 @@ def test_reply_learnt_while_the_request_still_runs(prices, engine, read):
 
 
 def test_an_unquoted_reply_is_cached_but_never_read(prices):
-    # another stream's request does not continue r1: the stand-in output takes space, matches nothing
+    # the next prompt skips the reply (r1 + another question): the stand-in output takes space and
+    # matches nothing
     s = simulator("sglang", prices)
     s.step(Call(0, R1, stream="main", output_tokens=400))
-    assert s.step(Call(60, R2, stream="elsewhere", output_tokens=1)).usage.cache_read == 2100
-    assert s.policy.caches["llama-3.1-8b"].used == 2100 + 399 + 500
+    r3 = Request("llama-3.1-8b", (SYSTEM, Q1, msg(1, USER, b"never mind", 100)))
+    assert s.step(Call(60, r3, stream="main", output_tokens=1)).usage.cache_read == 2100
+    assert s.policy.caches["llama-3.1-8b"].used == 2100 + 399 + 100
+
+
+def test_any_stream_that_quotes_the_reply_names_it(prices):
+    # a log with no stream ids: the reply is whatever assistant message first follows r1's prompt
+    s = simulator("sglang", prices)
+    s.step(Call(0, R1, stream="main", output_tokens=400))
+    s.step(Call(30, Request("llama-3.1-8b", (Q2,)), stream="main", output_tokens=5))   # another conversation
+    assert s.step(Call(60, R2, stream="elsewhere", output_tokens=1)).usage.cache_read == 2499
 
 
 def test_reply_cut_to_the_output_tokens(prices):
@@ -185,3 +195,14 @@ def test_an_evicted_output_stays_evicted_when_its_reply_is_learnt(cache):
     serve(cache, list(range(500, 508)))                      # evicts the output (the freed tail / LRU leaf)
     cache.rekey(out, prompt + reply[:8])
     assert (cache.used, cache.match(prompt + reply + [0])) == (16, 8)
+
+
+def test_only_the_latest_unanswered_requests_wait_for_their_reply(prices, monkeypatch):
+    import prefixsim.engines.policy as policy
+
+    monkeypatch.setattr(policy, "MAX_PENDING", 1)
+    s = simulator("sglang", prices)
+    s.step(Call(0, R1, stream="main", output_tokens=400))
+    s.step(Call(30, Request("llama-3.1-8b", (Q2,)), stream="main", output_tokens=5))   # pushes r1 out
+    # r1's reply stays a stand-in: the next turn reads r1's prompt only
+    assert s.step(Call(60, R2, stream="main", output_tokens=1)).usage.cache_read == 2100

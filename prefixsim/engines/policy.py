@@ -23,11 +23,14 @@ policies that reorder the queue (SGLang lpm, dfs-weight; vLLM priority).
 from __future__ import annotations
 
 import heapq
+from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from ..model import Call, Layer, Outcome, Request
+import xxhash
+
+from ..model import Block, Call, Layer, Outcome, Request
 from ..providers.base import Decision
 from ..providers.tables import canonical_model
 from ..errors import UserError
@@ -56,6 +59,8 @@ DEFAULT_DECODE_TOKENS_PER_S = 50.0
 sequence in a busy batch); with the prefill time it sets how long the request holds its KV."""
 
 _ASSISTANT = dumps({"role": "assistant"})  # how render.message_blocks opens an assistant message
+
+MAX_PENDING = 4096  # unanswered requests remembered for their reply (a log interleaves many conversations)
 
 
 @dataclass(slots=True, eq=False)
@@ -97,12 +102,12 @@ class EnginePolicy:
     tokens / prefill rate + output tokens / `decode_tokens_per_s` (defaults
     DEFAULT_PREFILL_TOKENS_PER_S, DEFAULT_DECODE_TOKENS_PER_S), and held KV is never evicted. At its
     end the request caches its prompt and output but the last token (`committed_tokens`). The output's
-    tokens are those of the assistant message that a later request of the same stream (or of a stream
-    forked from it) quotes right after this request's prompt, cut to `output_tokens`; until such a
-    request comes, and for any rest, they are stand-ins that no prompt contains.
+    tokens are those of the assistant message that the first later prompt to contain this request's
+    whole prompt quotes right after it (on any stream: a next turn, a fork), cut to `output_tokens`;
+    until such a request comes, and for any rest, they are stand-ins that no prompt contains.
     """
 
-    takes_call = True  # decide() wants the Call: its stream, parent and output tokens
+    takes_call = True  # decide() wants the Call for its output tokens
 
     def __init__(self, engine: str = "vllm", capacity: int | None = None, *, block_size: int | None = None,
                  eviction: str = "lru", encoding: str = "cl100k_base", lora: str = "", cache_salt: str = "",
@@ -121,7 +126,9 @@ class EnginePolicy:
         # Unlimited twins of the caches, kept only when a capacity can evict (see the module doc).
         self.shadows: dict[str, PrefixCache] | None = None if capacity is None else {}
         self._running: list[tuple[float, int, _Running]] = []  # heap by end time, then start order
-        self._pending: dict[str, _Running] = {}  # each stream's last request whose reply is not yet known
+        # Requests whose reply no later prompt has quoted yet, by (model, keys, prompt length, digest of
+        # the prompt's ids); the oldest are forgotten past MAX_PENDING (their outputs stay stand-ins).
+        self._pending: dict[tuple, _Running] = {}
         self._seq = 0
 
     def cache_for(self, model: str, caches: dict[str, PrefixCache] | None = None) -> PrefixCache:
@@ -149,8 +156,8 @@ class EnginePolicy:
                              "not given (engine.prefill_tokens_per_s turns cached tokens into GPU-seconds)")
         d["request time"] = (f"uncached tokens / {self._prefill_rate:,.0f} tokens/s + output tokens / "
                              f"{self._decode_rate:,.0f} tokens/s; running requests hold their KV")
-        d["output"] = ("cached at the request's end, but its last token; its tokens are the reply the "
-                       "stream's next request quotes")
+        d["output"] = ("cached at the request's end, but its last token; its tokens are the reply a "
+                       "later prompt quotes after this one")
         return d
 
     @property
@@ -169,8 +176,7 @@ class EnginePolicy:
         cache = self.cache_for(request.model)
         ids = self.tokens.request_ids(request, cum)
         keys = EngineKeys(lora=self.lora, salt=request.cache_salt or self.cache_salt)
-        if call is not None:
-            self._learn_replies(call, model, keys, ids, cum)
+        prompt_key = self._learn_replies(request, model, keys, ids, cum)
         read, hold = cache.begin(ids, keys)
         # The request block holding the last token read (-1: none): a block read in part counts as read,
         # so the runner calls a partial hit a hit, not a cold miss.
@@ -189,8 +195,10 @@ class EnginePolicy:
         rec = _Running(self._seq, model, keys, ids, output, hold, shadow_hold)
         end = now + (total - read) / self._prefill_rate + output / self._decode_rate
         heapq.heappush(self._running, (end, rec.seq, rec))
-        if call is not None:
-            self._pending[call.stream] = rec
+        if ids:
+            self._pending[prompt_key] = rec
+            if len(self._pending) > MAX_PENDING:
+                del self._pending[next(iter(self._pending))]
         return Decision(read=read, write_5m=0, write_1h=0, uncached=total - read, hit=hit, blocked=blocked,
                         below_minimum=False, breakpoints=())
 
@@ -206,24 +214,31 @@ class EnginePolicy:
                 rec.shadow_out = self.shadows[rec.model].end(rec.shadow_hold, seq, rec.keys)
             rec.done = True
 
-    def _learn_replies(self, call: Call, model: str, keys: EngineKeys, ids: list[int], cum: list[int]) -> None:
-        """When this request continues a pending request of its stream (or of the stream it forked
-        from), the assistant message right after that prompt is the pending request's output."""
-        for name in (call.stream, call.parent):
-            rec = self._pending.get(name) if name is not None else None
-            if rec is None or rec.model != model or rec.keys != keys:
-                continue
-            reply = _reply_after(rec.prompt, call.request, ids, cum)
-            if reply is None:
-                continue
-            del self._pending[name]
-            stand_in = rec.output_ids()
-            rec.reply = reply[:rec.output] + stand_in[len(reply):]
-            if rec.done:  # already cached under stand-ins: give those tokens their real identity
-                seq = committed_tokens(rec.prompt, rec.reply)
-                self.caches[model].rekey(rec.out, seq, keys)
-                if self.shadows is not None:
-                    self.shadows[model].rekey(rec.shadow_out, seq, keys)
+    def _learn_replies(self, request: Request, model: str, keys: EngineKeys, ids: list[int],
+                       cum: list[int]) -> tuple:
+        """Where an assistant message follows a prefix of this prompt that is exactly a pending
+        request's prompt, that message is the pending request's output. Returns this prompt's key."""
+        digest = xxhash.xxh3_128()
+        blocks = request.blocks
+        prev = 0
+        for b, block in enumerate(blocks):
+            if block.layer == Layer.MESSAGES and block.data.startswith(_ASSISTANT) and prev:
+                rec = self._pending.pop((model, keys, prev, digest.digest()), None)
+                if rec is not None:
+                    self._learn(rec, _message_ids(blocks, b, ids, cum))
+            digest.update(array("q", ids[prev:cum[b]]).tobytes())
+            prev = cum[b]
+        return (model, keys, prev, digest.digest())
+
+    def _learn(self, rec: _Running, reply: list[int]) -> None:
+        """`rec`'s output is `reply` (cut to its output count; stand-ins fill a shorter reply)."""
+        stand_in = rec.output_ids()
+        rec.reply = reply[:rec.output] + stand_in[len(reply):]
+        if rec.done:  # already cached under stand-ins: give those tokens their real identity
+            seq = committed_tokens(rec.prompt, rec.reply)
+            self.caches[rec.model].rekey(rec.out, seq, rec.keys)
+            if self.shadows is not None:
+                self.shadows[rec.model].rekey(rec.shadow_out, seq, rec.keys)
 
     def gpu_seconds_saved(self, outcomes: Iterable[Outcome]) -> float:
         """Prefill GPU-seconds the cache saved over `outcomes` at this policy's prefill rate."""
@@ -232,23 +247,14 @@ class EnginePolicy:
         return prefill_seconds(sum(o.usage.cache_read for o in outcomes), self.prefill_tokens_per_s)
 
 
-def _reply_after(prompt: list[int], request: Request, ids: list[int], cum: list[int]) -> list[int] | None:
-    """The tokens of the assistant message that `request` has right after `prompt`, or None when its
-    prompt does not start with `prompt` at a block boundary followed by an assistant message."""
-    n = len(prompt)
-    if len(ids) <= n or ids[:n] != prompt:
-        return None
-    first = bisect_right(cum, n) if n else 0   # the first block after the prompt
-    if first >= len(request.blocks) or (first and cum[first - 1] != n):
-        return None
-    block = request.blocks[first]
-    if block.layer != Layer.MESSAGES or not block.data.startswith(_ASSISTANT) or "]." not in block.path:
-        return None
-    message = block.path.split("].", 1)[0] + "]."   # "messages[5]." names the message
+def _message_ids(blocks: Sequence[Block], first: int, ids: list[int], cum: list[int]) -> list[int]:
+    """The token ids of the message whose first block is `first` (its blocks share the path head
+    "messages[i].")."""
+    head = blocks[first].path.split("].", 1)[0] + "]." if "]." in blocks[first].path else None
     last = first
-    while last + 1 < len(request.blocks) and request.blocks[last + 1].path.startswith(message):
+    while head and last + 1 < len(blocks) and blocks[last + 1].path.startswith(head):
         last += 1
-    return ids[n:cum[last]]
+    return ids[cum[first - 1] if first else 0:cum[last]]
 
 
 def engine_options(engine: str, spec: "EngineSpec | None", model: str | None, encoding: str) -> dict[str, Any]:
