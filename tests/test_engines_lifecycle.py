@@ -206,3 +206,28 @@ def test_only_the_latest_unanswered_requests_wait_for_their_reply(prices, monkey
     s.step(Call(30, Request("llama-3.1-8b", (Q2,)), stream="main", output_tokens=5))   # pushes r1 out
     # r1's reply stays a stand-in: the next turn reads r1's prompt only
     assert s.step(Call(60, R2, stream="main", output_tokens=1)).usage.cache_read == 2100
+
+
+@pytest.mark.parametrize("shape", ["anthropic", "openai"])
+def test_replies_in_rendered_api_bodies(prices, shape):
+    # A chat log, rendered as prefixsim reads it: the second body quotes the first one's reply.
+    # SGLang caches r1's prompt + 5 output tokens but the last; the quoted reply is longer, so the
+    # next body reads the prompt and 4 reply tokens, then parts at the first stand-in token
+    from prefixsim.render import render_anthropic
+    from prefixsim.sources.openai_log import render_openai
+
+    system = "You answer questions about the weather in plain words. " * 30
+    turn1 = [{"role": "user", "content": "Will it rain in Oslo tomorrow afternoon?"}]
+    turn2 = turn1 + [{"role": "assistant", "content": "Light rain is likely after two o'clock, clearing later."},
+                     {"role": "user", "content": "And on Sunday?"}]
+    if shape == "anthropic":
+        r1 = render_anthropic({"model": "llama-3.1-8b", "system": system, "messages": turn1})
+        r2 = render_anthropic({"model": "llama-3.1-8b", "system": system, "messages": turn2})
+    else:
+        sys_msg = [{"role": "system", "content": system}]
+        r1 = render_openai({"model": "llama-3.1-8b", "messages": sys_msg + turn1})
+        r2 = render_openai({"model": "llama-3.1-8b", "messages": sys_msg + turn2})
+    s = simulator("sglang", prices)
+    o1 = s.step(Call(0, r1, stream="main", output_tokens=5))
+    o2 = s.step(Call(60, r2, stream="main", output_tokens=5))
+    assert o2.usage.cache_read == o1.usage.prompt_tokens + 4

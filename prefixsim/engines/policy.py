@@ -58,7 +58,9 @@ DEFAULT_DECODE_TOKENS_PER_S = 50.0
 """Output tokens per second of one request while it decodes (an assumption: tens of tokens/s per
 sequence in a busy batch); with the prefill time it sets how long the request holds its KV."""
 
-_ASSISTANT = dumps({"role": "assistant"})  # how render.message_blocks opens an assistant message
+# How a rendered assistant message opens: render.message_blocks puts {"role":"assistant"} before its
+# first content block; an OpenAI chat log renders each message whole, usually role first.
+_ASSISTANT = dumps({"role": "assistant"})[:-1]
 
 MAX_PENDING = 4096  # unanswered requests remembered for their reply (a log interleaves many conversations)
 
