@@ -96,6 +96,15 @@ def serve(cache: PrefixCache, prompt: Sequence[int], output: Sequence[int] = (),
     return Served(len(prompt), hit, cache.stored - before)
 
 
+DEFAULT_PREFILL_TOKENS_PER_S = 10_000.0
+"""Prefill rate that times a request when the scenario gives none (tokens/s): an assumption of the order
+of an 8B model on one GPU, not a measurement. GPU-seconds are only reported for a rate the user gives."""
+
+DEFAULT_DECODE_TOKENS_PER_S = 50.0
+"""Output tokens per second of one request while it decodes (an assumption: tens of tokens/s per
+sequence in a busy batch); with the prefill time it sets how long the request holds its KV."""
+
+
 def prefill_seconds(tokens: int, tokens_per_s: float) -> float:
     """GPU-seconds of prefill for `tokens` at a flat prefill rate (a scenario's per-model figure)."""
     return tokens / tokens_per_s

@@ -37,7 +37,8 @@ from ..errors import UserError
 from ..store import State, Store
 from . import make_cache
 from ..render import dumps
-from .base import EngineKeys, PrefixCache, committed_tokens, prefill_seconds
+from .base import (DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, EngineKeys, PrefixCache,
+                   committed_tokens, prefill_seconds)
 from .kvsize import MODELS, parse_capacity, split_capacity
 from .tokens import BlockTokenIds, pseudo_ids
 
@@ -49,14 +50,6 @@ _SOURCES = {
     "sglang": "sgl-project/sglang python/sglang/srt/mem_cache/radix_cache.py (cache-semantics.md §6)",
 }
 
-
-DEFAULT_PREFILL_TOKENS_PER_S = 10_000.0
-"""Prefill rate that times a request when the scenario gives none (tokens/s): an assumption of the order
-of an 8B model on one GPU, not a measurement. GPU-seconds are only reported for a rate the user gives."""
-
-DEFAULT_DECODE_TOKENS_PER_S = 50.0
-"""Output tokens per second of one request while it decodes (an assumption: tens of tokens/s per
-sequence in a busy batch); with the prefill time it sets how long the request holds its KV."""
 
 # How a rendered assistant message opens: render.message_blocks puts {"role":"assistant"} before its
 # first content block; an OpenAI chat log renders each message whole, usually role first.
