@@ -157,6 +157,13 @@ def test_mooncake_lru_curve_is_monotone_and_reaches_the_ceiling():
     assert points[-1].evictions == 0 and round(rates[-1], 4) == 0.3736  # 10^8 tokens hold every block
 
 
+def test_mooncake_with_running_requests_holding_their_blocks():
+    # The README's figures: at 50 output tokens/s per request the held blocks change what LRU evicts
+    trace = load_trace(data_file(*MOONCAKE))
+    rates = {cap: round(replay(trace, cap, decode_tokens_per_s=50)[1].hit_rate, 4) for cap in (10**6, 10**7)}
+    assert rates == {10**6: 0.0519, 10**7: 0.2913}
+
+
 def test_export_takes_runner_outcomes(prices, tmp_path):
     from prefixsim.runner import Simulator
 
