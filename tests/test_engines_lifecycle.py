@@ -197,10 +197,12 @@ def test_an_evicted_output_stays_evicted_when_its_reply_is_learnt(cache):
     assert (cache.used, cache.match(prompt + reply + [0])) == (16, 8)
 
 
-def test_only_the_latest_unanswered_requests_wait_for_their_reply(prices, monkeypatch):
+@pytest.mark.parametrize("limit", [("MAX_PENDING", 1), ("MAX_PENDING_TOKENS", 2199)])
+def test_only_the_latest_unanswered_requests_wait_for_their_reply(prices, monkeypatch, limit):
+    # at most 1 request, or 2,199 prompt tokens: r1 (2,100) and a 100-token request do not both fit
     import prefixsim.engines.policy as policy
 
-    monkeypatch.setattr(policy, "MAX_PENDING", 1)
+    monkeypatch.setattr(policy, *limit)
     s = simulator("sglang", prices)
     s.step(Call(0, R1, stream="main", output_tokens=400))
     s.step(Call(30, Request("llama-3.1-8b", (Q2,)), stream="main", output_tokens=5))   # pushes r1 out

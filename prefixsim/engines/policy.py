@@ -55,7 +55,10 @@ _SOURCES = {
 # first content block; an OpenAI chat log renders each message whole, usually role first.
 _ASSISTANT = dumps({"role": "assistant"})[:-1]
 
-MAX_PENDING = 4096  # unanswered requests remembered for their reply (a log interleaves many conversations)
+# Unanswered requests remembered for their reply (a log interleaves many conversations), at most this
+# many and this many prompt tokens in all (each keeps its prompt's ids: 8 bytes a token).
+MAX_PENDING = 4096
+MAX_PENDING_TOKENS = 1 << 24
 
 
 @dataclass(slots=True, eq=False)
@@ -124,6 +127,7 @@ class EnginePolicy:
         # Requests whose reply no later prompt has quoted yet, by (model, keys, prompt length, digest of
         # the prompt's ids); the oldest are forgotten past MAX_PENDING (their outputs stay stand-ins).
         self._pending: dict[tuple, _Running] = {}
+        self._pending_tokens = 0
         self._seq = 0
 
     def cache_for(self, model: str, caches: dict[str, PrefixCache] | None = None) -> PrefixCache:
@@ -191,9 +195,7 @@ class EnginePolicy:
         end = now + (total - read) / self._prefill_rate + output / self._decode_rate
         heapq.heappush(self._running, (end, rec.seq, rec))
         if ids:
-            self._pending[prompt_key] = rec
-            if len(self._pending) > MAX_PENDING:
-                del self._pending[next(iter(self._pending))]
+            self._remember(prompt_key, rec)
         return Decision(read=read, write_5m=0, write_1h=0, uncached=total - read, hit=hit, blocked=blocked,
                         below_minimum=False, breakpoints=())
 
@@ -220,10 +222,20 @@ class EnginePolicy:
             if block.layer == Layer.MESSAGES and block.data.startswith(_ASSISTANT) and prev:
                 rec = self._pending.pop((model, keys, prev, digest.digest()), None)
                 if rec is not None:
+                    self._pending_tokens -= len(rec.prompt)
                     self._learn(rec, _message_ids(blocks, b, ids, cum))
             digest.update(array("q", ids[prev:cum[b]]).tobytes())
             prev = cum[b]
         return (model, keys, prev, digest.digest())
+
+    def _remember(self, key: tuple, rec: _Running) -> None:
+        old = self._pending.pop(key, None)   # the same prompt again: the newer request waits instead
+        if old is not None:
+            self._pending_tokens -= len(old.prompt)
+        self._pending[key] = rec
+        self._pending_tokens += len(rec.prompt)
+        while len(self._pending) > MAX_PENDING or self._pending_tokens > MAX_PENDING_TOKENS:
+            self._pending_tokens -= len(self._pending.pop(next(iter(self._pending))).prompt)
 
     def _learn(self, rec: _Running, reply: list[int]) -> None:
         """`rec`'s output is `reply` (cut to its output count; stand-ins fill a shorter reply)."""
