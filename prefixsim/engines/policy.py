@@ -35,8 +35,8 @@ from ..providers.base import Decision
 from ..providers.tables import canonical_model
 from ..errors import UserError
 from ..store import State, Store
-from . import make_cache
 from ..render import dumps
+from . import make_cache
 from .base import (DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, EngineKeys, PrefixCache,
                    committed_tokens, prefill_seconds)
 from .kvsize import MODELS, parse_capacity, split_capacity
@@ -46,8 +46,10 @@ if TYPE_CHECKING:
     from ..scenario.schema import EngineSpec
 
 _SOURCES = {
-    "vllm": "vllm-project/vllm vllm/v1/core/kv_cache_utils.py, block_pool.py (cache-semantics.md §6)",
-    "sglang": "sgl-project/sglang python/sglang/srt/mem_cache/radix_cache.py (cache-semantics.md §6)",
+    "vllm": "vllm-project/vllm vllm/v1/core/kv_cache_utils.py, block_pool.py, kv_cache_manager.py "
+            "(cache-semantics.md §6)",
+    "sglang": "sgl-project/sglang python/sglang/srt/mem_cache/radix_cache.py, cache_finished_req "
+              "(cache-semantics.md §6)",
 }
 
 
