@@ -218,17 +218,20 @@ class EnginePolicy:
         """Where an assistant message follows a prefix of this prompt that is exactly a pending
         request's prompt, that message is the pending request's output. Returns this prompt's key."""
         digest = xxhash.xxh3_128()
+        buf = memoryview(array("q", ids).tobytes())
         blocks = request.blocks
-        prev = 0
+        done = 0  # tokens fed to the digest
         for b, block in enumerate(blocks):
-            if block.layer == Layer.MESSAGES and block.data.startswith(_ASSISTANT) and prev:
-                rec = self._pending.pop((model, keys, prev, digest.digest()), None)
+            start = cum[b - 1] if b else 0
+            if start and block.layer == Layer.MESSAGES and block.data.startswith(_ASSISTANT):
+                digest.update(buf[8 * done:8 * start])
+                done = start
+                rec = self._pending.pop((model, keys, start, digest.digest()), None)
                 if rec is not None:
                     self._pending_tokens -= len(rec.prompt)
                     self._learn(rec, _message_ids(blocks, b, ids, cum))
-            digest.update(array("q", ids[prev:cum[b]]).tobytes())
-            prev = cum[b]
-        return (model, keys, prev, digest.digest())
+        digest.update(buf[8 * done:])
+        return (model, keys, len(ids), digest.digest())
 
     def _remember(self, key: tuple, rec: _Running) -> None:
         old = self._pending.pop(key, None)   # the same prompt again: the newer request waits instead

@@ -51,22 +51,25 @@ def hash_block(parent: bytes, tokens: Sequence[int], extra: bytes = b"") -> byte
 
 
 def block_hashes(tokens: Sequence[int], block_size: int = DEFAULT_BLOCK_SIZE,
-                 keys: EngineKeys = EngineKeys(), limit: int | None = None) -> list[bytes]:
+                 keys: EngineKeys = EngineKeys(), limit: int | None = None, *, start: int = 0,
+                 parent: bytes = NONE_HASH) -> list[bytes]:
     """Chained hashes of the full blocks of `tokens` (at most `limit` blocks); a partial tail has none.
 
-    Equal to folding `hash_block` over the blocks; the token bytes are packed once for speed.
+    With `start`, only blocks `start`, `start` + 1, ... are hashed, `parent` being the hash of block
+    `start` - 1. Equal to folding `hash_block` over the blocks; the token bytes are packed once.
     """
     n = len(tokens) // block_size
     if limit is not None:
         n = min(n, limit)
-    buf = array("q", tokens[: n * block_size]).tobytes()
+    if n <= start:
+        return []
+    buf = array("q", tokens[start * block_size: n * block_size]).tobytes()
     width = 8 * block_size
     first, rest = extra_keys(keys, 0), extra_keys(keys, 1)
     h = xxhash.xxh3_128_digest
-    parent = NONE_HASH
     out: list[bytes] = []
-    for i in range(n):
-        parent = h(parent + buf[i * width:(i + 1) * width] + (rest if i else first))
+    for i in range(n - start):
+        parent = h(parent + buf[i * width:(i + 1) * width] + (rest if i + start else first))
         out.append(parent)
     return out
 
@@ -161,15 +164,14 @@ class BlockPool:
         """A request ends and frees `held` in reverse chain order (vLLM `KVCacheManager.free`): the
         tail gets the oldest stamp, so among these blocks it is evicted first and the shared head
         survives longest. A block still held by another request stays out of the queue."""
+        clock, blocks, queue = self._clock, self.blocks, self._queue
         for b in reversed(held):
-            self._unref(b)
-
-    def _unref(self, b: _Block) -> None:
-        b.ref -= 1
-        self._clock += 1
-        b.last_access = self._clock
-        if b.ref == 0 and self.capacity is not None and self.blocks.get(b.key) is b:
-            self._queue.offer(b)
+            b.ref -= 1
+            clock += 1
+            b.last_access = clock
+            if b.ref == 0 and self.capacity is not None and blocks.get(b.key) is b:
+                queue.offer(b)
+        self._clock = clock
 
     def rekey(self, old: Sequence[Hashable], new: Sequence[Hashable]) -> None:
         """Give cached blocks new keys in place (same recency, same holders): blocks cached under
@@ -216,9 +218,11 @@ class _Hold:
 
 @dataclass(frozen=True, slots=True)
 class _Output:
-    """The blocks a finished request's output filled: where they start in its chain and their hashes."""
+    """The blocks a finished request's output filled: where they start in its chain, the hash before
+    them and theirs."""
 
     start: int
+    parent: bytes
     hashes: list[bytes]
 
 
@@ -274,18 +278,20 @@ class VllmCache:
     def end(self, hold: _Hold, seq: Sequence[int], keys: EngineKeys = EngineKeys()) -> _Output:
         """The request finishes with `seq` = prompt + output as committed (`committed_tokens`): the
         full blocks its output filled are cached, then every block it held is freed, tail first."""
-        hashes = block_hashes(seq, self.block_size, keys)
         start = len(hold.hashes)
+        parent = hold.hashes[-1] if start else NONE_HASH
+        hashes = block_hashes(seq, self.block_size, keys, start=start, parent=parent)
         out: list[_Block] = []
         if len(hold.blocks) == start:  # a prompt chain cut for capacity has no place for its output
-            out, _ = self.pool.acquire(hashes[start:])
+            out, _ = self.pool.acquire(hashes)
         self.pool.release(hold.blocks + out)
-        return _Output(start, hashes[start:])
+        return _Output(start, parent, hashes)
 
     def rekey(self, output: _Output, seq: Sequence[int], keys: EngineKeys = EngineKeys()) -> None:
         """The output's real tokens became known after `end` (the next turn quotes them): the blocks
         cached under stand-in tokens take the real hashes, keeping their place in the free queue."""
-        hashes = block_hashes(seq, self.block_size, keys)[output.start:output.start + len(output.hashes)]
+        hashes = block_hashes(seq, self.block_size, keys, output.start + len(output.hashes), start=output.start,
+                              parent=output.parent)
         self.pool.rekey(output.hashes, hashes)
 
     def evict(self, num_tokens: int) -> int:
