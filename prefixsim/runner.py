@@ -64,6 +64,8 @@ class Simulator:
         ttft = self.ttft if call.ttft is None else call.ttft
         if getattr(self.policy, "takes_marks", False):
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft, marks=v.marks)  # type: ignore[call-arg]
+        elif getattr(self.policy, "takes_call", False):  # the engines time each request and learn its output
+            dec = self.policy.decide(req, digests, cum, store, now, now + ttft, call=call)  # type: ignore[call-arg]
         else:
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft)
         if known is None and dec.blocked is not None:

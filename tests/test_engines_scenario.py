@@ -53,12 +53,18 @@ def test_shipped_scenario_key_figures(shipped):
     variants, _ = shipped
     figures = {name: (s["cache_read_input_tokens"], s["input_tokens"], s["hit_rate"], s["gpu_seconds_saved"],
                       s["gpu_seconds_spent"]) for name, s in ((n, v.summary()) for n, v in variants.items())}
+    # Every turn that continues a request reads that request's reply too: 350 output tokens, 349
+    # committed. On top of the prompt-only figures (vLLM 89,312 and 30,544, SGLang 89,393), each of
+    # the six continuing turns (main #2, fork1.1 or main #3, the four children's #2) reads vLLM 21-22
+    # more blocks (the reply's 349 tokens end in another block than the prompt did: +336 or +352)
+    # and SGLang 349 more tokens: fork 89,312 + 2x336 + 4x352 = 91,392, unlimited 30,544 + 6x336 =
+    # 32,560, SGLang fork 89,393 + 6x349 = 91,487. The 2 GiB sub-agent runs are capacity-bound.
     assert figures == {
-        "vllm, fork": (89_312, 14_913, 0.856915, 8.9312, 1.4913),
-        "vllm, sub-agents": (20_944, 38_255, 0.35379, 2.0944, 3.8255),
-        "vllm, sub-agents, unlimited KV": (30_544, 28_655, 0.515955, 3.0544, 2.8655),
-        "sglang, fork": (89_393, 14_832, 0.857692, 8.9393, 1.4832),
-        "sglang, sub-agents": (14_869, 44_330, 0.25117, 1.4869, 4.433),
+        "vllm, fork": (91_392, 12_833, 0.876872, 9.1392, 1.2833),
+        "vllm, sub-agents": (21_360, 37_839, 0.360817, 2.136, 3.7839),
+        "vllm, sub-agents, unlimited KV": (32_560, 26_639, 0.550009, 3.256, 2.6639),
+        "sglang, fork": (91_487, 12_738, 0.877784, 9.1487, 1.2738),
+        "sglang, sub-agents": (15_567, 43_632, 0.262961, 1.5567, 4.3632),
     }
 
 
@@ -119,6 +125,19 @@ def test_engine_options_reach_the_policy(tmp_path):
     assert vllm.summary()["cache_read_input_tokens"] % 32 == 0      # whole 32-token blocks only
 
 
+def test_decode_rate_sets_how_long_a_request_holds_its_kv(tmp_path):
+    # Two turns 10 s apart (pace), each answered with 80 + 40 = 120 output tokens. At the default
+    # 50 tokens/s the first has ended (2.4 s) when the second starts: vLLM cached the full blocks of
+    # its 1,403 prompt tokens + 119 committed output tokens, floor(1522/16)*16 = 1,520. At 10 tokens/s
+    # (12 s) it still runs: only its prompt's full blocks are cached, floor(1403/16)*16 = 1,392.
+    body = SMALL + "variants:\n  - name: default\n  - name: slow\n    engine: {decode_tokens_per_s: 10}\n"
+    fast, slow = run_scenario(scenario(tmp_path, body), PRICE_DATE).variants
+    assert "/ 10 tokens/s" in slow.assumptions["request time"]
+    assert [r["input_tokens"] for r in fast.rows()][0] == 1403
+    assert [r["cache_read_input_tokens"] for r in fast.rows()] == [0, 1520]
+    assert [r["cache_read_input_tokens"] for r in slow.rows()] == [0, 1392]
+
+
 def test_engine_run_without_a_rate_has_null_gpu_seconds(tmp_path):
     v = run_scenario(scenario(tmp_path, SMALL), PRICE_DATE).variants[0]
     assert v.summary()["gpu_seconds_saved"] is None and v.rows()[0]["gpu_seconds_spent"] is None
@@ -131,6 +150,7 @@ def test_engine_run_without_a_rate_has_null_gpu_seconds(tmp_path):
     ("{eviction: random}", "eviction"),
     ("{block_size: 0}", "block_size"),
     ("{prefill_tokens_per_s: 0}", "prefill_tokens_per_s"),
+    ("{decode_tokens_per_s: -1}", "decode_tokens_per_s"),
     ("{capacity: 2M, kv_modle: x}", "unknown key 'kv_modle'"),
 ])
 def test_bad_engine_settings_are_located(tmp_path, engine, message):

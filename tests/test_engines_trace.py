@@ -157,6 +157,13 @@ def test_mooncake_lru_curve_is_monotone_and_reaches_the_ceiling():
     assert points[-1].evictions == 0 and round(rates[-1], 4) == 0.3736  # 10^8 tokens hold every block
 
 
+def test_mooncake_with_running_requests_holding_their_blocks():
+    # The README's figures: at 50 output tokens/s per request the held blocks change what LRU evicts
+    trace = load_trace(data_file(*MOONCAKE))
+    rates = {cap: round(replay(trace, cap, decode_tokens_per_s=50)[1].hit_rate, 4) for cap in (10**6, 10**7)}
+    assert rates == {10**6: 0.0519, 10**7: 0.2913}
+
+
 def test_export_takes_runner_outcomes(prices, tmp_path):
     from prefixsim.runner import Simulator
 
@@ -169,3 +176,18 @@ def test_export_takes_runner_outcomes(prices, tmp_path):
     lines = [json.loads(x) for x in p.read_text().splitlines()]
     assert [x["input_length"] for x in lines] == [1300, 1400]
     assert lines[1]["hash_ids"][:2] == lines[0]["hash_ids"][:2] == [0, 1]  # 1,024 shared leading tokens
+
+
+def test_running_requests_hold_their_blocks(small):
+    # At 1 output token/s each request runs 10 s, so all four overlap. With 2 blocks: r1 caches
+    # blocks 0-1 and holds them; nothing r2 or r3 adds can evict them, so r4 still reads 2 blocks
+    # (instantaneous requests: r3 evicts block 1 and r4 reads 512, test above).
+    trace = load_trace(small)
+    rows, t = replay(trace, 2 * 512, decode_tokens_per_s=1)
+    assert [r.hit_tokens for r in rows] == [0, 1024, 512, 1024]
+    assert t.evictions == 0
+    # Spaced out (1000 output tokens/s: 10 ms each) they are instantaneous again
+    rows, _ = replay(trace, 2 * 512, decode_tokens_per_s=1000)
+    assert [r.hit_tokens for r in rows] == [0, 1024, 512, 512]
+    out = replay_trace(small, capacities=[1024], decode_tokens_per_s=1)
+    assert out["summary"]["decode_tokens_per_s"] == 1 and out["summary"]["hit_tokens"] == 2560

@@ -92,3 +92,14 @@ def test_pool_eviction_policies(policy, survivor):
     p.store(["a"])  # a: newer access (lru) and more uses (lfu), but created first (fifo)
     p.store(["c"])
     assert survivor in p.blocks and len(p) == 2
+
+
+def test_block_hashes_from_a_later_block_continue_the_chain():
+    from prefixsim.engines.vllm import block_hashes
+
+    keys = EngineKeys(lora="a", salt="s")
+    tokens = list(range(100))
+    full = block_hashes(tokens, 16, keys)
+    assert block_hashes(tokens, 16, keys, start=2, parent=full[1]) == full[2:]
+    assert block_hashes(tokens, 16, keys, 4, start=2, parent=full[1]) == full[2:4]
+    assert block_hashes(tokens, 16, keys, start=6, parent=full[5]) == []

@@ -7,7 +7,7 @@ matches, then inserts what it computed, so everything it read or wrote becomes r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,11 @@ class PrefixCache(Protocol):
     @property
     def used(self) -> int: ...
 
+    @property
+    def stored(self) -> int:
+        """Tokens newly cached so far (what was already cached is not counted again)."""
+        ...
+
     def match(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> int:
         """Tokens of `tokens` the engine would read from cache (the engine's alignment and n-1 cap)."""
         ...
@@ -57,15 +62,47 @@ class PrefixCache(Protocol):
         """Evict at least `num_tokens` unreferenced tokens if there are that many; returns tokens freed."""
         ...
 
+    def begin(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> tuple[int, Any]:
+        """A request starts: tokens it reads, and a hold on its prompt's cached KV (never evicted
+        until `end`)."""
+        ...
+
+    def end(self, hold: Any, seq: Sequence[int], keys: EngineKeys = EngineKeys()) -> Any:
+        """The request finishes: cache `seq` (its `committed_tokens`) and release `hold`. Returns
+        what `rekey` needs to rename the output's cached KV."""
+        ...
+
+    def rekey(self, output: Any, seq: Sequence[int], keys: EngineKeys = EngineKeys()) -> None:
+        """The output `end` cached under stand-in tokens is `seq` (same length) after all."""
+        ...
+
+
+def committed_tokens(prompt: Sequence[int], output: Sequence[int]) -> list[int]:
+    """The tokens whose KV exists when a request finishes: the prompt and every output token but
+    the last, which is sampled and never fed back. vLLM caches blocks up to num_computed_tokens +
+    num_new_tokens (`KVCacheManager.allocate_slots`), one step behind the sampled tokens; SGLang's
+    `cache_finished_req` inserts `(origin_input_ids + output_ids)[:kv_committed_len]`, and
+    kv_committed_len grows by one per decode step after the prompt's prefill."""
+    return list(prompt) + list(output[:-1]) if output else list(prompt)
+
 
 def serve(cache: PrefixCache, prompt: Sequence[int], output: Sequence[int] = (),
           keys: EngineKeys = EngineKeys()) -> Served:
-    """Run one request: match its prompt, then cache prompt plus output (both engines cache the full
-    blocks generated tokens fill: vLLM `cache_full_blocks`, SGLang `cache_finished_req`)."""
-    hit = cache.match(prompt, keys)
-    seq = list(prompt) + list(output) if output else prompt
-    stored = cache.insert(seq, keys)
-    return Served(len(prompt), hit, stored)
+    """Run one request alone: it starts (reads, holds its prompt), then finishes and caches prompt
+    plus output as committed (`committed_tokens`)."""
+    before = cache.stored
+    hit, hold = cache.begin(prompt, keys)
+    cache.end(hold, committed_tokens(prompt, output), keys)
+    return Served(len(prompt), hit, cache.stored - before)
+
+
+DEFAULT_PREFILL_TOKENS_PER_S = 10_000.0
+"""Prefill rate that times a request when the scenario gives none (tokens/s): an assumption of the order
+of an 8B model on one GPU, not a measurement. GPU-seconds are only reported for a rate the user gives."""
+
+DEFAULT_DECODE_TOKENS_PER_S = 50.0
+"""Output tokens per second of one request while it decodes (an assumption: tens of tokens/s per
+sequence in a busy batch); with the prefill time it sets how long the request holds its KV."""
 
 
 def prefill_seconds(tokens: int, tokens_per_s: float) -> float:

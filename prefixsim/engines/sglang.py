@@ -9,8 +9,15 @@ Facts (docs/rules.md#sglang; sgl-project/sglang `python/sglang/srt/mem_cache/rad
 - `match_prefix` splits a node where the match ends and refreshes access times on the path;
 - eviction takes leaves with lock_ref == 0 in policy order (lru default, lfu, fifo); a parent left
   childless becomes a candidate, so eviction eats a branch from its tip;
-- a match is capped at input_len - 1 (`_compute_max_prefix_len`); a finished request inserts
-  prompt plus output tokens (`cache_finished_req`).
+- a match is capped at input_len - 1 (`_compute_max_prefix_len`);
+- after its prefill a request's prompt is inserted and its path locked (`cache_unfinished_req`,
+  called from `scheduler_output_processor_mixin.py` @004ec010 "so others can match"); when it
+  finishes, `cache_finished_req` inserts `(origin_input_ids + output_ids)[:kv_committed_len]`
+  (prompt + output but the last token) and `dec_lock_ref` unlocks the path (`radix_cache.py`
+  @006b0e3d);
+- a request that does not fit waits in the queue (`schedule_policy.py` PrefillAdder counts only
+  free and evictable tokens); a decoding batch out of memory retracts requests and frees their KV
+  without inserting it (`schedule_batch.py` @fd3907ee `retract_decode`).
 """
 from __future__ import annotations
 
@@ -65,11 +72,16 @@ class RadixCache:
         self.root = _Node((), None, None, 0)
         self.root.lock = 1  # as in SGLang: the root is never evicted
         self._used = 0
+        self._stored = 0
         self.evictions = 0
 
     @property
     def used(self) -> int:
         return self._used
+
+    @property
+    def stored(self) -> int:
+        return self._stored
 
     def _child_key(self, extra: tuple[str, str], key: Sequence[int], i: int) -> Hashable:
         p = self.page_size
@@ -133,9 +145,13 @@ class RadixCache:
     def insert(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> int:
         """Insert a finished request's tokens (page-aligned); returns tokens newly stored. When the
         cache is full, unlocked leaves off this path are evicted; what still does not fit is dropped."""
+        return self._insert(tokens, keys)[0]
+
+    def _insert(self, tokens: Sequence[int], keys: EngineKeys) -> tuple[int, _Node, int]:
+        """`insert`, also returning the node the inserted key ends at and where the new leaf starts."""
         key = tokens[: self._aligned(len(tokens))]
         if not key:
-            return 0
+            return 0, self.root, 0
         extra = (keys.lora, keys.salt)
         self._clock += 1
         now = self._clock
@@ -144,7 +160,7 @@ class RadixCache:
             self._settle(node)
         new = len(key) - i
         if new == 0:
-            return 0
+            return 0, node, i
         if self.capacity is not None:
             room = self.capacity - self._used
             if room < new:
@@ -153,13 +169,57 @@ class RadixCache:
                 self._unlock(node)
             new = min(new, self._aligned(max(room, 0)))
             if new == 0:
-                return 0
+                return 0, node, i
         leaf = _Node(tuple(key[i:i + new]), self._child_key(extra, key, i), node, now)
         node.children[leaf.ckey] = leaf
         self._queue.withdraw(node)  # it has a child now
         self._used += new
+        self._stored += new
         self._settle(leaf)
-        return new
+        return new, leaf, i
+
+    def begin(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> tuple[int, _Node]:
+        """A request starts: its hit, then its prompt is inserted and its path locked until `end`
+        (after prefill the scheduler calls `cache_unfinished_req`, which inserts the prompt and
+        moves the request's lock to its new last node; locked nodes are never evicted)."""
+        hit = self.match(tokens, keys)
+        _, node, _ = self._insert(tokens, keys)
+        self._lock(node)
+        return hit, node
+
+    def end(self, hold: _Node, seq: Sequence[int], keys: EngineKeys = EngineKeys()) -> tuple[_Node, int] | None:
+        """The request finishes with `seq` = prompt + output as committed: `cache_finished_req`
+        inserts it, then `dec_lock_ref` unlocks the prompt's path. Returns the output's leaf and
+        where it starts in `seq` (None when nothing new was stored)."""
+        new, leaf, start = self._insert(seq, keys)
+        self._unlock(hold)
+        return (leaf, start) if new else None
+
+    def rekey(self, output: tuple[_Node, int] | None, seq: Sequence[int], keys: EngineKeys = EngineKeys()) -> None:
+        """The output's real tokens became known after `end`: the leaf stored under stand-in tokens
+        takes the real ones, keeping its place in the eviction order. A leaf already evicted stays
+        evicted; when a sibling already starts with the real tokens, the leaf is dropped and the
+        real tokens inserted, so they merge with it."""
+        if output is None:
+            return
+        leaf, start = output
+        parent = leaf.parent
+        if parent is None or parent.children.get(leaf.ckey) is not leaf or leaf.children:
+            return
+        real = tuple(seq[start:start + len(leaf.key)])
+        extra = leaf.ckey[0]
+        ckey = self._child_key(extra, real, 0)
+        del parent.children[leaf.ckey]
+        if ckey in parent.children:
+            self._queue.withdraw(leaf)
+            leaf.parent = None
+            self._used -= len(leaf.key)
+            if parent is not self.root:
+                self._settle(parent)
+            self.insert(seq[:start + len(real)], keys)
+            return
+        leaf.key, leaf.ckey = real, ckey
+        parent.children[ckey] = leaf
 
     def evict(self, num_tokens: int) -> int:
         """Evict unlocked leaves in policy order until `num_tokens` are freed; returns tokens freed
@@ -172,6 +232,7 @@ class RadixCache:
             parent = leaf.parent
             assert parent is not None and not leaf.children and leaf.lock == 0
             del parent.children[leaf.ckey]
+            leaf.parent = None
             self._used -= len(leaf.key)
             freed += len(leaf.key)
             self.evictions += 1

@@ -9,10 +9,13 @@ block hashes, so they go straight into vLLM's block pool (`vllm.BlockPool`).
 Counting follows docs/rules.md#engine-traces-mooncake-bailian (and kvcache-simulator, llmtrafficlens): a request reads
 its longest run of leading hash ids still cached; hit tokens = min(run x block size, input_length).
 The vLLM n-1 cap is not applied here, so figures compare with those tools. Capacity counts whole
-blocks: capacity // block size of them.
+blocks: capacity // block size of them. A trace gives the input's hash ids only, so outputs are never
+cached (the next turn's ids that cover the previous reply hit only if an earlier input had them).
+Requests are instantaneous unless a decode rate is given; then they hold their blocks while they run.
 """
 from __future__ import annotations
 
+import heapq
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +23,7 @@ from typing import Hashable, Iterable, Sequence
 
 from ..errors import UserError
 from ..model import CauseKind
-from .base import prefill_seconds
+from .base import DEFAULT_PREFILL_TOKENS_PER_S, prefill_seconds
 from .vllm import BlockPool
 
 MOONCAKE_BLOCK = 512   # Mooncake trace README; AIPerf `mooncake_trace` default block size
@@ -143,17 +146,22 @@ class Replayed:
 
 def replay_request(pool: BlockPool, req: TraceRequest, block_size: int) -> Replayed:
     """Serve one trace request from `pool`: read the leading cached run, then cache all its blocks."""
+    row = _read(pool, req, block_size)
+    pool.store(req.keys)
+    return row
+
+
+def _read(pool: BlockPool, req: TraceRequest, block_size: int) -> Replayed:
+    """The leading cached run of `req`'s blocks, and why it stopped."""
     keys = req.keys
     run = pool.run(keys)
-    n_in = req.input_length
     if run < len(keys):
         nxt = keys[run]
         cause = (CauseKind.EVICTED if nxt in pool.evicted else
                  CauseKind.COLD if run == 0 else CauseKind.HIT)
     else:
         cause = CauseKind.HIT
-    pool.store(keys)
-    return Replayed(req, len(keys), run, min(run * block_size, n_in), cause)
+    return Replayed(req, len(keys), run, min(run * block_size, req.input_length), cause)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,11 +198,31 @@ def totals(replayed: Iterable[Replayed], evictions: int = 0) -> Totals:
 
 
 def replay(trace: Trace, capacity: int | None = None, eviction: str = "lru",
-           block_size: int | None = None) -> tuple[list[Replayed], Totals]:
-    """Replay `trace` through one block pool of `capacity` tokens (None: unlimited)."""
+           block_size: int | None = None, *, decode_tokens_per_s: float | None = None,
+           prefill_tokens_per_s: float | None = None) -> tuple[list[Replayed], Totals]:
+    """Replay `trace` through one block pool of `capacity` tokens (None: unlimited).
+
+    By default a request is instantaneous, as other trace simulators count. With
+    `decode_tokens_per_s`, a request holds its blocks from its timestamp until uncached tokens /
+    prefill rate (default DEFAULT_PREFILL_TOKENS_PER_S) + output_length / decode rate later, and
+    held blocks are not evicted (vLLM ref counts). Outputs are never cached: a trace gives only
+    the input's hash ids."""
     bs = block_size or trace.block_size
     pool = BlockPool(None if capacity is None else capacity // bs, eviction)
-    rows = [replay_request(pool, r, bs) for r in trace.requests]
+    if decode_tokens_per_s is None:
+        rows = [replay_request(pool, r, bs) for r in trace.requests]
+        return rows, totals(rows, pool.evictions)
+    prefill = prefill_tokens_per_s or DEFAULT_PREFILL_TOKENS_PER_S
+    running: list[tuple[float, int, list]] = []
+    rows = []
+    for i, r in enumerate(trace.requests):
+        while running and running[0][0] <= r.timestamp:
+            pool.release(heapq.heappop(running)[2])
+        row = _read(pool, r, bs)
+        held, _ = pool.acquire(r.keys)
+        end = r.timestamp + (r.input_length - row.hit_tokens) / prefill + r.output_length / decode_tokens_per_s
+        heapq.heappush(running, (end, i, held))
+        rows.append(row)
     return rows, totals(rows, pool.evictions)
 
 
@@ -209,7 +237,7 @@ def _point(capacity: int | None, t: Totals, prefill_tokens_per_s: float | None) 
 
 def replay_trace(paths: str | Path | Sequence[str | Path], capacities: Sequence[int | None] | None = None,
                  eviction: str = "lru", block_size: int | None = None, fmt: str = "json", *,
-                 prefill_tokens_per_s: float | None = None) -> dict:
+                 prefill_tokens_per_s: float | None = None, decode_tokens_per_s: float | None = None) -> dict:
     """Replay Mooncake / bailian trace files at one or more capacities (tokens; None: unlimited).
 
     Returns a JSON-ready dict: `requests` (one row per request, for the first capacity, in the
@@ -217,7 +245,8 @@ def replay_trace(paths: str | Path | Sequence[str | Path], capacities: Sequence[
     tokens), `block_hit_rate` (hit blocks / blocks) and, when several capacities are given, a
     `curve` with one point per capacity. `fmt` is the output the caller renders: "json" keeps
     the per-request rows, "table" leaves them out (the table shows the summary and the curve).
-    With `prefill_tokens_per_s`, hits are also given as GPU-seconds of prefill saved.
+    With `prefill_tokens_per_s`, hits are also given as GPU-seconds of prefill saved. With
+    `decode_tokens_per_s`, running requests hold their blocks (`replay`).
     """
     if fmt not in ("json", "table"):
         raise UserError(f"unknown output format {fmt!r} (valid: json, table)")
@@ -231,11 +260,13 @@ def replay_trace(paths: str | Path | Sequence[str | Path], capacities: Sequence[
     for k, cap in enumerate(caps):
         if cap is not None and cap < 0:
             raise UserError(f"negative capacity {cap}")
-        rows, t = replay(trace, cap, eviction, bs)
+        rows, t = replay(trace, cap, eviction, bs, decode_tokens_per_s=decode_tokens_per_s,
+                         prefill_tokens_per_s=prefill_tokens_per_s)
         if k == 0:
             first_rows, first = rows, t
         points.append(_point(cap, t, prefill_tokens_per_s))
     summary = {"format": trace.format, "block_size": bs, "eviction": eviction,
+               **({"decode_tokens_per_s": decode_tokens_per_s} if decode_tokens_per_s else {}),
                "requests": first.requests, "input_tokens": first.input_tokens,
                "output_tokens": first.output_tokens, "blocks": first.blocks, **points[0]}
     if len(caps) > 1:

@@ -9,7 +9,14 @@ Facts (docs/rules.md#vllm; vllm-project/vllm `vllm/v1/core/kv_cache_utils.py`
 - extra keys: the LoRA name on every block, the cache salt on the first block only;
 - a hit is capped at num_tokens - 1 (the last token is recomputed for its logits), block-aligned;
 - unreferenced blocks wait in a free queue; a request frees its blocks in reverse order, so among
-  blocks freed together the chain's tail is evicted first; allocation evicts from the head.
+  blocks freed together the chain's tail is evicted first; allocation evicts from the head;
+- a running request holds its blocks (ref count > 0, out of the free queue) until it finishes; its
+  prompt blocks are cached when it is scheduled, its output's full blocks as decoding fills them, up
+  to the tokens already fed back: prompt + output but the last token (`kv_cache_manager.py`
+  @003df296 `allocate_slots` caps num_tokens_to_cache at request.num_tokens, `free`;
+  `single_type_kv_cache_manager.py` @002f3491 `cache_blocks`, `free`);
+- when no free block is left, a waiting request stays waiting and a running one preempts the
+  lowest-priority running request (`vllm/v1/core/sched/scheduler.py` @00024d31 `schedule`).
 """
 from __future__ import annotations
 
@@ -44,22 +51,25 @@ def hash_block(parent: bytes, tokens: Sequence[int], extra: bytes = b"") -> byte
 
 
 def block_hashes(tokens: Sequence[int], block_size: int = DEFAULT_BLOCK_SIZE,
-                 keys: EngineKeys = EngineKeys(), limit: int | None = None) -> list[bytes]:
+                 keys: EngineKeys = EngineKeys(), limit: int | None = None, *, start: int = 0,
+                 parent: bytes = NONE_HASH) -> list[bytes]:
     """Chained hashes of the full blocks of `tokens` (at most `limit` blocks); a partial tail has none.
 
-    Equal to folding `hash_block` over the blocks; the token bytes are packed once for speed.
+    With `start`, only blocks `start`, `start` + 1, ... are hashed, `parent` being the hash of block
+    `start` - 1. Equal to folding `hash_block` over the blocks; the token bytes are packed once.
     """
     n = len(tokens) // block_size
     if limit is not None:
         n = min(n, limit)
-    buf = array("q", tokens[: n * block_size]).tobytes()
+    if n <= start:
+        return []
+    buf = array("q", tokens[start * block_size: n * block_size]).tobytes()
     width = 8 * block_size
     first, rest = extra_keys(keys, 0), extra_keys(keys, 1)
     h = xxhash.xxh3_128_digest
-    parent = NONE_HASH
     out: list[bytes] = []
-    for i in range(n):
-        parent = h(parent + buf[i * width:(i + 1) * width] + (rest if i else first))
+    for i in range(n - start):
+        parent = h(parent + buf[i * width:(i + 1) * width] + (rest if i + start else first))
         out.append(parent)
     return out
 
@@ -87,6 +97,7 @@ class BlockPool:
     blocks: dict[Hashable, _Block] = field(default_factory=dict)
     evicted: set[Hashable] = field(default_factory=set)
     evictions: int = 0
+    stored: int = 0  # blocks newly cached so far
     _queue: EvictionQueue = field(init=False)
     _clock: int = 0
 
@@ -107,9 +118,18 @@ class BlockPool:
         return n
 
     def store(self, keys: Sequence[Hashable]) -> list[int]:
-        """A request holds the blocks `keys` and then frees them: cached ones are touched (a hit for
-        LFU), missing ones allocated, evicting unreferenced blocks when full. Returns the indices of
-        newly cached blocks; when the request alone exceeds the capacity, its chain is cut there."""
+        """A request holds the blocks `keys` and then frees them at once (`acquire` then `release`).
+        Returns the indices of newly cached blocks; when the request alone exceeds the capacity,
+        its chain is cut there."""
+        held, missing = self.acquire(keys)
+        self.release(held)
+        return missing
+
+    def acquire(self, keys: Sequence[Hashable]) -> tuple[list[_Block], list[int]]:
+        """A running request takes the blocks `keys` (ref count + 1): cached ones are touched out of
+        the free queue (a hit for LFU), missing ones allocated, evicting unreferenced blocks from the
+        queue head when full. Held blocks cannot be evicted until `release`. Returns the held blocks
+        (the chain's head when the pool cannot hold all of it) and the indices newly cached."""
         blocks, queue = self.blocks, self._queue
         self._clock += 1
         now = self._clock
@@ -129,29 +149,47 @@ class BlockPool:
             if room < len(missing):
                 room += self._evict_blocks(len(missing) - room)
             if room < len(missing):
-                missing = missing[:room]  # a full pool caches the chain's head, not its tail
+                # Every other block is held by a running request: a full pool caches the chain's
+                # head, not its tail (the engine would make the request wait; see `VllmCache`).
+                missing = missing[:room]
         evicted = self.evicted
+        self.stored += len(missing)
         for i in missing:
             k = keys[i]
             b = slots[i] = blocks[k] = _Block(k, now, now, ref=1)
             evicted.discard(k)
-        if self.capacity is None:  # nothing is ever evicted: no queue to keep
-            for b in slots:
-                if b is not None:
-                    b.ref -= 1
-                    b.last_access = now
-            return missing
-        # Free in reverse chain order (vLLM `KVCacheManager.free`): the tail gets the oldest stamp,
-        # so among these blocks it is evicted first and the shared head survives longest.
-        for b in reversed(slots):
-            if b is None:
-                continue
+        return [b for b in slots if b is not None], missing
+
+    def release(self, held: Sequence[_Block]) -> None:
+        """A request ends and frees `held` in reverse chain order (vLLM `KVCacheManager.free`): the
+        tail gets the oldest stamp, so among these blocks it is evicted first and the shared head
+        survives longest. A block still held by another request stays out of the queue."""
+        clock, blocks, queue = self._clock, self.blocks, self._queue
+        for b in reversed(held):
             b.ref -= 1
-            self._clock += 1
-            b.last_access = self._clock
-            if b.ref == 0:
+            clock += 1
+            b.last_access = clock
+            if b.ref == 0 and self.capacity is not None and blocks.get(b.key) is b:
                 queue.offer(b)
-        return missing
+        self._clock = clock
+
+    def rekey(self, old: Sequence[Hashable], new: Sequence[Hashable]) -> None:
+        """Give cached blocks new keys in place (same recency, same holders): blocks cached under
+        stand-in keys learn their real content. A block whose new key is already cached is dropped
+        (the cached copy wins); one already evicted stays evicted."""
+        blocks = self.blocks
+        for o, n in zip(old, new):
+            b = blocks.get(o)
+            if b is None or o == n:
+                continue
+            del blocks[o]
+            if n in blocks:
+                if b.ref == 0:
+                    self._queue.withdraw(b)
+                continue
+            b.key = n
+            blocks[n] = b
+            self.evicted.discard(n)
 
     def evict(self, n: int) -> int:
         """Evict up to `n` unreferenced blocks from the queue head; returns how many went."""
@@ -170,11 +208,33 @@ class BlockPool:
         return done
 
 
+@dataclass(slots=True)
+class _Hold:
+    """A running request's prompt blocks: their hashes and the pool blocks it holds."""
+
+    hashes: list[bytes]
+    blocks: list[_Block]
+
+
+@dataclass(frozen=True, slots=True)
+class _Output:
+    """The blocks a finished request's output filled: where they start in its chain, the hash before
+    them and theirs."""
+
+    start: int
+    parent: bytes
+    hashes: list[bytes]
+
+
 class VllmCache:
     """vLLM's prefix cache over token ids: `block_size`-token blocks, `capacity` tokens (None: unlimited).
 
     The capacity counts cached full blocks only (capacity // block_size of them); the KV memory a
-    running request's partial last block takes is not modelled.
+    running request's partial last block takes is not modelled. A running request holds its prompt
+    blocks from `begin` to `end` (ref count > 0: never evicted); its output blocks are allocated at
+    `end`, when the whole output is known. When every block is held, the pool caches the head of a
+    new chain and drops its tail: vLLM would instead keep the request waiting (`allocate_slots`
+    returns None) or preempt a running one; prefixsim serves requests at their own times.
     """
 
     name = "vllm"
@@ -191,6 +251,10 @@ class VllmCache:
     def used(self) -> int:
         return len(self.pool) * self.block_size
 
+    @property
+    def stored(self) -> int:
+        return self.pool.stored * self.block_size
+
     def match(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> int:
         """Cached tokens for a prompt: whole blocks within the first n-1 tokens (`kv_cache_manager.py`
         caps the hit at num_tokens - 1 so the last token is recomputed for its logits)."""
@@ -202,6 +266,33 @@ class VllmCache:
     def insert(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> int:
         """Cache the full blocks of a finished request's tokens; returns tokens newly cached."""
         return len(self.pool.store(block_hashes(tokens, self.block_size, keys))) * self.block_size
+
+    def begin(self, tokens: Sequence[int], keys: EngineKeys = EngineKeys()) -> tuple[int, _Hold]:
+        """A request starts: its hit, then its prompt's full blocks are cached and held (vLLM caches
+        them when the request is scheduled, so a request arriving while it runs can read them)."""
+        hashes = block_hashes(tokens, self.block_size, keys)
+        hit = self.pool.run(hashes[:max(len(tokens) - 1, 0) // self.block_size]) * self.block_size
+        held, _ = self.pool.acquire(hashes)
+        return hit, _Hold(hashes, held)
+
+    def end(self, hold: _Hold, seq: Sequence[int], keys: EngineKeys = EngineKeys()) -> _Output:
+        """The request finishes with `seq` = prompt + output as committed (`committed_tokens`): the
+        full blocks its output filled are cached, then every block it held is freed, tail first."""
+        start = len(hold.hashes)
+        parent = hold.hashes[-1] if start else NONE_HASH
+        hashes = block_hashes(seq, self.block_size, keys, start=start, parent=parent)
+        out: list[_Block] = []
+        if len(hold.blocks) == start:  # a prompt chain cut for capacity has no place for its output
+            out, _ = self.pool.acquire(hashes)
+        self.pool.release(hold.blocks + out)
+        return _Output(start, parent, hashes)
+
+    def rekey(self, output: _Output, seq: Sequence[int], keys: EngineKeys = EngineKeys()) -> None:
+        """The output's real tokens became known after `end` (the next turn quotes them): the blocks
+        cached under stand-in tokens take the real hashes, keeping their place in the free queue."""
+        hashes = block_hashes(seq, self.block_size, keys, output.start + len(output.hashes), start=output.start,
+                              parent=output.parent)
+        self.pool.rekey(output.hashes, hashes)
 
     def evict(self, num_tokens: int) -> int:
         """Evict unreferenced blocks, chain tails and least recently freed first."""

@@ -271,7 +271,11 @@ class EngineSpec(Strict):
     page_size: int | None = Field(None, ge=1, description="SGLang tokens per page (default 1); vLLM ignores it.")
     eviction: Literal["lru", "lfu", "fifo"] | None = Field(None, description="Eviction policy (default lru).")
     prefill_tokens_per_s: float | None = Field(None, gt=0, description="GPU prefill rate, tokens/s: turns cached "
-                                                                       "tokens into GPU-seconds saved.")
+                                                                       "tokens into GPU-seconds saved and times "
+                                                                       "each request's prefill (default 10000).")
+    decode_tokens_per_s: float | None = Field(None, gt=0, description="Output tokens/s of one request while it "
+                                                                      "decodes (default 50): with the prefill "
+                                                                      "time, how long it holds its KV.")
     lora: str | None = Field(None, description="LoRA adapter every request uses (part of every block hash).")
     cache_salt: str | None = Field(None, description="Cache salt of requests that set none (first block only).")
 
