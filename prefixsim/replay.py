@@ -34,11 +34,13 @@ USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_t
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """The design a replay runs under; every field `observed`/None means as recorded."""
+    """The design a replay runs under; every field `observed`/None means as recorded (the provider
+    as recorded is each request's own: Anthropic for transcripts and Messages logs, OpenAI or
+    DeepSeek for an OpenAI-format log)."""
 
     ttl: str = "observed"
     model: str | None = None
-    provider: str = "anthropic"
+    provider: str = "observed"
     breakpoints: str = "observed"
 
     def describe(self) -> str:
@@ -65,6 +67,7 @@ class Row:
     naive_read: int | None
     path: str
     line: int
+    provider: str = "anthropic"   # whose rules and prices predicted this row
 
     @property
     def read_error(self) -> int | None:
@@ -212,7 +215,8 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
         date = date or _date_of(h)
     if prices is None:
         prices = PriceBook(when=date)
-    sim = Simulator(provider=variant.provider, tokenizer="approx", prices=prices)
+    # One simulator per provider: providers share no cache, and each prices with its own table.
+    sims: dict[str, Simulator] = {}
     naive = Naive(hour_streams)
     rows: list[Row] = []
     for i, rec in enumerate(traffic):
@@ -220,19 +224,24 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
         call = apply_variant(rec.call, variant)
         if not output_in_cost and call.output_tokens:
             call = replace(call, output_tokens=0)
+        provider = rec.provider if variant.provider == "observed" else variant.provider
         try:
+            sim = sims.get(provider)
+            if sim is None:
+                sim = sims[provider] = Simulator(provider=provider, tokenizer="approx", prices=prices)
             out = sim.step(call)
             obs = rec.observed
-            cost_obs = None if obs is None else prices.rates(rec.call.request.model, "anthropic")
-        except UserError as e:   # e.g. a model the provider's tables do not know: name the line
+            # What was paid: the recorded model at the recorded provider's prices, whatever the variant.
+            cost_obs = None if obs is None else prices.rates(rec.call.request.model, rec.provider)
+        except UserError as e:   # e.g. a what-if model the provider's tables do not know: name the line
             raise e.located(rec.path, rec.line) from None
         if obs is not None:
             if not output_in_cost:
                 obs = replace(obs, output_tokens=0)
             cost_obs = cost_obs.cost(obs)
         rows.append(Row(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed,
-                        out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line))
-    summary = _summarize(rows, variant, sim, output_in_cost, top)
+                        out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line, provider))
+    summary = _summarize(rows, variant, prices, output_in_cost, top)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
 
@@ -246,7 +255,7 @@ def _date_of(h: Head) -> dt.date | None:
         return None
 
 
-def _summarize(rows: list[Row], variant: Variant, sim: Simulator, output_in_cost: bool, top: int) -> Summary:
+def _summarize(rows: list[Row], variant: Variant, prices: PriceBook, output_in_cost: bool, top: int) -> Summary:
     seen = [r for r in rows if r.observed is not None]
     mine = _figures((r.predicted.cache_read, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
     base = _figures((r.naive_read or 0, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
@@ -265,7 +274,7 @@ def _summarize(rows: list[Row], variant: Variant, sim: Simulator, output_in_cost
             s[1] += r.cost_observed
         s[2] += r.cost_predicted
     worst = sorted((r for r in seen if r.read_error), key=lambda r: (-abs(r.read_error or 0), r.index))[:top]
-    sources = sorted({sim.prices.rates(r.model, variant.provider).source for r in rows})
+    sources = sorted({prices.rates(r.model, r.provider).source for r in rows})
     return Summary(len(rows), len(seen), share_obs, mine, base,
                    sum((r.cost_observed for r in seen), Decimal(0)) if seen else None,  # type: ignore[misc]
                    sum((r.cost_predicted for r in rows), Decimal(0)),
@@ -325,7 +334,7 @@ def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
     """The `--format json` document: {"requests": [...], "summary": {...}} (+ "what_if" for a variant)."""
     s = result.summary
     reqs = [{"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp, "stream": r.stream,
-             "model": r.model, "observed": None if r.observed is None else _usage_dict(r.observed),
+             "model": r.model, "provider": r.provider, "observed": None if r.observed is None else _usage_dict(r.observed),
              "predicted": {**_usage_dict(r.predicted), "cache_write_5m_tokens": r.predicted.cache_write_5m,
                            "cache_write_1h_tokens": r.predicted.cache_write_1h},
              "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
