@@ -20,6 +20,9 @@ from typing import Hashable, Iterable, Sequence
 
 from ..errors import UserError
 from ..model import CauseKind
+from ..sources.files import check_regular
+from ..sources.problems import LINE_ERRORS, located_error
+from ..sources.record import token_count
 from .base import prefill_seconds
 from .vllm import BlockPool
 
@@ -68,6 +71,7 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
     out: list[TraceRequest] = []
     for fi, path in enumerate(paths):
         path = Path(path)
+        check_regular(path)   # a FIFO would block the read forever
         try:
             fh = path.open(encoding="utf-8")
         except OSError as e:
@@ -81,12 +85,17 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
                     rec = json.loads(line)
                 except json.JSONDecodeError as e:
                     raise UserError(f"not JSON: {e.msg}", str(path), lineno, e.colno) from e
+                except LINE_ERRORS as e:   # nested past the stack, a 5,000-digit number
+                    raise located_error(e, str(path), lineno) from None
                 kind = "bailian" if isinstance(rec, dict) and "chat_id" in rec else "mooncake"
                 if fmt is None:
                     fmt = kind
                 elif kind != fmt:
                     raise UserError(f"a {kind} record in a {fmt} trace", str(path), lineno)
-                out.append(_request(rec, kind, fi, path, lineno, roots))
+                try:
+                    out.append(_request(rec, kind, fi, path, lineno, roots))
+                except LINE_ERRORS as e:   # the one boundary: a value of any type or size, a located error
+                    raise located_error(e, str(path), lineno) from None
     assert fmt is not None or not out
     if not out:
         raise UserError("trace has no requests", str(paths[0]))
@@ -101,8 +110,8 @@ def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: di
         raise UserError("a trace record must be a JSON object", *where)
     try:
         ts = float(rec["timestamp"])
-        n_in = int(rec["input_length"])
-        n_out = int(rec.get("output_length", 0))
+        n_in = token_count(rec["input_length"], "input_length")
+        n_out = token_count(rec.get("output_length", 0), "output_length")
         ids = tuple(int(h) for h in rec["hash_ids"])
     except KeyError as e:
         raise UserError(f"missing field {e.args[0]!r} (need timestamp, input_length, hash_ids)", *where) from e
