@@ -36,7 +36,7 @@ from ..errors import UserError
 from ..model import Block, Call, Layer, Request, Usage
 from . import problems
 from .anthropic_log import LATEST_EPOCH
-from .files import not_regular
+from .files import check_regular, not_regular
 from .jsonl import iter_jsonl
 from .record import Record, check_model, request_key, shown, token_count
 
@@ -92,7 +92,8 @@ def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]
     """(transcript, its subagents folder or None) for a file, a session folder or a projects folder.
     In a projects folder, an entry named *.jsonl that is no regular file (a folder, a symbolic link
     to nothing, a FIFO) is skipped and named, never opened."""
-    if path.is_file():
+    if not path.is_dir():
+        check_regular(path)   # a FIFO given as a transcript would block the read
         sub = path.with_suffix("") / "subagents"
         return [(path, sub if with_subagents and sub.is_dir() else None)]
     if (path / "subagents").is_dir():

@@ -8,10 +8,10 @@ Readers report through `skip(...)`; whoever runs them decides what happens by op
 Two kinds: a skip loses a line (fatal under --strict); a note loses nothing (unknown record types,
 requests without usage, timestamps out of order) and is never fatal.
 
-`line_error(e)` is the one boundary between a line and a crash: every reader wraps the whole of one
-line's work (request id, body, usage, time, model) in `except LINE_ERRORS` and skips the line with
-`unusable(e)`, so a value of an unexpected type or size anywhere in a line costs that line, never
-the run (exit 70), and no reader needs a try/except per field.
+`guarded(path, line, work, ...)` is the one boundary between a line and a crash: every reader runs
+the whole of one line's work (request id, body, usage, time, model) through it, and whatever a value
+of an unexpected type or size raises there (`LINE_ERRORS`) skips that line, named with `unusable(e)`,
+never the run (exit 70); no reader needs a try/except per field.
 """
 from __future__ import annotations
 
