@@ -326,3 +326,14 @@ def test_open_many_names_streams_per_path_only_when_several(tmp_path):
     b = tmp_path / "b.jsonl"
     b.write_text(_api_line("r2", "y"))
     assert {h.stream for h in open_many([a, b]).heads()} == {f"{a.as_posix()}/main", f"{b.as_posix()}/main"}
+
+
+def test_two_traces_with_one_file_name_keep_their_request_ids_apart(tmp_path):
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "trace.jsonl").write_text(
+            json.dumps({"timestamp": 0, "input_length": 600, "hash_ids": [1, 2]}) + "\n")
+    tr = load_trace([tmp_path / "a" / "trace.jsonl", tmp_path / "b" / "trace.jsonl"])
+    assert len({r.request_id for r in tr.requests}) == 2 and len({r.stream for r in tr.requests}) == 2
+    one = load_trace(tmp_path / "a" / "trace.jsonl")
+    assert [r.request_id for r in one.requests] == ["trace.jsonl:1"]   # a lone file keeps its short name

@@ -69,6 +69,7 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
         raise UserError("no trace file given")
     fmt: str | None = None
     out: list[TraceRequest] = []
+    names = [Path(x).name for x in paths]
     for fi, path in enumerate(paths):
         path = Path(path)
         check_regular(path)   # a FIFO would block the read forever
@@ -93,7 +94,9 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
                 elif kind != fmt:
                     raise UserError(f"a {kind} record in a {fmt} trace", str(path), lineno)
                 try:
-                    out.append(_request(rec, kind, fi, path, lineno, roots))
+                    out.append(_request(rec, kind, fi, path, lineno, roots,
+                                        # request ids and streams name the file; two folders' trace.jsonl apart
+                                        path.name if names.count(path.name) == 1 else path.as_posix()))
                 except LINE_ERRORS as e:   # the one boundary: a value of any type or size, a located error
                     raise located_error(e, str(path), lineno) from None
     assert fmt is not None or not out
@@ -104,7 +107,8 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
                  tuple(out[i] for i in ordered))
 
 
-def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: dict[int, int]) -> TraceRequest:
+def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: dict[int, int],
+             name: str) -> TraceRequest:
     where = (str(path), lineno)
     if not isinstance(rec, dict):
         raise UserError("a trace record must be a JSON object", *where)
@@ -120,12 +124,12 @@ def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: di
     if n_in < 0 or n_out < 0:
         raise UserError("negative token count", *where)
     keys: tuple[Hashable, ...] = ids if fi == 0 else tuple((fi, h) for h in ids)
-    rid = f"{path.name}:{lineno}"
+    rid = f"{name}:{lineno}"
     if kind == "mooncake":
-        return TraceRequest(rid, ts / 1000.0, n_in, n_out, keys, ids, path.name)
+        return TraceRequest(rid, ts / 1000.0, n_in, n_out, keys, ids, name)
     chat, parent = int(rec["chat_id"]), int(rec.get("parent_chat_id", -1))
     root = roots[chat] = roots.get(parent, chat) if parent >= 0 else chat
-    return TraceRequest(rid, ts, n_in, n_out, keys, ids, f"{path.name}#{root}", chat, parent,
+    return TraceRequest(rid, ts, n_in, n_out, keys, ids, f"{name}#{root}", chat, parent,
                         rec.get("turn"), rec.get("type"))
 
 
