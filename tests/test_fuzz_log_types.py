@@ -91,7 +91,7 @@ def _check_log(path: Path, fmt: str, n_lines: int) -> None:
     assert len(records) + len(found.skipped) == n_lines, (SEED, found.skipped)
     assert all(p.path == str(path) and p.line for p in found.skipped)
     assert all("\n" not in str(p) for p in found.skipped)
-    str(found.skipped).encode("utf-8")   # named in printable text, lone surrogates escaped
+    "\n".join(str(p) for p in found.skipped).encode("utf-8")   # printable: lone surrogates escaped
     if records:
         replay(records)   # replay_adds_up checks the sums inside
 

@@ -242,32 +242,29 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
         raise UserError(f"not UTF-8 text (byte {e.start})", str(path)) from None
     except Exception as e:  # ruamel raises several types; all are the user's file being malformed
         mark = getattr(e, "problem_mark", None)
-        raise UserError(f"not valid YAML: {problems.unusable(e) if isinstance(e, RecursionError) else getattr(e, 'problem', e)}",
-                        str(path), mark.line + 1 if mark else None) from None
+        why = problems.unusable(e) if isinstance(e, RecursionError) else getattr(e, "problem", e)
+        raise UserError(f"not valid YAML: {why}", str(path), mark.line + 1 if mark else None) from None
     check_aliases(doc, str(path))
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions", []), list):
         raise UserError("a cassette is a mapping with a list of `interactions:`", str(path), 1)
     out: list[Record] = []
     for i, inter in enumerate(doc.get("interactions") or []):
-        rec = guarded(str(path), None, _interaction, inter, i, path, len(out), sizer)
+        rec = guarded(str(path), None, _interaction, inter, i, path, len(out), sizer, where=f"interaction {i}")
         if rec is not None:
             out.append(rec)
     return out
 
 
 def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer) -> Record | None:
-    """One interaction's Messages call (None: another endpoint); UserError names the interaction."""
-    try:
-        if not isinstance(inter, dict):
-            raise UserError("is not a mapping")
-        req = inter.get("request") or {}
-        uri = str(req.get("uri", "")) if isinstance(req, dict) else ""
-        body = req.get("parsed_body") if isinstance(req, dict) else None
-        if not is_body(body) or "count_tokens" in uri:
-            return None
-        resp = inter.get("response") or {}
-        resp = resp.get("parsed_body") if isinstance(resp, dict) else None
-        usage = resp.get("usage") if isinstance(resp, dict) else None
-        return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}")
-    except problems.LINE_ERRORS as e:
-        raise UserError(f"interaction {i}: {problems.unusable(e)}") from None
+    """One interaction's Messages call (None: another endpoint; UserError: it cannot be used)."""
+    if not isinstance(inter, dict):
+        raise UserError("is not a mapping")
+    req = inter.get("request") or {}
+    uri = str(req.get("uri", "")) if isinstance(req, dict) else ""
+    body = req.get("parsed_body") if isinstance(req, dict) else None
+    if not is_body(body) or "count_tokens" in uri:
+        return None
+    resp = inter.get("response") or {}
+    resp = resp.get("parsed_body") if isinstance(resp, dict) else None
+    usage = resp.get("usage") if isinstance(resp, dict) else None
+    return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}")

@@ -32,15 +32,16 @@ LINE_ERRORS: tuple[type[BaseException], ...] = (UserError, TypeError, AttributeE
                                                 ValueError, ArithmeticError, OSError, RecursionError)
 
 
-def guarded(path: str, line: int | None, work: Callable[..., T], *args: object) -> T | None:
+def guarded(path: str, line: int | None, work: Callable[..., T], *args: object, where: str = "") -> T | None:
     """`work(*args)`, the whole of one line's reading; when the line's values make it fail, the line
-    is skipped and named (None). The one place a reader turns a bad value into a skip."""
+    is skipped and named (None), after `where` (e.g. "interaction 3") for a line without a number.
+    The one place a reader turns a bad value into a skip."""
     try:
         return work(*args)
     except StrictStop:
         raise
     except LINE_ERRORS as e:
-        skip(path, line, unusable(e))
+        skip(path, line, f"{where}: {unusable(e)}" if where else unusable(e))
         return None
 
 
