@@ -337,3 +337,19 @@ def test_two_traces_with_one_file_name_keep_their_request_ids_apart(tmp_path):
     assert len({r.request_id for r in tr.requests}) == 2 and len({r.stream for r in tr.requests}) == 2
     one = load_trace(tmp_path / "a" / "trace.jsonl")
     assert [r.request_id for r in one.requests] == ["trace.jsonl:1"]   # a lone file keeps its short name
+
+
+def test_diff_names_bodies_it_cannot_use(tmp_path, capsys):
+    good = tmp_path / "a.json"
+    good.write_text(json.dumps({"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}))
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"model": "claude-sonnet-4-5", "messages": ' + "[" * 50000 + "]" * 50000 + "}")
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps({"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": 5}],
+                               "system": {"x": 1}, "tools": 7}))
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with _Timeout():
+        for other, msg in ((deep, "nested too deeply"), (odd, ""), (fifo, "a FIFO (named pipe), not a regular file")):
+            code, _, err = _run(["diff", str(good), str(other)], capsys)
+            assert code == 2 and err.startswith(f"{other}: ") and msg in err, err
