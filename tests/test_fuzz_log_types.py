@@ -34,9 +34,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 DEEP = "__DEEP__"
 DEEP_JSON = "[" * 5000 + "]" * 5000      # past the JSON reader's stack, not past a file's size
+NESTED = "__NESTED__"
+NESTED_JSON = '{"a": ' * 900 + "1" + "}" * 900   # parses, then meets every recursive walk after the reader
 SURROGATE = "\ud800"
 #: One of each JSON type and the awkward values of each: what a field may hold in a log someone edited.
-VALUES: list[Any] = [None, True, 0, -1, 1.5, 1e308, "", "x", [], {}, DEEP, SURROGATE]
+VALUES: list[Any] = [None, True, 0, -1, 1.5, 1e308, "", "x", [], {}, DEEP, NESTED, SURROGATE]
 
 
 def paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
@@ -58,7 +60,7 @@ def mutated(line: dict, path: tuple, value: Any) -> str:
     for key in path[:-1]:
         target = target[key]
     target[path[-1]] = value
-    return json.dumps(copy).replace(json.dumps(DEEP), DEEP_JSON)
+    return json.dumps(copy).replace(json.dumps(DEEP), DEEP_JSON).replace(json.dumps(NESTED), NESTED_JSON)
 
 
 def _api_lines() -> list[tuple[str, dict]]:
