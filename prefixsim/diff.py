@@ -94,6 +94,9 @@ def diff_requests(a: Request, b: Request) -> PrefixDiff:
 
 
 def _body_from_file(path: Path) -> dict:
+    from .sources.files import check_regular
+
+    check_regular(path)   # a FIFO would block the read forever
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
@@ -102,6 +105,9 @@ def _body_from_file(path: Path) -> dict:
         raise UserError(f"not UTF-8 text (byte {e.start}); save the file as UTF-8", str(path)) from None
     except OSError as e:
         raise UserError(f"cannot read: {e.strerror}", str(path)) from None
+    except (RecursionError, ValueError) as e:   # nested past the stack, a 5,000-digit number
+        from .sources.problems import located_error
+        raise located_error(e, str(path), None) from None
     from .sources.anthropic_log import split_entry
 
     body = split_entry(doc)[0] if isinstance(doc, dict) else None
@@ -113,14 +119,15 @@ def _body_from_file(path: Path) -> dict:
 def load_pair(a: str, b: str | None, indices: tuple[int, int] | None) -> tuple[Request, Request]:
     """Two requests: two body files, or two indices of one log."""
     from .render import render_anthropic
+    from .sources.problems import LINE_ERRORS, located_error
 
     if b is not None:
         out = []
         for p in (Path(a), Path(b)):
             try:
                 out.append(render_anthropic(_body_from_file(p)))
-            except UserError as e:
-                raise e.located(str(p)) from None
+            except LINE_ERRORS as e:   # a value of any type in the body: named, never a crash
+                raise located_error(e, str(p), None) from None
         return out[0], out[1]
     if not indices:
         raise UserError("give two request files, or one log with --index I J")

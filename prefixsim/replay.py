@@ -35,11 +35,13 @@ USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_t
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """The design a replay runs under; every field `observed`/None means as recorded."""
+    """The design a replay runs under; every field `observed`/None means as recorded (the provider
+    as recorded is each request's own: Anthropic for transcripts and Messages logs, OpenAI or
+    DeepSeek for an OpenAI-format log)."""
 
     ttl: str = "observed"
     model: str | None = None
-    provider: str = "anthropic"
+    provider: str = "observed"
     breakpoints: str = "observed"
 
     def describe(self) -> str:
@@ -66,6 +68,7 @@ class Row:
     naive_read: int | None
     path: str
     line: int
+    provider: str = "anthropic"   # whose rules and prices predicted this row
 
     @property
     def read_error(self) -> int | None:
@@ -218,7 +221,8 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
             date = start.date() if start is not None else None
     if prices is None:
         prices = PriceBook(when=date, start=start)
-    sim = Simulator(provider=variant.provider, tokenizer="approx", prices=prices)
+    # One simulator per provider: providers share no cache, and each prices with its own table.
+    sims: dict[str, Simulator] = {}
     naive = Naive(hour_streams)
     rows: list[Row] = []
     price_sources: set[str] = set()
@@ -227,20 +231,27 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
         call = apply_variant(rec.call, variant, rec.main)
         if not output_in_cost and call.output_tokens:
             call = replace(call, output_tokens=0)
+        provider = rec.provider if variant.provider == "observed" else variant.provider
         try:
+            sim = sims.get(provider)
+            if sim is None:
+                sim = sims[provider] = Simulator(provider=provider, tokenizer="approx", prices=prices)
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
             out = sim.step(call, at)
             price_sources.add(out.price_source)
             obs = rec.observed
-            cost_obs = None if obs is None else prices.rates(rec.call.request.model, "anthropic", at)
-        except UserError as e:   # e.g. a model the provider's tables do not know: name the line
+            # What was paid: the recorded model at the recorded provider's prices, whatever the variant.
+            cost_obs = None if obs is None else prices.rates(rec.call.request.model, rec.provider, at)
+            if cost_obs is not None:
+                price_sources.add(cost_obs.source)
+        except UserError as e:   # e.g. a what-if model the provider's tables do not know: name the line
             raise e.located(rec.path, rec.line) from None
         if obs is not None:
             if not output_in_cost:
                 obs = replace(obs, output_tokens=0)
             cost_obs = cost_obs.cost(obs)
         rows.append(Row(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed,
-                        out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line))
+                        out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line, provider))
     summary = _summarize(rows, variant, price_sources, output_in_cost, top)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
@@ -339,7 +350,7 @@ def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
     """The `--format json` document: {"requests": [...], "summary": {...}} (+ "what_if" for a variant)."""
     s = result.summary
     reqs = [{"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp, "stream": r.stream,
-             "model": r.model, "observed": None if r.observed is None else _usage_dict(r.observed),
+             "model": r.model, "provider": r.provider, "observed": None if r.observed is None else _usage_dict(r.observed),
              "predicted": {**_usage_dict(r.predicted), "cache_write_5m_tokens": r.predicted.cache_write_5m,
                            "cache_write_1h_tokens": r.predicted.cache_write_1h},
              "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,

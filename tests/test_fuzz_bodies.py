@@ -51,7 +51,9 @@ usage = st.fixed_dictionaries({"input_tokens": st.integers(0, 5000), "cache_read
                                "cache_creation_input_tokens": st.integers(0, 5000),
                                "output_tokens": st.integers(0, 500)})
 junk = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), text, st.lists(st.integers(), max_size=2),
-                 st.dictionaries(text, st.integers(), max_size=2), st.floats(allow_nan=True))
+                 st.dictionaries(text, st.integers(), max_size=2), st.floats(allow_nan=True),
+                 # the values tests/test_fuzz_log_types.py puts in real lines: huge, a lone surrogate
+                 st.sampled_from([1e308, 10**30, "\ud800", "claude-nonesuch-9"]))
 
 
 @st.composite
@@ -112,12 +114,9 @@ def test_a_log_replays_or_names_every_line_it_skips(lines):
     assert len(records) + len(found.skipped) == nonblank   # every line replayed or named
     assert all(p.line for p in found.skipped)
     if records:
-        try:
-            res = replay(records)   # replay_adds_up runs inside; check the per-request split here too
-        except UserError as e:      # e.g. a model no table knows: fatal, but located at its line
-            assert e.path == str(path) and e.line and "\n" not in str(e)
-            event("replay error")
-            return
+        # Whatever a line holds was judged when it was read (an unknown model skips its line), so
+        # the replay itself never fails; replay_adds_up runs inside, the per-request split is checked here.
+        res = replay(records)
         for r in res.rows:
             u = r.predicted
             assert u.input_tokens + u.cache_creation + u.cache_read == u.prompt_tokens

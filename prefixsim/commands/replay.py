@@ -38,8 +38,9 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
               help="What-if: cache writes at this TTL. On Claude Code transcripts it is the main "
                    "conversation's; sub-agents and compaction keep writing 5m, as Claude Code does.")
 @click.option("--model", help="What-if: send the same traffic to another model.")
-@click.option("--provider", default="anthropic", show_default=True,
-              help="What-if: another provider's cache rules (anthropic, openai, deepseek, prefix).")
+@click.option("--provider", default="observed", show_default=True,
+              help="What-if: another provider's cache rules (anthropic, openai, deepseek, prefix); "
+                   "observed = each request's own (Anthropic, or OpenAI / DeepSeek for an OpenAI log).")
 @click.option("--breakpoints", type=click.Choice(["observed", "last", "auto", "none"]), default="observed",
               show_default=True, help="What-if: cache_control placement.")
 @click.option("--top", default=5, show_default=True, help="Largest mismatches listed in the summary.")
@@ -188,14 +189,33 @@ def _usd(v) -> str:
     return "n/a" if v is None else f"${v:,.4f}"
 
 
+#: Characters of each path part of a stream name shown in tables (the JSON keeps whole names).
+SHORT_PART = 8
+
+
+def short_streams(names) -> dict[str, str]:
+    """Display names for stream keys: every path part but the last cut to SHORT_PART characters, or
+    to as many more as keep two streams from showing alike (keys are whole paths, see
+    sources.claude_code.session_key)."""
+    names = sorted(set(names))
+    parts = [n.split("/") for n in names]
+    longest = max((len(p) for ps in parts for p in ps[:-1]), default=0)
+    for width in range(SHORT_PART, longest + 1):
+        shown = ["/".join([*(p[:width] for p in ps[:-1]), ps[-1]]) for ps in parts]
+        if len(set(shown)) == len(shown):
+            return dict(zip(names, shown))
+    return {n: n for n in names}
+
+
 def _text(result, what_if, markdown: bool) -> str:
     s = result.summary
+    name = short_streams([r.stream for r in result.rows])
     head = ["#", "stream", "model", "read obs", "read pred", "write obs", "write pred", "uncached obs",
             "uncached pred", "cause"]
     rows = []
     for r in result.rows:
         o, p = r.observed, r.predicted
-        rows.append([str(r.index), r.stream, r.model, _n(o and o.cache_read), _n(p.cache_read),
+        rows.append([str(r.index), name[r.stream], r.model, _n(o and o.cache_read), _n(p.cache_read),
                      _n(o and o.cache_creation), _n(p.cache_creation), _n(o and o.input_tokens),
                      _n(p.input_tokens), str(r.cause)[:90]])
     out = [_grid(head, rows, markdown), "\n"]
@@ -215,14 +235,15 @@ def _text(result, what_if, markdown: bool) -> str:
     if s.largest_mismatches:
         out.append("\nLargest mismatches of cache_read (predicted - observed):\n")
         out.append(_grid(["#", "stream", "observed", "predicted", "error", "cause"],
-                         [[str(r.index), r.stream, _n(r.observed.cache_read), _n(r.predicted.cache_read),
+                         [[str(r.index), name[r.stream], _n(r.observed.cache_read), _n(r.predicted.cache_read),
                            f"{r.read_error:+,}", str(r.cause)[:90]] for r in s.largest_mismatches], markdown))
     if what_if is not None:
         v = what_if.variant.summary.variant
         out.append(f"\nWhat if {v.describe()} (cost as replayed -> under the variant):\n")
         lines = []
         for d in (*what_if.streams, what_if.total):
-            lines.append([d.stream, _usd(d.cost_base), _usd(d.cost_variant), f"{'+' if d.cost_delta >= 0 else '-'}"
+            lines.append([name.get(d.stream, d.stream), _usd(d.cost_base), _usd(d.cost_variant),
+                          f"{'+' if d.cost_delta >= 0 else '-'}"
                           f"${abs(d.cost_delta):,.4f}", str(d.rebuilds_base), str(d.rebuilds_variant)])
         out.append(_grid(["stream", "cost", "cost what-if", "difference", "rebuilds", "rebuilds what-if"],
                          lines, markdown))

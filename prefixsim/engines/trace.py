@@ -23,6 +23,9 @@ from typing import Hashable, Iterable, Sequence
 
 from ..errors import UserError
 from ..model import CauseKind
+from ..sources.files import check_regular
+from ..sources.problems import LINE_ERRORS, located_error
+from ..sources.record import token_count
 from .base import DEFAULT_PREFILL_TOKENS_PER_S, prefill_seconds
 from .vllm import BlockPool
 
@@ -69,8 +72,10 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
         raise UserError("no trace file given")
     fmt: str | None = None
     out: list[TraceRequest] = []
+    names = [Path(x).name for x in paths]
     for fi, path in enumerate(paths):
         path = Path(path)
+        check_regular(path)   # a FIFO would block the read forever
         try:
             fh = path.open(encoding="utf-8")
         except OSError as e:
@@ -84,12 +89,19 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
                     rec = json.loads(line)
                 except json.JSONDecodeError as e:
                     raise UserError(f"not JSON: {e.msg}", str(path), lineno, e.colno) from e
+                except LINE_ERRORS as e:   # nested past the stack, a 5,000-digit number
+                    raise located_error(e, str(path), lineno) from None
                 kind = "bailian" if isinstance(rec, dict) and "chat_id" in rec else "mooncake"
                 if fmt is None:
                     fmt = kind
                 elif kind != fmt:
                     raise UserError(f"a {kind} record in a {fmt} trace", str(path), lineno)
-                out.append(_request(rec, kind, fi, path, lineno, roots))
+                try:
+                    out.append(_request(rec, kind, fi, path, lineno, roots,
+                                        # request ids and streams name the file; two folders' trace.jsonl apart
+                                        path.name if names.count(path.name) == 1 else path.as_posix()))
+                except LINE_ERRORS as e:   # the one boundary: a value of any type or size, a located error
+                    raise located_error(e, str(path), lineno) from None
     assert fmt is not None or not out
     if not out:
         raise UserError("trace has no requests", str(paths[0]))
@@ -98,14 +110,15 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
                  tuple(out[i] for i in ordered))
 
 
-def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: dict[int, int]) -> TraceRequest:
+def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: dict[int, int],
+             name: str) -> TraceRequest:
     where = (str(path), lineno)
     if not isinstance(rec, dict):
         raise UserError("a trace record must be a JSON object", *where)
     try:
         ts = float(rec["timestamp"])
-        n_in = int(rec["input_length"])
-        n_out = int(rec.get("output_length", 0))
+        n_in = token_count(rec["input_length"], "input_length")
+        n_out = token_count(rec.get("output_length", 0), "output_length")
         ids = tuple(int(h) for h in rec["hash_ids"])
     except KeyError as e:
         raise UserError(f"missing field {e.args[0]!r} (need timestamp, input_length, hash_ids)", *where) from e
@@ -114,12 +127,12 @@ def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: di
     if n_in < 0 or n_out < 0:
         raise UserError("negative token count", *where)
     keys: tuple[Hashable, ...] = ids if fi == 0 else tuple((fi, h) for h in ids)
-    rid = f"{path.name}:{lineno}"
+    rid = f"{name}:{lineno}"
     if kind == "mooncake":
-        return TraceRequest(rid, ts / 1000.0, n_in, n_out, keys, ids, path.name)
+        return TraceRequest(rid, ts / 1000.0, n_in, n_out, keys, ids, name)
     chat, parent = int(rec["chat_id"]), int(rec.get("parent_chat_id", -1))
     root = roots[chat] = roots.get(parent, chat) if parent >= 0 else chat
-    return TraceRequest(rid, ts, n_in, n_out, keys, ids, f"{path.name}#{root}", chat, parent,
+    return TraceRequest(rid, ts, n_in, n_out, keys, ids, f"{name}#{root}", chat, parent,
                         rec.get("turn"), rec.get("type"))
 
 

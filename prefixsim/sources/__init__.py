@@ -39,6 +39,25 @@ def _classify(obj: object) -> str | None:
     return None
 
 
+def sniff(p: Path) -> str | None:
+    """The format of one file judged from its first lines (None: cannot tell). A line that does not
+    parse, or whose values trip the classifier, is left for the reader to name."""
+    from . import problems
+    from .files import open_regular
+
+    with open_regular(p) as fh:
+        for n, raw in enumerate(fh, start=1):
+            if n > _SNIFF_LINES:
+                break
+            try:
+                kind = _classify(json.loads(raw.decode("utf-8")))
+            except problems.LINE_ERRORS:
+                continue  # a corrupt line is reported (and skipped) when the file is read
+            if kind:
+                return kind
+    return None
+
+
 def detect(path: str | Path) -> str:
     """The format of a file or folder, judged from its first lines (folders: Claude Code projects)."""
     p = Path(path)
@@ -50,16 +69,9 @@ def detect(path: str | Path) -> str:
         raise UserError("folder holds no .jsonl transcripts", str(p))
     if p.suffix in (".yaml", ".yml"):
         return "anthropic"
-    with p.open("rb") as fh:
-        for n, raw in enumerate(fh, start=1):
-            if n > _SNIFF_LINES:
-                break
-            try:
-                kind = _classify(json.loads(raw.decode("utf-8")))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                continue  # a corrupt line is reported (and skipped) when the file is read
-            if kind:
-                return kind
+    kind = sniff(p)
+    if kind:
+        return kind
     raise UserError(f"cannot tell the format from the first {_SNIFF_LINES} lines (known: {', '.join(FORMATS)}); "
                     "use --source", str(p))
 
@@ -73,22 +85,32 @@ def _format(p: Path, source: str | None) -> str:
     return fmt
 
 
-def load(path: str | Path, source: str | None = None, with_subagents: bool | None = None) -> list[Record]:
-    """The requests at `path` as time-ordered Records. A single Claude Code .jsonl is that file only
-    unless `with_subagents`; a session or projects folder includes sub-agents."""
-    from . import anthropic_log, claude_code, openai_log
+def _read(p: Path, fmt: str) -> list[Record]:
+    """One request log or cassette, whole (its records in file order)."""
+    from . import anthropic_log, openai_log
     from ..tokenize import get_tokenizer
 
-    p = Path(path)
-    fmt = _format(p, source)
-    if fmt == "claude-code":
-        return claude_code.load(p, p.is_dir() if with_subagents is None else with_subagents)
     sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
     if fmt == "openai":
         return openai_log.load_jsonl(p, sizer)
     if p.suffix in (".yaml", ".yml"):
         return anthropic_log.load_cassette(p, sizer)
     return anthropic_log.load_jsonl(p, sizer)
+
+
+def load(path: str | Path, source: str | None = None, with_subagents: bool | None = None) -> list[Record]:
+    """The requests at `path` as Records: a log or cassette in file order, transcripts in time order.
+    A single Claude Code .jsonl is that file only unless `with_subagents`; a session or projects
+    folder includes sub-agents (and the API logs a projects folder holds)."""
+    from . import claude_code
+
+    p = Path(path)
+    fmt = _format(p, source)
+    if fmt == "claude-code" and p.is_dir():
+        return list(Traffic(_parts(p, fmt, with_subagents, set()), rebase=False))
+    if fmt == "claude-code":
+        return claude_code.load(p, bool(with_subagents))
+    return _read(p, fmt)
 
 
 #: Request logs larger than this are walked by re-reading each line at its offset: memory then follows
@@ -101,30 +123,62 @@ def _stream_log(p: Path) -> bool:
     return p.stat().st_size > STREAM_LOGS_OVER
 
 
-def _part(p: Path, source: str | None, with_subagents: bool | None, seen: set[str]) -> Part:
-    """The requests at `p` whose id no earlier path had (`seen` gains this path's ids)."""
+def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None]], list[tuple[Path, str]]]:
+    """A projects folder's transcripts, and the request logs it also holds (path, format): an API log
+    dropped among transcripts is replayed as what it is, never read as a transcript with no calls.
+    A file of another kind (an engine trace) is skipped and named."""
+    from . import claude_code, problems
+
+    sessions, logs = [], []
+    for main, sub in claude_code.files_for(p, with_subagents):
+        kind = None if main is None else problems.guarded(str(main), None, sniff, main)
+        if kind in ("anthropic", "openai"):
+            logs.append((main, kind))
+        elif kind in TRACE_FORMATS:
+            problems.skip(str(main), None, f"a {kind} engine trace, not a Claude Code transcript; "
+                                           "replay it on its own")
+        else:   # a transcript, or a file whose first lines tell nothing: its reader names its lines
+            sessions.append((main, sub))
+    return sessions, logs
+
+
+def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefix: str = "") -> list[Part]:
+    """The requests at `p` whose id no earlier path had (`seen` gains this path's ids), one Part per
+    source; `prefix` qualifies their stream names."""
     from . import anthropic_log, api_log, claude_code, openai_log
     from ..tokenize import get_tokenizer
 
-    fmt = _format(p, source)
     if fmt in ("anthropic", "openai") and p.suffix not in (".yaml", ".yml") and _stream_log(p):
         kind = openai_log if fmt == "openai" else anthropic_log
         sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text, share=False)
-        return api_log.part(p, kind.request_id, kind.line_record, sizer, seen)
+        return [api_log.part(p, kind.request_id, kind.line_record, sizer, seen).qualified(prefix)]
     if fmt != "claude-code":   # a cassette: YAML is parsed whole anyway
         kept = []
-        for r in load(p, source, with_subagents):
+        for r in _read(p, fmt):
             if r.request_id not in seen:
                 seen.add(r.request_id)
                 kept.append(r)
-        return Part.of(kept)
-    raws = claude_code.raws(p, p.is_dir() if with_subagents is None else with_subagents)
+        return [Part.of(kept).qualified(prefix)]
+    subagents = p.is_dir() if with_subagents is None else with_subagents
+    sessions, logs = _folder(p, subagents) if p.is_dir() else (None, [])
+    parts: list[Part] = []
+    for log, kind in logs:
+        # Each file in the folder names its own streams once the folder holds more than one.
+        own = f"{claude_code.session_key(p, log, None)}.jsonl/" if len(logs) + len(sessions or ()) > 1 else ""
+        parts.extend(_parts(log, kind, None, seen, prefix + own))
+    if sessions == []:
+        return parts
+    alone = prefix
+    if logs and sessions and len(sessions) == 1:   # a lone session beside logs: its "main" is not theirs
+        alone += f"{claude_code.session_key(p, *sessions[0])}/"
+    raws = claude_code.raws(p, subagents, sessions, alone)
     # Every call still shapes its stream's blocks; a request another path had is only left out.
     dropped = {r.request_id for r in raws if r.request_id in seen}
     seen.update(r.request_id for r in raws)
     heads = [Head(r.start, r.timestamp, r.stream, r.usage.cache_write_1h > 0, False)
              for r in raws if r.request_id not in dropped]
-    return Part(heads, lambda: (x for x in claude_code.calibrated(raws) if x.request_id not in dropped))
+    parts.append(Part(heads, lambda: (x for x in claude_code.calibrated(raws) if x.request_id not in dropped)))
+    return parts
 
 
 def open_many(paths: Sequence[str | Path], source: str | None = None,
@@ -132,18 +186,19 @@ def open_many(paths: Sequence[str | Path], source: str | None = None,
     """Several paths in one replay, as Traffic: read once, walked in time order as often as needed,
     times in seconds from the first request (each record keeps its absolute ISO timestamp). A
     transcript given together with its session folder includes the sub-agents; request ids already
-    seen are skipped. With an `errors` list, a path that fails is recorded there and the others are
-    still read; without one, the first failure raises."""
+    seen are skipped. With several paths, each path's streams are named after it (two files' "main"
+    streams are two streams). With an `errors` list, a path that fails is recorded there and the
+    others are still read; without one, the first failure raises."""
     given = [Path(x) for x in paths]
     folders = {x.resolve() for x in given if x.is_dir()}
+    read = [p for p in given if not (p.is_dir() and p.parent.joinpath(p.name + ".jsonl") in given)]
     parts: list[Part] = []
     seen: set[str] = set()
-    for p in given:
-        if p.is_dir() and p.parent.joinpath(p.name + ".jsonl") in given:
-            continue
+    for p in read:
         sub = p.is_file() and p.with_suffix("").resolve() in folders
         try:
-            parts.append(_part(p, source, True if sub else None, seen))
+            parts.extend(_parts(p, _format(p, source), True if sub else None, seen,
+                                f"{p.as_posix()}/" if len(read) > 1 else ""))
         except UserError as e:
             if errors is None:
                 raise

@@ -18,7 +18,8 @@ from . import problems
 from ..model import Block, Call, Request, Usage
 from ..providers.anthropic import breakpoints as anthropic_breakpoints
 from ..render import History, render_anthropic
-from .record import Record
+from .problems import guarded
+from .record import Record, check_model, checked_usage, request_key, shown, token_count
 
 #: Seconds between consecutive requests of a log without timestamps (well inside any TTL).
 DEFAULT_SPACING = 10.0
@@ -48,26 +49,17 @@ def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
 
 
 def observed_usage(u: dict | None) -> Usage | None:
-    """The response's usage as token classes; None without one (UserError: fields that are not counts)."""
+    """The response's usage as token classes; None without one (UserError: a field is not a count)."""
     if not isinstance(u, dict) or "input_tokens" not in u:
         return None
-    try:
-        created = int(u.get("cache_creation_input_tokens") or 0)
-        detail = u.get("cache_creation") or {}
-        w1h = int(detail.get("ephemeral_1h_input_tokens") or 0) if isinstance(detail, dict) else 0
-        out = Usage(input_tokens=int(u.get("input_tokens") or 0), cache_write_5m=created - w1h, cache_write_1h=w1h,
-                    cache_read=int(u.get("cache_read_input_tokens") or 0),
-                    output_tokens=int(u.get("output_tokens") or 0))
-    except (TypeError, ValueError, OverflowError):
-        raise UserError("usage fields must be whole numbers") from None
-    return checked_usage(out)
-
-
-def checked_usage(u: Usage) -> Usage:
-    """Observed usage is compared and priced: a negative count would silently corrupt both."""
-    if min(u.input_tokens, u.cache_write_5m, u.cache_write_1h, u.cache_read, u.output_tokens) < 0:
-        raise UserError("usage has a negative token count")
-    return u
+    created = token_count(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
+    detail = u.get("cache_creation")
+    w1h = token_count(detail.get("ephemeral_1h_input_tokens"), "cache_creation.ephemeral_1h_input_tokens") \
+        if isinstance(detail, dict) else 0
+    return checked_usage(Usage(input_tokens=token_count(u.get("input_tokens"), "input_tokens"),
+                               cache_write_5m=created - w1h, cache_write_1h=w1h,
+                               cache_read=token_count(u.get("cache_read_input_tokens"), "cache_read_input_tokens"),
+                               output_tokens=token_count(u.get("output_tokens"), "output_tokens")))
 
 
 class Sizer:
@@ -113,15 +105,23 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
             sizer: Sizer, rid: str | None = None, history: History | None = None) -> Record:
     """One request (UserError: the body, its usage or its timestamp cannot be used)."""
     request = render_anthropic(body, history)
+    check_model(request.model, "anthropic")
     anthropic_breakpoints(request)   # a request the API would reject (a fifth breakpoint) never ran
     obs = observed_usage(usage)
     request = sized(request, sizer, obs.prompt_tokens if obs else None)
     t = _seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING
-    call = Call(t=t, request=request, stream=str(body.get("metadata", {}).get("user_id") or "main")
-                if isinstance(body.get("metadata"), dict) else "main",
-                label=rid or f"{Path(path).name}#{index}", output_tokens=obs.output_tokens if obs else 0,
+    meta = body.get("metadata")
+    stream = (request_key(meta.get("user_id"), "metadata.user_id") if isinstance(meta, dict) else None) or "main"
+    rid = rid or generated_id(path, index)
+    call = Call(t=t, request=request, stream=stream, label=rid, output_tokens=obs.output_tokens if obs else 0,
                 ttft=DEFAULT_TTFT)
-    return Record(call, rid or f"{Path(path).name}#{index}", _stamp_text(stamp, t), obs, path, line)
+    return Record(call, rid, _stamp_text(stamp, t), obs, path, line)
+
+
+def generated_id(path: str, index: int) -> str:
+    """The id of a request its log gives none: the path as given, not only the file's name, since ids
+    deduplicate requests across paths (two folders' `calls.jsonl#0` are two requests)."""
+    return f"{path}#{index}"
 
 
 def _stamp_text(stamp: Any, t: float) -> str:
@@ -133,15 +133,26 @@ def _stamp_text(stamp: Any, t: float) -> str:
     return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+#: Epoch seconds a timestamp may have: from 1970 to the end of year 9999 (what ISO text can write).
+LATEST_EPOCH = 253402300799.0
+
+
 def _seconds(stamp: Any, path: str, line: int) -> float:
     if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and math.isfinite(stamp):
-        return float(stamp) / (1000.0 if stamp > 1e11 else 1.0)
-    try:
-        t = dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-        # A stamp without a zone is UTC (logs are written by servers), never the machine's local time.
-        return (t if t.tzinfo else t.replace(tzinfo=dt.UTC)).timestamp()
-    except (ValueError, OverflowError):
-        raise UserError(f"unreadable timestamp {stamp!r} (ISO 8601 or epoch seconds / ms)", path, line) from None
+        t = float(stamp) / (1000.0 if stamp > 1e11 else 1.0)
+    elif isinstance(stamp, str):
+        try:
+            when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            # A stamp without a zone is UTC (logs are written by servers), never the machine's local time.
+            t = (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp()
+        except (ValueError, OverflowError):
+            t = math.nan
+    else:
+        t = math.nan
+    if not 0 <= t <= LATEST_EPOCH:   # NaN fails too
+        raise UserError(f"unreadable timestamp {shown(stamp)} (ISO 8601 or epoch seconds / ms, "
+                        "from 1970 to 9999)", path, line)
+    return t
 
 
 class LineChecks:
@@ -192,10 +203,10 @@ class LineChecks:
 def request_id(obj: Any) -> str | None:
     """A log line's request id (None without one); UserError: the line is no Messages request."""
     if split_entry(obj)[0] is None:
-        kind = f" (type {obj.get('type')!r})" if isinstance(obj, dict) and obj.get("type") else ""
+        typ = obj.get("type") if isinstance(obj, dict) else None
+        kind = f" (type {shown(typ)})" if typ else ""
         raise UserError(f"not an Anthropic Messages request{kind}; needs 'model' and 'messages'")
-    rid = obj.get("id") or obj.get("request_id")
-    return str(rid) if rid is not None else None
+    return request_key(obj.get("id") or obj.get("request_id"))
 
 
 def line_record(obj: Any, rid: str | None, index: int, path: str, line: int, sizer: Sizer,
@@ -215,32 +226,45 @@ def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
 
 
 def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
-    """A VCR cassette: the Messages calls among its interactions (count_tokens calls are skipped)."""
+    """A VCR cassette: the Messages calls among its interactions (count_tokens calls are skipped). An
+    interaction that cannot be used is skipped and named; a cassette whose YAML aliases would expand
+    past `yamlsafe.MAX_ALIAS_NODES` is refused before any body is rendered."""
     from ruamel.yaml import YAML
 
+    from ..yamlsafe import check_aliases
+    from .files import check_regular
+
+    check_regular(path)
     yaml = YAML(typ="safe", pure=True)
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8"))
+        doc = yaml.load(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise UserError(f"not UTF-8 text (byte {e.start})", str(path)) from None
     except Exception as e:  # ruamel raises several types; all are the user's file being malformed
         mark = getattr(e, "problem_mark", None)
-        raise UserError(f"not valid YAML: {getattr(e, 'problem', e)}", str(path),
-                        mark.line + 1 if mark else None) from None
+        why = problems.unusable(e) if isinstance(e, RecursionError) else getattr(e, "problem", e)
+        raise UserError(f"not valid YAML: {why}", str(path), mark.line + 1 if mark else None) from None
+    check_aliases(doc, str(path))
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions", []), list):
         raise UserError("a cassette is a mapping with a list of `interactions:`", str(path), 1)
-    out = []
+    out: list[Record] = []
     for i, inter in enumerate(doc.get("interactions") or []):
-        if not isinstance(inter, dict):
-            problems.skip(str(path), None, f"interaction {i} is not a mapping")
-            continue
-        req = inter.get("request") or {}
-        uri = str(req.get("uri", ""))
-        body = req.get("parsed_body")
-        if not is_body(body) or "count_tokens" in uri:
-            continue
-        resp = (inter.get("response") or {}).get("parsed_body") or {}
-        usage = resp.get("usage") if isinstance(resp, dict) else None
-        try:
-            out.append(_record(body, usage, None, len(out), str(path), 0, sizer, f"{path.stem}#{i}"))
-        except UserError as e:
-            problems.skip(str(path), None, f"interaction {i}: {e.message}")
+        rec = guarded(str(path), None, _interaction, inter, i, path, len(out), sizer, where=f"interaction {i}")
+        if rec is not None:
+            out.append(rec)
     return out
+
+
+def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer) -> Record | None:
+    """One interaction's Messages call (None: another endpoint; UserError: it cannot be used)."""
+    if not isinstance(inter, dict):
+        raise UserError("is not a mapping")
+    req = inter.get("request") or {}
+    uri = str(req.get("uri", "")) if isinstance(req, dict) else ""
+    body = req.get("parsed_body") if isinstance(req, dict) else None
+    if not is_body(body) or "count_tokens" in uri:
+        return None
+    resp = inter.get("response") or {}
+    resp = resp.get("parsed_body") if isinstance(resp, dict) else None
+    usage = resp.get("usage") if isinstance(resp, dict) else None
+    return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}")

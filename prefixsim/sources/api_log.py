@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..errors import UserError
 from ..render import History
 from . import problems
 from .anthropic_log import LineChecks, Sizer
@@ -38,22 +37,22 @@ class Entry:
 
 def scan(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Sizer) -> Iterator[tuple[int, Record]]:
     """(byte offset, Record) of each usable line, in file order; every other line is skipped and
-    named, and the log's notes (no usage, out of order) are given at the end."""
+    named (`problems.guarded`: whatever a line's values raise), and the log's notes (no usage, out
+    of order) are given at the end."""
     checks = LineChecks(path)
     history = History()
+    where = str(path)
     index = 0
+
+    def one(n: int, obj: Any) -> Record | None:
+        rid = request_id(obj)
+        rec = line_record(obj, rid, index, where, n, sizer, history)
+        # Only a line that became a request claims its id: a bad first copy leaves the next one usable.
+        return None if checks.duplicate(rid, n) else rec
+
     for n, offset, obj in iter_jsonl_at(path):
-        try:
-            rid = request_id(obj)
-        except UserError as e:
-            problems.skip(str(path), n, e.message)
-            continue
-        if checks.duplicate(rid, n):
-            continue
-        try:
-            rec = line_record(obj, rid, index, str(path), n, sizer, history)
-        except UserError as e:
-            problems.skip(str(path), n, e.message)
+        rec = problems.guarded(where, n, one, n, obj)
+        if rec is None:
             continue
         checks.time(rec.call.t, n)
         checks.usage(rec.observed, n)

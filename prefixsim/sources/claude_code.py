@@ -33,10 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from . import problems
-from .jsonl import iter_jsonl
+from ..errors import UserError
 from ..model import Block, Call, Layer, Request, Usage
-from .record import Record
+from . import problems
+from .anthropic_log import LATEST_EPOCH
+from .files import check_regular, not_regular
+from .jsonl import iter_jsonl
+from .record import Record, check_model, request_key, shown, token_count
 
 INJECTED_PREFIXES = ("<task-notification>",)
 #: Record types Claude Code writes that carry no API call; any other type is named in a note, since
@@ -52,8 +55,17 @@ def is_transcript_line(obj: object) -> bool:
         "file-history-snapshot", "summary", "queue-operation")) and "hash_ids" not in obj
 
 
-def parse_time(stamp: str) -> float:
-    return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+def parse_time(stamp: object) -> float:
+    """An ISO timestamp in epoch seconds (UserError: not ISO text, or outside 1970-9999)."""
+    if isinstance(stamp, str):
+        try:
+            when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            t = (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp()
+            if 0 <= t <= LATEST_EPOCH:
+                return t
+        except (ValueError, OverflowError):
+            pass
+    raise UserError(f"unreadable timestamp {shown(stamp)} (ISO 8601 text, from 1970 to 9999)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +90,11 @@ class Raw:
 
 
 def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]]:
-    """(transcript, its subagents folder or None) for a file, a session folder or a projects folder."""
-    if path.is_file():
+    """(transcript, its subagents folder or None) for a file, a session folder or a projects folder.
+    In a projects folder, an entry named *.jsonl that is no regular file (a folder, a symbolic link
+    to nothing, a FIFO) is skipped and named, never opened."""
+    if not path.is_dir():
+        check_regular(path)   # a FIFO given as a transcript would block the read
         sub = path.with_suffix("") / "subagents"
         return [(path, sub if with_subagents and sub.is_dir() else None)]
     if (path / "subagents").is_dir():
@@ -89,9 +104,24 @@ def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]
     for f in sorted(path.rglob("*.jsonl")):
         if f.parent.name == "subagents":
             continue
+        why = not_regular(f)
+        if why is not None:
+            problems.skip(str(f), None, f"{why}; not read")
+            continue
         sub = f.with_suffix("") / "subagents"
         out.append((f, sub if sub.is_dir() else None))
     return out
+
+
+def session_key(root: Path, main: Path | None, sub: Path | None) -> str:
+    """A session's name inside the folder `root`: its path relative to it, without `.jsonl`. The whole
+    path, since a key cut short (the first 8 characters of the file name) merges the streams of two
+    sessions whose names share a beginning; shortening for display is the report's business."""
+    where = main.with_suffix("") if main is not None else sub.parent  # type: ignore[union-attr]
+    try:
+        return where.relative_to(root).as_posix() if root.is_dir() else where.name
+    except ValueError:
+        return where.as_posix()
 
 
 def _text_of(message: dict) -> str:
@@ -110,19 +140,21 @@ def _text_of(message: dict) -> str:
 
 
 def _usage(u: dict) -> Usage:
-    """The usage fields as token classes (TypeError / ValueError: a field is not an integer)."""
-    read = int(u.get("cache_read_input_tokens") or 0)
-    created = int(u.get("cache_creation_input_tokens") or 0)
-    detail = u.get("cache_creation") or {}
-    w1h = int(detail.get("ephemeral_1h_input_tokens") or 0) if isinstance(detail, dict) else 0
-    w5m = int(detail.get("ephemeral_5m_input_tokens", created - w1h) or 0) if isinstance(detail, dict) else created
+    """The usage fields as token classes (UserError: a field is not a count)."""
+    read = token_count(u.get("cache_read_input_tokens"), "cache_read_input_tokens")
+    created = token_count(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
+    detail = u.get("cache_creation")
+    if isinstance(detail, dict):
+        w1h = token_count(detail.get("ephemeral_1h_input_tokens"), "cache_creation.ephemeral_1h_input_tokens")
+        w5m = token_count(detail["ephemeral_5m_input_tokens"], "cache_creation.ephemeral_5m_input_tokens") \
+            if "ephemeral_5m_input_tokens" in detail else created - w1h
+    else:
+        w5m, w1h = created, 0
     if w5m + w1h != created:  # older logs without the split count everything as 5m
         w5m, w1h = created, 0
-    out = Usage(input_tokens=int(u.get("input_tokens") or 0), cache_write_5m=w5m, cache_write_1h=w1h,
-                cache_read=read, output_tokens=int(u.get("output_tokens") or 0))
-    if min(out.input_tokens, out.cache_write_5m, out.cache_write_1h, out.cache_read, out.output_tokens) < 0:
-        raise ValueError("negative token count")
-    return out
+    return Usage(input_tokens=token_count(u.get("input_tokens"), "input_tokens"), cache_write_5m=w5m,
+                 cache_write_1h=w1h, cache_read=read,
+                 output_tokens=token_count(u.get("output_tokens"), "output_tokens"))
 
 
 def parse(path: Path | None, subagents: Path | None, seen: set[str], order_start: int = 0,
@@ -170,60 +202,63 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             roots[uid] = s
         return s, "agent"
 
-    for n, o in iter_jsonl(path):
+    def one(n: int, o: object) -> Raw | None:
+        """The call a line records, if any; whatever its values raise skips it (`problems.guarded`)."""
+        nonlocal session
         if not isinstance(o, dict):
-            problems.skip(str(path), n, "a transcript line is a JSON object")
-            continue
+            raise UserError("a transcript line is a JSON object")
         if isinstance(o.get("uuid"), str) and isinstance(o.get("timestamp"), str):
             stamps[o["uuid"]] = o["timestamp"]
         session = session or (o.get("sessionId") if isinstance(o.get("sessionId"), str) else None)
         typ = o.get("type")
         if typ not in ("user", "assistant", "system"):
             if typ not in KNOWN_TYPES:
-                unknown.setdefault(str(typ), [n, 0])[1] += 1
-            continue
+                unknown.setdefault(shown(typ) if not isinstance(typ, str) else typ, [n, 0])[1] += 1
+            return None
         stream, skind = stream_of(o)
         msg = o.get("message") if isinstance(o.get("message"), dict) else {}
         if typ == "system":
             if o.get("subtype") == "compact_boundary":
                 pending[stream] = "compaction"
-            continue
+            return None
         if typ == "user":
             text = _text_of(msg)
             first_text.setdefault(stream, text)
             if not o.get("isMeta") and text.lstrip().startswith(INJECTED_PREFIXES):
                 pending.setdefault(stream, "rerender")
-            continue
+            return None
         for part in msg.get("content") or []:
             if isinstance(part, dict) and part.get("type") == "tool_use" and part.get("name") in AGENT_TOOLS:
                 inp = part.get("input") or {}
                 if isinstance(inp, dict) and isinstance(inp.get("prompt"), str):
                     agent_types[inp["prompt"].strip()] = str(inp.get("subagent_type") or "agent")
-        rid = o.get("requestId") or msg.get("id")
+        rid = request_key(o.get("requestId") or msg.get("id"), "requestId")
         usage = msg.get("usage")
         if not rid or rid in seen:
-            continue
+            return None
         if not isinstance(usage, dict):
             if msg.get("model") != "<synthetic>":   # the harness's own messages carry no usage
-                problems.skip(str(path), n, f"request {rid} has no usage (nothing to compare with)")
-            continue
-        try:
-            response = parse_time(o["timestamp"])
-            parent_stamp = stamps.get(o.get("parentUuid") or "")
-            start = min(response, parse_time(parent_stamp)) if parent_stamp else response
-            used = _usage(usage)
-        except (KeyError, TypeError, ValueError, OverflowError):
-            problems.skip(str(path), n, f"request {rid} has no readable timestamp or integer usage fields")
-            continue
+                problems.skip(where, n, f"request {rid} has no usage (nothing to compare with)")
+            return None
+        response = parse_time(o.get("timestamp"))
+        parent = o.get("parentUuid")
+        parent_stamp = stamps.get(parent) if isinstance(parent, str) else None
+        start = min(response, parse_time(parent_stamp)) if parent_stamp else response
+        used = _usage(usage)
+        model = check_model(msg.get("model"), "anthropic")
         seen.add(rid)
-        model = str(msg.get("model") or "")
         text = first_text.get(stream, "")
         family = "main" if skind in ("main", "compaction") else \
             f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
-        out.append(Raw(str(rid), prefix + stream, skind, f"{session or path.stem}/{family}", model, start, response,
-                       used, _iso(start), where, n,
-                       prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
-                       text, order_start + len(out)))
+        return Raw(rid, prefix + stream, skind, f"{session or where}/{family}", model, start, response,
+                   used, _iso(start), where, n,
+                   prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
+                   text, order_start + len(out))
+
+    for n, o in iter_jsonl(path):
+        raw = problems.guarded(where, n, one, n, o)
+        if raw is not None:
+            out.append(raw)
     for typ, (first, count) in sorted(unknown.items(), key=lambda kv: kv[1][0]):
         problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
                                         "(no API call in them as far as prefixsim knows)")
@@ -327,16 +362,18 @@ def _ttl_of(u: Usage, default: str) -> str:
     return default
 
 
-def raws(path: Path, with_subagents: bool) -> list[Raw]:
-    """Every call of the transcripts at `path`, deduplicated by requestId, in start order. A call is
-    a few hundred bytes: a replay keeps these and builds each request's blocks as it reaches it."""
+def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | None]] | None = None,
+         prefix: str = "") -> list[Raw]:
+    """Every call of the transcripts at `path` (or of `sessions` found in it), deduplicated by
+    requestId, in start order. A call is a few hundred bytes: a replay keeps these and builds each
+    request's blocks as it reaches it. With several sessions, each stream is named after its session
+    (`session_key`); `prefix` goes in front of every stream (the caller's own qualification)."""
     seen: set[str] = set()
     out: list[Raw] = []
-    sessions = files_for(path, with_subagents)
+    sessions = files_for(path, with_subagents) if sessions is None else sessions
     for main, sub in sessions:
-        name = main.stem if main is not None else sub.parent.name  # type: ignore[union-attr]
-        prefix = f"{name[:8]}/" if len(sessions) > 1 else ""
-        out.extend(parse(main, sub, seen, len(out), prefix))
+        own = f"{session_key(path, main, sub)}/" if len(sessions) > 1 else ""
+        out.extend(parse(main, sub, seen, len(out), prefix + own))
     out.sort(key=lambda r: (r.start, r.order))
     return out
 

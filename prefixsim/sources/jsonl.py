@@ -1,14 +1,16 @@
 """Reading JSON Lines as a stream: one parsed object per non-blank line, never the whole file in
 memory. A line that is not JSON (or not UTF-8) is skipped and reported (`problems.skip`); a last
-line without its newline that does not parse is named as truncated (a log cut mid-write)."""
+line without its newline that does not parse is named as truncated (a log cut mid-write). A line
+nested past the interpreter's stack, or holding an integer too long to convert, is skipped the same
+way; only a regular file is opened (`files.open_regular`)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import UserError
 from . import problems
+from .files import open_regular
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
@@ -19,11 +21,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
 def iter_jsonl_at(path: Path) -> Iterator[tuple[int, int, Any]]:
     """(line number, byte offset of the line, parsed value): the offset lets a reader drop what it
     parsed and read the line again when it needs it (`read_at`)."""
-    try:
-        fh = path.open("rb")
-    except OSError as e:
-        raise UserError(f"cannot read: {e.strerror}", str(path)) from None
-    with fh:
+    with open_regular(path) as fh:
         offset = 0
         for n, raw in enumerate(fh, start=1):
             at, offset = offset, offset + len(raw)
@@ -38,3 +36,5 @@ def iter_jsonl_at(path: Path) -> Iterator[tuple[int, int, Any]]:
                     problems.skip(str(path), n, f"truncated last line (cut mid-write? {e.msg}: column {e.colno})")
                 else:
                     problems.skip(str(path), n, f"not valid JSON ({e.msg}: column {e.colno})")
+            except problems.LINE_ERRORS as e:   # deep nesting (RecursionError), a 5,000-digit integer
+                problems.skip(str(path), n, problems.unusable(e))

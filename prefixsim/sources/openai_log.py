@@ -3,6 +3,10 @@
 One block per tool definition and per message (Responses: per input item), in the order sent; a
 message's role is part of its bytes. Sizes are counted with cl100k and, with usage, scaled to the
 observed prompt size. OpenAI counts cached tokens inside the prompt: uncached = prompt - cached.
+
+The same log format carries DeepSeek's API (OpenAI-compatible; usage `prompt_cache_hit_tokens`, DS
+kv_cache guide): a record is replayed with the rules and prices of the provider its model belongs
+to (`provider_of`), never Anthropic's.
 """
 from __future__ import annotations
 
@@ -12,8 +16,9 @@ from typing import Any
 from ..errors import UserError
 from ..model import Block, Call, Layer, Request, Usage
 from ..render import dumps
-from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, checked_usage, sized
-from .record import Record
+from ..providers.tables import canonical_model
+from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id, sized
+from .record import Record, check_model, checked_usage, request_key, token_count
 
 
 def _parts(obj: dict) -> tuple[dict | None, dict | None]:
@@ -55,23 +60,29 @@ def render_openai(body: dict) -> Request:
     return Request(model=model, blocks=tuple(blocks))
 
 
+def provider_of(model: str) -> str:
+    """The provider whose cache rules and prices apply to a model in an OpenAI-format log."""
+    return "deepseek" if canonical_model(model).startswith("deepseek") else "openai"
+
+
 def observed_usage(u: dict | None) -> Usage | None:
     """Usage as token classes (cached tokens are inside the prompt); UserError for fields that are not counts."""
     if not u:
         return None
-    if "prompt_tokens" in u:
-        prompt, details, out = u.get("prompt_tokens") or 0, u.get("prompt_tokens_details") or {}, u.get("completion_tokens")
+    if "prompt_tokens" in u:   # Chat Completions (and DeepSeek's variant of it)
+        names = ("prompt_tokens", "prompt_tokens_details", "completion_tokens")
+    else:                      # Responses
+        names = ("input_tokens", "input_tokens_details", "output_tokens")
+    prompt = token_count(u.get(names[0]), names[0])
+    details = u.get(names[1])
+    details = details if isinstance(details, dict) else {}
+    if "cached_tokens" in details:
+        cached = token_count(details.get("cached_tokens"), f"{names[1]}.cached_tokens")
     else:
-        prompt, details, out = u.get("input_tokens") or 0, u.get("input_tokens_details") or {}, u.get("output_tokens")
-    try:
-        details = details if isinstance(details, dict) else {}
-        cached = int(details.get("cached_tokens") or 0)
-        written = int(details.get("cache_write_tokens") or 0)
-        usage = Usage(input_tokens=int(prompt) - cached - written, cache_write_5m=written, cache_read=cached,
-                      output_tokens=int(out or 0))
-    except (TypeError, ValueError, OverflowError):
-        raise UserError("usage fields must be whole numbers") from None
-    return checked_usage(usage)
+        cached = token_count(u.get("prompt_cache_hit_tokens"), "prompt_cache_hit_tokens")
+    written = token_count(details.get("cache_write_tokens"), f"{names[1]}.cache_write_tokens")
+    return checked_usage(Usage(input_tokens=prompt - cached - written, cache_write_5m=written, cache_read=cached,
+                               output_tokens=token_count(u.get(names[2]), names[2])))
 
 
 def request_id(obj: Any) -> str | None:
@@ -79,7 +90,7 @@ def request_id(obj: Any) -> str | None:
     body, _ = _parts(obj) if isinstance(obj, dict) else (None, None)
     if body is None or "model" not in body:
         raise UserError("not an OpenAI request; needs 'model' and 'messages' or 'input'")
-    return str(obj["id"]) if obj.get("id") is not None else None
+    return request_key(obj.get("id"))
 
 
 def line_record(obj: dict, rid: str | None, index: int, path: str, line: int, sizer: Sizer,
@@ -88,15 +99,17 @@ def line_record(obj: dict, rid: str | None, index: int, path: str, line: int, si
     used). Same shape as the Anthropic reader's; `history` is not used (OpenAI bodies render cheaply)."""
     body, usage = _parts(obj)
     request = render_openai(body)
+    provider = provider_of(request.model)   # render_openai checked it is a name
+    check_model(request.model, provider)
     obs = observed_usage(usage)
     request = sized(request, sizer, obs.prompt_tokens if obs else None)
     stamp = obj.get("timestamp") or obj.get("created")
     t = _seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING
-    rid = rid or f"{Path(path).name}#{index}"
-    stream = str(body.get("prompt_cache_key") or body.get("user") or "main")
+    rid = rid or generated_id(path, index)
+    stream = request_key(body.get("prompt_cache_key") or body.get("user"), "prompt_cache_key / user") or "main"
     call = Call(t=t, request=request, stream=stream, label=rid,
                 output_tokens=obs.output_tokens if obs else 0, ttft=DEFAULT_TTFT)
-    return Record(call, rid, _stamp_text(stamp, t), obs, path, line)
+    return Record(call, rid, _stamp_text(stamp, t), obs, path, line, provider=provider)
 
 
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:

@@ -7,6 +7,11 @@ Readers report through `skip(...)`; whoever runs them decides what happens by op
 
 Two kinds: a skip loses a line (fatal under --strict); a note loses nothing (unknown record types,
 requests without usage, timestamps out of order) and is never fatal.
+
+`guarded(path, line, work, ...)` is the one boundary between a line and a crash: every reader runs
+the whole of one line's work (request id, body, usage, time, model) through it, and whatever a value
+of an unexpected type or size raises there (`LINE_ERRORS`) skips that line, named with `unusable(e)`,
+never the run (exit 70); no reader needs a try/except per field.
 """
 from __future__ import annotations
 
@@ -14,9 +19,60 @@ import warnings
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 from ..errors import UserError
+
+#: What the work on one parsed line can raise when a value has an unexpected type, size or text:
+#: a list where an id is expected (TypeError), a number where text is (AttributeError), an epoch out
+#: of range (ValueError / OverflowError / OSError from the C library), a count the decimal context
+#: cannot hold (decimal.InvalidOperation, an ArithmeticError), a lone surrogate that cannot be
+#: encoded (UnicodeError, a ValueError), JSON nested past the interpreter's stack (RecursionError).
+LINE_ERRORS: tuple[type[BaseException], ...] = (UserError, TypeError, AttributeError, KeyError, IndexError,
+                                                ValueError, ArithmeticError, OSError, RecursionError)
+
+
+def guarded(path: str, line: int | None, work: Callable[..., T], *args: object, where: str = "") -> T | None:
+    """`work(*args)`, the whole of one line's reading; when the line's values make it fail, the line
+    is skipped and named (None), after `where` (e.g. "interaction 3") for a line without a number.
+    The one place a reader turns a bad value into a skip."""
+    try:
+        return work(*args)
+    except StrictStop:
+        raise
+    except LINE_ERRORS as e:
+        skip(path, line, f"{where}: {unusable(e)}" if where else unusable(e))
+        return None
+
+
+def located_error(e: BaseException, path: str, line: int | None) -> UserError:
+    """The same boundary for a reader whose bad lines are fatal (engine traces): a located UserError."""
+    return UserError(unusable(e), path, line) if not isinstance(e, UserError) else e.located(path, line)
+
+
+def printable(text: str) -> str:
+    """`text` with what cannot be written as UTF-8 (lone surrogates) escaped, so naming a bad line
+    never fails in turn."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def unusable(e: BaseException) -> str:
+    """What is wrong with a line, from the exception its reading raised (one line of text)."""
+    if isinstance(e, UserError):
+        return printable(e.message)
+    if isinstance(e, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(e, UnicodeError):
+        return "text that is not valid Unicode (a lone surrogate?)"
+    detail = printable(str(e).splitlines()[0] if str(e) else "")[:120]
+    return f"a value of the wrong type or out of range ({type(e).__name__}{': ' + detail if detail else ''})"
+
+
+T = TypeVar("T")
+
+
+class StrictStop(UserError):
+    """A skip made fatal by --strict: passes through every line boundary (`guarded`)."""
 
 
 class SkippedLineWarning(UserWarning):
@@ -30,7 +86,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
+        return printable(f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}")
 
 
 @dataclass
@@ -61,8 +117,9 @@ def collecting(strict: bool = False, why: str | None = None) -> Iterator[Problem
 def skip(path: str, line: int | None, message: str) -> None:
     """A line that cannot be used: fatal in strict mode, else recorded and the reader moves on."""
     p = _current.get()
+    message = printable(message)
     if p is not None and p.strict:
-        raise UserError(f"{message} ({p.why})", path, line)
+        raise StrictStop(f"{message} ({p.why})", path, line)
     problem = Problem(path, line, f"skipped: {message}")
     if p is None:
         warnings.warn(str(problem), SkippedLineWarning, stacklevel=3)
@@ -75,4 +132,4 @@ def note(path: str, line: int | None, message: str) -> None:
     `collecting` block nobody asked, so it is dropped)."""
     p = _current.get()
     if p is not None:
-        p.notes.append(Problem(path, line, message))
+        p.notes.append(Problem(path, line, printable(message)))

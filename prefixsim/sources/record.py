@@ -1,9 +1,16 @@
-"""What every importer yields: a timed call for the simulator plus what the provider reported for it."""
+"""What every importer yields: a timed call for the simulator plus what the provider reported for it,
+and the checks every importer applies to a line's values before it becomes a Record."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
+from ..errors import UserError
 from ..model import Call, Usage
+
+#: A token count past this in one usage field is corrupt (the largest context windows hold about
+#: 10M tokens), and priced it would only overflow the decimal arithmetic.
+MAX_TOKENS = 10**9
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +23,7 @@ class Record:
     transcripts log a streaming snapshot), so costs leave output out. `main` says, for traffic of a
     harness with TTL buckets (Claude Code), whether the request belongs to the main conversation's
     bucket; None when the source knows no such buckets (every request writes as its client asks).
+    `provider` is the provider that served the request (its rules and prices replay it as recorded).
     """
 
     call: Call
@@ -26,3 +34,70 @@ class Record:
     line: int
     output_final: bool = True
     main: bool | None = None
+    provider: str = "anthropic"
+
+
+def shown(value: object) -> str:
+    """A short, printable rendering of a value from a log (never the repr of a deep structure)."""
+    if isinstance(value, (bool, int, float)) or value is None:
+        text = repr(value)
+    elif isinstance(value, str):
+        text = repr(value[:40] + ("..." if len(value) > 40 else ""))
+    else:
+        return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def token_count(value: object, name: str) -> int:
+    """A usage field as a count: absent or null is 0; else a whole number from 0 to MAX_TOKENS
+    (12.0 is accepted, as some writers emit floats). Rounding 12.7, reading `true` as 1, parsing "12"
+    or holding 1e300 would each make up a count: UserError naming the field instead."""
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        n = value
+    elif isinstance(value, float) and value.is_integer() and abs(value) <= MAX_TOKENS:
+        n = int(value)
+    else:
+        raise UserError(f"usage field {name} is not a whole number of tokens: {shown(value)}")
+    if not 0 <= n <= MAX_TOKENS:
+        raise UserError(f"usage field {name} is {'negative' if n < 0 else 'implausibly large'}: {shown(value)} "
+                        f"(a count is from 0 to {MAX_TOKENS:,})")
+    return n
+
+
+def checked_usage(u: Usage) -> Usage:
+    """Observed usage derived from several fields (OpenAI: uncached = prompt - cached) is compared and
+    priced: a negative class means the fields contradict each other."""
+    if min(u.input_tokens, u.cache_write_5m, u.cache_write_1h, u.cache_read, u.output_tokens) < 0:
+        raise UserError("usage fields contradict each other (a token class comes out negative)")
+    return u
+
+
+def request_key(value: object, name: str = "request id") -> str | None:
+    """A request id as text (None without one): text or a whole number, anything else is no id."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value.encode("utf-8")   # a lone surrogate: UnicodeEncodeError, the line is skipped
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise UserError(f"{name} is not text: {shown(value)}")
+
+
+def check_model(model: object, provider: str) -> str:
+    """The model a line names, known to `provider`'s cache rules (UserError: missing or unknown, so
+    that one line is skipped rather than the replay stopping at it)."""
+    if not isinstance(model, str) or not model.strip():
+        raise UserError(f"request has no model name (model: {shown(model)})")
+    model.encode("utf-8")   # a lone surrogate: UnicodeEncodeError, the line is skipped
+    _known(model, provider)
+    return model
+
+
+@lru_cache(maxsize=1024)
+def _known(model: str, provider: str) -> None:
+    from ..providers import get_policy
+
+    get_policy(provider).describe(model)   # raises UserError for a model the tables do not know

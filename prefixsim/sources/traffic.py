@@ -44,6 +44,20 @@ class Part:
         ordered = sorted(records, key=lambda r: r.call.t)
         return cls([Head.of(r) for r in ordered], lambda: iter(ordered))
 
+    def qualified(self, prefix: str) -> "Part":
+        """The same requests with `prefix` in front of their stream names (and of the stream a call
+        forks), so that streams of different sources that carry the same name ("main") stay apart."""
+        if not prefix:
+            return self
+
+        def rename(r: Record) -> Record:
+            c = r.call
+            return replace(r, call=replace(c, stream=prefix + c.stream,
+                                           parent=None if c.parent is None else prefix + c.parent))
+
+        walk = self.walk
+        return Part([replace(h, stream=prefix + h.stream) for h in self.heads], lambda: map(rename, walk()))
+
 
 class Traffic:
     """The parts merged by time (ties keep path order, as a stable sort of their concatenation
