@@ -113,3 +113,9 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
             yield error
             continue
         yield collect(f, x, variants)
+
+
+def scenario_runs(path: str) -> list:
+    """A scenario file's runs from the same per-process cache `run_files` loads from (a UserError if
+    the file is bad), so a command can look at the scenarios before running them at no extra cost."""
+    return _runs(path)
