@@ -26,8 +26,9 @@ from typing import IO, Callable, Iterable, Iterator, Mapping
 
 from .errors import UserError
 
-#: Inside every report folder: the names of the files prefixsim wrote there, one a line. A folder may
-#: be replaced whole only if it holds nothing else, so a user's own files are never deleted.
+#: Inside every report folder: what kind of output it is, then the names of the files prefixsim wrote
+#: there, one a line. A folder may be replaced whole only by output of its kind and only if it holds
+#: nothing else, so a user's own files (or another command's output) are never deleted.
 MARKER = ".prefixsim-report"
 
 
@@ -45,11 +46,16 @@ def check_outputs(inputs: Iterable[str | os.PathLike], files: Iterable[str | os.
         hit = known.match(Path(out))
         if hit is not None:
             raise _clash(out, hit)
+    folders = list(folders)
+    under: dict[Path, str] = {}   # each input's path and every folder above it -> the input
+    if folders:
+        for shown, path, _ in known.items:
+            for p in (path, *path.parents):
+                under.setdefault(p, shown)
     for out in folders:
         real = Path(out).resolve()
-        for shown, path, _ in known.items:
-            if path == real or real in path.parents:
-                raise _clash(out, shown, inside=True)
+        if real in under:
+            raise _clash(out, under[real], inside=True)
         if real.is_dir():
             for root, _, names in os.walk(real):
                 for n in names:
@@ -164,7 +170,7 @@ def _temp_for(path: Path) -> str:
 
 # --- report folders, swapped in whole ---------------------------------------------------------------
 
-def replace_folder(target: str | os.PathLike, files: Mapping[str, str | bytes],
+def replace_folder(target: str | os.PathLike, files: Mapping[str, str | bytes], kind: str,
                    legacy: Callable[[str], bool] = lambda name: False) -> None:
     """Make `target` a folder holding exactly `files` (name -> content), as one step.
 
@@ -172,18 +178,19 @@ def replace_folder(target: str | os.PathLike, files: Mapping[str, str | bytes],
     folder is renamed into place: exchanged with the old folder in one atomic step where the system
     can (Linux renameat2), else the old folder is renamed away first and restored by the next run if
     a kill falls between the two renames. The old folder is then deleted. `target` is replaced only
-    if it is a folder prefixsim wrote: every entry is listed in its marker, or (folders written
-    before the marker existed) passes `legacy`."""
+    if prefixsim wrote it for this `kind` of output: every entry is listed in its marker, or
+    (folders written before the marker existed) passes `legacy`."""
     target = Path(target)
     assert all("/" not in n and n not in ("", ".", "..", MARKER) for n in files), files
     staging: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         _clean_orphans(target.parent, target.name)
-        _check_replaceable(target, legacy)
+        check_replaceable(target, kind, legacy)
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-{os.getpid()}-", dir=target.parent))
         os.chmod(staging, 0o777 & ~_umask())   # mkdtemp makes 0700
-        for name, data in {**files, MARKER: "".join(f"{n}\n" for n in sorted(files))}.items():
+        marker = "".join(f"{line}\n" for line in (f"prefixsim: {kind}", *sorted(files)))
+        for name, data in {**files, MARKER: marker}.items():
             with open(staging / name, "wb") as f:
                 f.write(data.encode("utf-8") if isinstance(data, str) else data)
                 f.flush()
@@ -202,20 +209,25 @@ def replace_folder(target: str | os.PathLike, files: Mapping[str, str | bytes],
         raise
 
 
-def _check_replaceable(target: Path, legacy: Callable[[str], bool]) -> None:
+def check_replaceable(target: Path, kind: str, legacy: Callable[[str], bool]) -> None:
+    """`replace_folder` may replace `target` (a command checks this before it runs, and again as it writes)."""
     if not os.path.lexists(target):
         return
     if target.is_symlink() or not target.is_dir():
-        raise UserError("exists and is not a report folder; not replacing it (choose another output folder)",
-                        str(target))
+        raise UserError(f"exists and is not a {kind}; not replacing it (choose another output folder)", str(target))
     try:
-        listed = set((target / MARKER).read_text(encoding="utf-8").splitlines()) | {MARKER}
+        lines = (target / MARKER).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
-        listed = None
+        lines = None
+    if lines is not None and lines[:1] != [f"prefixsim: {kind}"]:
+        found = lines[0].removeprefix("prefixsim: ") if lines else "unknown"
+        raise UserError(f"holds another kind of prefixsim output ({found}), not a {kind}; not replacing it "
+                        "(choose another output folder)", str(target))
+    listed = {*lines[1:], MARKER} if lines is not None else None
     foreign = sorted(n for n in os.listdir(target)
                      if not (n in listed if listed is not None else legacy(n) or _LEGACY_TMP.fullmatch(n)))
     if foreign:
-        raise UserError(f"holds files prefixsim did not write ({', '.join(foreign[:3])}"
+        raise UserError(f"holds files that are not part of a {kind} ({', '.join(foreign[:3])}"
                         f"{', ...' if len(foreign) > 3 else ''}); not replacing the folder "
                         "(move them, or choose another output folder)", str(target))
 
@@ -273,7 +285,7 @@ def _renameat2():
             fn = ctypes.CDLL(None, use_errno=True).renameat2
             fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
             fn.restype = ctypes.c_int
-        except (AttributeError, OSError):
+        except (AttributeError, OSError, TypeError):   # not Linux (or no glibc): two renames
             fn = None
         _RENAMEAT2.append(fn)
     return _RENAMEAT2[0]

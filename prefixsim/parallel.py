@@ -26,7 +26,7 @@ def _runs(path: str) -> list:
     return _load(path, (st.st_mtime_ns, st.st_size))
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=256)   # `run` looks at every file (report folders) before running them: load each once
 def _load(path: str, version: tuple[int, int] | None) -> list:
     from .scenario.loader import load_runs
 

@@ -137,11 +137,13 @@ def test_a_folder_with_files_prefixsim_did_not_write_is_not_replaced(tmp_path, c
     """`--out .` with a scenario named like one of the user's folders must not delete that folder."""
     (tmp_path / "keep").mkdir()
     (tmp_path / "keep" / "notes.txt").write_text("mine")
+    (tmp_path / "a.yaml").write_text(SCENARIO.format(name="alpha"))   # checked before this one is written
     (tmp_path / "s.yaml").write_text(SCENARIO.format(name="keep"))
-    code, out, err = _exit(["run", str(tmp_path / "s.yaml"), "--out", str(tmp_path), *DATE], capsys)
-    assert code == 2
-    assert err.splitlines()[0] == (f"{tmp_path / 'keep'}: holds files prefixsim did not write (notes.txt); not "
-                                   "replacing the folder (move them, or choose another output folder)")
+    code, out, err = _exit(["run", str(tmp_path / "a.yaml"), str(tmp_path / "s.yaml"), "--out", str(tmp_path), *DATE],
+                           capsys)
+    assert code == 2 and not (tmp_path / "alpha").exists()
+    assert err.splitlines()[0] == (f"{tmp_path / 'keep'}: holds files that are not part of a scenario report "
+                                   "(notes.txt); not replacing the folder (move them, or choose another output folder)")
     assert _tree(tmp_path / "keep") == {"notes.txt": b"mine"}
 
 
@@ -173,6 +175,29 @@ def test_scenarios_sharing_a_report_folder_are_an_error_naming_both(tmp_path, ca
                    f"{other} in {sc / 'a.yaml'}:1: one report would replace the other (rename one of them)\n")
     assert not (tmp_path / "r").exists()   # checked before anything ran
     assert folder.casefold() == names[1].casefold()
+
+
+def test_validate_finds_scenarios_sharing_a_report_folder(tmp_path, capsys):
+    (tmp_path / "a.yaml").write_text(SCENARIO.format(name="team/a"))
+    (tmp_path / "b.yaml").write_text(SCENARIO.format(name="team-a"))
+    code, out, err = _exit(["validate", str(tmp_path)], capsys)
+    assert code == 2
+    assert err.splitlines() == [
+        f"{tmp_path / 'b.yaml'}:1: scenario name 'team-a' gives the report folder 'team-a', as does 'team/a' in "
+        f"{tmp_path / 'a.yaml'}:1: one report would replace the other (rename one of them)",
+        "prefixsim: 1 scenario file(s) have errors"]
+
+
+def test_a_report_folder_of_another_kind_is_not_replaced(tmp_path, capsys, charted):
+    """A scenario named `r_files` must not replace the PNGs of the page r.html beside it."""
+    assert _exit(["report", str(charted), "-o", str(tmp_path / "r.html"), *DATE], capsys)[0] == 0
+    pngs = _tree(tmp_path / "r_files")
+    (tmp_path / "s.yaml").write_text(SCENARIO.format(name="r_files"))
+    code, out, err = _exit(["run", str(tmp_path / "s.yaml"), "--out", str(tmp_path), *DATE], capsys)
+    assert code == 2
+    assert err.splitlines()[0] == (f"{tmp_path / 'r_files'}: holds another kind of prefixsim output (report's image "
+                                   "folder), not a scenario report; not replacing it (choose another output folder)")
+    assert _tree(tmp_path / "r_files") == pngs
 
 
 def test_no_write_runs_scenarios_sharing_a_name(tmp_path, capsys):

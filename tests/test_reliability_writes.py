@@ -222,7 +222,7 @@ def test_a_folder_put_in_place_between_two_renames_is_replaced_whole(tmp_path, m
     import prefixsim.fsutil as fs
 
     target = tmp_path / "keep"
-    fs.replace_folder(target, {"a.csv": "old"})
+    fs.replace_folder(target, {"a.csv": "old"}, "test")
     monkeypatch.setattr(fs, "_exchange", lambda a, b: False)
     real, raced = os.rename, []
 
@@ -231,12 +231,12 @@ def test_a_folder_put_in_place_between_two_renames_is_replaced_whole(tmp_path, m
             raced.append(a)
             target.mkdir()
             (target / "b.csv").write_text("theirs")
-            (target / fs.MARKER).write_text("b.csv\n")
+            (target / fs.MARKER).write_text("prefixsim: test\nb.csv\n")
         return real(a, b)
     monkeypatch.setattr(os, "rename", racing)
-    fs.replace_folder(target, {"a.csv": "ours"})
+    fs.replace_folder(target, {"a.csv": "ours"}, "test")
     assert raced
-    assert _tree(target) == {".prefixsim-report": b"a.csv\n", "a.csv": b"ours"}
+    assert _tree(target) == {".prefixsim-report": b"prefixsim: test\na.csv\n", "a.csv": b"ours"}
     assert not _debris(tmp_path)
 
 

@@ -51,7 +51,7 @@ def write_reports(res, out_dir: Path) -> Path:
     charted sweep), swapped in as one set: files of an earlier run that this one does not write go."""
     from ..fsutil import replace_folder, slug
     from ..report.build import sweep_chart  # a scenario with `sweep:` + `chart:` gets its curve drawn
-    from ..report.folders import RUN_FILES
+    from ..report.folders import RUN_FILES, RUN_KIND
     from ..report.tables import csv_text, json_text, scenario_text
     from ..results import REQUEST_COLUMNS, SUMMARY_COLUMNS
 
@@ -67,19 +67,21 @@ def write_reports(res, out_dir: Path) -> Path:
         from ..report.charts import line_figure, render_both
 
         files["chart.png"], files["chart.svg"] = render_both(line_figure(chart))
-    replace_folder(d, files, legacy=RUN_FILES.__contains__)
+    replace_folder(d, files, RUN_KIND, RUN_FILES.__contains__)
     return d
 
 
 def check_report_folders(files: list[str], out_dir: Path) -> None:
     """Before anything runs: no two scenarios share a report folder, and no report folder is or holds
     a file the run reads (`run scenarios/ --out scenarios/` writes beside the scenarios, never over them)."""
-    from ..fsutil import check_outputs
-    from ..report.folders import check_distinct, scenario_inputs
+    from ..fsutil import check_outputs, check_replaceable
+    from ..report.folders import RUN_FILES, RUN_KIND, check_distinct, scenario_inputs
 
     inputs, named = scenario_inputs(files)
     check_distinct(named)
     check_outputs(inputs, folders=[out_dir / n.folder for n in named])
+    for n in named:
+        check_replaceable(out_dir / n.folder, RUN_KIND, RUN_FILES.__contains__)
 
 
 @click.command()
@@ -151,16 +153,26 @@ def validate(paths):
     Example:
       prefixsim validate scenarios/
     """
+    from ..fsutil import slug
+    from ..report.folders import Named, check_distinct
     from ..scenario.loader import load_runs, scenario_files
 
     failures = 0
+    named = []
     for f in scenario_files(list(paths)):
         try:
             runs = load_runs(f)
             click.echo(f"{f}: ok ({len(runs)} run{'s' if len(runs) != 1 else ''})")
+            if runs:
+                named.append(Named(f, runs[0].scenario.name, slug(runs[0].scenario.name)))
         except UserError as e:
             failures += 1
             click.echo(str(e.located(f)), err=True)
+    try:   # as `run` would: two scenarios may not share a report folder
+        check_distinct(named)
+    except UserError as e:
+        failures += 1
+        click.echo(str(e), err=True)
     if failures:
         raise UserError(f"{failures} scenario file(s) have errors")
 

@@ -7,11 +7,14 @@ import os
 from pathlib import Path
 
 from ..errors import UserError
-from ..fsutil import check_outputs, replace_folder, slug, write_files
+from ..fsutil import check_outputs, check_replaceable, replace_folder, slug, write_files
 from ..results import ScenarioResult
 from .charts import LineChart, Series, line_figure, render_both, stacked_bars
 from .html import Figure, Section, markdown, page
 
+#: The kind of folder the page's PNGs go to (x_files/); one written before folders carried their
+#: marker holds only PNGs.
+IMAGES = "report's image folder"
 COMPARISON = ("variant", "requests", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
               "output_tokens", "hit_rate", "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache", "vs_cheapest")
 
@@ -97,6 +100,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     check_outputs(inputs, files=[output])   # `report s.yaml -o s.yaml`: refused, whatever the suffix
     html_path, md_path, img_dir = report_paths(output)
     check_outputs(inputs, files=[html_path, md_path], folders=[img_dir])
+    check_replaceable(img_dir, IMAGES, _png)
     check_distinct(named)   # one folder name per scenario: figure files and page anchors are named by it
     when = when or dt.datetime.now(dt.UTC).date()
     results = run_paths(paths, when)
@@ -129,8 +133,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
                                 anchor=f"breakeven-{name}"))
     # The PNGs as one folder (an earlier report's PNGs that this one does not draw go), then the page
     # and its twin together.
-    replace_folder(img_dir, {f"{f.name}.png": f.png for s in sections for f in s.figures},
-                   legacy=lambda name: name.endswith(".png"))
+    replace_folder(img_dir, {f"{f.name}.png": f.png for s in sections for f in s.figures}, IMAGES, _png)
     write_files({html_path: page(title, sections, assumptions, when),
                  md_path: markdown(title, sections, assumptions, when, img_dir.name)})
     return html_path, md_path
@@ -157,3 +160,7 @@ def _first_model(results: list[ScenarioResult]) -> str | None:
             for o in v.outcomes:
                 return o.call.request.model
     return None
+
+
+def _png(name: str) -> bool:
+    return name.endswith(".png")

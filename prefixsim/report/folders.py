@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from ..errors import UserError
 from ..fsutil import slug
 
+#: The kind of folder `prefixsim run` writes per scenario (named in its marker and in errors).
+RUN_KIND = "scenario report"
 #: The files `prefixsim run` writes into a scenario's report folder (a folder holding only these,
 #: written before report folders carried their marker, may still be replaced).
 RUN_FILES = frozenset({"requests.csv", "summary.csv", "summary.md", "results.json", "chart.png", "chart.svg"})
