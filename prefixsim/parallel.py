@@ -26,7 +26,7 @@ def _runs(path: str) -> list:
     return _load(path, (st.st_mtime_ns, st.st_size))
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=256)   # `run` looks at every file (report folders) before running them: load each once
 def _load(path: str, version: tuple[int, int] | None) -> list:
     from .scenario.loader import load_runs
 
@@ -114,3 +114,9 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
             yield error
             continue
         yield collect(f, x, variants)
+
+
+def scenario_runs(path: str) -> list:
+    """A scenario file's runs from the same per-process cache `run_files` loads from (a UserError if
+    the file is bad), so a command can look at the scenarios before running them at no extra cost."""
+    return _runs(path)

@@ -119,12 +119,14 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
     from ..analysis import studies
     from ..analysis.common import prices_for
     from ..analysis.verify import verify
-    from ..fsutil import write_atomic
-    from ..report.charts import line_figure, save
+    from ..fsutil import check_outputs, write_files
+    from ..providers.tables import anthropic_min_tokens
+    from ..report.charts import line_figure, render_both
     from ..report.tables import csv_text, grid, json_text
 
-    from ..providers.tables import anthropic_min_tokens
-
+    base = Path(out) / study
+    written = [base.with_suffix(".csv"), base.with_suffix(".png"), base.with_suffix(".svg")]
+    check_outputs([*([sheet] if sheet else []), *gaps_from], files=written)
     f = _parse_params(study, params)
     try:
         anthropic_min_tokens(model)
@@ -135,10 +137,9 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
     kwargs = {"gaps": _gaps(gaps, gaps_from)} if study == "ttl" else {}
     s = studies.STUDIES[study](p, f, **kwargs)
     check = verify(study, p, book, f)
-    base = Path(out) / study
     cols = list(dict.fromkeys(k for row in s.curve for k in row))
-    write_atomic(base.with_suffix(".csv"), csv_text(s.curve, cols))
-    paths = save(line_figure(s.chart), base)
+    png, svg = render_both(line_figure(s.chart))
+    write_files(dict(zip(written, (csv_text(s.curve, cols), png, svg))))
     if fmt == "json":
         click.echo(json_text({"study": study, "model": model, "prices": p.source, "params": s.params,
                               "reading": s.reading, "crossings": s.table, "check": check, "curve": s.curve}), nl=False)
@@ -150,13 +151,14 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
     click.echo("")
     click.echo(s.reading)
     click.echo(f"closed form vs simulation: {check['points']} points, largest difference ${check['max_abs_diff_usd']:.9f}")
-    click.echo(f"wrote {base.with_suffix('.csv')}, {paths[0]}, {paths[1]}", err=True)
+    click.echo(f"wrote {written[0]}, {written[1]}, {written[2]}", err=True)
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("-o", "--output", default="reports/report.html", show_default=True, type=click.Path(dir_okay=False),
-              help="The HTML page; report.md and its PNGs are written beside it.")
+@click.option("-o", "--output", default="reports/report.html", show_default=True, type=click.Path(),
+              help="The HTML page (x.html; x.md and the PNGs in x_files/ go beside it), or a folder "
+                   "(ending in / or existing) for report.html, report.md and report_files/.")
 @click.option("--model", help="Model for the break-even studies (default: the first scenario's).")
 @click.option("--title", default="Prompt-cache design review", show_default=True)
 @click.option("--price-date", help="genai-prices rates in force on this date (YYYY-MM-DD; default today).")
@@ -164,10 +166,11 @@ def report(paths, output, model, title, price_date):
     """One self-contained HTML page for a design review (and report.md with PNGs beside it).
 
     \b
-    Example:
+    Examples:
       prefixsim report scenarios/ -o reports/report.html
+      prefixsim report scenarios/ -o reports/review/
     """
     from ..report.build import build_report
 
-    out = build_report(list(paths), Path(output), model=model, title=title, when=parse_price_date(price_date))
+    out = build_report(list(paths), output, model=model, title=title, when=parse_price_date(price_date))
     click.echo(f"wrote {out[0]} and {out[1]}", err=True)

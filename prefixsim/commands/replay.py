@@ -75,6 +75,10 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     """
     from .. import sources
 
+    if export_path:   # before anything is read: a log over 256 MB is re-read at its offsets while replaying
+        from ..fsutil import check_outputs
+
+        check_outputs(paths, files=[export_path])
     try:
         kind = source or sources.detect(paths[0])
     except UserError:

@@ -59,25 +59,41 @@ def parse_start_option(value: str | None) -> dt.datetime | None:
 
 
 def write_reports(res, out_dir: Path) -> Path:
-    """reports/<scenario>/: requests.csv, summary.csv, summary.md, results.json — each written atomically."""
-    from ..fsutil import slug, write_files
+    """reports/<scenario>/: requests.csv, summary.csv, summary.md, results.json (and chart.png/.svg for a
+    charted sweep), swapped in as one set: files of an earlier run that this one does not write go."""
+    from ..fsutil import replace_folder, slug
+    from ..report.build import sweep_chart  # a scenario with `sweep:` + `chart:` gets its curve drawn
+    from ..report.folders import RUN_FILES, RUN_KIND
     from ..report.tables import csv_text, json_text, scenario_text
     from ..results import REQUEST_COLUMNS, SUMMARY_COLUMNS
 
     d = out_dir / slug(res.name)
     rows = [{"variant": v.variant, **r} for v in res.variants for r in v.rows()]
-    write_files({d / "requests.csv": csv_text(rows, ["variant", *REQUEST_COLUMNS]),
-                 d / "summary.csv": csv_text(res.comparison(), ["variant", *SUMMARY_COLUMNS, "vs_cheapest"]),
-                 d / "summary.md": scenario_text(res, markdown=True) + "\n",
-                 d / "results.json": json_text(res.to_json())})
-    from ..report.build import sweep_chart  # a scenario with `sweep:` + `chart:` gets its curve drawn
-
+    files: dict[str, str | bytes] = {
+        "requests.csv": csv_text(rows, ["variant", *REQUEST_COLUMNS]),
+        "summary.csv": csv_text(res.comparison(), ["variant", *SUMMARY_COLUMNS, "vs_cheapest"]),
+        "summary.md": scenario_text(res, markdown=True) + "\n",
+        "results.json": json_text(res.to_json())}
     chart = sweep_chart(res)
     if chart is not None:
-        from ..report.charts import line_figure, save
+        from ..report.charts import line_figure, render_both
 
-        save(line_figure(chart), d / "chart")
+        files["chart.png"], files["chart.svg"] = render_both(line_figure(chart))
+    replace_folder(d, files, RUN_KIND, RUN_FILES.__contains__)
     return d
+
+
+def check_report_folders(files: list[str], out_dir: Path) -> None:
+    """Before anything runs: no two scenarios share a report folder, and no report folder is or holds
+    a file the run reads (`run scenarios/ --out scenarios/` writes beside the scenarios, never over them)."""
+    from ..fsutil import check_outputs, check_replaceable
+    from ..report.folders import RUN_FILES, RUN_KIND, check_distinct, scenario_inputs
+
+    inputs, named = scenario_inputs(files)
+    check_distinct(named)
+    check_outputs(inputs, folders=[out_dir / n.folder for n in named])
+    for n in named:
+        check_replaceable(out_dir / n.folder, RUN_KIND, RUN_FILES.__contains__)
 
 
 @click.command()
@@ -116,6 +132,8 @@ def run(paths, fmt, out, no_write, price_date, start, summary_only, workers, exe
     when = parse_price_date(price_date)
     at = parse_start_option(start)
     files = scenario_files(list(paths))
+    if not no_write:
+        check_report_folders(files, Path(out))
     progress = Progress(len(files))
     results, failures = [], []
     for i, (f, res) in enumerate(zip(files, run_files(files, when, workers, executor, scheduler, at))):
@@ -138,7 +156,7 @@ def run(paths, fmt, out, no_write, price_date, start, summary_only, workers, exe
         click.echo("\n\n".join(scenario_text(r, markdown=fmt == "markdown", requests=not summary_only)
                                for r in results))
         if results and not no_write and fmt == "table":
-            click.echo(f"\nreports written to {out}/", err=True)
+            click.echo(f"\nreports written to {out.rstrip('/') or '/'}/", err=True)
     if failures:
         names = ", ".join(f.path or "?" for f in failures)
         raise UserError(f"{len(failures)} of {len(files)} scenario files failed: {names}")
@@ -153,16 +171,26 @@ def validate(paths):
     Example:
       prefixsim validate scenarios/
     """
+    from ..fsutil import slug
+    from ..report.folders import Named, check_distinct
     from ..scenario.loader import load_runs, scenario_files
 
     failures = 0
+    named = []
     for f in scenario_files(list(paths)):
         try:
             runs = load_runs(f)
             click.echo(f"{f}: ok ({len(runs)} run{'s' if len(runs) != 1 else ''})")
+            if runs:
+                named.append(Named(f, runs[0].scenario.name, slug(runs[0].scenario.name)))
         except UserError as e:
             failures += 1
             click.echo(str(e.located(f)), err=True)
+    try:   # as `run` would: two scenarios may not share a report folder
+        check_distinct(named)
+    except UserError as e:
+        failures += 1
+        click.echo(str(e), err=True)
     if failures:
         raise UserError(f"{failures} scenario file(s) have errors")
 

@@ -3,13 +3,18 @@ studies for the scenarios' model, each with its plain-language reading."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
-from ..fsutil import slug, write_atomic
+from ..errors import UserError
+from ..fsutil import check_outputs, check_replaceable, replace_folder, slug, write_files
 from ..results import ScenarioResult
 from .charts import LineChart, Series, line_figure, render_both, stacked_bars
 from .html import Figure, Section, markdown, page
 
+#: The kind of folder the page's PNGs go to (x_files/); one written before folders carried their
+#: marker holds only PNGs.
+IMAGES = "report's image folder"
 COMPARISON = ("variant", "requests", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
               "output_tokens", "hit_rate", "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache", "vs_cheapest")
 
@@ -60,12 +65,43 @@ def sweep_chart(res: ScenarioResult) -> LineChart | None:
                      [Series(k, xs, ys) for k, (xs, ys) in lines.items()])
 
 
-def build_report(paths: list[str], output: Path, model: str | None = None, title: str = "Prompt-cache design review",
-                 when: dt.date | None = None) -> tuple[Path, Path]:
+def report_paths(output: str | os.PathLike) -> tuple[Path, Path, Path]:
+    """Where `-o` puts the page, its Markdown twin and the twin's PNGs: a folder (an existing one, or a
+    path ending in /) gets report.html, report.md and report_files/; x.html or x.md (or plain x) gives
+    x.html, x.md and x_files/ — two formats never share one name."""
+    raw = os.fspath(output)
+    out = Path(raw)
+    if raw.endswith(("/", os.sep)) or out.is_dir():
+        html = out / "report.html"
+    elif out.suffix.lower() in (".html", ".htm"):
+        html = out
+    elif out.suffix.lower() in (".md", ".markdown"):
+        html = out.with_suffix(".html")
+    elif not out.suffix:
+        html = out.with_name(out.name + ".html")
+    else:
+        raise UserError(f"-o names the HTML page (.html), its Markdown twin (.md) or a folder (ending in /), "
+                        f"not a {out.suffix} file", raw)
+    return html, html.with_suffix(".md"), html.with_name(html.stem + "_files")
+
+
+def build_report(paths: list[str], output: str | os.PathLike, model: str | None = None,
+                 title: str = "Prompt-cache design review", when: dt.date | None = None) -> tuple[Path, Path]:
+    """Run the scenarios in `paths` and write the page, its Markdown twin and PNGs (see report_paths);
+    returns the page's and the twin's paths. Nothing is written if an output is one of the inputs."""
     from ..analysis import studies
     from ..analysis.common import prices_for
     from ..api import run_paths
+    from ..scenario.loader import scenario_files
+    from .folders import check_distinct, scenario_inputs
 
+    files = scenario_files(list(paths))
+    inputs, named = scenario_inputs(files)
+    check_outputs(inputs, files=[output])   # `report s.yaml -o s.yaml`: refused, whatever the suffix
+    html_path, md_path, img_dir = report_paths(output)
+    check_outputs(inputs, files=[html_path, md_path], folders=[img_dir])
+    check_replaceable(img_dir, IMAGES, _png)
+    check_distinct(named)   # one folder name per scenario: figure files and page anchors are named by it
     when = when or dt.datetime.now(dt.UTC).date()
     results = run_paths(paths, when)
     sections: list[Section] = []
@@ -95,15 +131,12 @@ def build_report(paths: list[str], output: Path, model: str | None = None, title
         sections.append(Section(f"Break-even: {s.title}", "", s.reading, [("crossing points", s.table, cols)],
                                 [Figure(s.chart.title, render_both(line_figure(s.chart))[0], f"breakeven-{name}")],
                                 anchor=f"breakeven-{name}"))
-    html_text = page(title, sections, assumptions, when)
-    write_atomic(output, html_text)
-    img_dir = output.with_name(output.stem + "_files")
-    for s in sections:
-        for f in s.figures:
-            write_atomic(img_dir / f"{f.name}.png", f.png)
-    md_path = output.with_suffix(".md")
-    write_atomic(md_path, markdown(title, sections, assumptions, when, img_dir.name))
-    return output, md_path
+    # The PNGs as one folder (an earlier report's PNGs that this one does not draw go), then the page
+    # and its twin together.
+    replace_folder(img_dir, {f"{f.name}.png": f.png for s in sections for f in s.figures}, IMAGES, _png)
+    write_files({html_path: page(title, sections, assumptions, when),
+                 md_path: markdown(title, sections, assumptions, when, img_dir.name)})
+    return html_path, md_path
 
 
 def scenario_assumptions(res: ScenarioResult) -> list[dict]:
@@ -127,3 +160,7 @@ def _first_model(results: list[ScenarioResult]) -> str | None:
             for o in v.outcomes:
                 return o.call.request.model
     return None
+
+
+def _png(name: str) -> bool:
+    return name.endswith(".png")

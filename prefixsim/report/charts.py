@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision deficiencies.
@@ -140,13 +139,3 @@ def render_both(fig) -> tuple[bytes, bytes]:
     plt.close(fig)
     return png, svg
 
-
-def save(fig, base: Path) -> list[Path]:
-    """base.png and base.svg, each written atomically."""
-    from ..fsutil import write_atomic
-
-    png, svg = render_both(fig)
-    paths = [base.with_suffix(".png"), base.with_suffix(".svg")]
-    write_atomic(paths[0], png)
-    write_atomic(paths[1], svg)
-    return paths
