@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import click
@@ -43,28 +42,36 @@ def _parse_params(study: str, pairs: tuple[str, ...]):
 
 
 def _load_sheet(path: str | None) -> dict | None:
+    """A --prices sheet (YAML or JSON): every price checked here, each error at its file:line."""
     if path is None:
         return None
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"cannot read price sheet: {e.strerror}", path) from None
-    if p.suffix == ".json":
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UserError(f"not JSON: {e.msg}", path, e.lineno, e.colno) from None
-    else:
-        from ruamel.yaml import YAML
-        from ruamel.yaml.error import YAMLError
-        try:
-            doc = YAML(typ="safe", pure=True).load(text)
-        except YAMLError as e:
-            raise UserError(f"not YAML: {str(e).splitlines()[0]}", path) from None
+    from ..jsonfile import load_json
+    from ..scenario.loader import input_boundary
+    from ..userfiles import MAX_YAML_BYTES
+    from ..yamlfile import load_yaml
+
+    with input_boundary(path):
+        if Path(path).suffix == ".json":
+            doc = load_json(path, "price sheet", cap=MAX_YAML_BYTES)
+        else:
+            doc = load_yaml(path, "price sheet", needs="one model's prices")
+        return _checked_sheet(path, doc)
+
+
+def _checked_sheet(path: str, doc: object) -> dict:
+    from ..pricing import PRICE_KEYS, sheet_price
+    from ..scenario.loader import locate
+
+    shape = "a price sheet maps model -> {" + ", ".join(PRICE_KEYS) + "} (USD per MTok)"
     if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
-        raise UserError("a price sheet maps model -> {input, output, cache_read, cache_write_5m, cache_write_1h}", path)
-    return doc
+        raise UserError(shape, path, 1)
+    for model, row in doc.items():
+        for key, value in row.items():
+            try:
+                sheet_price(str(model), str(key), value)
+            except UserError as e:
+                raise e.located(path, *locate(doc, (model, key))) from None
+    return {str(m): {str(k): v for k, v in row.items()} for m, row in doc.items()}
 
 
 def _gaps(spec: str | None, from_paths: tuple[str, ...]) -> list[float] | None:
