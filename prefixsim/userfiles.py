@@ -100,7 +100,7 @@ def value_problem(v: Any) -> str | None:
     """What is wrong with one scalar of a loaded document, or None. Booleans are fine (bool is int)."""
     if isinstance(v, float):
         if math.isnan(v):
-            return "NaN is not a number this tool can use"
+            return "NaN is not a usable number; give a finite value"
         if math.isinf(v):
             return "the number is infinite (or too large to represent); give a finite value"
     elif isinstance(v, int) and not isinstance(v, bool):

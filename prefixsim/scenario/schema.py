@@ -63,7 +63,7 @@ def _literal_tools(v: Any) -> Any:
 
     problem = conversation_problem(v, "", []) if isinstance(v, list) else None
     if problem:
-        raise ValueError(problem.replace("'tools'", "tools").replace("tools[", "["))
+        raise ValueError(problem)
     return v
 
 
@@ -73,7 +73,7 @@ def _literal_history(v: Any) -> Any:
     if isinstance(v, list):
         problem = conversation_problem([], "", [{"content": "", **m} if isinstance(m, dict) else m for m in v])
         if problem:
-            raise ValueError(problem.replace("'messages'", "history").replace("messages[", "["))
+            raise ValueError(problem.replace("'messages'", "history").replace("messages[", "history["))
     return v
 
 
