@@ -53,7 +53,7 @@ def _int(literal: str) -> int:
 def load_json(path: str, what: str, cap: int = MAX_BODY_BYTES, shown: str | None = None) -> Any:
     """Parse one JSON file within the limits above; errors name it as `shown` (default `path`)."""
     name = shown or path
-    text = decode_utf8(read_capped(path, cap, what), name)
+    text = decode_utf8(read_capped(path, cap, what, name), name)
     return parse_json(text, name)
 
 

@@ -32,27 +32,29 @@ MAX_DEPTH = 100
 MAX_INT = 2 ** 53
 
 
-def read_capped(path: str, cap: int, what: str) -> bytes:
-    """The bytes of `path` if it is a regular file of at most `cap` bytes (UserError otherwise).
+def read_capped(path: str, cap: int, what: str, shown: str | None = None) -> bytes:
+    """The bytes of `path` if it is a regular file of at most `cap` bytes (UserError otherwise, naming
+    the file as `shown`, default `path`).
 
     Opened non-blocking so a FIFO cannot block the open; the type is checked on the open descriptor
     (no race between a check and the open); at most cap + 1 bytes are read, so a file whose size the
     file system misreports (/proc) is still bounded."""
+    name = shown or path
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):   # a socket cannot even be opened: say what it is first
             raise UserError(f"not a regular file ({_kind(st.st_mode)}); a {what} is read from a plain file",
-                            path)
+                            name)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as e:
-        raise UserError(f"cannot read {what}: {e.strerror}", path) from None
+        raise UserError(f"cannot read {what}: {e.strerror}", name) from None
     try:
         st = os.fstat(fd)   # the file opened, which may have been swapped since the stat
         if not stat.S_ISREG(st.st_mode):
             raise UserError(f"not a regular file ({_kind(st.st_mode)}); a {what} is read from a plain file",
-                            path)
+                            name)
         if st.st_size > cap:
-            raise UserError(f"{what} is {_size(st.st_size)}, over the {_size(cap)} limit", path)
+            raise UserError(f"{what} is {_size(st.st_size)}, over the {_size(cap)} limit", name)
         chunks, got = [], 0
         while got <= cap:
             chunk = os.read(fd, min(cap + 1 - got, MIB))
@@ -61,10 +63,10 @@ def read_capped(path: str, cap: int, what: str) -> bytes:
             chunks.append(chunk)
             got += len(chunk)
         if got > cap:
-            raise UserError(f"{what} is over the {_size(cap)} limit", path)
+            raise UserError(f"{what} is over the {_size(cap)} limit", name)
         return b"".join(chunks)
     except OSError as e:
-        raise UserError(f"cannot read {what}: {e.strerror}", path) from None
+        raise UserError(f"cannot read {what}: {e.strerror}", name) from None
     finally:
         os.close(fd)
 
