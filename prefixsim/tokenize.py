@@ -114,8 +114,9 @@ def pieces(text: str, size: int = CHUNK_CHARS):
     """`text` as consecutive slices of about `size` characters, each ending where a pre-token ends
     (see _CUT): counting the slices gives the count of the whole. A stretch of size / 2 characters
     without such a place (no letter followed by a non-letter: a run of one letter, digits only,
-    whitespace only) is cut at `size`: that cut may merge differently than the whole text would, by a
-    few tokens (tests/test_tokenize.py measures it), once per `size` characters of such a stretch."""
+    whitespace only) is cut at `size`: that cut may merge differently than the whole text would. Measured
+    on digit runs, one-letter runs, random letters, whitespace and punctuation: at most one token per
+    such cut, i.e. one token per 256 K characters of such a stretch (tests/test_tokenize.py)."""
     start, n = 0, len(text)
     pat = _cut_pattern()
     while n - start > size:
