@@ -20,7 +20,7 @@ from .providers.tables import ANTHROPIC_CONFIG_LAYER, ANTHROPIC_KEEPS_THINKING, 
 from .results import ScenarioResult, VariantResult
 from .runner import Simulator
 from .scenario.builder import Timeline
-from .scenario.loader import Run, load_json_file, load_runs, locate, read_yaml, scenario_files
+from .scenario.loader import Run, input_boundary, load_json_file, load_runs, locate, read_yaml, scenario_files
 
 
 def _price_date(run: Run, override: dt.date | None) -> dt.date | None:
@@ -44,44 +44,49 @@ def _start(run: Run, price_date: dt.date | None, start: dt.datetime | None) -> t
 def simulate(run: Run, price_date: dt.date | None = None, start: dt.datetime | None = None) -> VariantResult:
     """Play one run's timeline and replay its calls through the provider rules; a request is priced at
     the clock's start plus its t (`start`, default 07:00 UTC on the price date)."""
-    s = run.settings
     try:
-        calls = Timeline(s, run.base_dir, lambda rel: load_json_file(run, rel)).play()
-        when, at = _start(run, price_date, start)
-        prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at)
-        provider, tokenizer = s.provider or "anthropic", s.tokenizer or "cl100k_base"
-        policy = None
-        if provider in ENGINES:  # a serving engine's cache is set up by `engine:`; the provider APIs ignore it
-            spec = s.engine.over(run.scenario.engine) if s.engine else None
-            policy = get_policy(provider, **engine_options(provider, spec, s.model, tokenizer))
-        sim = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
-                        policy=policy)
-        outcomes = sim.run(calls)
-        models = sorted({c.request.model for c in calls})
-        assumptions = {"tokenizer": tokenizer}
-        if policy is None:  # a serving engine has no TTL, no breakpoints and no wait for the first token
-            assumptions.update({"time to first token": f"{1.0 if s.ttft is None else s.ttft:g} s",
-                                "breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"})
-            buckets = _ttl_buckets(s)
-            if buckets:
-                assumptions["ttl by stream"] = buckets
-        for m in models:
-            assumptions.update({f"{k} [{m}]" if len(models) > 1 else k: v
-                                for k, v in sim.policy.describe(m).items()})
-            assumptions[f"prices [{m}]"] = _price_line(prices, m, sim.provider)
-            mine = [c.request.layer_params for c in calls if c.request.model == m]
-            if any(lp[0] for lp in mine):
-                row = ANTHROPIC_CONFIG_LAYER[canonical_model(m)]
-                assumptions[f"thinking / effort change [{m}]"] = f"invalidates tools, system and messages ({row.source})"
-            keeps = ANTHROPIC_KEEPS_THINKING.get(canonical_model(m))
-            if keeps is not None and any(b'"thinking"' in lp[0] + lp[2] for lp in mine):
-                assumptions[f"earlier turns' thinking [{m}]"] = keeps.source
-            hours = prices.windows(m, sim.provider)
-            if hours:   # the price depends on the hour: say when t = 0 falls and what each hour costs
-                assumptions["clock start"] = f"{prices.start:%Y-%m-%dT%H:%M:%SZ} (t = 0)"
-                assumptions[f"time-of-day prices [{m}]"] = hours
+        with input_boundary(run.path):   # the run's own values (a `file:` body) reach the builder here
+            return _simulate(run, price_date, start)
     except UserError as e:
         raise _locate(e, run) from None
+
+
+def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -> VariantResult:
+    s = run.settings
+    calls = Timeline(s, run.base_dir, lambda rel: load_json_file(run, rel)).play()
+    when, at = _start(run, price_date, start)
+    prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at)
+    provider, tokenizer = s.provider or "anthropic", s.tokenizer or "cl100k_base"
+    policy = None
+    if provider in ENGINES:  # a serving engine's cache is set up by `engine:`; the provider APIs ignore it
+        spec = s.engine.over(run.scenario.engine) if s.engine else None
+        policy = get_policy(provider, **engine_options(provider, spec, s.model, tokenizer))
+    sim = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
+                    policy=policy)
+    outcomes = sim.run(calls)
+    models = sorted({c.request.model for c in calls})
+    assumptions = {"tokenizer": tokenizer}
+    if policy is None:  # a serving engine has no TTL, no breakpoints and no wait for the first token
+        assumptions.update({"time to first token": f"{1.0 if s.ttft is None else s.ttft:g} s",
+                            "breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"})
+        buckets = _ttl_buckets(s)
+        if buckets:
+            assumptions["ttl by stream"] = buckets
+    for m in models:
+        assumptions.update({f"{k} [{m}]" if len(models) > 1 else k: v
+                            for k, v in sim.policy.describe(m).items()})
+        assumptions[f"prices [{m}]"] = _price_line(prices, m, sim.provider)
+        mine = [c.request.layer_params for c in calls if c.request.model == m]
+        if any(lp[0] for lp in mine):
+            row = ANTHROPIC_CONFIG_LAYER[canonical_model(m)]
+            assumptions[f"thinking / effort change [{m}]"] = f"invalidates tools, system and messages ({row.source})"
+        keeps = ANTHROPIC_KEEPS_THINKING.get(canonical_model(m))
+        if keeps is not None and any(b'"thinking"' in lp[0] + lp[2] for lp in mine):
+            assumptions[f"earlier turns' thinking [{m}]"] = keeps.source
+        hours = prices.windows(m, sim.provider)
+        if hours:   # the price depends on the hour: say when t = 0 falls and what each hour costs
+            assumptions["clock start"] = f"{prices.start:%Y-%m-%dT%H:%M:%SZ} (t = 0)"
+            assumptions[f"time-of-day prices [{m}]"] = hours
     return VariantResult(run.scenario.name, run.variant, outcomes, assumptions,
                          run.scenario.sweep.param if run.scenario.sweep else None, run.sweep_value,
                          self_hosted=policy is not None,

@@ -76,18 +76,25 @@ def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[lis
     return on_joblib
 
 
+def local_workers(asked: int, tasks: int) -> int:
+    """Processes worth starting: never more than the tasks, nor than the cores (more only queue and
+    each costs a Python start-up and memory); 0 or -1 asks for one per core."""
+    cores = os.cpu_count() or 1
+    return max(1, min(cores if asked in (0, -1) else asked, cores, tasks))
+
+
 def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: int = 1, executor: str = "local",
               scheduler: str | None = None, start: dt.datetime | None = None) -> Iterator[ScenarioResult | UserError]:
     """Each scenario file's result (or the first UserError of its load or runs), in file order.
 
-    `workers`: local processes (1: this one; 0 or -1: one per core). With `executor="dask"` runs go to
+    `workers`: local processes (1: this one; 0 or -1: one per core), at most one per task and per
+    core (`local_workers`). With `executor="dask"` runs go to
     the dask.distributed scheduler at `scheduler`, sharded by run (one scenario variant's sessions).
     """
     from .api import collect
 
     if workers < -1:
         raise UserError(f"--workers must be a count of processes, 0 or -1 for every core; got {workers}")
-    mapper = _mapper(-1 if workers == 0 else workers, executor, scheduler)
     files = list(files)
     loaded: list[list | UserError] = []
     for f in files:
@@ -96,7 +103,7 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
         except UserError as e:
             loaded.append(e.located(f))
     tasks = [(f, i) for f, x in zip(files, loaded) if not isinstance(x, UserError) for i in range(len(x))]
-    results = mapper(tasks, (price_date, start))
+    results = _mapper(local_workers(workers, len(tasks)), executor, scheduler)(tasks, (price_date, start))
     for f, x in zip(files, loaded):
         if isinstance(x, UserError):
             yield x

@@ -13,6 +13,9 @@ from .model import Usage
 
 MTOK = Decimal(1_000_000)
 PRICE_KEYS = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
+#: USD per MTok a price sheet may give: a dollar a token, thousands of times any listed model's price.
+#: More is a typo, and a price near the float maximum cannot be quantized to micro-dollars.
+MAX_PRICE = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,18 +188,27 @@ def _from_sheet(model: str, row: Mapping[str, object], source: str) -> Rates:
         raise UserError(f"price sheet for {model}: unknown keys {sorted(unknown)} (valid: {', '.join(PRICE_KEYS)})")
     if "input" not in row or "output" not in row:
         raise UserError(f"price sheet for {model}: 'input' and 'output' (USD per MTok) are required")
-    try:
-        vals = {k: Decimal(str(row[k])) for k in row}
-    except Exception:
-        raise UserError(f"price sheet for {model}: prices must be numbers (USD per MTok)") from None
-    if any(v < 0 for v in vals.values()):
-        raise UserError(f"price sheet for {model}: prices must not be negative")
+    vals = {k: sheet_price(model, k, row[k]) for k in row}
     inp = vals["input"]
     # Unset cache prices default to Anthropic's multipliers (A-PR: 0.1x read, 1.25x 5m, 2x 1h write).
     return Rates(model, Tiered(inp), Tiered(vals["output"]),
                  Tiered(vals.get("cache_read", inp * Decimal("0.1"))),
                  Tiered(vals.get("cache_write_5m", inp * Decimal("1.25"))),
                  Tiered(vals.get("cache_write_1h", inp * 2)), source)
+
+
+def sheet_price(model: str, key: str, value: object) -> Decimal:
+    """One price of a sheet, USD per MTok: a finite number from 0 to MAX_PRICE (UserError otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
+        raise UserError(f"price sheet for {model}: {key} must be a number (USD per MTok)")
+    try:
+        price = Decimal(str(value).strip())
+    except ArithmeticError:
+        raise UserError(f"price sheet for {model}: {key} {value!r} is not a number (USD per MTok)") from None
+    if not price.is_finite() or not 0 <= price <= MAX_PRICE:
+        raise UserError(f"price sheet for {model}: {key} {value!r} is out of range "
+                        f"(0 to {MAX_PRICE:,} USD per MTok)")
+    return price
 
 
 def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime) -> Rates:

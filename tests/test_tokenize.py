@@ -53,3 +53,75 @@ def test_fixed_size_blocks_skip_the_tokenizer():
     counter = TokenCounter(get_tokenizer("cl100k_base"))
     assert counter.count(Block(Layer.TOOLS, b"x", tokens=1234)) == 1234
     assert counter.bytes_tokenized == 0
+
+
+# --- long texts are counted in pieces ---------------------------------------------------------------
+
+TRICKY = list("abcXYZ éÉ漢字 \n\t'’\"/.,;:-_0123456789") + ["\u0301", "\r\n", "\\n", "'s", "'ll", " s", "  ",
+                                                             "😀", "ß", "İ"]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_a_text_cut_where_pieces_end_counts_as_the_whole(name):
+    """Every place `pieces` may cut (a letter, then no letter, mark or apostrophe) is a pre-token
+    boundary of both encodings: the two halves count exactly what the whole does."""
+    import random
+
+    enc = get_tokenizer(name).enc
+    pat = tokenize._cut_pattern()
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(TRICKY) for _ in range(rng.randrange(5, 80)))
+        for m in pat.finditer(text):
+            a, b = text[: m.end()], text[m.end():]
+            assert len(enc.encode_ordinary(a)) + len(enc.encode_ordinary(b)) == len(enc.encode_ordinary(text)), \
+                (a, b)
+            checked += 1
+    assert checked > 10_000
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_a_long_text_counts_exactly_in_pieces(name, monkeypatch):
+    monkeypatch.setattr(tokenize, "CHUNK_CHARS", 4096)
+    tok = get_tokenizer(name)
+    prose = ("The cache key of a prefix is a chained digest; «naïve» café, 漢字かな, it's 42 tokens.\n"
+             "    def f(x): return x ** 2  # code\n") * 2000
+    parts = list(tokenize.pieces(prose, 4096))
+    assert len(parts) > 40 and "".join(parts) == prose
+    assert tok.count_text(prose) == len(tok.enc.encode_ordinary(prose))
+
+
+def test_a_stretch_without_a_boundary_is_cut_within_the_stated_tolerance():
+    """Digits only: no place to cut exactly, so a piece ends at the size; measured at most 1 token
+    per forced cut (the figure the docstring of `pieces` states)."""
+    enc = get_tokenizer("cl100k_base").enc
+    text = "1234567890" * 100_000
+    parts = list(tokenize.pieces(text))
+    forced = len(parts) - 1
+    diff = sum(len(enc.encode_ordinary(p)) for p in parts) - len(enc.encode_ordinary(text))
+    assert forced == 3 and 0 <= diff <= forced
+
+
+def test_counting_a_long_text_holds_a_piece_not_the_whole():
+    """8 MB of prose: whole, the token list alone held ~60 MB (Python ints); in pieces the peak
+    Python allocation is a piece's worth."""
+    import tracemalloc
+
+    tok = get_tokenizer("cl100k_base")
+    text = "lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 140_000
+    whole = len(tok.enc.encode_ordinary(text))
+    tracemalloc.start()
+    try:
+        n = tok.count_text(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert n == whole
+    assert peak < 8 << 20, peak
+
+
+def test_a_megabyte_of_whitespace_does_not_overflow_o200k():
+    """tiktoken's o200k_base pattern overflows its regex stack (a Rust panic, not an Exception) on
+    about 1 M characters of whitespace in one call; pieces keep every call far below that."""
+    assert get_tokenizer("o200k_base").count_text(" " * 1_500_000) == 11_720

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import click
@@ -21,7 +20,19 @@ def _params_class(study: str):
             "minimum": minimum.MinimumParams}[study]
 
 
+#: Study parameters that count requests or agents; every other whole-number parameter is a size in
+#: tokens and every fractional one a time in seconds. Each has a scenario's limit (schema.py); and as a
+#: study simulates its designs at several sample points, children x turns is held to STUDY_REQUESTS
+#: (measured: 1,000 children x 10 turns verify in about 5 s of CPU; 10,000 x 20 took 96 s).
+COUNT_PARAMS = ("children", "turns", "requests")
+STUDY_REQUESTS = 10_000
+
+
 def _parse_params(study: str, pairs: tuple[str, ...]):
+    import math
+
+    from ..scenario.schema import MAX_COUNT, MAX_SECONDS, MAX_TOKENS
+
     cls = _params_class(study)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     values = {}
@@ -35,36 +46,56 @@ def _parse_params(study: str, pairs: tuple[str, ...]):
             values[key] = type(default)(raw) if not isinstance(default, str) else raw
         except ValueError:
             raise UserError(f"--param {key}: {raw!r} is not a {type(default).__name__}") from None
-        if isinstance(values[key], (int, float)) and values[key] < 0:
-            raise UserError(f"--param {key}: must not be negative")
+        v = values[key]
+        if isinstance(v, (int, float)):
+            if not math.isfinite(v) or v < 0:
+                raise UserError(f"--param {key}: {raw!r} must be a finite number, not negative")
+            limit, unit = ((MAX_COUNT, "") if key in COUNT_PARAMS else (MAX_SECONDS, " seconds")
+                           if isinstance(v, float) else (MAX_TOKENS, " tokens"))
+            if v > limit:
+                raise UserError(f"--param {key}: {raw} is too large (at most {limit:,}{unit}; more is a typo, "
+                                "not a design)")
     if values.get("ttl", "5m") not in ("5m", "1h"):
         raise UserError("--param ttl: 5m or 1h")
-    return cls(**values)
+    f = cls(**values)
+    requests = getattr(f, "children", 1) * getattr(f, "turns", 1)
+    if requests > STUDY_REQUESTS:
+        raise UserError(f"--param children x turns = {requests:,} requests per simulated design (at most "
+                        f"{STUDY_REQUESTS:,}); lower children or turns")
+    return f
 
 
 def _load_sheet(path: str | None) -> dict | None:
+    """A --prices sheet (YAML or JSON): every price checked here, each error at its file:line."""
     if path is None:
         return None
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"cannot read price sheet: {e.strerror}", path) from None
-    if p.suffix == ".json":
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UserError(f"not JSON: {e.msg}", path, e.lineno, e.colno) from None
-    else:
-        from ruamel.yaml import YAML
-        from ruamel.yaml.error import YAMLError
-        try:
-            doc = YAML(typ="safe", pure=True).load(text)
-        except YAMLError as e:
-            raise UserError(f"not YAML: {str(e).splitlines()[0]}", path) from None
+    from ..jsonfile import load_json
+    from ..scenario.loader import input_boundary
+    from ..userfiles import MAX_YAML_BYTES
+    from ..yamlfile import load_yaml
+
+    with input_boundary(path):
+        if Path(path).suffix == ".json":
+            doc = load_json(path, "price sheet", cap=MAX_YAML_BYTES)
+        else:
+            doc = load_yaml(path, "price sheet", needs="one model's prices")
+        return _checked_sheet(path, doc)
+
+
+def _checked_sheet(path: str, doc: object) -> dict:
+    from ..pricing import PRICE_KEYS, sheet_price
+    from ..scenario.loader import locate
+
+    shape = "a price sheet maps model -> {" + ", ".join(PRICE_KEYS) + "} (USD per MTok)"
     if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
-        raise UserError("a price sheet maps model -> {input, output, cache_read, cache_write_5m, cache_write_1h}", path)
-    return doc
+        raise UserError(shape, path, 1)
+    for model, row in doc.items():
+        for key, value in row.items():
+            try:
+                sheet_price(str(model), str(key), value)
+            except UserError as e:
+                raise e.located(path, *locate(doc, (model, key))) from None
+    return {str(m): {str(k): v for k, v in row.items()} for m, row in doc.items()}
 
 
 def _gaps(spec: str | None, from_paths: tuple[str, ...]) -> list[float] | None:

@@ -63,6 +63,11 @@ def capacity_tokens(gib: float, model: str, dtype: str = "bf16") -> int:
     return int(gib * GIB) // kv_bytes_per_token(model, dtype)
 
 
+#: Tokens a capacity may name: far past any GPU pool (a petabyte of KV memory holds ~1e10 tokens);
+#: beyond it, write 'unlimited'. Also keeps 10^400 from overflowing a float.
+MAX_CAPACITY_TOKENS = 10 ** 15
+MAX_CAPACITY_GIB = 10 ** 6
+
 _NUM = re.compile(r"^\s*(?:(\d+(?:\.\d*)?(?:e\+?\d+)?)|10\^(\d+))\s*(gib|tokens|k|m)?\s*$", re.I)
 
 
@@ -79,20 +84,29 @@ def split_capacity(text: str | int | float | None) -> tuple[float, str] | None:
         # YAML reads 1e6 as a float; a whole number of tokens is what it means.
         if not math.isfinite(text) or text < 0 or text != int(text):
             raise UserError(f"bad capacity {text!r} (a whole number of tokens)")
-        return float(text), "tokens"
+        return _bounded(float(text), "tokens", text)
     if text.strip().lower() in ("unlimited", "inf", "none"):
         return None
     m = _NUM.match(text)
     if m is None:
         raise UserError(f"bad capacity {text!r} (e.g. 'unlimited', 1e6, 10^6, 500k, 4GiB)")
+    digits = m.group(1) or m.group(2)
+    if len(digits) > 40 or (m.group(2) and int(m.group(2)) > 40):   # before float() or 10 ** n can overflow
+        return _bounded(math.inf, "tokens", text)
     value = float(m.group(1)) if m.group(1) else 10.0 ** int(m.group(2))
     unit = (m.group(3) or "").lower()
     if unit == "gib":
-        return value, "gib"
+        return _bounded(value, "gib", text)
     value *= {"k": 1e3, "m": 1e6}.get(unit, 1)
-    if not math.isfinite(value):
-        raise UserError(f"bad capacity {text!r}")
-    return value, "tokens"
+    return _bounded(value, "tokens", text)
+
+
+def _bounded(value: float, unit: str, text: object) -> tuple[float, str]:
+    limit = MAX_CAPACITY_GIB if unit == "gib" else MAX_CAPACITY_TOKENS
+    if not value <= limit:
+        shown = f"{MAX_CAPACITY_GIB:,} GiB" if unit == "gib" else "10^15 tokens"
+        raise UserError(f"capacity {text!r} is too large (at most {shown}; write 'unlimited' for no limit)")
+    return value, unit
 
 
 def parse_capacity(text: str | int | float | None, model: str | None = None) -> int | None:

@@ -107,4 +107,6 @@ def csv_text(rows: Sequence[dict], cols: Sequence[str]) -> str:
 
 
 def json_text(doc: Any) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    """The one JSON encoder of reports. allow_nan=False: NaN and Infinity are not JSON, so a report
+    that would hold one fails loudly here (a bug: inputs are checked finite when they are read)."""
+    return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False, allow_nan=False) + "\n"

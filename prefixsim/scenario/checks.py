@@ -6,12 +6,12 @@ hang the machine).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import UserError
+from .conversation import conversation_problem
 from .schema import HistorySpec, Settings, ToolsSpec
 
 DEFAULT_MODEL = "claude-sonnet-4-5"   # the builder's default (scenario/builder.py)
@@ -35,7 +35,7 @@ def resolve_file(scenario_path: str, rel: str) -> Path:
         raise UserError(f"file {rel!r} is this scenario file itself (file: names a JSON request body)")
     if not target.exists():
         raise UserError(f"file {rel!r} does not exist (paths are relative to the scenario's folder)")
-    if not target.is_file():
+    if target.is_dir():
         raise UserError(f"file {rel!r} is a folder (file: names a JSON request body)")
     return target
 
@@ -48,27 +48,18 @@ def shown_path(scenario_path: str, rel: str) -> str:
 def read_body(target: Path, shown: str | None = None) -> dict:
     """A request body JSON file, checked for the shape the timeline builder reads; errors name it
     as `shown` (the path as the user wrote it, from the scenario's folder)."""
+    from ..jsonfile import load_json
+
     name = shown or str(target)
-    try:
-        body = json.loads(target.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as e:
-        raise UserError(f"not UTF-8 text (byte {e.start}); save the file as UTF-8", name) from None
-    except json.JSONDecodeError as e:
-        raise UserError(f"not valid JSON: {e.msg}", name, e.lineno, e.colno) from None
-    except OSError as e:
-        raise UserError(f"cannot read: {e.strerror}", name) from None
+    body = load_json(str(target), "request body", shown=name)
     if not isinstance(body, dict):
         raise UserError("a request body is a JSON object ({\"model\", \"system\", \"tools\", \"messages\"})",
                         name, 1)
-    msgs = body.get("messages", [])
-    if not isinstance(msgs, list) or not all(isinstance(m, dict) and "content" in m for m in msgs):
-        raise UserError("'messages' must be a list of objects with 'role' and 'content'", name)
-    if not isinstance(body.get("tools", []), list) or not all(isinstance(t, dict) for t in body.get("tools", [])):
-        raise UserError("'tools' must be a list of tool definitions (objects)", name)
-    if not isinstance(body.get("system", ""), (str, list)):
-        raise UserError("'system' must be text or a list of content blocks", name)
     if "model" in body and not isinstance(body["model"], str):
         raise UserError("'model' must be text", name)
+    problem = conversation_problem(body.get("tools", []), body.get("system", ""), body.get("messages", []))
+    if problem:
+        raise UserError(problem, name)
     return body
 
 

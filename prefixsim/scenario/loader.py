@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-import re
 from pathlib import Path
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
 from ..errors import UserError
+from ..yamlfile import load_yaml
 from .checks import check_run, read_body, resolve_file, shown_path
 from .messages import is_mismatch, message, union_message, where
 from .schema import Scenario, Settings, Variant
@@ -51,112 +52,19 @@ def scenario_files(paths: list[str]) -> list[str]:
     return out
 
 
-def _yaml():
-    from ruamel.yaml import YAML
-    from ruamel.yaml.constructor import RoundTripConstructor
-
-    class Constructor(RoundTripConstructor):
-        """Dates stay text: `price_date: 2026-13-01` is then our located error, not ruamel's bare one."""
-
-    Constructor.add_constructor("tag:yaml.org,2002:timestamp", RoundTripConstructor.construct_yaml_str)
-    y = YAML(typ="rt", pure=True)
-    y.Constructor = Constructor
-    y.allow_duplicate_keys = False
-    return y
-
-
 def read_yaml(path: str) -> Any:
-    """Parse one YAML file safely (no object construction), keeping node positions."""
-    from ruamel.yaml.constructor import DuplicateKeyError
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as e:
-        raise UserError(f"cannot read: {e.strerror}", path) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise UserError(f"not UTF-8 text (byte {e.start}); save the file as UTF-8", path, line) from None
-    if not text.strip():
-        raise UserError("empty file (a scenario needs at least `name:`)", path, 1)
-    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
-    try:
-        doc = _yaml().load(text)
-    except DuplicateKeyError as e:
-        mark, first = e.problem_mark, e.context_mark
-        key = re.search(r'duplicate key "(.*?)"', e.problem or "")
-        name = repr(key.group(1)) if key else "key"
-        since = f"first set on line {first.line + 1}; " if first else ""
-        raise UserError(f"duplicate key {name} ({since}keep one)", path,
-                        mark.line + 1 if mark else None, mark.column + 1 if mark else None) from None
-    except MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        what = (e.problem or e.context or "invalid YAML").strip()
-        raise UserError(f"YAML syntax error: {what}", path, mark.line + 1 if mark else None,
-                        mark.column + 1 if mark else None) from None
-    except YAMLError as e:
-        raise UserError(f"YAML error: {str(e).splitlines()[0]}", path) from None
-    if doc is None:
-        raise UserError("empty file: only comments (a scenario needs at least `name:`)", path, 1)
-    _refuse_tags(doc, path)
-    return doc
+    """Parse one scenario file safely (no object construction), keeping node positions; the shared
+    reader checks size, tags, aliases, nesting and every value (yamlfile.load_yaml)."""
+    return load_yaml(path, "scenario")
 
 
-#: Explicit tags a scenario may use: YAML's plain scalar and collection types, nothing that builds objects.
-_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq"))
-#: Nodes after expanding aliases; a document past this is an alias bomb, not a scenario.
-MAX_NODES = 1_000_000
-
-
-def _refuse_tags(node: Any, path: str, where: tuple[int | None, int | None] = (None, None),
-                 seen: set[int] | None = None) -> None:
-    """A tag like !!python/object is never constructed (the loader is safe); say so at its line
-    instead of passing a tagged value on. An aliased container is visited once."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    seen = set() if seen is None else seen
-    if isinstance(node, (CommentedMap, CommentedSeq)):
-        if id(node) in seen:
-            return
-        seen.add(id(node))
-    tag = getattr(node, "tag", None)
-    value = getattr(tag, "value", None) if tag is not None else None
-    if value and value not in _PLAIN_TAGS:
-        shown = value.replace("tag:yaml.org,2002:", "!!")
-        raise UserError(f"YAML tag {shown} is not allowed in a scenario (plain values only: text, numbers, "
-                        "true/false, lists, mappings)", path, *where)
-    if isinstance(node, CommentedMap):
-        for k, v in node.items():
-            try:
-                line, col = node.lc.key(k)
-                pos = (line + 1, col + 1)
-            except (KeyError, TypeError, AttributeError):
-                pos = where
-            _refuse_tags(v, path, pos, seen)
-    elif isinstance(node, CommentedSeq):
-        for i, v in enumerate(node):
-            try:
-                line, col = node.lc.item(i)
-                pos = (line + 1, col + 1)
-            except (KeyError, TypeError, IndexError, AttributeError):
-                pos = where
-            _refuse_tags(v, path, pos, seen)
-
-
-def _plain(node: Any, path: str = "", budget: list[int] | None = None) -> Any:
+def _plain(node: Any) -> Any:
     """ruamel's commented containers -> plain dicts and lists (pydantic sees plain data). Aliases are
-    expanded here, so the node count is bounded: `&a [*b, *b, ...]` chains grow exponentially."""
-    budget = [MAX_NODES] if budget is None else budget
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise UserError(f"more than {MAX_NODES:,} values once YAML aliases are expanded (an alias bomb?); "
-                        "write the scenario out plainly", path)
+    expanded here; load_yaml has bounded their expanded size."""
     if isinstance(node, dict):
-        return {str(k) if not isinstance(k, str) else k: _plain(v, path, budget) for k, v in node.items()}
+        return {str(k) if not isinstance(k, str) else k: _plain(v) for k, v in node.items()}
     if isinstance(node, (list, set)):
-        return [_plain(v, path, budget) for v in node]
+        return [_plain(v) for v in node]
     if hasattr(node, "tag") and type(node).__name__.startswith("Tagged"):
         return node.value
     if type(node).__name__ in ("ScalarFloat",):
@@ -231,31 +139,67 @@ def _sweep_values(doc: dict, node: Any, path: str) -> tuple[str | None, list[Any
     sweep = doc.get("sweep")
     if sweep is None:
         return None, [None]
-    from .schema import SweepSpec
+    from .schema import MAX_SWEEP, SweepSpec
+
     try:
         spec = SweepSpec.model_validate(sweep)
     except ValidationError as e:
         raise validation_error(e, node.get("sweep") if isinstance(node, dict) else node, path) from None
+
+    key = "values" if spec.values is not None else "range" if spec.range is not None else None
+    if key is None:
+        line, col = locate(node, ("sweep",))
+        raise UserError("sweep needs `values:` or `range:`", path, line, col)
     if spec.values is not None:
-        return spec.param, list(spec.values)
-    if spec.range is not None:
+        vals = list(spec.values)
+    else:
         start, stop, step = spec.range
         vals, x = [], start
-        while x <= stop + 1e-9 and len(vals) <= 10_000:
+        while x <= stop + 1e-9 and len(vals) <= MAX_SWEEP:   # never more than one past the limit
             vals.append(int(x) if float(x).is_integer() else x)
             x += step
-        return spec.param, vals
-    line, col = locate(node, ("sweep",))
-    raise UserError("sweep needs `values:` or `range:`", path, line, col)
+    line, col = locate(node, ("sweep", key))
+    if not vals:
+        why = "an empty list" if key == "values" else "start is past stop"
+        raise UserError(f"sweep.{key} gives no values ({why}); a sweep runs each variant once per value",
+                        path, line, col)
+    if len(vals) > MAX_SWEEP:
+        raise UserError(f"sweep.{key} gives more than {MAX_SWEEP:,} values (the limit: each is a full run of "
+                        "every variant); widen the step or split the sweep", path, line, col)
+    return spec.param, vals
+
+
+#: What a value the checks did not foresee raises while a file is read or played: a number out of
+#: range, a wrong type, text that cannot be encoded, nesting past the stack. Named in one place.
+INPUT_FAULTS = (RecursionError, OverflowError, ValueError, ArithmeticError, UnicodeError, TypeError)
+
+
+@contextmanager
+def input_boundary(path: str, line: int | None = None) -> Iterator[None]:
+    """The loader's error boundary: inside it, a fault from the user's values (INPUT_FAULTS) becomes
+    a UserError naming the file (and `line`, when the caller knows it). The checks in yamlfile,
+    jsonfile and the schema locate every known case at its own line; this catches the rest, so a
+    value nobody foresaw is still a one-line error, not exit 70."""
+    try:
+        yield
+    except UserError:
+        raise
+    except INPUT_FAULTS as e:
+        raise UserError(f"cannot use a value in this file ({type(e).__name__}: {str(e)[:160]})", path, line) from None
 
 
 def load_runs(path: str) -> list[Run]:
     """Every run a scenario file asks for: variants x sweep values, validated."""
+    with input_boundary(path):
+        return _load_runs(path)
+
+
+def _load_runs(path: str) -> list[Run]:
     node = read_yaml(path)
     if not isinstance(node, dict):
         kind = "a list" if isinstance(node, list) else f"a single value ({node!r:.40})"
         raise UserError(f"the file is {kind}; a scenario is a mapping (`name: ...` and other keys)", path, 1)
-    doc = _plain(node, path)
+    doc = _plain(node)
     param, values = _sweep_values(doc, node, path)
     runs: list[Run] = []
     for value in values:

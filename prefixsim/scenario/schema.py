@@ -7,11 +7,18 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag,
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag,
                       field_validator)
+
+from ..pricing import MAX_PRICE
 
 MAX_TOKENS = 10_000_000   # a single block or prompt larger than this is a typo, not a design
 MAX_COUNT = 10_000
+#: A duration past a year is a typo: the longest cache TTL is an hour, and times of that size lose
+#: the sub-second precision availability (start + time to first token) is decided with.
+MAX_SECONDS = 365 * 24 * 3600
+#: Runs one sweep may ask for (values x variants are each a full simulation).
+MAX_SWEEP = 1_000
 
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s)?\s*$")
 
@@ -22,23 +29,56 @@ def parse_duration(v: Any) -> float:
     if isinstance(v, (int, float)):
         if v < 0:
             raise ValueError("a duration cannot be negative")
-        return float(v)
+        return _at_most_a_year(float(v), v)
     if isinstance(v, str):
         m = _DURATION.match(v)
         if m and any(m.groups()):
             h, mi, s = (float(x) if x else 0.0 for x in m.groups())
-            return h * 3600 + mi * 60 + s
+            return _at_most_a_year(h * 3600 + mi * 60 + s, v)
     raise ValueError(f"{v!r} is not a duration (seconds, or a string like '90s', '5m', '1h')")
+
+
+def _at_most_a_year(seconds: float, given: Any) -> float:
+    if not seconds <= MAX_SECONDS:   # also NaN, and "99...9h", which float() reads as infinity
+        shown = repr(given) if len(repr(given)) <= 40 else repr(given)[:37] + "..."
+        raise ValueError(f"{shown} is too long (at most {MAX_SECONDS:,} seconds, a year)")
+    return seconds
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 TTL = Literal["5m", "1h"]
+Price = Annotated[float, Field(ge=0, le=MAX_PRICE)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan: a float field must not take "inf" or "nan" written as text either.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+def _literal_tools(v: Any) -> Any:
+    """Tool definitions given literally must have the API's shape (names are text, ...)."""
+    from .conversation import conversation_problem
+
+    problem = conversation_problem(v, "", []) if isinstance(v, list) else None
+    if problem:
+        raise ValueError(problem)
+    return v
+
+
+def _literal_history(v: Any) -> Any:
+    from .conversation import conversation_problem
+
+    if isinstance(v, list):
+        problem = conversation_problem([], "", [{"content": "", **m} if isinstance(m, dict) else m for m in v])
+        if problem:
+            raise ValueError(problem.replace("'messages'", "history").replace("messages[", "history["))
+    return v
+
+
+LiteralTools = Annotated[list[dict[str, Any]], AfterValidator(_literal_tools)]
+LiteralHistory = Annotated[list[dict[str, Any]], AfterValidator(_literal_history)]
 
 
 # --- the base conversation -------------------------------------------------------------------
@@ -73,9 +113,9 @@ class HistorySpec(Strict):
 
 
 class Conversation(Strict):
-    tools: ToolsSpec | list[dict[str, Any]] | None = None
+    tools: ToolsSpec | LiteralTools | None = None
     system: TextSpec | str | Tokens | None = None
-    history: HistorySpec | list[dict[str, Any]] | None = None
+    history: HistorySpec | LiteralHistory | None = None
     file: str | None = Field(None, description="A request body JSON file whose tools, system and messages "
                                                "are the base (path relative to the scenario file).")
 
@@ -142,7 +182,7 @@ class SubagentSpec(OwnStream):
 
     children: Count = 1
     system: TextSpec | str | Tokens = 1500
-    tools: ToolsSpec | list[dict[str, Any]] = ToolsSpec(count=6, size=300)
+    tools: ToolsSpec | LiteralTools = ToolsSpec(count=6, size=300)
     task: Tokens = 300
     turns: Count = 1
     stagger: Duration = 0.0
@@ -167,7 +207,7 @@ class WaitSpec(StepBase):
 class AddToolSpec(Strict):
     name: str
     size: Tokens = 400
-    position: int | None = None
+    position: Annotated[int, Field(ge=-MAX_COUNT, le=MAX_COUNT)] | None = None
 
 
 class EditSystemSpec(Strict):
@@ -267,13 +307,13 @@ class EngineSpec(Strict):
                           "sized by kv_model) or 'unlimited' (the default).")
     kv_model: str | None = Field(None, description="Model whose layers, KV heads and head dim size a GiB capacity "
                                                    "(default: the scenario's model), e.g. llama-3.1-8b.")
-    block_size: int | None = Field(None, ge=1, description="vLLM tokens per block (default 16); SGLang ignores it.")
-    page_size: int | None = Field(None, ge=1, description="SGLang tokens per page (default 1); vLLM ignores it.")
+    block_size: int | None = Field(None, ge=1, le=MAX_COUNT, description="vLLM tokens per block (default 16); SGLang ignores it.")
+    page_size: int | None = Field(None, ge=1, le=MAX_COUNT, description="SGLang tokens per page (default 1); vLLM ignores it.")
     eviction: Literal["lru", "lfu", "fifo"] | None = Field(None, description="Eviction policy (default lru).")
-    prefill_tokens_per_s: float | None = Field(None, gt=0, description="GPU prefill rate, tokens/s: turns cached "
+    prefill_tokens_per_s: float | None = Field(None, gt=0, le=1e12, description="GPU prefill rate, tokens/s: turns cached "
                                                                        "tokens into GPU-seconds saved and times "
                                                                        "each request's prefill (default 10000).")
-    decode_tokens_per_s: float | None = Field(None, gt=0, description="Output tokens/s of one request while it "
+    decode_tokens_per_s: float | None = Field(None, gt=0, le=1e12, description="Output tokens/s of one request while it "
                                                                       "decodes (default 50): with the prefill "
                                                                       "time, how long it holds its KV.")
     lora: str | None = Field(None, description="LoRA adapter every request uses (part of every block hash).")
@@ -312,7 +352,7 @@ class Settings(Strict):
     ttft: Duration | None = Field(None, description="Time to first token: when a write becomes readable.")
     pace: Duration | None = Field(None, description="Time between consecutive requests of one stream.")
     output: Tokens | None = Field(None, description="Output tokens of a request whose reply size is not given.")
-    seed: int | None = None
+    seed: Annotated[int, Field(ge=0, le=2 ** 63 - 1)] | None = None
     engine: EngineSpec | None = Field(None, description="Serving-engine cache settings (provider vllm or sglang).")
     base: Conversation | None = None
     timeline: list[Step] | None = None
@@ -354,7 +394,7 @@ class Scenario(Settings):
     variants: list[Variant] | None = None
     sweep: SweepSpec | None = None
     chart: ChartSpec | None = None
-    prices: dict[str, dict[str, float]] | None = Field(
+    prices: dict[str, dict[str, Price]] | None = Field(
         None, description="Price sheet, USD per MTok: {model: {input, output, cache_read, cache_write_5m, cache_write_1h}}")
     price_date: str | None = Field(None, description="Date (YYYY-MM-DD) whose genai-prices rates apply.")
     start: str | None = Field(None, description="When t = 0 falls (ISO 8601, UTC unless an offset is given, e.g. "
