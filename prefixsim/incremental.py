@@ -35,6 +35,7 @@ class View:
     extent: int = -1               # deepest position with a store entry after the request ran
     t: float = 0.0
     pinned: int = 0                # `digests` positions below this are read through the store's log
+    lane: object = None            # the stream whose chain this is, as entered in the store (Store.enter)
 
 
 def equal_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
@@ -77,9 +78,11 @@ def _param_limit(old: Request, new: Request, n: int) -> int:
 
 
 def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[Block], int],
-         store: Store) -> View:
+         store: Store, lane: object = None) -> View:
     """The view of `req` under namespace `d0`, reusing `ref` (the stream's previous request, or the
-    request a fork descends from). `own`: ref is this stream's, so its digest list may be appended to."""
+    request a fork descends from). `own`: ref is this stream's, so its digest list may be appended to.
+    With `lane`, the chain is entered in the store under it (the positions ref's lane entered again
+    only when ref is another lane's), so later reads and writes are told apart by lane."""
     blocks = req.blocks
     n = len(blocks)
     usable = ref is not None and ref.ordered and ref.d0 == d0
@@ -123,6 +126,8 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
     marks = [mk for mk in ref.marks if mk[0] < m] if m else []  # type: ignore[union-attr]
     marks += [(i, blocks[i].breakpoint) for i in range(m, n) if blocks[i].breakpoint]  # type: ignore[misc]
 
+    if lane is not None:
+        store.enter(lane, digests, md if own and ref is not None and ref.lane == lane else 0, n)
     known = _known(digests, n, md, ref if usable and ordered and ref.store is store else None, store)  # type: ignore[union-attr]
     parting = None
     if ref is not None:
@@ -131,7 +136,8 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
         elif n < ref.n:
             parting = n
     pinned = ref.pinned if ref is not None and digests is ref.digests else 0
-    return View(req, d0, n, digests, cum, marks, ordered, store, known, store.births, parting, pinned=pinned)
+    return View(req, d0, n, digests, cum, marks, ordered, store, known, store.births, parting, pinned=pinned,
+                lane=lane)
 
 
 def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store) -> list[int]:
@@ -141,16 +147,18 @@ def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store
     if ref is None:
         return [j for j in range(n) if store.known(digests[j])]
     known = ref.known[:bisect_left(ref.known, md)]
-    if not note_births(known, digests, md, store, ref.births):
+    if not note_births(known, digests, md, store, ref.births, ref.lane):
         return [j for j in range(n) if store.known(digests[j])]
     known += [j for j in range(md, n) if store.known(digests[j])]
     return known
 
 
-def note_births(known: list[int], digests: list[bytes], n: int, store: Store, since: int) -> bool:
+def note_births(known: list[int], digests: list[bytes], n: int, store: Store, since: int,
+                lane: object = None) -> bool:
     """Add to `known` the positions below `n` first written since `since`; False when a write did not
-    say its position (then the caller looks everything up)."""
-    for d, depth in store.born_since(since):
+    say its position (then the caller looks everything up). `lane`: the lane that entered
+    `digests[:n]` in the store before `since` (only its own and shared digests' first writes can land there)."""
+    for d, depth in store.born_since(since, lane):
         if depth < 0:
             return False
         if depth < n and digests[depth] == d:

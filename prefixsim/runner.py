@@ -49,7 +49,8 @@ class Simulator:
         own = self._last.get(call.stream)
         ref = own or (self._last.get(call.parent) if call.parent else None)
         store = self.store
-        v = view(req, self.namespace(req), ref, own is not None, self.counter.count, store)
+        v = view(req, self.namespace(req), ref, own is not None, self.counter.count, store, lane=call.stream)
+        store.lane = call.stream   # the policy's reads are this stream's (Store.enter)
         digests, cum, n = v.digests, v.cum, v.n
         total = cum[-1] if cum else 0
         # Before the request runs: the deepest of its prefixes the store has any trace of.
@@ -80,7 +81,7 @@ class Simulator:
         """After the request ran: note the positions it wrote and its extent, the deepest position
         with an entry (expired included, evicted not)."""
         store = v.store
-        if not note_births(v.known, v.digests, v.n, store, v.births):
+        if not note_births(v.known, v.digests, v.n, store, v.births, v.lane):
             v.known = [j for j in range(v.n) if store.known(v.digests[j])]
         v.births = store.births
         v.t = now
