@@ -117,9 +117,10 @@ def _role(role: Any) -> bytes:
 _ROLES = {r: dumps({"role": r}) for r in ("user", "assistant")}
 
 
-def message_blocks(msg: Any, mi: int) -> list[Block]:
+def message_blocks(msg: Any, mi: int, first: int = 0) -> list[Block]:
     """One block per content block; the first carries the role, so moving a block to another
-    message changes the bytes."""
+    message changes the bytes. `first`: msg's content is that message's content from block `first`
+    on (a caller that shares the blocks of the leading part between messages renders the rest)."""
     if not isinstance(msg, dict):
         raise RequestError(f"messages[{mi}] must be an object")
     content = msg.get("content")
@@ -129,7 +130,7 @@ def message_blocks(msg: Any, mi: int) -> list[Block]:
         raise RequestError(f"messages[{mi}].content must be a string or a list of blocks")
     role = _role(msg.get("role"))
     out = []
-    for ci, part in enumerate(content):
+    for ci, part in enumerate(content, first):
         where = f"messages[{mi}].content[{ci}]"
         if not isinstance(part, dict):
             raise RequestError(f"{where} must be an object")

@@ -77,9 +77,12 @@ class Conv:
                     self.thinking, set(self.refused), set(self.marks), self._tool_blocks, self._system_blocks,
                     self._flat.copy())
 
-    def add_message(self, role: str, content: list[dict]) -> None:
+    def add_message(self, role: str, content: list[dict], blocks: list[Block] | None = None) -> None:
+        """Append a message; `blocks`, when given, are its rendered blocks (message_blocks of it)."""
         mi = len(self.messages)
-        self.messages.append(Message(role, content, message_blocks({"role": role, "content": content}, mi)))
+        if blocks is None:
+            blocks = message_blocks({"role": role, "content": content}, mi)
+        self.messages.append(Message(role, content, blocks))
 
     def set_tools(self, tools: list[dict]) -> None:
         self.tools, self._tool_blocks = tools, None
@@ -356,15 +359,21 @@ class Timeline:
         parent = conv if spec.join else conv.fork()   # a probe that does not join leaves the parent as it was
         uses = self._spawn_call(parent, spec.children, spec.tool_call)
         end = self.t
+        # Every child's first message starts with the same placeholders (one per child): made and
+        # rendered once and shared, so N children hold N placeholder blocks, not N x N.
+        placeholders = [{"type": "tool_result", "tool_use_id": u["id"], "content": FORK_PLACEHOLDER} for u in uses]
+        shared: tuple[int, list[Block]] | None = None
         for i in range(spec.children):
             child = parent.fork()
             for mod in spec.modify:
                 self.modify(child, mod)
             child.refused |= set(spec.refuse)
-            placeholders = [{"type": "tool_result", "tool_use_id": u["id"], "content": FORK_PLACEHOLDER}
-                            for u in uses]
             directive = {"type": "text", "text": "<fork-directive>" + self.text(spec.directive) + "</fork-directive>"}
-            child.add_message("user", placeholders + [directive])
+            mi = len(child.messages)
+            if shared is None or shared[0] != mi:
+                shared = (mi, message_blocks({"role": "user", "content": placeholders}, mi))
+            child.add_message("user", placeholders + [directive],
+                              shared[1] + message_blocks({"role": "user", "content": [directive]}, mi, len(placeholders)))
             if spec.boundary:
                 # seed 000: the cache boundary sits right before the directive, so siblings can read
                 # the shared prefix (history + spawning call + placeholders) one of them wrote.
