@@ -32,6 +32,8 @@ class Simulator:
         # Each stream's previous request, to build the next one's view from and to say where it parted.
         self._last: dict[str, View] = {}
         self._ns: dict[tuple[str, str, str], bytes] = {}
+        # Per parent stream, the stream of the last request that descended from it (a fork's children).
+        self._forks: dict[str, str] = {}
 
     def run(self, calls: Iterable[Call]) -> list[Outcome]:
         ordered = sorted(enumerate(calls), key=lambda ic: (ic[1].t, ic[0]))
@@ -49,7 +51,11 @@ class Simulator:
         own = self._last.get(call.stream)
         ref = own or (self._last.get(call.parent) if call.parent else None)
         store = self.store
-        v = view(req, self.namespace(req), ref, own is not None, self.counter.count, store, lane=call.stream)
+        sibling = self._last.get(self._forks.get(call.parent, "")) if own is None and call.parent else None
+        v = view(req, self.namespace(req), ref, own is not None, self.counter.count, store, lane=call.stream,
+                 base=sibling)
+        if own is None and call.parent:
+            self._forks[call.parent] = call.stream
         store.lane = call.stream   # the policy's reads are this stream's (Store.enter)
         digests, cum, n = v.digests, v.cum, v.n
         total = cum[-1] if cum else 0

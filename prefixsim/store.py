@@ -143,14 +143,22 @@ class Store:
         """Whether `d` was ever written (it may have expired or been evicted since)."""
         return d in self._entries or d in self._evicted
 
-    def enter(self, lane: object, digests: list[bytes], start: int, stop: int) -> None:
+    def enter(self, lane: object, digests: list[bytes], start: int, stop: int) -> int:
         """`lane`'s chain passes through `digests[start:stop]`: enter them before the lane reads or
-        writes there (a digest entered by two lanes is SHARED for ever)."""
+        writes there (a digest entered by two lanes is SHARED for ever). Returns the first of those
+        positions that is not SHARED (`stop` if all are)."""
         owner = self._owner
+        first = stop
         for i in range(start, stop):
-            o = owner.setdefault(digests[i], lane)
-            if o is not SHARED and o != lane:
-                owner[digests[i]] = SHARED
+            d = digests[i]
+            o = owner.setdefault(d, lane)
+            if o is SHARED:
+                continue
+            if o != lane:
+                owner[d] = SHARED
+            elif first == stop:
+                first = i
+        return first
 
     @property
     def births(self) -> int:

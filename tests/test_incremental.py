@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("claude-sonnet-4-5", "claude-opus-4-1")
 
 
-def _from_scratch(req, d0, ref, own, count, store, lane=None):
+def _from_scratch(req, d0, ref, own, count, store, lane=None, base=None):
     """A view that reuses nothing: full chain, full scan of known positions."""
     return view(req, d0, None if ref is None else dataclasses.replace(ref, ordered=False), False, count, store,
                 lane)

@@ -28,6 +28,7 @@ class Message:
     role: str
     content: list[dict]
     blocks: list[Block] = field(default_factory=list)
+    images: bool = False   # holds an image block (looked at once, not per request)
 
 
 @dataclass
@@ -47,7 +48,7 @@ class _Flat:
         for m in messages[k:]:
             self.starts.append(len(self.blocks))
             self.blocks.extend(m.blocks)
-            self.images += any(p.get("type") == "image" for p in m.content)
+            self.images += m.images
         self.source = list(messages)
         return self
 
@@ -77,12 +78,16 @@ class Conv:
                     self.thinking, set(self.refused), set(self.marks), self._tool_blocks, self._system_blocks,
                     self._flat.copy())
 
-    def add_message(self, role: str, content: list[dict], blocks: list[Block] | None = None) -> None:
-        """Append a message; `blocks`, when given, are its rendered blocks (message_blocks of it)."""
+    def add_message(self, role: str, content: list[dict], blocks: list[Block] | None = None,
+                    images: bool | None = None) -> None:
+        """Append a message; `blocks` and `images`, when given, are its rendered blocks (message_blocks
+        of it) and whether it holds an image block."""
         mi = len(self.messages)
         if blocks is None:
             blocks = message_blocks({"role": role, "content": content}, mi)
-        self.messages.append(Message(role, content, blocks))
+        if images is None:
+            images = any(p.get("type") == "image" for p in content)
+        self.messages.append(Message(role, content, blocks, images))
 
     def set_tools(self, tools: list[dict]) -> None:
         self.tools, self._tool_blocks = tools, None
@@ -373,7 +378,8 @@ class Timeline:
             if shared is None or shared[0] != mi:
                 shared = (mi, message_blocks({"role": "user", "content": placeholders}, mi))
             child.add_message("user", placeholders + [directive],
-                              shared[1] + message_blocks({"role": "user", "content": [directive]}, mi, len(placeholders)))
+                              shared[1] + message_blocks({"role": "user", "content": [directive]}, mi, len(placeholders)),
+                              images=False)   # tool results of plain text and a text directive
             if spec.boundary:
                 # seed 000: the cache boundary sits right before the directive, so siblings can read
                 # the shared prefix (history + spawning call + placeholders) one of them wrote.
