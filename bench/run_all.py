@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
-SCRIPTS = ("incremental", "tokenize_once", "naive", "jsonl_throughput", "cold_run", "memory", "scaleout")
+SCRIPTS = ("incremental", "tokenize_once", "naive", "jsonl_throughput", "cold_run", "memory", "scaleout",
+           "interleaved", "fork_memory")
 
 
 def main(argv=None) -> list[dict]:

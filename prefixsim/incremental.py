@@ -35,6 +35,8 @@ class View:
     extent: int = -1               # deepest position with a store entry after the request ran
     t: float = 0.0
     pinned: int = 0                # `digests` positions below this are read through the store's log
+    lane: object = None            # the stream whose chain this is, as entered in the store (Store.enter)
+    shared: int = 0                # `digests` positions below this are SHARED in the store (entered by 2+ lanes)
 
 
 def equal_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
@@ -77,11 +79,22 @@ def _param_limit(old: Request, new: Request, n: int) -> int:
 
 
 def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[Block], int],
-         store: Store) -> View:
+         store: Store, lane: object = None, base: View | None = None) -> View:
     """The view of `req` under namespace `d0`, reusing `ref` (the stream's previous request, or the
-    request a fork descends from). `own`: ref is this stream's, so its digest list may be appended to."""
+    request a fork descends from). `own`: ref is this stream's, so its digest list may be appended to.
+    With `lane`, the chain is entered in the store under it (the positions ref's lane entered again
+    only when ref is another lane's), so later reads and writes are told apart by lane.
+
+    `base`: another stream's view to reuse instead of ref when it shares more leading blocks (a fork's
+    previous child: the children share the parent's history and N placeholders, so each child costs
+    its directive, not N blocks); ref still says where the request parted (`parting`)."""
     blocks = req.blocks
     n = len(blocks)
+    back = ref   # where the request parted from, for the explanation
+    if base is not None and base is not ref and base.store is store and base.ordered and base.d0 == d0:
+        m_ref = equal_prefix(ref.request.blocks, blocks) if ref is not None and ref.ordered and ref.d0 == d0 else 0
+        if equal_prefix(base.request.blocks, blocks) > m_ref:
+            ref, own = base, False
     usable = ref is not None and ref.ordered and ref.d0 == d0
     m = equal_prefix(ref.request.blocks, blocks) if usable else 0   # type: ignore[union-attr]
     ordered = True
@@ -123,15 +136,28 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
     marks = [mk for mk in ref.marks if mk[0] < m] if m else []  # type: ignore[union-attr]
     marks += [(i, blocks[i].breakpoint) for i in range(m, n) if blocks[i].breakpoint]  # type: ignore[misc]
 
+    shared = 0
+    if lane is not None:
+        # Positions another lane's list gave (below md, or all without ref) are entered again unless
+        # already SHARED; this lane's own list entered them before.
+        mine = own and ref is not None and ref.lane == lane
+        start = md if mine else min(ref.shared, md) if ref is not None else 0   # type: ignore[union-attr]
+        first = store.enter(lane, digests, start, n)
+        shared = ref.shared if mine and ref.shared < md else first   # type: ignore[union-attr]
     known = _known(digests, n, md, ref if usable and ordered and ref.store is store else None, store)  # type: ignore[union-attr]
+    pinned = ref.pinned if ref is not None and digests is ref.digests else 0
+    if back is not ref and back is not None:
+        top = min(back.n, n)
+        md = equal_prefix(back.digests[:top], digests[:top])   # type: ignore[arg-type]
+    ref = back
     parting = None
     if ref is not None:
         if md < min(ref.n, n):
             parting = md
         elif n < ref.n:
             parting = n
-    pinned = ref.pinned if ref is not None and digests is ref.digests else 0
-    return View(req, d0, n, digests, cum, marks, ordered, store, known, store.births, parting, pinned=pinned)
+    return View(req, d0, n, digests, cum, marks, ordered, store, known, store.births, parting, pinned=pinned,
+                lane=lane, shared=shared)
 
 
 def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store) -> list[int]:
@@ -141,16 +167,18 @@ def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store
     if ref is None:
         return [j for j in range(n) if store.known(digests[j])]
     known = ref.known[:bisect_left(ref.known, md)]
-    if not note_births(known, digests, md, store, ref.births):
+    if not note_births(known, digests, md, store, ref.births, ref.lane):
         return [j for j in range(n) if store.known(digests[j])]
     known += [j for j in range(md, n) if store.known(digests[j])]
     return known
 
 
-def note_births(known: list[int], digests: list[bytes], n: int, store: Store, since: int) -> bool:
+def note_births(known: list[int], digests: list[bytes], n: int, store: Store, since: int,
+                lane: object = None) -> bool:
     """Add to `known` the positions below `n` first written since `since`; False when a write did not
-    say its position (then the caller looks everything up)."""
-    for d, depth in store.born_since(since):
+    say its position (then the caller looks everything up). `lane`: the lane that entered
+    `digests[:n]` in the store before `since` (only its own and shared digests' first writes can land there)."""
+    for d, depth in store.born_since(since, lane):
         if depth < 0:
             return False
         if depth < n and digests[depth] == d:

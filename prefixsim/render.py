@@ -162,10 +162,12 @@ def thinking_cut(messages: list) -> int:
     return -1
 
 
-def message_blocks(msg: Any, mi: int, strip_thinking: bool = False) -> list[Block]:
+def message_blocks(msg: Any, mi: int, strip_thinking: bool = False, first: int = 0) -> list[Block]:
     """One block per content block; the first carries the role, so moving a block to another
     message changes the bytes. With `strip_thinking` the message's thinking blocks are left out, as
-    the API leaves them out (the paths keep the indices of the request as sent)."""
+    the API leaves them out (the paths keep the indices of the request as sent). `first`: msg's
+    content is that message's content from block `first` on (a caller that shares the blocks of the
+    leading part between messages renders the rest)."""
     if not isinstance(msg, dict):
         raise RequestError(f"messages[{mi}] must be an object")
     content = msg.get("content")
@@ -175,14 +177,14 @@ def message_blocks(msg: Any, mi: int, strip_thinking: bool = False) -> list[Bloc
         raise RequestError(f"messages[{mi}].content must be a string or a list of blocks")
     role = _role(msg.get("role"))
     out: list[Block] = []
-    for ci, part in enumerate(content):
+    for ci, part in enumerate(content, first):
         where = f"messages[{mi}].content[{ci}]"
         if not isinstance(part, dict):
             raise RequestError(f"{where} must be an object")
         if strip_thinking and part.get("type") in THINKING_TYPES:
             continue
         data = _encoded_part(part)
-        out.append(Block(Layer.MESSAGES, role + data if not out else data, where,
+        out.append(Block(Layer.MESSAGES, role + data if not out and first == 0 else data, where,
                          cache_ttl(part.get("cache_control"), where)))
     return out
 

@@ -35,6 +35,8 @@ class Simulator:
         # Each stream's previous request, to build the next one's view from and to say where it parted.
         self._last: dict[str, View] = {}
         self._ns: dict[tuple[str, str, str], bytes] = {}
+        # Per parent stream, the stream of the last request that descended from it (a fork's children).
+        self._forks: dict[str, str] = {}
 
     def run(self, calls: Iterable[Call]) -> list[Outcome]:
         ordered = sorted(enumerate(calls), key=lambda ic: (ic[1].t, ic[0]))
@@ -54,7 +56,12 @@ class Simulator:
         own = self._last.get(call.stream)
         ref = own or (self._last.get(call.parent) if call.parent else None)
         store = self.store
-        v = view(req, self.namespace(req), ref, own is not None, self.counter.count, store)
+        sibling = self._last.get(self._forks.get(call.parent, "")) if own is None and call.parent else None
+        v = view(req, self.namespace(req), ref, own is not None, self.counter.count, store, lane=call.stream,
+                 base=sibling)
+        if own is None and call.parent:
+            self._forks[call.parent] = call.stream
+        store.lane = call.stream   # the policy's reads are this stream's (Store.enter)
         digests, cum, n = v.digests, v.cum, v.n
         total = cum[-1] if cum else 0
         # Before the request runs: the deepest of its prefixes the store has any trace of, and that
@@ -90,7 +97,7 @@ class Simulator:
         """After the request ran: note the positions it wrote and its extent, the deepest position
         with an entry (expired included, evicted not)."""
         store = v.store
-        if not note_births(v.known, v.digests, v.n, store, v.births):
+        if not note_births(v.known, v.digests, v.n, store, v.births, v.lane):
             v.known = [j for j in range(v.n) if store.known(v.digests[j])]
         v.births = store.births
         v.t = now

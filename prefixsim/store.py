@@ -7,9 +7,17 @@ Cost per request does not grow with the history: a read that refreshes a whole p
 once and applied to an entry only when that entry is next looked at (`touch_prefix`), and a log of
 first writes lets a caller learn which of its chain's positions became known since it last looked
 (`born_since`).
+
+Nor with the traffic interleaved with it: every digest a chain passes through is entered under the
+lane (stream) that passed through it (`enter`), and stays that lane's own until a second lane passes
+through it. A read or a first write can only concern a digest on the reader's or writer's chain, so
+an entry whose digest is one lane's own needs only that lane's reads, and a lane only its own and the
+shared first writes: a thousand conversations in one log cost each other nothing, only the digests
+they share (tools, system prompt, a fork's parent) are looked up in the whole log.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import OrderedDict
 from dataclasses import dataclass
 from enum import Enum
@@ -20,6 +28,8 @@ from .model import Request
 
 _h = xxhash.xxh3_128_digest
 _LAYER_MARK = b"\x01layer"
+#: The owner of a digest more than one lane passed through (and the key of the log of first writes there).
+SHARED = object()
 
 
 def namespace_digest(provider: str, model: str, workspace: str = "", salt: str = "") -> bytes:
@@ -92,6 +102,17 @@ class Store:
         self._reads: list[tuple[float, list[bytes], int]] = []
         # Digests in the order they first became known (written), with their chain depth.
         self._born: list[tuple[bytes, int]] = []
+        # The lane each digest was entered under (SHARED: more than one); the lane whose read or
+        # write is under way (set by the caller, None: unknown); per lane, the indexes of its reads in
+        # `_reads`; per owner (a lane or SHARED), the indexes in `_born` of first writes of its digests.
+        self._owner: dict[bytes, object] = {}
+        self.lane: object = None
+        self._lane_reads: dict[object, list[int]] = {}
+        self._owner_born: dict[object, list[int]] = {}
+        self._unlaned = False   # a read was logged without a lane: every entry looks at the whole log
+        # Work done for the logs: logged reads and first writes looked at (tests and bench check that
+        # it follows the requests, not the requests times the streams interleaved with them).
+        self.scanned = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -99,15 +120,24 @@ class Store:
     def _entry(self, d: bytes) -> Entry | None:
         """The entry of `d` with every prefix read logged so far applied to it."""
         e = self._entries.get(d)
-        if e is not None and e.seen < len(self._reads):
+        reads = self._reads
+        if e is not None and e.seen < len(reads):
             depth = e.depth
             if depth >= 0:
-                for t, path, hit in self._reads[e.seen:]:
+                # Only the owning lane reads through a digest no other lane entered (see module doc).
+                owner = self._owner.get(d, SHARED)
+                if owner is SHARED or self._unlaned:
+                    todo = reads[e.seen:]
+                else:
+                    mine = self._lane_reads.get(owner, [])
+                    todo = [reads[i] for i in mine[bisect_left(mine, e.seen):]]
+                self.scanned += len(todo)
+                for t, path, hit in todo:
                     # the same refresh `touch` gives, if the entry lay on the read prefix and was live
                     if hit >= depth and e.available_at <= t < e.expires_at and path[depth] == d:
                         e.expires_at = max(e.expires_at, t + e.ttl)
                         e.last_used = t
-            e.seen = len(self._reads)
+            e.seen = len(reads)
         return e
 
     def get(self, d: bytes) -> Entry | None:
@@ -117,13 +147,40 @@ class Store:
         """Whether `d` was ever written (it may have expired or been evicted since)."""
         return d in self._entries or d in self._evicted
 
+    def enter(self, lane: object, digests: list[bytes], start: int, stop: int) -> int:
+        """`lane`'s chain passes through `digests[start:stop]`: enter them before the lane reads or
+        writes there (a digest entered by two lanes is SHARED for ever). Returns the first of those
+        positions that is not SHARED (`stop` if all are)."""
+        owner = self._owner
+        first = stop
+        for i in range(start, stop):
+            d = digests[i]
+            o = owner.setdefault(d, lane)
+            if o is SHARED:
+                continue
+            if o != lane:
+                owner[d] = SHARED
+            elif first == stop:
+                first = i
+        return first
+
     @property
     def births(self) -> int:
         return len(self._born)
 
-    def born_since(self, mark: int) -> list[tuple[bytes, int]]:
-        """(digest, depth) of every digest first written after `births` was `mark`."""
-        return self._born[mark:]
+    def born_since(self, mark: int, lane: object = None) -> list[tuple[bytes, int]]:
+        """(digest, depth) of every digest first written after `births` was `mark`; with `lane`, only
+        those that can lie on a chain `lane` entered before then (its own digests' and shared ones)."""
+        if lane is None:
+            out = self._born[mark:]
+        else:
+            born, out = self._born, []
+            for key in (lane, SHARED):
+                idx = self._owner_born.get(key)
+                if idx:
+                    out += [born[i] for i in idx[bisect_left(idx, mark):]]
+        self.scanned += len(out)
+        return out
 
     def state(self, d: bytes, now: float) -> State:
         e = self._entry(d)
@@ -156,6 +213,10 @@ class Store:
         With a capacity the LRU order needs every touch now, so the read is applied at once.
         """
         if self.capacity is None:
+            if self.lane is None:
+                self._unlaned = True
+            else:
+                self._lane_reads.setdefault(self.lane, []).append(len(self._reads))
             self._reads.append((now, digests, hit))
             return
         for d in digests[:hit + 1]:
@@ -176,6 +237,7 @@ class Store:
             if e is not None:
                 self._used -= e.tokens
             elif d not in self._evicted:
+                self._owner_born.setdefault(self._owner.get(d, SHARED), []).append(len(self._born))
                 self._born.append((d, depth))
             self._entries[d] = Entry(tokens, now, available_at, now + ttl, ttl, now, depth, len(self._reads))
             self._used += tokens

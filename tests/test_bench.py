@@ -14,7 +14,7 @@ def test_every_bench_script_runs_and_reports(capsys):
     finally:
         sys.path.remove(str(BENCH))
     names = " ".join(r["name"] for r in rows)
-    for target in ("(a)", "(b)", "(c)", "(d)", "(e)", "(f)"):
+    for target in ("(a)", "(b)", "(c)", "(d)", "(e)", "(f)", "(h)", "(i)"):
         assert target in names
     # outputs, unlike timings, are exact even at tiny sizes
     assert next(r for r in rows if r["name"].startswith("(b)"))["value"] <= 1.05

@@ -19,9 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("claude-sonnet-4-5", "claude-opus-4-1")
 
 
-def _from_scratch(req, d0, ref, own, count, store):
+def _from_scratch(req, d0, ref, own, count, store, lane=None, base=None):
     """A view that reuses nothing: full chain, full scan of known positions."""
-    return view(req, d0, None if ref is None else dataclasses.replace(ref, ordered=False), False, count, store)
+    return view(req, d0, None if ref is None else dataclasses.replace(ref, ordered=False), False, count, store,
+                lane)
 
 
 def replay_both(provider, calls, prices):
@@ -34,7 +35,7 @@ def replay_both(provider, calls, prices):
     return got, want
 
 
-op = st.tuples(st.sampled_from(["main", "main", "main", "fork", "side"]),
+op = st.tuples(st.sampled_from(["main", "main", "main", "fork", "fork2", "side"]),
                st.sampled_from(["append", "append", "append", "edit", "cut", "params", "model", "rebuild"]),
                st.integers(1, 4), st.floats(0, 400).map(lambda x: round(x, 1)),
                st.sampled_from([None, "5m", "1h"]))
@@ -42,7 +43,8 @@ op = st.tuples(st.sampled_from(["main", "main", "main", "fork", "side"]),
 
 @st.composite
 def sessions(draw):
-    """Calls on a main stream, a fork stream (first call descends from main) and a side stream, with
+    """Calls on a main stream, two fork streams (first call descends from main, after the same spawned
+    blocks when spawned from the same main state) and a side stream, with
     appended, edited, cut and rebuilt (equal but not identical) blocks, moving markers, parameter and
     model changes and gaps around the TTLs."""
     convs = {"main": [Block(Layer.TOOLS, b"tools", "tools[0]", tokens=1500),
@@ -52,6 +54,9 @@ def sessions(draw):
         k += 1
         if stream not in convs:
             convs[stream] = list(convs["main"])
+            if stream.startswith("fork"):   # children of one parent state share what follows it
+                convs[stream] += [Block(Layer.MESSAGES, b"spawn-%d-%d" % (len(convs["main"]), i), f"spawn{i}",
+                                        tokens=300) for i in range(3)]
         blocks = convs[stream]
         if action == "append" or len(blocks) <= 2:
             blocks += [Block(Layer.MESSAGES, b"%s-%d-%d" % (stream.encode(), k, i), f"m{k}.{i}", tokens=200 * size)
@@ -73,7 +78,7 @@ def sessions(draw):
         marked[-1] = marked[-1].with_breakpoint("5m")
         t += gap
         calls.append(Call(t, Request(model, tuple(marked), layer_params=params), stream=stream,
-                          parent="main" if stream == "fork" else None, output_tokens=10))
+                          parent="main" if stream.startswith("fork") else None, output_tokens=10))
     return calls
 
 

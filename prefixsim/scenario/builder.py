@@ -31,6 +31,7 @@ class Message:
     blocks: list[Block] = field(default_factory=list)
     index: int = 0                     # its position when rendered (the blocks' paths say it)
     thinking: bool = False             # an assistant message holding thinking blocks
+    images: bool = False               # holds an image block (looked at once, not per request)
     _bare: list[Block] | None = None
 
     def bare(self) -> list[Block]:
@@ -88,7 +89,7 @@ class _Flat:
                 self.stripped.add(i)
             else:
                 self.blocks.extend(m.blocks)
-            self.images += any(p.get("type") == "image" for p in m.content)
+            self.images += m.images
         self.source = list(messages)
         return self
 
@@ -120,11 +121,17 @@ class Conv:
                     self.thinking, set(self.refused), set(self.marks), self._tool_blocks, self._system_blocks,
                     self._flat.copy(), self._thinking_seen)
 
-    def add_message(self, role: str, content: list[dict]) -> None:
+    def add_message(self, role: str, content: list[dict], blocks: list[Block] | None = None,
+                    images: bool | None = None) -> None:
+        """Append a message; `blocks` and `images`, when given, are its rendered blocks (message_blocks
+        of it) and whether it holds an image block."""
         mi = len(self.messages)
         thinking = role == "assistant" and any(p.get("type") in THINKING_TYPES for p in content)
-        self.messages.append(Message(role, content, message_blocks({"role": role, "content": content}, mi), mi,
-                                     thinking))
+        if blocks is None:
+            blocks = message_blocks({"role": role, "content": content}, mi)
+        if images is None:
+            images = any(p.get("type") == "image" for p in content)
+        self.messages.append(Message(role, content, blocks, mi, thinking, images))
         self._thinking_seen |= thinking
 
     def _laid_out(self) -> _Flat:
@@ -428,15 +435,22 @@ class Timeline:
         parent = conv if spec.join else conv.fork()   # a probe that does not join leaves the parent as it was
         uses = self._spawn_call(parent, spec.children, spec.tool_call)
         end = self.t
+        # Every child's first message starts with the same placeholders (one per child): made and
+        # rendered once and shared, so N children hold N placeholder blocks, not N x N.
+        placeholders = [{"type": "tool_result", "tool_use_id": u["id"], "content": FORK_PLACEHOLDER} for u in uses]
+        shared: tuple[int, list[Block]] | None = None
         for i in range(spec.children):
             child = parent.fork()
             for mod in spec.modify:
                 self.modify(child, mod)
             child.refused |= set(spec.refuse)
-            placeholders = [{"type": "tool_result", "tool_use_id": u["id"], "content": FORK_PLACEHOLDER}
-                            for u in uses]
             directive = {"type": "text", "text": "<fork-directive>" + self.text(spec.directive) + "</fork-directive>"}
-            child.add_message("user", placeholders + [directive])
+            mi = len(child.messages)
+            if shared is None or shared[0] != mi:
+                shared = (mi, message_blocks({"role": "user", "content": placeholders}, mi))
+            child.add_message("user", placeholders + [directive],
+                              shared[1] + message_blocks({"role": "user", "content": [directive]}, mi, first=len(placeholders)),
+                              images=False)   # tool results of plain text and a text directive
             if spec.boundary:
                 # seed 000: the cache boundary sits right before the directive, so siblings can read
                 # the shared prefix (history + spawning call + placeholders) one of them wrote.
