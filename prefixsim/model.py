@@ -68,6 +68,7 @@ class Request:
     `layer_params[L]` holds request parameters that the provider says invalidate layer L and every
     later one (tool_choice, thinking, images, web search, ...); they enter the digest chain at the
     start of that layer. `auto_cache` is the TTL of a top-level (automatic) cache_control.
+    `retention` is OpenAI's `prompt_cache_retention` ("" when the request does not set it).
     """
 
     model: str
@@ -76,6 +77,7 @@ class Request:
     auto_cache: str | None = None
     workspace: str = ""
     cache_salt: str = ""
+    retention: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,7 +55,10 @@ class Simulator:
         # Before the request runs: the deepest of its prefixes the store has any trace of.
         known = (v.known[-1], store.state(digests[v.known[-1]], now)) if v.known else None
         ttft = self.ttft if call.ttft is None else call.ttft
-        if getattr(self.policy, "takes_marks", False):
+        if getattr(self.policy, "takes_context", False):
+            dec = self.policy.decide(req, digests, cum, store, now, now + ttft, d0=v.d0,  # type: ignore[call-arg]
+                                     counter=self.counter)
+        elif getattr(self.policy, "takes_marks", False):
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft, marks=v.marks)  # type: ignore[call-arg]
         else:
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft)

@@ -52,7 +52,8 @@ def render_openai(body: dict) -> Request:
     for i, m in enumerate(items or []):
         layer = Layer.SYSTEM if isinstance(m, dict) and m.get("role") in ("system", "developer") else Layer.MESSAGES
         blocks.append(Block(layer, dumps(m), f"{key}[{i}]"))
-    return Request(model=model, blocks=tuple(blocks))
+    retention = body.get("prompt_cache_retention")
+    return Request(model=model, blocks=tuple(blocks), retention=retention if isinstance(retention, str) else "")
 
 
 def observed_usage(u: dict | None) -> Usage | None:

@@ -1,0 +1,171 @@
+"""Automatic prefix caches (OpenAI, DeepSeek), rule by rule, on multi-block conversations.
+
+O-PC = developers.openai.com/api/docs/guides/prompt-caching (archived copy @25f7cbb7, GPT-5.6 era);
+O-OLD = its earlier copy; DS = api-docs.deepseek.com/guides/kv_cache and /news/news0802.
+The chars/4 estimate ("approx") makes every size below plain arithmetic: 4 characters = 1 token.
+"""
+import pytest
+
+from prefixsim.model import Block, Call, CauseKind, Layer, Request
+from prefixsim.runner import Simulator
+from prefixsim.sources.openai_log import render_openai
+from prefixsim.tokenize import common_prefix_tokens, get_tokenizer
+
+from conftest import split
+
+TOOLS = Block(Layer.TOOLS, b"T" * 200, "tools[0]")              # 50 tokens
+SYSTEM = Block(Layer.SYSTEM, b"S" * 400, "messages[0]")          # 100 tokens
+DOC = "D" * 18000                                                 # 4,500 tokens
+
+
+def user(text, i=1):
+    return Block(Layer.MESSAGES, text.encode(), f"messages[{i}]")
+
+
+def req(model, *msgs, retention=""):
+    return Request(model, (TOOLS, SYSTEM, *msgs), retention=retention)
+
+
+def sim(provider="openai", tokenizer="approx", bound="pessimistic"):
+    from prefixsim.providers import get_policy
+    return Simulator(provider, tokenizer=tokenizer, policy=get_policy(provider, bound))
+
+
+# --- OpenAI before GPT-5.6: breakpoints at token intervals, so a prefix ending inside a block is read
+
+@pytest.mark.parametrize("model", ["gpt-4.1", "gpt-4o", "gpt-5"])
+def test_same_document_other_question_reads_the_common_start(model):
+    # tools 50 + system 100 + document 4,500 = 4,650 common tokens; cached_tokens rounded down to
+    # a multiple of 128 (O-PC): 4,608. Block boundaries alone would give 0 (the first cacheable
+    # boundary is the end of the user block, which differs).
+    s = sim()
+    first = s.step(Call(0, req(model, user(DOC + "Question: what does clause 4 say?"))))
+    second = s.step(Call(10, req(model, user(DOC + "Question: who signed it?")), stream="other"))
+    assert first.usage.cache_read == 0
+    assert second.usage.cache_read == 4608
+    assert second.usage.input_tokens == second.usage.prompt_tokens - 4608
+
+
+def test_edited_last_turn_of_a_conversation_reads_into_the_edited_block():
+    s = sim()
+    q1 = "Summarise it. " + "Q" * 986                      # 250 tokens
+    a1 = Block(Layer.MESSAGES, b"A" * 2000, "messages[2]")  # 500 tokens
+    s.step(Call(0, req("gpt-4.1", user(DOC + q1))))
+    full = s.step(Call(10, req("gpt-4.1", user(DOC + q1), a1, user("E" * 4000 + "one", 3))))
+    assert full.usage.cache_read == 4864 - 4864 % 128       # 50+100+4,500+250 = 4,900 -> 4,864
+    # the last message edited after 4,000 equal characters (1,000 tokens): 4,900 + 500 + 1,000 = 6,400
+    edited = s.step(Call(20, req("gpt-4.1", user(DOC + q1), a1, user("E" * 4000 + "two", 3))))
+    assert edited.usage.cache_read == 6400
+    assert edited.cause.kind == CauseKind.PREFIX_CHANGED
+
+
+def test_tiktoken_counts_whole_tokens_of_the_common_start():
+    tok = get_tokenizer("cl100k_base")
+    doc = " word" * 4600                                   # one cl100k token per " word"
+    assert tok.count_text(doc) == 4600
+    s = sim(tokenizer="cl100k_base")
+    s.step(Call(0, req("gpt-4.1", user(doc + " alpha"))))
+    got = s.step(Call(10, req("gpt-4.1", user(doc + " omega")), stream="b"))
+    common = tok.count_text("T" * 200) + tok.count_text("S" * 400) + 4600
+    assert got.usage.cache_read == common - common % 128
+
+
+def test_a_token_straddling_the_difference_is_not_counted():
+    tok = get_tokenizer("cl100k_base")
+    # " world" / " worlds" share 6 bytes but not the token: only "hello" is common
+    assert tok.count_text("hello world") == tok.count_text("hello worlds") == 2
+    assert common_prefix_tokens(tok, b"hello world", b"hello worlds") == (1, 5)
+    assert common_prefix_tokens(get_tokenizer("approx"), b"abcdefgh", b"abcdefgX") == (1, 4)
+
+
+def test_gpt_5_5_breakpoints_every_2048_tokens():
+    # O-PC "Summary of model differences": GPT-5.5 implicit breakpoints at 2,048-token intervals
+    s = sim()
+    s.step(Call(0, req("gpt-5.5", user(DOC + "first"))))
+    got = s.step(Call(10, req("gpt-5.5", user(DOC + "second")), stream="b"))
+    assert got.usage.cache_read == 4096                      # 4,650 common -> the breakpoint at 4,096
+
+
+def test_gpt_5_6_writes_at_the_request_end_and_reads_the_exact_boundary():
+    s = sim()
+    a1 = Block(Layer.MESSAGES, b"A" * 2002, "messages[2]")    # 501 tokens (rounded up)
+    first = s.step(Call(0, req("gpt-5.6", user(DOC + "first question"))))      # 4,654 tokens
+    assert split(first) == (0, 0, 4654, 0)                   # written at 1.25x (O-PC)
+    # O-PC gotcha "A shared prefix is not always a cached prefix": only the end was written
+    other = s.step(Call(10, req("gpt-5.6", user(DOC + "other question")), stream="b"))
+    assert other.usage.cache_read == 0
+    follow = s.step(Call(20, req("gpt-5.6", user(DOC + "first question"), a1, user("next", 3))))
+    assert follow.usage.cache_read == 4654                   # exact boundary, no 128 rounding
+    assert follow.usage.cache_write_5m == 501 + 1
+
+
+# --- retention -------------------------------------------------------------------------------
+
+def test_in_memory_entries_live_at_most_an_hour_from_the_write():
+    # O-PC: in_memory entries stay "around 5 to 10 minutes of inactivity, up to one hour"
+    s = sim()
+    r = req("gpt-4o", user(DOC))
+    reads = [s.step(Call(t, r)).usage.cache_read for t in range(0, 3600 + 240, 240)]
+    assert reads[0] == 0 and all(x == 4608 for x in reads[1:15])  # t = 240 .. 3,360
+    assert reads[15] == 0                                      # t = 3,600: past the cap, rewritten
+
+
+def test_reading_a_long_prefix_keeps_its_shorter_prefixes_alive():
+    s = sim()
+    big_system = Block(Layer.SYSTEM, b"S" * 6000, "messages[0]")          # 50 + 1,500 tokens
+    base = Request("gpt-4o", (TOOLS, big_system, user(DOC)))
+    s.step(Call(0, base))
+    s.step(Call(240, Request("gpt-4o", (*base.blocks, user("more", 2)))))    # reads the whole base
+    fork = s.step(Call(480, Request("gpt-4o", (TOOLS, big_system, user("X" * 8000)))))
+    assert fork.usage.cache_read == 1536                      # 1,550 tokens read at t=480, 1,536 reported
+
+
+@pytest.mark.parametrize("bound,read", [("pessimistic", 0), ("optimistic", 4608)])
+def test_in_memory_window_is_a_range(bound, read):
+    s = sim(bound=bound)
+    r = req("gpt-4o", user(DOC))
+    s.step(Call(0, r))
+    assert s.step(Call(420, r)).usage.cache_read == read      # idle 7 min: inside 10, outside 5
+
+
+@pytest.mark.parametrize("bound,read", [("pessimistic", 0), ("optimistic", 4608)])
+def test_extended_retention_is_a_range(bound, read):
+    # O-PC: '24h' "typically keeps entries available for around 30 minutes and ... up to 24 hours"
+    s = sim(bound=bound)
+    r = req("gpt-4.1", user(DOC))
+    s.step(Call(0, r))
+    assert s.step(Call(3 * 3600, r)).usage.cache_read == read
+
+
+def test_prompt_cache_retention_in_memory_is_read_from_the_request():
+    body = {"model": "gpt-4.1", "prompt_cache_retention": "in_memory",
+            "messages": [{"role": "system", "content": "S" * 6000}, {"role": "user", "content": "hi"}]}
+    r = render_openai(body)
+    assert r.retention == "in_memory"
+    s = sim()
+    s.step(Call(0, r))
+    assert s.step(Call(420, r)).usage.cache_read == 0        # 7 min idle > in_memory's 5 min
+    default = render_openai({**body, "prompt_cache_retention": None})
+    s.step(Call(1000, default))
+    assert s.step(Call(1420, default)).usage.cache_read > 0  # 24h default: 30 min pessimistic
+
+
+# --- DeepSeek ------------------------------------------------------------------------------
+
+def test_deepseek_common_prefix_is_read_from_the_third_request():
+    # DS kv_cache: A+B then A+C misses (no unit A+C matches fully), but the common prefix A is
+    # persisted; A+D then reads A. A = tools 50 + system 100 + document 4,500 = 4,650 -> 4,608 (64s)
+    s = sim("deepseek")
+    first = s.step(Call(0, req("deepseek-chat", user(DOC + "B" * 40))))
+    second = s.step(Call(10, req("deepseek-chat", user(DOC + "C" * 40)), stream="2"))
+    third = s.step(Call(20, req("deepseek-chat", user(DOC + "X" * 40)), stream="3"))
+    assert (first.usage.cache_read, second.usage.cache_read) == (0, 0)
+    assert third.usage.cache_read == 4608
+
+
+def test_deepseek_multi_turn_reads_the_previous_input_end():
+    s = sim("deepseek")
+    s.step(Call(0, req("deepseek-chat", user(DOC + "Q" * 40))))                 # 4,660 tokens
+    a1 = Block(Layer.MESSAGES, b"A" * 400, "messages[2]")
+    nxt = s.step(Call(10, req("deepseek-chat", user(DOC + "Q" * 40), a1, user("more", 3))))
+    assert nxt.usage.cache_read == 4660 - 4660 % 64
