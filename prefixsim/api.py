@@ -45,6 +45,12 @@ def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
                         policy=policy)
         outcomes = sim.run(calls)
         models = sorted({c.request.model for c in calls})
+        optimistic = None
+        if policy is None and any(getattr(sim.policy, "has_range", lambda m: False)(m) for m in models):
+            # the rule's retention is a documented range: the same calls under its optimistic end
+            alt = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
+                            policy=get_policy(provider, "optimistic"))
+            optimistic = alt.run(calls)
         assumptions = {"tokenizer": tokenizer}
         if policy is None:  # a serving engine has no TTL, no breakpoints and no wait for the first token
             assumptions.update({"time to first token": f"{1.0 if s.ttft is None else s.ttft:g} s",
@@ -59,6 +65,7 @@ def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
                          run.scenario.sweep.param if run.scenario.sweep else None, run.sweep_value,
                          self_hosted=policy is not None,
                          prefill_rate=policy.prefill_tokens_per_s if policy is not None else None,
+                         optimistic=optimistic,
                          rates={m: prices.rates(m, sim.provider) for m in models})
 
 

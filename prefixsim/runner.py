@@ -5,6 +5,7 @@ sequence. An entry written by a call becomes readable at t + time-to-first-token
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable
 
 from .incremental import View, note_births, view
@@ -12,7 +13,7 @@ from .model import Call, Cause, CauseKind, Outcome, Request, Usage
 from .pricing import PriceBook
 from .providers import Policy, get_policy
 from .providers.tables import canonical_model
-from .store import State, Store, namespace_digest
+from .store import Entry, State, Store, namespace_digest
 from .tokenize import TokenCounter, Tokenizer, get_tokenizer
 
 
@@ -54,6 +55,10 @@ class Simulator:
         total = cum[-1] if cum else 0
         # Before the request runs: the deepest of its prefixes the store has any trace of.
         known = (v.known[-1], store.state(digests[v.known[-1]], now)) if v.known else None
+        # the entry as it was before this request: a policy that rewrites it (automatic caching
+        # writes every position past its hit) would otherwise explain the miss by the new entry
+        before = store.get(digests[known[0]]) if known is not None and known[1] is State.EXPIRED else None
+        before = replace(before) if before is not None else None
         ttft = self.ttft if call.ttft is None else call.ttft
         if getattr(self.policy, "takes_context", False):
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft, d0=v.d0,  # type: ignore[call-arg]
@@ -71,7 +76,7 @@ class Simulator:
         assert usage.prompt_tokens == total, (usage, total)
         if dec.hit >= 0:   # the read may be logged against v.digests up to the hit (Store.touch_prefix)
             v.pinned = max(v.pinned, dec.hit + 1)
-        cause = self._explain(call, v, ref, dec.hit, dec.below_minimum, known, dec.breakpoints, total)
+        cause = self._explain(call, v, ref, dec.hit, dec.below_minimum, known, dec.breakpoints, total, before)
         self._settle(v, now)
         self._last[call.stream] = v
         rates = self.prices.rates(req.model, self.provider)
@@ -94,12 +99,17 @@ class Simulator:
                 break
 
     def _explain(self, call: Call, v: View, ref: View | None, hit: int, below_minimum: bool,
-                 known: tuple[int, State] | None, breakpoints: tuple[int, ...], total: int) -> Cause:
+                 known: tuple[int, State] | None, breakpoints: tuple[int, ...], total: int,
+                 before: Entry | None = None) -> Cause:
         req, now, digests = call.request, call.t, v.digests
         if known is not None and known[0] > hit:
             j, state = known
-            entry = self.store.get(digests[j])
+            entry = self.store.get(digests[j]) if before is None else before
             where = req.blocks[j].path or f"block {j}"
+            if state is State.EXPIRED and entry is not None and entry.expires_at >= entry.cap:
+                return Cause(CauseKind.TTL_EXPIRED,
+                             f"entry at {where} written {now - entry.written_at:.0f} s ago, past its "
+                             f"{entry.cap - entry.written_at:.0f} s maximum lifetime")
             if state is State.EXPIRED and entry is not None:
                 return Cause(CauseKind.TTL_EXPIRED,
                              f"entry at {where} idle {now - entry.last_used:.0f} s > ttl {entry.ttl:.0f} s")

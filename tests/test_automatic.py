@@ -110,6 +110,19 @@ def test_in_memory_entries_live_at_most_an_hour_from_the_write():
     assert reads[15] == 0                                      # t = 3,600: past the cap, rewritten
 
 
+def test_expiry_causes_name_the_window_that_ended():
+    s = sim()
+    r = req("gpt-4o", user(DOC))
+    s.step(Call(0, r))
+    idle = s.step(Call(420, r))                                # the miss rewrites the entry: say why it missed
+    assert str(idle.cause) == "ttl_expired (entry at messages[1] idle 420 s > ttl 300 s)"
+    for t in range(660, 3781, 240):                            # reads up to t = 3,780, idle 240 s each
+        assert s.step(Call(t, r)).usage.cache_read == 4608
+    capped = s.step(Call(4030, r))                             # idle 250 s, but 3,610 s after the write
+    assert capped.usage.cache_read == 0
+    assert "maximum lifetime" in str(capped.cause) and "3600 s" in str(capped.cause)
+
+
 def test_reading_a_long_prefix_keeps_its_shorter_prefixes_alive():
     s = sim()
     big_system = Block(Layer.SYSTEM, b"S" * 6000, "messages[0]")          # 50 + 1,500 tokens
@@ -169,3 +182,38 @@ def test_deepseek_multi_turn_reads_the_previous_input_end():
     a1 = Block(Layer.MESSAGES, b"A" * 400, "messages[2]")
     nxt = s.step(Call(10, req("deepseek-chat", user(DOC + "Q" * 40), a1, user("more", 3))))
     assert nxt.usage.cache_read == 4660 - 4660 % 64
+
+
+# --- the range in results ----------------------------------------------------------------------
+
+SCENARIO = """name: openai-gaps
+model: gpt-4o
+provider: openai
+tokenizer: approx
+pace: 15s
+base:
+  system: 6000
+  history: {turns: 2, user: 80, assistant: 300}
+timeline:
+  - request: 1
+  - wait: 7m
+  - request: 1
+"""
+
+
+def test_scenario_results_carry_both_bounds(tmp_path):
+    from prefixsim.api import run_scenario
+    from prefixsim.report.tables import scenario_text
+
+    p = tmp_path / "gaps.yaml"
+    p.write_text(SCENARIO)
+    res = run_scenario(str(p))
+    v = res.to_json()["variants"][0]
+    rows, summary = v["requests"], v["summary"]
+    # the 7-minute gap (plus 15 s pace) is past the pessimistic 5 minutes, inside the optimistic 10
+    assert rows[1]["cache_read_input_tokens"] == 0 and rows[1]["cache_read_input_tokens_optimistic"] > 0
+    assert summary["retention_bound"] == "pessimistic"
+    assert summary["cache_read_input_tokens_optimistic"] == sum(r["cache_read_input_tokens_optimistic"] for r in rows)
+    assert summary["cost_usd_optimistic"] < summary["cost_usd"]
+    text = scenario_text(res)
+    assert "pessimistic bound" in text and "read (optimistic)" in text
