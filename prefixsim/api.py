@@ -53,8 +53,9 @@ def simulate(run: Run, price_date: dt.date | None = None) -> VariantResult:
             optimistic = alt.run(calls)
         assumptions = {"tokenizer": tokenizer}
         if policy is None:  # a serving engine has no TTL, no breakpoints and no wait for the first token
-            assumptions.update({"time to first token": f"{1.0 if s.ttft is None else s.ttft:g} s",
-                                "breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"})
+            assumptions["time to first token"] = f"{1.0 if s.ttft is None else s.ttft:g} s"
+            if provider not in ("openai", "deepseek"):   # automatic caches have no breakpoints or ttl setting
+                assumptions.update({"breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"})
         for m in models:
             assumptions.update({f"{k} [{m}]" if len(models) > 1 else k: v
                                 for k, v in sim.policy.describe(m).items()})

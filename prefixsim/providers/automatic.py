@@ -59,8 +59,9 @@ class AutomaticPolicy:
         return {"provider": self.name, "caching": f"automatic; cached at {writes}; longest cached prefix read, {where}",
                 "minimum cacheable tokens": str(r.min_tokens),
                 "hit increment": "exact boundary" if r.increment == 1 else f"multiples of {r.increment} tokens",
-                "retention": f"{r.ttl:.0f} s idle (pessimistic, figures shown) to {r.ttl_optimistic:.0f} s idle "
-                             f"(optimistic); cap {cap}; this run: {self.bound}",
+                "retention": (f"{r.ttl:.0f} s idle, refreshed by a read; cap {cap}" if r.ttl == r.ttl_optimistic else
+                              f"{r.ttl:.0f} s idle (pessimistic: the figures shown) to {r.ttl_optimistic:.0f} s "
+                              f"idle (optimistic: the *_optimistic figures), refreshed by a read; cap {cap}"),
                 "source": r.source}
 
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,

@@ -148,7 +148,8 @@ def openai_rule(model: str, retention: str = "") -> AutoRule:
     m = canonical_model(model)
     best = max((k for k in OPENAI_RULES if m.startswith(k)), key=len, default=None)
     if best is None:
-        raise UserError(f"unknown OpenAI model {model!r} (known families: {', '.join(sorted(OPENAI_RULES))})")
+        families = sorted(k for k in OPENAI_RULES if not k.endswith(("-mini", "-nano")))
+        raise UserError(f"unknown OpenAI model {model!r} (known families: {', '.join(families)})")
     rule = OPENAI_RULES[best]
     if retention == "in_memory" and rule is _OPENAI_24H:
         return _OPENAI_IN_MEMORY
