@@ -217,3 +217,81 @@ def test_scenario_results_carry_both_bounds(tmp_path):
     assert summary["cost_usd_optimistic"] < summary["cost_usd"]
     text = scenario_text(res)
     assert "pessimistic bound" in text and "read (optimistic)" in text
+
+
+# --- GPT-5.6+: breakpoints (O-PC "How caching works", "How prefix matching works", "Gotchas") ------
+
+STATIC = "S" * 6000
+MARK = {"mode": "explicit"}
+
+
+def body(*items, mode=None):
+    b = {"model": "gpt-5.6", "input": list(items)}
+    if mode:
+        b["prompt_cache_options"] = {"mode": mode}
+    return b
+
+
+def dev(text, marked=False):
+    part = {"type": "input_text", "text": text}
+    if marked:
+        part["prompt_cache_breakpoint"] = MARK
+    return {"role": "developer", "content": [part]}
+
+
+def tokens_through(request, i):
+    tok = get_tokenizer("approx")
+    return sum(tok.count_text(b.data.decode()) for b in request.blocks[:i + 1])
+
+
+def test_gpt_5_6_explicit_breakpoint_after_static_content():
+    # O-PC gotcha "A shared prefix is not always a cached prefix", remedied with an explicit-only marker
+    s = sim()
+    r1 = render_openai(body(dev(STATIC, True), {"role": "user", "content": "dynamic one"}, mode="explicit"))
+    r2 = render_openai(body(dev(STATIC, True), {"role": "user", "content": "dynamic two"}, mode="explicit"))
+    static = tokens_through(r1, 0)
+    first, second = s.step(Call(0, r1)), s.step(Call(10, r2))
+    # explicit-only: the write ends at the marker, the dynamic rest is uncached with no write charge
+    assert split(first) == (0, 0, static, first.usage.prompt_tokens - static)
+    assert second.usage.cache_read == static                  # exact, not a multiple of 128
+    assert static % 128 != 0
+
+
+def test_gpt_5_6_marker_is_not_part_of_the_prefix():
+    plain = render_openai(body(dev(STATIC), {"role": "user", "content": "q"}))
+    marked = render_openai(body(dev(STATIC, True), {"role": "user", "content": "q"}))
+    assert plain.blocks == marked.blocks and marked.explicit == (0,) and plain.explicit == ()
+
+
+def test_gpt_5_6_extending_a_message_prevents_reuse():
+    # O-PC gotcha: request 1 ends with user "Content A"; request 2 extends that message -> no reuse
+    s = sim()
+    s.step(Call(0, render_openai(body(dev(STATIC), {"role": "user", "content": "Content A"}))))
+    got = s.step(Call(10, render_openai(body(dev(STATIC), {"role": "user", "content": "Content A + Content B"}))))
+    assert got.usage.cache_read == 0
+
+
+def test_gpt_5_6_switching_to_explicit_only_misses_the_implicit_write():
+    s = sim()
+    s.step(Call(0, render_openai(body(dev(STATIC), {"role": "user", "content": "question"}))))
+    follow = [dev(STATIC), {"role": "user", "content": "question"},
+              {"role": "user", "content": [{"type": "input_text", "text": "follow-up", "prompt_cache_breakpoint": MARK}]}]
+    assert s.step(Call(10, render_openai(body(*follow, mode="explicit")))).usage.cache_read == 0
+    # implicit mode keeps the earlier user-message end as a lookup boundary: it is read
+    assert s.step(Call(20, render_openai(body(*follow[:2], {"role": "user", "content": "other"})))).usage.cache_read \
+        == tokens_through(render_openai(body(*follow[:2])), 1)
+
+
+def test_gpt_5_6_multi_turn_agent_reads_the_previous_user_message_end():
+    s = sim()
+    turn1 = [dev(STATIC), {"role": "user", "content": "Can you do it?"}]
+    r1 = render_openai(body(*turn1))
+    s.step(Call(0, r1))
+    turn2 = [*turn1, {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+             {"type": "function_call_output", "call_id": "c1", "output": "result " * 50},
+             {"role": "assistant", "content": "Done."}, {"role": "user", "content": "Can you also do that?"}]
+    r2 = render_openai(body(*turn2))
+    got = s.step(Call(10, r2))
+    assert got.usage.cache_read == tokens_through(r1, 1)
+    # written: from the read to the implicit breakpoint at the end of the last user message, 1.25x
+    assert got.usage.cache_write_5m == got.usage.prompt_tokens - got.usage.cache_read

@@ -7,12 +7,13 @@ parent digest, the block the latest chain continued with, and tokenizes only tha
 """
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from typing import Callable
 
 import xxhash
 
-from ..model import Block, Request
+from ..model import Block, Layer, Request
 from ..store import State, Store
 from ..tokenize import TokenCounter, common_prefix_tokens
 from .base import Decision
@@ -40,6 +41,7 @@ class AutomaticPolicy:
         self._next: OrderedDict[bytes, tuple[bytes, Block, tuple[bytes, ...]]] = OrderedDict()
         # parent digest -> [(prefix bytes of the next block, layer params, tokens, unit digest)]
         self._units: dict[bytes, list[tuple[bytes, tuple[bytes, ...], int, bytes]]] = {}
+        self._roles: dict[bytes, str] = {}   # block content key -> role of the message it starts
 
     def rule(self, request: Request) -> AutoRule:
         return self._rule_for(request.model, request.retention)
@@ -67,6 +69,8 @@ class AutomaticPolicy:
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
                now: float, available_at: float, d0: bytes = b"", counter: TokenCounter | None = None) -> Decision:
         rule = self.rule(request)
+        if rule.writes == "breakpoints":
+            return self._at_breakpoints(rule, request, digests, cum, store, now, available_at)
         n = len(digests)
         total = cum[-1] if cum else 0
         live = State.LIVE
@@ -100,6 +104,75 @@ class AutomaticPolicy:
         return Decision(read=read, write_5m=written, write_1h=0, uncached=total - read - written,
                         hit=hit, blocked=blocked, below_minimum=hit < 0 and total < rule.min_tokens,
                         breakpoints=())
+
+    def _at_breakpoints(self, rule: AutoRule, request: Request, digests: list[bytes], cum: list[int],
+                        store: Store, now: float, available_at: float) -> Decision:
+        """GPT-5.6+ (O-PC "How caching works", "How prefix matching works"): reads only at lookup
+        boundaries, longest first, counted exactly; writes only at breakpoints past the read."""
+        n = len(digests)
+        total = cum[-1] if cum else 0
+        explicit = sorted({i for i in request.explicit if 0 <= i < n})
+        lookups = set(explicit[:2]) | set(explicit[-50:])
+        marks = list(explicit)
+        if request.cache_mode != "explicit":
+            ends = self._eligible_ends(request, 21)
+            lookups.update(ends)
+            dev = _developer_end(request.blocks)
+            if dev is not None:
+                lookups.add(dev)
+            implicit = ends[0] if ends else dev
+            if implicit is not None:
+                marks.append(implicit)
+        hit, blocked = -1, None
+        for j in sorted(lookups, reverse=True):
+            state = store.state(digests[j], now)
+            if state is State.LIVE:
+                hit = j
+                break
+            if state is not State.MISSING and blocked is None:
+                blocked = (state, j)
+        read = cum[hit] if hit >= 0 else 0
+        if hit >= 0:
+            store.touch_prefix(digests, hit, now)
+        # "Each request can create up to four cache writes"; which four when more are marked is not
+        # said: the deepest are kept.
+        targets = sorted({j for j in marks if j > hit and cum[j] >= rule.min_tokens})[-4:]
+        for j in targets:
+            store.write(digests[j], cum[j], now, available_at, rule.idle(self.bound), j, rule.max_lifetime)
+        written = cum[targets[-1]] - read if targets else 0
+        below = hit < 0 and bool(marks) and all(cum[j] < rule.min_tokens for j in marks)
+        return Decision(read=read, write_5m=written, write_1h=0, uncached=total - read - written, hit=hit,
+                        blocked=blocked, below_minimum=below, breakpoints=())
+
+    def _eligible_ends(self, request: Request, limit: int) -> list[int]:
+        """Block indices ending an eligible message, latest first, at most `limit`: user messages and
+        the last tool response of each consecutive group (O-PC, implicit mode). Walks back from the end
+        only as far as it needs."""
+        blocks = request.blocks
+        ends: list[int] = []
+        i = len(blocks) - 1
+        later = ""
+        while i >= 0 and len(ends) < limit and blocks[i].layer == Layer.MESSAGES:
+            msg = _message(blocks[i], i)
+            start = i
+            while start > 0 and blocks[start - 1].layer == Layer.MESSAGES and _message(blocks[start - 1], start - 1) == msg:
+                start -= 1
+            kind = self._role(blocks[start])
+            if kind == "user" or (kind == "tool" and later != "tool"):
+                ends.append(i)
+            later = kind
+            i = start - 1
+        return ends
+
+    def _role(self, block: Block) -> str:
+        """user / assistant / tool of the message a block starts, from its bytes (memoized by content)."""
+        role = self._roles.get(block.key)
+        if role is None:
+            role = _role_of(block.data)
+            if len(self._roles) >= REMEMBERED_PARENTS:
+                self._roles.clear()
+            self._roles[block.key] = role
+        return role
 
     def _inside(self, rule: AutoRule, request: Request, j: int, parent: bytes, d: bytes, store: Store,
                 now: float, counter: TokenCounter | None) -> int:
@@ -160,6 +233,46 @@ class AutomaticPolicy:
             nxt.move_to_end(parent)
         while len(nxt) > REMEMBERED_PARENTS:
             nxt.popitem(last=False)
+
+
+def _message(block: Block, i: int) -> str:
+    """The message a block belongs to: `messages[3].content[1]` -> `messages[3]`; unnamed blocks are
+    messages of their own."""
+    return block.path.split(".", 1)[0] if block.path else f"#{i}"
+
+
+def _role_of(data: bytes) -> str:
+    """Chat messages carry a role, Responses items a type; the Anthropic-style rendering of scenario
+    messages starts with {"role":...}. Bytes that are no JSON object count as a user message."""
+    if data.startswith(b'{"role":"user"'):
+        return "user"
+    if data.startswith(b'{"role":"assistant"'):
+        return "assistant"
+    if not data.startswith(b"{"):
+        return "user"
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(data.decode("utf-8", errors="replace"))
+    except ValueError:
+        return "user"
+    role = obj.get("role") if isinstance(obj, dict) else None
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    if role == "tool" or kind in ("function_call_output", "custom_tool_call_output"):
+        return "tool"
+    if role == "user":
+        return "user"
+    return "other"
+
+
+def _developer_end(blocks: tuple[Block, ...]) -> int | None:
+    """The last block of the initial consecutive developer (system) messages, after the tools."""
+    i = 0
+    while i < len(blocks) and blocks[i].layer == Layer.TOOLS:
+        i += 1
+    end = None
+    while i < len(blocks) and blocks[i].layer == Layer.SYSTEM:
+        end = i
+        i += 1
+    return end
 
 
 def _params_to(request: Request, block: Block) -> tuple[bytes, ...]:

@@ -75,8 +75,8 @@ class AutoRule:
     documented range: `ttl` is the pessimistic idle lifetime (the default, printed figure) and
     `ttl_optimistic` the optimistic one; no refresh keeps an entry past `max_lifetime` from its write.
     `partial`: breakpoints lie at token intervals, so a prefix that ends inside a block is read
-    (O-PC earlier models). `writes`: "every" position past the minimum is cached, or only the
-    request's "end" (GPT-5.6+ implicit breakpoint; DeepSeek's end-of-input unit). `common_units`:
+    (O-PC earlier models). `writes`: "every" position past the minimum is cached, only the request's
+    "end" (DeepSeek's end-of-input unit), or the "breakpoints" of GPT-5.6+. `common_units`:
     the common prefix of two requests becomes a unit that a third request can read (DS kv_cache).
     """
 
@@ -114,9 +114,12 @@ _OPENAI_55 = AutoRule(
     "'24h' retention only, typically ~30 min, up to 24 h; min 1,024 tokens")
 _OPENAI_56 = AutoRule(
     1024, 1, 1800.0, 1800.0, float("inf"), True,
-    "O-PC: GPT-5.6+ implicit breakpoint at the end of the latest eligible message (the request's end), "
-    "cached_tokens at the exact boundary, writes 1.25x, reads 0.1x, ttl '30m' only ('at least 30 minutes "
-    "after the latest write or reuse'); min 1,024 visible tokens", partial=False, writes="end")
+    "O-PC: GPT-5.6+ writes only at breakpoints (implicit: the end of the latest user message, tool-response "
+    "group or initial developer group; explicit prompt_cache_breakpoint), at most 4 writes per request, "
+    "billed 1.25x; lookups at the first 2 and latest 50 explicit breakpoints, the implicit one, 20 earlier "
+    "eligible message ends and the initial developer block's end; cached_tokens at the exact boundary; "
+    "ttl '30m' only ('at least 30 minutes after the latest write or reuse'); min 1,024 visible tokens",
+    partial=False, writes="breakpoints")
 
 #: Longest matching prefix of the canonical id wins. Extended retention only for the models O-PC
 #: lists (gpt-5.5(-pro), 5.4, 5.2, the 5.1 family, gpt-5, gpt-5-codex, gpt-4.1); their mini/nano
