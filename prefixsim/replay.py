@@ -19,6 +19,7 @@ from .errors import UserError
 from .invariants import replay_adds_up
 from .model import TTL_SECONDS, Call, Cause, CauseKind, Usage
 from .pricing import PriceBook
+from .providers import get_policy
 from .runner import Simulator
 from .sources.record import Record
 from .sources.traffic import Head, Traffic
@@ -65,6 +66,10 @@ class Row:
     naive_read: int | None
     path: str
     line: int
+    #: The prediction under the optimistic end of the provider's retention range (None: no range;
+    #: `predicted` is then the only figure, else its pessimistic end).
+    predicted_optimistic: Usage | None = None
+    cost_predicted_optimistic: Decimal | None = None
 
     @property
     def read_error(self) -> int | None:
@@ -194,9 +199,9 @@ def _figures(pairs: Iterable[tuple[int, Usage, Usage]]) -> Figures:
 
 
 def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), prices: PriceBook | None = None,
-           top: int = 5) -> ReplayResult:
+           top: int = 5, sent_to: str = "anthropic") -> ReplayResult:
     """Replays `records` (any order; Traffic is walked, not held) under `variant`; compares every
-    prediction with the observation."""
+    prediction with the observation, priced at the rates of the provider the traffic was `sent_to`."""
     if variant.ttl not in TTL_CHOICES:
         raise UserError(f"--ttl must be one of {', '.join(TTL_CHOICES)}, got {variant.ttl!r}")
     if variant.breakpoints not in BREAKPOINT_POLICIES:
@@ -213,6 +218,10 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
     if prices is None:
         prices = PriceBook(when=date)
     sim = Simulator(provider=variant.provider, tokenizer="approx", prices=prices)
+    # A retention that is a documented range (OpenAI, DeepSeek): the same walk under its optimistic end.
+    alt = (Simulator(provider=variant.provider, tokenizer="approx", prices=prices,
+                     policy=get_policy(variant.provider, "optimistic"))
+           if hasattr(sim.policy, "has_range") else None)
     naive = Naive(hour_streams)
     rows: list[Row] = []
     for i, rec in enumerate(traffic):
@@ -222,8 +231,9 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
             call = replace(call, output_tokens=0)
         try:
             out = sim.step(call)
+            opt = alt.step(call) if alt is not None else None
             obs = rec.observed
-            cost_obs = None if obs is None else prices.rates(rec.call.request.model, "anthropic")
+            cost_obs = None if obs is None else prices.rates(rec.call.request.model, sent_to)
         except UserError as e:   # e.g. a model the provider's tables do not know: name the line
             raise e.located(rec.path, rec.line) from None
         if obs is not None:
@@ -231,7 +241,8 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
                 obs = replace(obs, output_tokens=0)
             cost_obs = cost_obs.cost(obs)
         rows.append(Row(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed,
-                        out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line))
+                        out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line,
+                        opt.usage if opt is not None else None, opt.cost_usd if opt is not None else None))
     summary = _summarize(rows, variant, sim, output_in_cost, top)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
@@ -330,7 +341,10 @@ def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
                            "cache_write_1h_tokens": r.predicted.cache_write_1h},
              "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
              "cause_detail": r.cause.detail or None, "cost_observed_usd": _money(r.cost_observed),
-             "cost_predicted_usd": _money(r.cost_predicted)} for r in result.rows]
+             "cost_predicted_usd": _money(r.cost_predicted),
+             **({} if r.predicted_optimistic is None else
+                {"predicted_optimistic": _usage_dict(r.predicted_optimistic),
+                 "cost_predicted_optimistic_usd": _money(r.cost_predicted_optimistic)})} for r in result.rows]
     summary = {
         "requests": s.requests, "observed_requests": s.observed_requests,
         "read_share_observed": _rate(s.read_share_observed), "read_share_predicted": _rate(s.prefixsim.read_share),
@@ -351,6 +365,15 @@ def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
                     "breakpoints": s.variant.breakpoints},
         "price_source": s.price_source,
     }
+    if result.rows and result.rows[0].predicted_optimistic is not None:
+        # retention is a range: "predicted" figures are its pessimistic end, these its optimistic end
+        opt = [r.predicted_optimistic for r in result.rows]
+        prompt = sum(u.prompt_tokens for u in opt)  # type: ignore[union-attr]
+        summary.update({"retention_bound": "pessimistic",
+                        "read_share_predicted_optimistic": _rate(sum(u.cache_read for u in opt) / prompt  # type: ignore[union-attr]
+                                                                 if prompt else None),
+                        "cost_predicted_optimistic_usd": _money(sum((r.cost_predicted_optimistic for r in result.rows),
+                                                                    Decimal(0)))})
     doc: dict = {"requests": reqs, "summary": summary}
     if what_if is not None:
         v = what_if.variant.summary.variant

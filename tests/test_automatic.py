@@ -295,3 +295,43 @@ def test_gpt_5_6_multi_turn_agent_reads_the_previous_user_message_end():
     assert got.usage.cache_read == tokens_through(r1, 1)
     # written: from the read to the implicit breakpoint at the end of the last user message, 1.25x
     assert got.usage.cache_write_5m == got.usage.prompt_tokens - got.usage.cache_read
+
+
+def test_replay_of_openai_traffic_carries_both_bounds(tmp_path):
+    import json
+
+    from prefixsim.replay import Variant, replay, to_json
+    from prefixsim.sources import load
+
+    chat = {"model": "gpt-4o", "messages": [{"role": "system", "content": "S" * 6000}, {"role": "user", "content": "hi"}]}
+    p = tmp_path / "oa.jsonl"
+    p.write_text("".join(json.dumps({"request": chat, "timestamp": f"2026-11-30T10:{m:02d}:00Z"}) + "\n"
+                         for m in (0, 7)))                     # 7 minutes idle: inside 10, outside 5
+    doc = to_json(replay(load(p), Variant(provider="openai")))
+    second = doc["requests"][1]
+    assert second["predicted"]["cache_read_input_tokens"] == 0
+    assert second["predicted_optimistic"]["cache_read_input_tokens"] > 0
+    assert doc["summary"]["retention_bound"] == "pessimistic"
+    assert doc["summary"]["cost_predicted_optimistic_usd"] < doc["summary"]["cost_predicted_usd"]
+
+
+def test_cli_replays_an_openai_log_under_openai_rules(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from prefixsim.cli import cli
+
+    chat = {"model": "gpt-4o", "messages": [{"role": "system", "content": "S" * 6000}, {"role": "user", "content": "hi"}]}
+    use = {"prompt_tokens": 1502, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 1408}}
+    p = tmp_path / "oa.jsonl"
+    p.write_text("".join(json.dumps({"request": chat, "response": {"usage": use}, "timestamp": f"2026-11-30T10:0{m}:00Z"})
+                         + "\n" for m in (0, 1)))
+    res = CliRunner().invoke(cli, ["replay", str(p), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["summary"]["variant"]["provider"] == "openai"
+    # 1,502 prompt tokens, 1,408 read: OpenAI's cached rate for gpt-4o is half the input rate
+    assert doc["requests"][1]["predicted"]["cache_read_input_tokens"] == 1408
+    assert doc["requests"][1]["cost_observed_usd"] == doc["requests"][1]["cost_predicted_usd"]
+    assert "openai/gpt-4o" in doc["summary"]["price_source"]

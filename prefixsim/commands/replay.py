@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from decimal import Decimal
 
 import click
 
@@ -37,8 +38,9 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 @click.option("--ttl", type=click.Choice(["observed", "5m", "1h"]), default="observed", show_default=True,
               help="What-if: every cache write at this TTL.")
 @click.option("--model", help="What-if: send the same traffic to another model.")
-@click.option("--provider", default="anthropic", show_default=True,
-              help="What-if: another provider's cache rules (anthropic, openai, deepseek, prefix).")
+@click.option("--provider", default=None,
+              help="What-if: another provider's cache rules (anthropic, openai, deepseek, prefix). "
+                   "The replay itself uses the rules of the provider the traffic was sent to.")
 @click.option("--breakpoints", type=click.Choice(["observed", "last", "auto", "none"]), default="observed",
               show_default=True, help="What-if: cache_control placement.")
 @click.option("--top", default=5, show_default=True, help="Largest mismatches listed in the summary.")
@@ -99,11 +101,13 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
 
         n = export_mooncake(traffic, export_path)
         click.echo(f"wrote {n:,} requests to {export_path} (Mooncake trace)", err=True)
-    base = run_replay(traffic, top=top)
-    variant = Variant(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
+    # OpenAI logs replay under OpenAI's rules; everything else was sent to Anthropic
+    sent_to = "openai" if kind == "openai" else "anthropic"
+    base = run_replay(traffic, Variant(provider=sent_to), top=top, sent_to=sent_to)
+    variant = Variant(ttl=ttl, model=model, provider=provider or sent_to, breakpoints=breakpoints)
     what_if = None
-    if variant != Variant():
-        what_if = compare(base, run_replay(traffic, variant, top=top))
+    if variant != Variant(provider=sent_to):
+        what_if = compare(base, run_replay(traffic, variant, top=top, sent_to=sent_to))
     if fmt == "json":
         click.echo(json.dumps(to_json(base, what_if), indent=2, ensure_ascii=False))
     elif fmt == "csv":
@@ -209,6 +213,13 @@ def _text(result, what_if, markdown: bool) -> str:
              ["cost" + ("" if s.output_in_cost else " (prompt side)"), _usd(s.cost_predicted_usd), "",
               f"observed {_usd(s.cost_observed_usd)}"]]
     out.append(_grid(["", "prefixsim", "naive", ""], stats, markdown))
+    if result.rows and result.rows[0].predicted_optimistic is not None:
+        opt = [r.predicted_optimistic for r in result.rows]
+        prompt = sum(u.prompt_tokens for u in opt)
+        cost = sum((r.cost_predicted_optimistic for r in result.rows), Decimal(0))
+        out.append(f"\nRetention is a documented range: the predicted figures above are its pessimistic end; "
+                   f"at its optimistic end read share {_pct(sum(u.cache_read for u in opt) / prompt if prompt else None)}, "
+                   f"cost {_usd(cost)}.\n")
     if s.causes:
         out.append("\nMisses by cause: " + ", ".join(f"{k} {v}" for k, v in s.causes) + "\n")
     if s.largest_mismatches:
