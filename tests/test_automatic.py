@@ -335,3 +335,22 @@ def test_cli_replays_an_openai_log_under_openai_rules(tmp_path):
     assert doc["requests"][1]["predicted"]["cache_read_input_tokens"] == 1408
     assert doc["requests"][1]["cost_observed_usd"] == doc["requests"][1]["cost_predicted_usd"]
     assert "openai/gpt-4o" in doc["summary"]["price_source"]
+
+
+def test_shipped_openai_retention_scenario_says_what_its_description_says():
+    from pathlib import Path
+
+    from prefixsim.api import run_scenario
+
+    from conftest import PRICE_DATE
+
+    res = run_scenario(str(Path(__file__).resolve().parents[1] / "scenarios" / "openai-retention.yaml"), PRICE_DATE)
+    rows = {v.variant: v.rows() for v in res.variants}
+    four_o = rows["gpt-4o in_memory"]
+    assert four_o[3]["cache_read_input_tokens"] == 0 and four_o[3]["cache_read_input_tokens_optimistic"] > 0  # 7 min
+    assert four_o[4]["cache_read_input_tokens"] == four_o[4]["cache_read_input_tokens_optimistic"] == 0      # 12 min
+    assert all(r["cache_read_input_tokens"] > 0 for r in rows["gpt-4.1 24h"][1:])
+    five_six = rows["gpt-5.6"]
+    for prev, r in zip(five_six, five_six[1:]):   # each request reads exactly what the previous one sent
+        assert r["cache_read_input_tokens"] == prev["cache_read_input_tokens"] + prev["cache_write_5m_tokens"]
+    assert "cache_read_input_tokens_optimistic" not in five_six[0]   # 30 minutes: no range
