@@ -74,7 +74,7 @@ class AutomaticPolicy:
         n = len(digests)
         total = cum[-1] if cum else 0
         live = State.LIVE
-        hit, extra, blocked = -1, 0, None
+        hit, extra, blocked, unit = -1, 0, None, None
         for j in range(n - 1, -1, -1):
             state = store.state(digests[j], now)
             if state is live:
@@ -82,7 +82,7 @@ class AutomaticPolicy:
                 break
             if state is not State.MISSING and blocked is None:
                 blocked = (state, j)
-            inside = self._inside(rule, request, j, digests[j - 1] if j else d0, digests[j], store, now, counter)
+            inside, unit = self._inside(rule, request, j, digests[j - 1] if j else d0, digests[j], store, now, counter)
             if inside:
                 hit, extra = j - 1, min(inside, cum[j] - (cum[j - 1] if j else 0))
                 break
@@ -90,6 +90,8 @@ class AutomaticPolicy:
         read = _rounded(matched, rule)
         if hit >= 0:   # reading a prefix keeps its shorter prefixes alive too (Store.touch_prefix)
             store.touch_prefix(digests, hit, now)
+        if unit is not None:   # a common-prefix unit read is refreshed like any entry
+            store.touch(unit, now)
         ttl = rule.idle(self.bound)
         if rule.writes == "every":
             written_to = [j for j in range(hit + 1, n) if cum[j] >= rule.min_tokens]
@@ -175,8 +177,9 @@ class AutomaticPolicy:
         return role
 
     def _inside(self, rule: AutoRule, request: Request, j: int, parent: bytes, d: bytes, store: Store,
-                now: float, counter: TokenCounter | None) -> int:
-        """Tokens of block j read from a cached prefix that ends inside it (0: none)."""
+                now: float, counter: TokenCounter | None) -> tuple[int, bytes | None]:
+        """Tokens of block j read from a cached prefix that ends inside it (0: none), and the
+        common-prefix unit that holds them (None: the sibling block's own entry)."""
         live = State.LIVE
         block = request.blocks[j]
         if rule.partial and counter is not None:
@@ -184,15 +187,14 @@ class AutomaticPolicy:
             # the sibling's entry is keyed by its whole chain: live, it holds the parent prefix too
             if (rec is not None and rec[0] != d and store.state(rec[0], now) is live
                     and _comparable(rec[1], rec[2], block, request)):
-                return common_prefix_tokens(counter.tokenizer, rec[1].data, block.data)[0]
+                return common_prefix_tokens(counter.tokenizer, rec[1].data, block.data)[0], None
+        best: tuple[int, bytes | None] = (0, None)
         if rule.common_units:
-            best = 0
             for prefix, params, tokens, ud in self._units.get(parent, ()):
-                if (tokens > best and block.data.startswith(prefix) and params == _params_to(request, block)
+                if (tokens > best[0] and block.data.startswith(prefix) and params == _params_to(request, block)
                         and store.state(ud, now) is live):
-                    best = tokens
-            return best
-        return 0
+                    best = (tokens, ud)
+        return best
 
     def _common_unit(self, rule: AutoRule, request: Request, digests: list[bytes], cum: list[int], d0: bytes,
                      hit: int, store: Store, now: float, available_at: float, counter: TokenCounter | None) -> None:
