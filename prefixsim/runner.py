@@ -119,6 +119,9 @@ class Simulator:
                              f"t={entry.available_at:g}s")
             if state is State.EVICTED:
                 return Cause(CauseKind.EVICTED, f"entry at {where} evicted for capacity")
+            if state is State.LIVE and self.policy.name != "anthropic":
+                return Cause(CauseKind.LOOKBACK_EXCEEDED, f"entry at {where} is not one of this request's "
+                                                          "cache lookup boundaries")
             if state is State.LIVE:
                 after = [b for b in breakpoints if b >= j]
                 if not after:

@@ -354,3 +354,17 @@ def test_shipped_openai_retention_scenario_says_what_its_description_says():
     for prev, r in zip(five_six, five_six[1:]):   # each request reads exactly what the previous one sent
         assert r["cache_read_input_tokens"] == prev["cache_read_input_tokens"] + prev["cache_write_5m_tokens"]
     assert "cache_read_input_tokens_optimistic" not in five_six[0]   # 30 minutes: no range
+
+
+def test_gpt_5_6_looks_up_at_most_20_earlier_eligible_message_ends():
+    # O-PC "How prefix matching works": the implicit breakpoint and up to 20 earlier eligible message
+    # endings. Request 1's end is the 22nd eligible end back from request 2's: not looked up.
+    s = sim()
+    turn1 = [dev(STATIC), {"role": "user", "content": "first"}]
+    s.step(Call(0, render_openai(body(*turn1))))
+    later = [m for k in range(21) for m in ({"role": "assistant", "content": f"a{k}"}, {"role": "user", "content": f"u{k}"})]
+    far = s.step(Call(10, render_openai(body(*turn1, *later))))
+    assert far.usage.cache_read == 0
+    assert far.cause.kind == CauseKind.LOOKBACK_EXCEEDED and "lookup boundaries" in far.cause.detail
+    near = s.step(Call(20, render_openai(body(*turn1, *later[:40])), stream="b"))   # 20 earlier ends: looked up
+    assert near.usage.cache_read == tokens_through(render_openai(body(*turn1)), 1)
