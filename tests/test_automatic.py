@@ -368,3 +368,17 @@ def test_gpt_5_6_looks_up_at_most_20_earlier_eligible_message_ends():
     assert far.cause.kind == CauseKind.LOOKBACK_EXCEEDED and "lookup boundaries" in far.cause.detail
     near = s.step(Call(20, render_openai(body(*turn1, *later[:40])), stream="b"))   # 20 earlier ends: looked up
     assert near.usage.cache_read == tokens_through(render_openai(body(*turn1)), 1)
+
+
+def test_remembered_block_text_is_bounded(monkeypatch):
+    from prefixsim.providers import automatic
+
+    monkeypatch.setattr(automatic, "REMEMBERED_BYTES", 50_000)
+    s = sim()
+    doc = "D" * 20000
+    for k in range(40):   # 40 sessions after the same tools and system, each with a 20,004-byte message
+        s.step(Call(k, req("gpt-4.1", user(f"{k:04d}" + doc)), stream=str(k)))
+    assert s.policy._held <= 50_000
+    # what is still remembered still reads into the parting block: 150 + (4 + 19,000) / 4 = 4,901 -> 4,864
+    got = s.step(Call(100, req("gpt-4.1", user("0039" + doc[:19000] + "changed")), stream="x"))
+    assert got.usage.cache_read == 4864

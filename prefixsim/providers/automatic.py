@@ -19,9 +19,11 @@ from ..tokenize import TokenCounter, common_prefix_tokens
 from .base import Decision
 from .tables import DEEPSEEK_RULE, AutoRule, openai_rule
 
-#: Parents whose next block is remembered (least recently written forgotten first): bounds memory
-#: on long traffic; a forgotten parent only loses the part-block read, never a whole-block one.
+#: Parents whose next block is remembered (least recently written forgotten first), and the bytes of
+#: remembered block text at most: memory stays bounded on long traffic; a forgotten parent only loses
+#: the part-block read, never a whole-block one.
 REMEMBERED_PARENTS = 8192
+REMEMBERED_BYTES = 64 << 20
 #: Common-prefix units kept per parent (DeepSeek), newest first.
 UNITS_PER_PARENT = 8
 _UNIT_MARK = b"\x02unit"
@@ -37,10 +39,13 @@ class AutomaticPolicy:
         self.name = name
         self.bound = bound
         self._rule_for = rule_for
-        # parent digest -> (digest, block, layer params) of the block the latest chain continued with
-        self._next: OrderedDict[bytes, tuple[bytes, Block, tuple[bytes, ...]]] = OrderedDict()
-        # parent digest -> [(prefix bytes of the next block, layer params, tokens, unit digest)]
-        self._units: dict[bytes, list[tuple[bytes, tuple[bytes, ...], int, bytes]]] = {}
+        # parent digest -> (digest, block, layer params) of the block the latest chain continued with;
+        # the block only when its text can be compared token by token (`_comparable`), else None
+        self._next: OrderedDict[bytes, tuple[bytes, Block | None, tuple[bytes, ...]]] = OrderedDict()
+        self._held = 0   # bytes of block text in self._next
+        # parent digest -> [(length, digest of the next block's first `length` bytes, layer params,
+        # tokens, unit digest)], newest first
+        self._units: OrderedDict[bytes, list[tuple[int, bytes, tuple[bytes, ...], int, bytes]]] = OrderedDict()
         self._roles: dict[bytes, str] = {}   # block content key -> role of the message it starts
 
     def rule(self, request: Request) -> AutoRule:
@@ -185,14 +190,14 @@ class AutomaticPolicy:
         if rule.partial and counter is not None:
             rec = self._next.get(parent)
             # the sibling's entry is keyed by its whole chain: live, it holds the parent prefix too
-            if (rec is not None and rec[0] != d and store.state(rec[0], now) is live
+            if (rec is not None and rec[1] is not None and rec[0] != d and store.state(rec[0], now) is live
                     and _comparable(rec[1], rec[2], block, request)):
                 return common_prefix_tokens(counter.tokenizer, rec[1].data, block.data)[0], None
         best: tuple[int, bytes | None] = (0, None)
         if rule.common_units:
-            for prefix, params, tokens, ud in self._units.get(parent, ()):
-                if (tokens > best[0] and block.data.startswith(prefix) and params == _params_to(request, block)
-                        and store.state(ud, now) is live):
+            for length, head, params, tokens, ud in self._units.get(parent, ()):
+                if (tokens > best[0] and len(block.data) >= length and params == _params_to(request, block)
+                        and xxhash.xxh3_128_digest(block.data[:length]) == head and store.state(ud, now) is live):
                     best = (tokens, ud)
         return best
 
@@ -214,15 +219,17 @@ class AutomaticPolicy:
         rec = self._next.get(parent)
         block = request.blocks[q]
         tokens = nbytes = 0
-        if rec is not None and counter is not None and _comparable(rec[1], rec[2], block, request):
+        if rec is not None and rec[1] is not None and counter is not None and _comparable(rec[1], rec[2], block, request):
             tokens, nbytes = common_prefix_tokens(counter.tokenizer, rec[1].data, block.data)
         ttl = rule.idle(self.bound)
         if tokens > 0 and base + tokens >= rule.min_tokens:
-            prefix = block.data[:nbytes]
-            ud = xxhash.xxh3_128_digest(parent + _UNIT_MARK + prefix)
+            head = xxhash.xxh3_128_digest(block.data[:nbytes])
+            ud = xxhash.xxh3_128_digest(parent + _UNIT_MARK + head)
             store.write(ud, base + tokens, now, available_at, ttl, -1, rule.max_lifetime)
-            units = [u for u in self._units.get(parent, ()) if u[3] != ud]
-            self._units[parent] = [(prefix, _params_to(request, block), tokens, ud), *units][:UNITS_PER_PARENT]
+            units = [u for u in self._units.pop(parent, ()) if u[4] != ud]
+            self._units[parent] = [(nbytes, head, _params_to(request, block), tokens, ud), *units][:UNITS_PER_PARENT]
+            if len(self._units) > REMEMBERED_PARENTS:
+                self._units.popitem(last=False)
         elif tokens == 0 and q - 1 > hit and base >= rule.min_tokens:
             store.write(digests[q - 1], base, now, available_at, ttl, q - 1, rule.max_lifetime)
 
@@ -231,10 +238,17 @@ class AutomaticPolicy:
         blocks = request.blocks
         for j in range(hit + 1, len(digests)):
             parent = digests[j - 1] if j else d0
-            nxt[parent] = (digests[j], blocks[j], request.layer_params)
-            nxt.move_to_end(parent)
-        while len(nxt) > REMEMBERED_PARENTS:
-            nxt.popitem(last=False)
+            old = nxt.pop(parent, None)
+            if old is not None and old[1] is not None:
+                self._held -= len(old[1].data)
+            block = blocks[j] if blocks[j].tokens is None else None
+            if block is not None:
+                self._held += len(block.data)
+            nxt[parent] = (digests[j], block, request.layer_params)
+        while nxt and (len(nxt) > REMEMBERED_PARENTS or self._held > REMEMBERED_BYTES):
+            _, old = nxt.popitem(last=False)
+            if old[1] is not None:
+                self._held -= len(old[1].data)
 
 
 def _message(block: Block, i: int) -> str:
