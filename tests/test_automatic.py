@@ -382,3 +382,12 @@ def test_remembered_block_text_is_bounded(monkeypatch):
     # what is still remembered still reads into the parting block: 150 + (4 + 19,000) / 4 = 4,901 -> 4,864
     got = s.step(Call(100, req("gpt-4.1", user("0039" + doc[:19000] + "changed")), stream="x"))
     assert got.usage.cache_read == 4864
+
+
+@pytest.mark.parametrize("bound,read", [("pessimistic", 0), ("optimistic", 4608)])
+def test_deepseek_retention_hours_to_days_is_a_range(bound, read):
+    # DS news0802: unused caches are cleared after "a few hours to a few days": 1 h .. 24 h idle
+    s = sim("deepseek", bound=bound)
+    r = req("deepseek-chat", user(DOC + "Q" * 40))
+    s.step(Call(0, r))
+    assert s.step(Call(2 * 3600, r)).usage.cache_read == read
