@@ -65,13 +65,20 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
                     policy=policy)
     outcomes = sim.run(calls)
     models = sorted({c.request.model for c in calls})
+    optimistic = None
+    if policy is None and any(getattr(sim.policy, "has_range", lambda m: False)(m) for m in models):
+        # the rule's retention is a documented range: the same calls under its optimistic end
+        alt = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
+                        policy=get_policy(provider, "optimistic"))
+        optimistic = alt.run(calls)
     assumptions = {"tokenizer": tokenizer}
     if policy is None:  # a serving engine has no TTL, no breakpoints and no wait for the first token
-        assumptions.update({"time to first token": f"{1.0 if s.ttft is None else s.ttft:g} s",
-                            "breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"})
-        buckets = _ttl_buckets(s)
-        if buckets:
-            assumptions["ttl by stream"] = buckets
+        assumptions["time to first token"] = f"{1.0 if s.ttft is None else s.ttft:g} s"
+        if provider not in ("openai", "deepseek"):   # automatic caches have no breakpoints or ttl setting
+            assumptions.update({"breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"})
+            buckets = _ttl_buckets(s)
+            if buckets:
+                assumptions["ttl by stream"] = buckets
     for m in models:
         assumptions.update({f"{k} [{m}]" if len(models) > 1 else k: v
                             for k, v in sim.policy.describe(m).items()})
@@ -91,6 +98,7 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
                          run.scenario.sweep.param if run.scenario.sweep else None, run.sweep_value,
                          self_hosted=policy is not None,
                          prefill_rate=policy.prefill_tokens_per_s if policy is not None else None,
+                         optimistic=optimistic,
                          rates={m: prices.rates(m, sim.provider) for m in models})
 
 

@@ -68,6 +68,9 @@ class Request:
     `layer_params[L]` holds request parameters that the provider says invalidate layer L and every
     later one (tool_choice, thinking, images, web search, ...); they enter the digest chain at the
     start of that layer. `auto_cache` is the TTL of a top-level (automatic) cache_control.
+    `retention` is OpenAI's `prompt_cache_retention` ("" when the request does not set it);
+    `cache_mode` its `prompt_cache_options.mode` ("" = implicit) and `explicit` the indices of the
+    blocks that end at a `prompt_cache_breakpoint` (GPT-5.6+; the markers are not in the bytes).
     """
 
     model: str
@@ -76,6 +79,9 @@ class Request:
     auto_cache: str | None = None
     workspace: str = ""
     cache_salt: str = ""
+    retention: str = ""
+    cache_mode: str = ""
+    explicit: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from .invariants import replay_adds_up
 from .model import TTL_SECONDS, Call, Cause, CauseKind, Usage
 from .pricing import PriceBook
 from .providers.tables import claude_code_ttl
+from .providers import get_policy
 from .runner import Simulator
 from .sources.record import Record
 from .sources.traffic import Traffic
@@ -69,6 +70,10 @@ class Row:
     path: str
     line: int
     provider: str = "anthropic"   # whose rules and prices predicted this row
+    #: The prediction under the optimistic end of the provider's retention range (None: no range;
+    #: `predicted` is then the only figure, else its pessimistic end).
+    predicted_optimistic: Usage | None = None
+    cost_predicted_optimistic: Decimal | None = None
 
     @property
     def read_error(self) -> int | None:
@@ -203,7 +208,7 @@ def _figures(pairs: Iterable[tuple[int, Usage, Usage]]) -> Figures:
 def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), prices: PriceBook | None = None,
            top: int = 5) -> ReplayResult:
     """Replays `records` (any order; Traffic is walked, not held) under `variant`; compares every
-    prediction with the observation."""
+    prediction with the observation, each request priced at the rates of the provider it was sent to."""
     if variant.ttl not in TTL_CHOICES:
         raise UserError(f"--ttl must be one of {', '.join(TTL_CHOICES)}, got {variant.ttl!r}")
     if variant.breakpoints not in BREAKPOINT_POLICIES:
@@ -221,8 +226,9 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
             date = start.date() if start is not None else None
     if prices is None:
         prices = PriceBook(when=date, start=start)
-    # One simulator per provider: providers share no cache, and each prices with its own table.
-    sims: dict[str, Simulator] = {}
+    # One simulator per provider: providers share no cache, and each prices with its own table. A
+    # retention that is a documented range (OpenAI, DeepSeek) walks a second one at its optimistic end.
+    sims: dict[str, tuple[Simulator, Simulator | None]] = {}
     naive = Naive(hour_streams)
     rows: list[Row] = []
     price_sources: set[str] = set()
@@ -233,11 +239,17 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
             call = replace(call, output_tokens=0)
         provider = rec.provider if variant.provider == "observed" else variant.provider
         try:
-            sim = sims.get(provider)
-            if sim is None:
-                sim = sims[provider] = Simulator(provider=provider, tokenizer="approx", prices=prices)
+            pair = sims.get(provider)
+            if pair is None:
+                sim = Simulator(provider=provider, tokenizer="approx", prices=prices)
+                alt = (Simulator(provider=provider, tokenizer="approx", prices=prices,
+                                 policy=get_policy(provider, "optimistic"))
+                       if hasattr(sim.policy, "has_range") else None)
+                pair = sims[provider] = (sim, alt)
+            sim, alt = pair
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
             out = sim.step(call, at)
+            opt = alt.step(call, at) if alt is not None else None
             price_sources.add(out.price_source)
             obs = rec.observed
             # What was paid: the recorded model at the recorded provider's prices, whatever the variant.
@@ -251,7 +263,8 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
                 obs = replace(obs, output_tokens=0)
             cost_obs = cost_obs.cost(obs)
         rows.append(Row(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed,
-                        out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line, provider))
+                        out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line, provider,
+                        opt.usage if opt is not None else None, opt.cost_usd if opt is not None else None))
     summary = _summarize(rows, variant, price_sources, output_in_cost, top)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
@@ -355,7 +368,10 @@ def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
                            "cache_write_1h_tokens": r.predicted.cache_write_1h},
              "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
              "cause_detail": r.cause.detail or None, "cost_observed_usd": _money(r.cost_observed),
-             "cost_predicted_usd": _money(r.cost_predicted)} for r in result.rows]
+             "cost_predicted_usd": _money(r.cost_predicted),
+             **({} if r.predicted_optimistic is None else
+                {"predicted_optimistic": _usage_dict(r.predicted_optimistic),
+                 "cost_predicted_optimistic_usd": _money(r.cost_predicted_optimistic)})} for r in result.rows]
     summary = {
         "requests": s.requests, "observed_requests": s.observed_requests,
         "read_share_observed": _rate(s.read_share_observed), "read_share_predicted": _rate(s.prefixsim.read_share),
@@ -376,6 +392,17 @@ def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
                     "breakpoints": s.variant.breakpoints},
         "price_source": s.price_source,
     }
+    if any(r.predicted_optimistic is not None for r in result.rows):
+        # retention is a range: "predicted" figures are its pessimistic end, these its optimistic end
+        # (a request whose provider's retention is no range counts with its one figure)
+        opt = [r.predicted if r.predicted_optimistic is None else r.predicted_optimistic for r in result.rows]
+        opt_cost = [r.cost_predicted if r.cost_predicted_optimistic is None else r.cost_predicted_optimistic
+                    for r in result.rows]
+        prompt = sum(u.prompt_tokens for u in opt)
+        summary.update({"retention_bound": "pessimistic",
+                        "read_share_predicted_optimistic": _rate(sum(u.cache_read for u in opt) / prompt
+                                                                 if prompt else None),
+                        "cost_predicted_optimistic_usd": _money(sum(opt_cost, Decimal(0)))})
     doc: dict = {"requests": reqs, "summary": summary}
     if what_if is not None:
         v = what_if.variant.summary.variant

@@ -19,6 +19,9 @@ SUMMARY_COLUMNS = ("requests", "input_tokens", "cache_creation_input_tokens", "c
                    "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache")
 #: Serving-engine runs only: GPU-seconds of prefill the cache saved and the request still spent.
 GPU_COLUMNS = ("gpu_seconds_saved", "gpu_seconds_spent")
+#: Runs under a rule whose retention is a documented range (OpenAI, DeepSeek): the figures above are
+#: the pessimistic bound (`retention_bound`), these the same traffic under the optimistic bound.
+RANGE_COLUMNS = ("cache_read_input_tokens_optimistic", "hit_rate_optimistic", "cost_usd_optimistic")
 
 
 def usd(x: Decimal) -> float:
@@ -76,18 +79,26 @@ class VariantResult:
     #: `prefill_rate` tokens/s (null figures when the scenario gives no rate).
     self_hosted: bool = False
     prefill_rate: float | None = None
+    #: The same calls replayed under the optimistic end of a retention range (None: no range); the
+    #: outcomes above are the pessimistic end, the figures shown by default.
+    optimistic: list[Outcome] | None = None
 
     def rows(self) -> list[dict[str, Any]]:
         rows = [request_row(o) for o in self.outcomes]
         if self.self_hosted:
             for r in rows:
                 r.update(self._gpu(r))
+        if self.optimistic is not None:
+            for r, o in zip(rows, self.optimistic):
+                r.update(_bound("request", request_row(o)))
         return rows
 
     def summary(self) -> dict[str, Any]:
         s = summarize(self.outcomes)
         if self.self_hosted:
             s.update(self._gpu(s))
+        if self.optimistic is not None:
+            s.update(_bound("summary", summarize(self.optimistic)))
         return s
 
     def _gpu(self, r: dict[str, Any]) -> dict[str, float | None]:
@@ -97,6 +108,15 @@ class VariantResult:
         computed = r["input_tokens"] + r["cache_creation_input_tokens"]
         return {"gpu_seconds_saved": round(prefill_seconds(r["cache_read_input_tokens"], rate), 6) if rate else None,
                 "gpu_seconds_spent": round(prefill_seconds(computed, rate), 6) if rate else None}
+
+
+def _bound(kind: str, figures: dict[str, Any]) -> dict[str, Any]:
+    """The optimistic figures of a row or summary, under their own names, plus which bound the
+    unsuffixed figures are."""
+    out = {k: figures[k.removesuffix("_optimistic")] for k in RANGE_COLUMNS}
+    if kind == "summary":
+        out["retention_bound"] = "pessimistic"
+    return out
 
 
 @dataclass
@@ -129,7 +149,8 @@ class ScenarioResult:
         out = []
         for v, s in sums:
             row = {"scenario": self.name, "variant": v.variant,
-                   **{k: s[k] for k in (*SUMMARY_COLUMNS, *GPU_COLUMNS) if k in s}}
+                   **{k: s[k] for k in (*SUMMARY_COLUMNS, *GPU_COLUMNS, *RANGE_COLUMNS, "retention_bound")
+                      if k in s}}
             row["vs_cheapest"] = round(float(s["_cost"] / cheapest), 6) if cheapest else 1.0
             out.append(row)
         return out

@@ -69,7 +69,10 @@ class Simulator:
         known = (v.known[-1], store.state(digests[v.known[-1]], now), _found(store, digests[v.known[-1]])) \
             if v.known else None
         ttft = self.ttft if call.ttft is None else call.ttft
-        if getattr(self.policy, "takes_marks", False):
+        if getattr(self.policy, "takes_context", False):
+            dec = self.policy.decide(req, digests, cum, store, now, now + ttft, d0=v.d0,  # type: ignore[call-arg]
+                                     counter=self.counter)
+        elif getattr(self.policy, "takes_marks", False):
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft, marks=v.marks)  # type: ignore[call-arg]
         elif getattr(self.policy, "takes_call", False):  # the engines time each request and learn its output
             dec = self.policy.decide(req, digests, cum, store, now, now + ttft, call=call)  # type: ignore[call-arg]
@@ -114,6 +117,10 @@ class Simulator:
         if known is not None and known[0] > hit:
             j, state, entry = known
             where = req.blocks[j].path or f"block {j}"
+            if state is State.EXPIRED and entry is not None and entry.expires_at >= entry.cap:
+                return Cause(CauseKind.TTL_EXPIRED,
+                             f"entry at {where} written {now - entry.written_at:.0f} s ago, past its "
+                             f"{entry.cap - entry.written_at:.0f} s maximum lifetime")
             if state is State.EXPIRED and entry is not None:
                 return Cause(CauseKind.TTL_EXPIRED,
                              f"entry at {where} idle {now - entry.last_used:.0f} s > ttl {entry.ttl:.0f} s")
@@ -123,6 +130,9 @@ class Simulator:
                              f"t={entry.available_at:g}s")
             if state is State.EVICTED:
                 return Cause(CauseKind.EVICTED, f"entry at {where} evicted for capacity")
+            if state is State.LIVE and self.policy.name != "anthropic":
+                return Cause(CauseKind.LOOKBACK_EXCEEDED, f"entry at {where} is not one of this request's "
+                                                          "cache lookup boundaries")
             if state is State.LIVE:
                 after = [b for b in breakpoints if b >= j]
                 if not after:
@@ -161,11 +171,13 @@ class _Found:
     available_at: float
     last_used: float
     ttl: float
+    expires_at: float
+    cap: float        # the maximum lifetime's end (inf: none)
 
 
 def _found(store: Store, d: bytes) -> _Found | None:
     e = store.get(d)
-    return None if e is None else _Found(e.written_at, e.available_at, e.last_used, e.ttl)
+    return None if e is None else _Found(e.written_at, e.available_at, e.last_used, e.ttl, e.expires_at, e.cap)
 
 
 def _describe_parting(old: Request, new: Request, i: int) -> str:

@@ -175,3 +175,26 @@ class TokenCounter:
             n = self.tokenizer.count_text(block.data.decode("utf-8", errors="replace"))
             self._memo[block.key] = n
         return n
+
+
+def common_prefix_tokens(tokenizer: Tokenizer, a: bytes, b: bytes) -> tuple[int, int]:
+    """(tokens, bytes) of the longest common start of two texts made of whole tokens of both: the
+    tokens are compared one by one, so a token that straddles the first differing byte is not counted.
+    The chars/4 estimate has no tokens: it counts whole 4-character steps of the common start."""
+    ta, tb = a.decode("utf-8", errors="replace"), b.decode("utf-8", errors="replace")
+    enc = getattr(tokenizer, "enc", None)
+    if enc is None:
+        k = 0
+        for x, y in zip(ta, tb):
+            if x != y:
+                break
+            k += 1
+        n = k // 4
+        return n, len(ta[:4 * n].encode())
+    xa = enc.encode_ordinary(ta)
+    n = 0
+    for x, y in zip(xa, enc.encode_ordinary(tb)):
+        if x != y:
+            break
+        n += 1
+    return n, len(enc.decode_bytes(xa[:n]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from decimal import Decimal
 
 import click
 
@@ -105,7 +106,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
 
         n = export_mooncake(traffic, export_path)
         click.echo(f"wrote {n:,} requests to {export_path} (Mooncake trace)", err=True)
-    base = run_replay(traffic, top=top)
+    base = run_replay(traffic, top=top)   # each request under the rules of the provider it was sent to
     variant = Variant(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
     what_if = None
     if variant != Variant():
@@ -234,6 +235,13 @@ def _text(result, what_if, markdown: bool) -> str:
              ["cost" + ("" if s.output_in_cost else " (prompt side)"), _usd(s.cost_predicted_usd), "",
               f"observed {_usd(s.cost_observed_usd)}"]]
     out.append(_grid(["", "prefixsim", "naive", ""], stats, markdown))
+    if result.rows and result.rows[0].predicted_optimistic is not None:
+        opt = [r.predicted_optimistic for r in result.rows]
+        prompt = sum(u.prompt_tokens for u in opt)
+        cost = sum((r.cost_predicted_optimistic for r in result.rows), Decimal(0))
+        out.append(f"\nRetention is a documented range: the predicted figures above are its pessimistic end; "
+                   f"at its optimistic end read share {_pct(sum(u.cache_read for u in opt) / prompt if prompt else None)}, "
+                   f"cost {_usd(cost)}.\n")
     if s.causes:
         out.append("\nMisses by cause: " + ", ".join(f"{k} {v}" for k, v in s.causes) + "\n")
     if s.largest_mismatches:

@@ -12,17 +12,18 @@ from .prefix import PrefixPolicy
 PROVIDERS = ("anthropic", "openai", "deepseek", "prefix", "vllm", "sglang")
 
 
-def get_policy(name: str, **engine_options: Any) -> Policy:
+def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> Policy:
     """The policy of provider `name`; the serving engines (vllm, sglang) take their cache settings
-    as keywords (`prefixsim.engines.policy.EnginePolicy`), the provider APIs take none."""
+    as keywords (`prefixsim.engines.policy.EnginePolicy`), the provider APIs take none. `bound`
+    picks the end of a documented retention range (openai, deepseek): "pessimistic" or "optimistic"."""
     if engine_options and name not in ("vllm", "sglang"):
         raise UserError(f"provider {name!r} takes no engine settings (they apply to vllm and sglang)")
     if name == "anthropic":
         return AnthropicPolicy()
     if name == "openai":
-        return openai()
+        return openai(bound)
     if name == "deepseek":
-        return deepseek()
+        return deepseek(bound)
     if name == "prefix":
         return PrefixPolicy()
     if name in ("vllm", "sglang"):

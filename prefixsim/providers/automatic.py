@@ -1,62 +1,320 @@
-"""Automatic prefix caching (OpenAI, DeepSeek): every prompt is cached, the longest previously seen
-prefix is read, counted from a minimum in fixed increments. No breakpoints, no lookback limit."""
+"""Automatic prefix caching (OpenAI, DeepSeek): no cache_control; the provider caches prompts at its
+own breakpoints and a request reads the longest cached prefix it fully matches.
+
+Breakpoints at token intervals (OpenAI before GPT-5.6) end inside blocks, so a request whose block
+differs from a cached one part-way reads the common start of that block: the policy remembers, per
+parent digest, the block the latest chain continued with, and tokenizes only that one pair of blocks.
+"""
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from typing import Callable
 
-from ..model import Request
+import xxhash
+
+from ..model import Block, Layer, Request
 from ..store import State, Store
+from ..tokenize import TokenCounter, common_prefix_tokens
 from .base import Decision
 from .tables import DEEPSEEK_RULE, AutoRule, openai_rule
 
+#: Parents whose next block is remembered (least recently written forgotten first), and the bytes of
+#: remembered block text at most: memory stays bounded on long traffic; a forgotten parent only loses
+#: the part-block read, never a whole-block one.
+REMEMBERED_PARENTS = 8192
+REMEMBERED_BYTES = 64 << 20
+#: Common-prefix units kept per parent (DeepSeek), newest first.
+UNITS_PER_PARENT = 8
+_UNIT_MARK = b"\x02unit"
+
+BOUNDS = ("pessimistic", "optimistic")
+
 
 class AutomaticPolicy:
-    def __init__(self, name: str, rule_for: Callable[[str], AutoRule]) -> None:
+    takes_context = True   # decide() takes the namespace digest and the token counter
+
+    def __init__(self, name: str, rule_for: Callable[[str, str], AutoRule], bound: str = "pessimistic") -> None:
+        assert bound in BOUNDS, bound
         self.name = name
+        self.bound = bound
         self._rule_for = rule_for
+        # parent digest -> (digest, block, layer params) of the block the latest chain continued with;
+        # the block only when its text can be compared token by token (`_comparable`), else None
+        self._next: OrderedDict[bytes, tuple[bytes, Block | None, tuple[bytes, ...]]] = OrderedDict()
+        self._held = 0   # bytes of block text in self._next
+        # parent digest -> [(length, digest of the next block's first `length` bytes, layer params,
+        # tokens, unit digest)], newest first
+        self._units: OrderedDict[bytes, list[tuple[int, bytes, tuple[bytes, ...], int, bytes]]] = OrderedDict()
+        self._roles: dict[bytes, str] = {}   # block content key -> role of the message it starts
+
+    def rule(self, request: Request) -> AutoRule:
+        return self._rule_for(request.model, request.retention)
+
+    def has_range(self, model: str) -> bool:
+        """Whether the documented retention is a range (then runs report both bounds)."""
+        r = self._rule_for(model, "")
+        return r.ttl != r.ttl_optimistic
 
     def describe(self, model: str) -> dict[str, str]:
-        r = self._rule_for(model)
-        return {"provider": self.name, "caching": "automatic, every prompt; longest seen prefix read",
-                "minimum cacheable tokens": str(r.min_tokens), "hit increment": f"{r.increment} tokens",
-                "retention": f"{r.ttl:.0f} s idle, at most {r.max_lifetime:.0f} s", "source": r.source}
+        r = self._rule_for(model, "")
+        where = "inside blocks (token level)" if r.partial else "at block boundaries"
+        writes = "every position past the minimum" if r.writes == "every" else "the request's end"
+        if r.common_units:
+            writes += ", and the common prefix of two requests (read from the next)"
+        cap = "none" if r.max_lifetime == float("inf") else f"{r.max_lifetime:.0f} s from the write"
+        return {"provider": self.name, "caching": f"automatic; cached at {writes}; longest cached prefix read, {where}",
+                "minimum cacheable tokens": str(r.min_tokens),
+                "hit increment": "exact boundary" if r.increment == 1 else f"multiples of {r.increment} tokens",
+                "retention": (f"{r.ttl:.0f} s idle, refreshed by a read; cap {cap}" if r.ttl == r.ttl_optimistic else
+                              f"{r.ttl:.0f} s idle (pessimistic: the figures shown) to {r.ttl_optimistic:.0f} s "
+                              f"idle (optimistic: the *_optimistic figures), refreshed by a read; cap {cap}"),
+                "source": r.source}
 
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
-               now: float, available_at: float) -> Decision:
-        rule = self._rule_for(request.model)
+               now: float, available_at: float, d0: bytes = b"", counter: TokenCounter | None = None) -> Decision:
+        rule = self.rule(request)
+        if rule.writes == "breakpoints":
+            return self._at_breakpoints(rule, request, digests, cum, store, now, available_at)
+        n = len(digests)
         total = cum[-1] if cum else 0
+        live = State.LIVE
+        hit, extra, blocked, unit = -1, 0, None, None
+        for j in range(n - 1, -1, -1):
+            state = store.state(digests[j], now)
+            if state is live:
+                hit = j
+                break
+            if state is not State.MISSING and blocked is None:
+                blocked = (state, j)
+            inside, unit = self._inside(rule, request, j, digests[j - 1] if j else d0, digests[j], store, now, counter)
+            if inside:
+                hit, extra = j - 1, min(inside, cum[j] - (cum[j - 1] if j else 0))
+                break
+        matched = (cum[hit] if hit >= 0 else 0) + extra
+        read = _rounded(matched, rule)
+        if hit >= 0:   # reading a prefix keeps its shorter prefixes alive too (Store.touch_prefix)
+            store.touch_prefix(digests, hit, now)
+        if unit is not None:   # a common-prefix unit read is refreshed like any entry
+            store.touch(unit, now)
+        ttl = rule.idle(self.bound)
+        if rule.writes == "every":
+            written_to = [j for j in range(hit + 1, n) if cum[j] >= rule.min_tokens]
+        else:
+            written_to = [n - 1] if n - 1 > hit and total >= rule.min_tokens else []
+        for j in written_to:
+            store.write(digests[j], cum[j], now, available_at, ttl, j, rule.max_lifetime)
+        if rule.common_units:
+            self._common_unit(rule, request, digests, cum, d0, hit, store, now, available_at, counter)
+        self._remember(request, digests, d0, hit)
+        written = cum[written_to[-1]] - read if written_to and rule.write_multiplier_applies else 0
+        return Decision(read=read, write_5m=written, write_1h=0, uncached=total - read - written,
+                        hit=hit, blocked=blocked, below_minimum=hit < 0 and total < rule.min_tokens,
+                        breakpoints=())
+
+    def _at_breakpoints(self, rule: AutoRule, request: Request, digests: list[bytes], cum: list[int],
+                        store: Store, now: float, available_at: float) -> Decision:
+        """GPT-5.6+ (O-PC "How caching works", "How prefix matching works"): reads only at lookup
+        boundaries, longest first, counted exactly; writes only at breakpoints past the read."""
+        n = len(digests)
+        total = cum[-1] if cum else 0
+        explicit = sorted({i for i in request.explicit if 0 <= i < n})
+        lookups = set(explicit[:2]) | set(explicit[-50:])
+        marks = list(explicit)
+        if request.cache_mode != "explicit":
+            ends = self._eligible_ends(request, 21)
+            lookups.update(ends)
+            dev = _developer_end(request.blocks)
+            if dev is not None:
+                lookups.add(dev)
+            implicit = ends[0] if ends else dev
+            if implicit is not None:
+                marks.append(implicit)
         hit, blocked = -1, None
-        for j in range(len(digests) - 1, -1, -1):
+        for j in sorted(lookups, reverse=True):
             state = store.state(digests[j], now)
             if state is State.LIVE:
                 hit = j
                 break
             if state is not State.MISSING and blocked is None:
                 blocked = (state, j)
-        matched = cum[hit] if hit >= 0 else 0
-        read = _rounded(matched, rule)
+        read = cum[hit] if hit >= 0 else 0
         if hit >= 0:
-            store.touch(digests[hit], now)
-        # The whole prompt becomes cacheable at every block boundary past the minimum.
+            store.touch_prefix(digests, hit, now)
+        # "Each request can create up to four cache writes"; which four when more are marked is not
+        # said: the deepest are kept.
+        targets = sorted({j for j in marks if j > hit and cum[j] >= rule.min_tokens})[-4:]
+        for j in targets:
+            store.write(digests[j], cum[j], now, available_at, rule.idle(self.bound), j, rule.max_lifetime)
+        written = cum[targets[-1]] - read if targets else 0
+        below = hit < 0 and bool(marks) and all(cum[j] < rule.min_tokens for j in marks)
+        return Decision(read=read, write_5m=written, write_1h=0, uncached=total - read - written, hit=hit,
+                        blocked=blocked, below_minimum=below, breakpoints=())
+
+    def _eligible_ends(self, request: Request, limit: int) -> list[int]:
+        """Block indices ending an eligible message, latest first, at most `limit`: user messages and
+        the last tool response of each consecutive group (O-PC, implicit mode). Walks back from the end
+        only as far as it needs."""
+        blocks = request.blocks
+        ends: list[int] = []
+        i = len(blocks) - 1
+        later = ""
+        while i >= 0 and len(ends) < limit and blocks[i].layer == Layer.MESSAGES:
+            msg = _message(blocks[i], i)
+            start = i
+            while start > 0 and blocks[start - 1].layer == Layer.MESSAGES and _message(blocks[start - 1], start - 1) == msg:
+                start -= 1
+            kind = self._role(blocks[start])
+            if kind == "user" or (kind == "tool" and later != "tool"):
+                ends.append(i)
+            later = kind
+            i = start - 1
+        return ends
+
+    def _role(self, block: Block) -> str:
+        """user / assistant / tool of the message a block starts, from its bytes (memoized by content)."""
+        role = self._roles.get(block.key)
+        if role is None:
+            role = _role_of(block.data)
+            if len(self._roles) >= REMEMBERED_PARENTS:
+                self._roles.clear()
+            self._roles[block.key] = role
+        return role
+
+    def _inside(self, rule: AutoRule, request: Request, j: int, parent: bytes, d: bytes, store: Store,
+                now: float, counter: TokenCounter | None) -> tuple[int, bytes | None]:
+        """Tokens of block j read from a cached prefix that ends inside it (0: none), and the
+        common-prefix unit that holds them (None: the sibling block's own entry)."""
+        live = State.LIVE
+        block = request.blocks[j]
+        if rule.partial and counter is not None:
+            rec = self._next.get(parent)
+            # the sibling's entry is keyed by its whole chain: live, it holds the parent prefix too
+            if (rec is not None and rec[1] is not None and rec[0] != d and store.state(rec[0], now) is live
+                    and _comparable(rec[1], rec[2], block, request)):
+                return common_prefix_tokens(counter.tokenizer, rec[1].data, block.data)[0], None
+        best: tuple[int, bytes | None] = (0, None)
+        if rule.common_units:
+            for length, head, params, tokens, ud in self._units.get(parent, ()):
+                if (tokens > best[0] and len(block.data) >= length and params == _params_to(request, block)
+                        and xxhash.xxh3_128_digest(block.data[:length]) == head and store.state(ud, now) is live):
+                    best = (tokens, ud)
+        return best
+
+    def _common_unit(self, rule: AutoRule, request: Request, digests: list[bytes], cum: list[int], d0: bytes,
+                     hit: int, store: Store, now: float, available_at: float, counter: TokenCounter | None) -> None:
+        """DS kv_cache: the common prefix of this request and the latest one it shares a start with is
+        persisted as a unit of its own, readable by later requests (not by this one)."""
+        n = len(digests)
+        q = hit + 1
+        while q < n:
+            rec = self._next.get(digests[q - 1] if q else d0)
+            if rec is None or rec[0] != digests[q]:
+                break
+            q += 1
+        if q >= n:
+            return
+        base = cum[q - 1] if q else 0
+        parent = digests[q - 1] if q else d0
+        rec = self._next.get(parent)
+        block = request.blocks[q]
+        tokens = nbytes = 0
+        if rec is not None and rec[1] is not None and counter is not None and _comparable(rec[1], rec[2], block, request):
+            tokens, nbytes = common_prefix_tokens(counter.tokenizer, rec[1].data, block.data)
+        ttl = rule.idle(self.bound)
+        if tokens > 0 and base + tokens >= rule.min_tokens:
+            head = xxhash.xxh3_128_digest(block.data[:nbytes])
+            ud = xxhash.xxh3_128_digest(parent + _UNIT_MARK + head)
+            store.write(ud, base + tokens, now, available_at, ttl, -1, rule.max_lifetime)
+            units = [u for u in self._units.pop(parent, ()) if u[4] != ud]
+            self._units[parent] = [(nbytes, head, _params_to(request, block), tokens, ud), *units][:UNITS_PER_PARENT]
+            if len(self._units) > REMEMBERED_PARENTS:
+                self._units.popitem(last=False)
+        elif tokens == 0 and q - 1 > hit and base >= rule.min_tokens:
+            store.write(digests[q - 1], base, now, available_at, ttl, q - 1, rule.max_lifetime)
+
+    def _remember(self, request: Request, digests: list[bytes], d0: bytes, hit: int) -> None:
+        nxt = self._next
+        blocks = request.blocks
         for j in range(hit + 1, len(digests)):
-            if cum[j] >= rule.min_tokens:
-                store.write(digests[j], cum[j], now, available_at, rule.ttl, j)
-        written = total - read if total >= rule.min_tokens and rule.write_multiplier_applies else 0
-        return Decision(read=read, write_5m=written, write_1h=0, uncached=total - read - written,
-                        hit=hit, blocked=blocked, below_minimum=hit < 0 and total < rule.min_tokens,
-                        breakpoints=())
+            parent = digests[j - 1] if j else d0
+            old = nxt.pop(parent, None)
+            if old is not None and old[1] is not None:
+                self._held -= len(old[1].data)
+            block = blocks[j] if blocks[j].tokens is None else None
+            if block is not None:
+                self._held += len(block.data)
+            nxt[parent] = (digests[j], block, request.layer_params)
+        while nxt and (len(nxt) > REMEMBERED_PARENTS or self._held > REMEMBERED_BYTES):
+            _, old = nxt.popitem(last=False)
+            if old[1] is not None:
+                self._held -= len(old[1].data)
+
+
+def _message(block: Block, i: int) -> str:
+    """The message a block belongs to: `messages[3].content[1]` -> `messages[3]`; unnamed blocks are
+    messages of their own."""
+    return block.path.split(".", 1)[0] if block.path else f"#{i}"
+
+
+def _role_of(data: bytes) -> str:
+    """Chat messages carry a role, Responses items a type; the Anthropic-style rendering of scenario
+    messages starts with {"role":...}. Bytes that are no JSON object count as a user message."""
+    if data.startswith(b'{"role":"user"'):
+        return "user"
+    if data.startswith(b'{"role":"assistant"'):
+        return "assistant"
+    if not data.startswith(b"{"):
+        return "user"
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(data.decode("utf-8", errors="replace"))
+    except ValueError:
+        return "user"
+    role = obj.get("role") if isinstance(obj, dict) else None
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    if role == "tool" or kind in ("function_call_output", "custom_tool_call_output"):
+        return "tool"
+    if role == "user":
+        return "user"
+    return "other"
+
+
+def _developer_end(blocks: tuple[Block, ...]) -> int | None:
+    """The last block of the initial consecutive developer (system) messages, after the tools."""
+    i = 0
+    while i < len(blocks) and blocks[i].layer == Layer.TOOLS:
+        i += 1
+    end = None
+    while i < len(blocks) and blocks[i].layer == Layer.SYSTEM:
+        end = i
+        i += 1
+    return end
+
+
+def _params_to(request: Request, block: Block) -> tuple[bytes, ...]:
+    """The layer parameters the chain has mixed in by the time it reaches `block`."""
+    return tuple(request.layer_params[:block.layer + 1])
+
+
+def _comparable(old: Block, old_params: tuple[bytes, ...], new: Block, request: Request) -> bool:
+    """Two blocks at the same chain position whose bytes can be compared token by token: same layer,
+    same parameters mixed in, and both sized by the tokenizer from their bytes (a block with a fixed
+    size may carry a label or a digest instead of its text)."""
+    return (old.layer == new.layer and old.tokens is None and new.tokens is None
+            and tuple(old_params[:new.layer + 1]) == _params_to(request, new))
 
 
 def _rounded(tokens: int, rule: AutoRule) -> int:
-    """Cached tokens are reported from the minimum in whole increments (O-PC: multiples of 128)."""
+    """Cached tokens end at the last breakpoint: a multiple of the increment (O-PC: 128, GPT-5.5's
+    2,048-token breakpoints), none below the minimum."""
     if tokens < rule.min_tokens:
         return 0
-    return tokens - (tokens - rule.min_tokens) % rule.increment
+    return tokens - tokens % rule.increment
 
 
-def openai() -> AutomaticPolicy:
-    return AutomaticPolicy("openai", openai_rule)
+def openai(bound: str = "pessimistic") -> AutomaticPolicy:
+    return AutomaticPolicy("openai", openai_rule, bound)
 
 
-def deepseek() -> AutomaticPolicy:
-    return AutomaticPolicy("deepseek", lambda model: DEEPSEEK_RULE)
+def deepseek(bound: str = "pessimistic") -> AutomaticPolicy:
+    return AutomaticPolicy("deepseek", lambda model, retention: DEEPSEEK_RULE, bound)

@@ -148,43 +148,92 @@ def anthropic_min_tokens(model: str) -> Row:
 
 @dataclass(frozen=True, slots=True)
 class AutoRule:
-    """One family's automatic caching: hits counted from `min_tokens` in `increment` steps."""
+    """One family's automatic caching.
+
+    Reads count the longest cached prefix, cut down to a multiple of `increment` (the spacing of the
+    provider's breakpoints; 1 = the exact boundary) and zero below `min_tokens`. Retention is a
+    documented range: `ttl` is the pessimistic idle lifetime (the default, printed figure) and
+    `ttl_optimistic` the optimistic one; no refresh keeps an entry past `max_lifetime` from its write.
+    `partial`: breakpoints lie at token intervals, so a prefix that ends inside a block is read
+    (O-PC earlier models). `writes`: "every" position past the minimum is cached, only the request's
+    "end" (DeepSeek's end-of-input unit), or the "breakpoints" of GPT-5.6+. `common_units`:
+    the common prefix of two requests becomes a unit that a third request can read (DS kv_cache).
+    """
 
     min_tokens: int
     increment: int
-    ttl: float            # idle lifetime, refreshed by a hit
-    max_lifetime: float   # hard cap from the first write
+    ttl: float
+    ttl_optimistic: float
+    max_lifetime: float
     write_multiplier_applies: bool  # writes billed at a premium (GPT-5.6+), else free
     source: str
+    partial: bool = True
+    writes: str = "every"
+    common_units: bool = False
+
+    def idle(self, bound: str) -> float:
+        return self.ttl_optimistic if bound == "optimistic" else self.ttl
 
 
-_OPENAI_IN_MEMORY = AutoRule(1024, 128, 300.0, 3600.0, False,
-                             "O-PC, docs/rules.md#openai-retention: in_memory retention 5–10 min idle "
-                             "(lower bound used), max 1 h; min 1,024 tokens, hits in 128-token increments")
-_OPENAI_24H = AutoRule(1024, 128, 86400.0, 86400.0, False,
-                       "O-PC, docs/rules.md#openai-retention: 24h retention default for "
-                       "gpt-5.5/5.4/5.2/5.1/gpt-5/gpt-5-codex/gpt-4.1; min 1,024 tokens, 128-token increments")
-_OPENAI_56 = AutoRule(1024, 128, 1800.0, 1800.0, True,
-                      "O-PC, docs/rules.md#openai-retention: GPT-5.6+ writes 1.25x, reads 0.1x, TTL 30m only; "
-                      "min 1,024 visible tokens")
+# O-PC = developers.openai.com/api/docs/guides/prompt-caching, archived copy
+# llms-txt-archive/openai-platform api/docs/guides/prompt-caching.md @25f7cbb7 (GPT-5.6 era, read 2026-11-30).
+# O-OLD = the earlier copy of the same guide ("cache hits occur in increments of 128 tokens").
+_OPENAI_IN_MEMORY = AutoRule(
+    1024, 128, 300.0, 600.0, 3600.0, False,
+    "O-PC, docs/rules.md#openai-retention: in_memory entries 'typically remain active for around 5 to 10 minutes of inactivity, up to "
+    "one hour' (5 min pessimistic, 10 min optimistic, 1 h cap from the write); cached_tokens rounded down "
+    "to 128; breakpoint spacing 'model-dependent' (O-PC), 128 tokens (O-OLD); min 1,024 tokens")
+_OPENAI_24H = AutoRule(
+    1024, 128, 1800.0, 86400.0, 86400.0, False,
+    "O-PC, docs/rules.md#openai-retention: prompt_cache_retention '24h' (the default without Zero Data Retention) 'typically keeps entries "
+    "available for around 30 minutes and can retain them for up to 24 hours' (30 min pessimistic, 24 h "
+    "optimistic and cap); cached_tokens rounded down to 128, spacing 128 (O-OLD); min 1,024 tokens")
+_OPENAI_55 = AutoRule(
+    1024, 2048, 1800.0, 86400.0, 86400.0, False,
+    "O-PC, docs/rules.md#openai-automatic-prompt-caching: GPT-5.5 implicit breakpoints 'at regular 2,048-token intervals' (hidden system tokens taken as 0), "
+    "'24h' retention only, typically ~30 min, up to 24 h; min 1,024 tokens")
+_OPENAI_56 = AutoRule(
+    1024, 1, 1800.0, 1800.0, float("inf"), True,
+    "O-PC, docs/rules.md#openai-automatic-prompt-caching: GPT-5.6+ writes only at breakpoints (implicit: the end of the latest user message, tool-response "
+    "group or initial developer group; explicit prompt_cache_breakpoint), at most 4 writes per request, "
+    "billed 1.25x; lookups at the first 2 and latest 50 explicit breakpoints, the implicit one, 20 earlier "
+    "eligible message ends and the initial developer block's end; cached_tokens at the exact boundary; "
+    "ttl '30m' only ('at least 30 minutes after the latest write or reuse'); min 1,024 visible tokens",
+    partial=False, writes="breakpoints")
 
-#: Longest matching prefix of the canonical id wins.
+#: Longest matching prefix of the canonical id wins. Extended retention only for the models O-PC
+#: lists (gpt-5.5(-pro), 5.4, 5.2, the 5.1 family, gpt-5, gpt-5-codex, gpt-4.1); their mini/nano
+#: siblings are not on that list, so they keep in_memory.
 OPENAI_RULES: dict[str, AutoRule] = {
     "gpt-5.6": _OPENAI_56, "gpt-5.7": _OPENAI_56, "gpt-6": _OPENAI_56,
-    "gpt-5.5": _OPENAI_24H, "gpt-5.4": _OPENAI_24H, "gpt-5.2": _OPENAI_24H, "gpt-5.1": _OPENAI_24H,
+    "gpt-5.5": _OPENAI_55, "gpt-5.4": _OPENAI_24H, "gpt-5.2": _OPENAI_24H, "gpt-5.1": _OPENAI_24H,
     "gpt-5": _OPENAI_24H, "gpt-4.1": _OPENAI_24H,
+    "gpt-5-mini": _OPENAI_IN_MEMORY, "gpt-5-nano": _OPENAI_IN_MEMORY,
+    "gpt-4.1-mini": _OPENAI_IN_MEMORY, "gpt-4.1-nano": _OPENAI_IN_MEMORY,
     "gpt-4o": _OPENAI_IN_MEMORY, "o1": _OPENAI_IN_MEMORY, "o3": _OPENAI_IN_MEMORY,
     "o4": _OPENAI_IN_MEMORY, "gpt-5.3": _OPENAI_IN_MEMORY,
 }
 
-DEEPSEEK_RULE = AutoRule(64, 64, 3600.0, 3600.0, False,
-                         "DS news0802, docs/rules.md#deepseek: 64-token units, <64 not cached, cleared "
-                         "after hours–days (1 h assumed: the lower bound of 'hours')")
+# DS = api-docs.deepseek.com/guides/kv_cache (current, V4 era, read 2026-11-30) and /news/news0802 (2024-08-02).
+DEEPSEEK_RULE = AutoRule(
+    64, 64, 3600.0, 86400.0, float("inf"), False,
+    "DS kv_cache, docs/rules.md#deepseek: a hit needs a full match of a persisted 'cache prefix unit': the end of each request's "
+    "input, and the common prefix of two requests (readable from the next one); the end-of-output and "
+    "fixed-interval units are not modelled (no output text; interval unpublished). 64-token unit and "
+    "minimum from news0802 (not restated). Cleared unused after 'hours to days' (news0802): 1 h "
+    "pessimistic, 24 h optimistic", partial=False, writes="end", common_units=True)
 
 
-def openai_rule(model: str) -> AutoRule:
+def openai_rule(model: str, retention: str = "") -> AutoRule:
+    """The rule of an OpenAI model under a request's `prompt_cache_retention` ("" = the default: 24h
+    where the model supports it, O-PC "Retention defaults"); "in_memory" on a 24h-capable model
+    takes the in_memory window."""
     m = canonical_model(model)
     best = max((k for k in OPENAI_RULES if m.startswith(k)), key=len, default=None)
     if best is None:
-        raise UserError(f"unknown OpenAI model {model!r} (known families: {', '.join(sorted(OPENAI_RULES))})")
-    return OPENAI_RULES[best]
+        families = sorted(k for k in OPENAI_RULES if not k.endswith(("-mini", "-nano")))
+        raise UserError(f"unknown OpenAI model {model!r} (known families: {', '.join(families)})")
+    rule = OPENAI_RULES[best]
+    if retention == "in_memory" and rule is _OPENAI_24H:
+        return _OPENAI_IN_MEMORY
+    return rule

@@ -12,7 +12,12 @@ HEADERS = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m
           "input_tokens": "uncached", "output_tokens": "output", "hit_rate": "hit", "cost_usd": "cost $",
           "cache_creation_input_tokens": "write", "cost_no_cache_usd": "no-cache $",
           "savings_vs_no_cache": "saved", "vs_cheapest": "x cheapest", "requests": "reqs",
-          "gpu_seconds_saved": "GPU-s saved", "gpu_seconds_spent": "GPU-s spent"}
+          "gpu_seconds_saved": "GPU-s saved", "gpu_seconds_spent": "GPU-s spent",
+          "cache_read_input_tokens_optimistic": "read (optimistic)", "hit_rate_optimistic": "hit (optimistic)",
+          "cost_usd_optimistic": "cost $ (optimistic)"}
+#: Said under a variant whose retention is a range, so no figure is read as the only one.
+RANGE_NOTE = ("retention is a documented range: read / hit / cost $ are the pessimistic bound, "
+              "the (optimistic) columns the optimistic bound")
 TERMINAL_REQUEST = ("label", "stream", "model", "cache_read_input_tokens", "cache_write_5m_tokens",
                     "cache_write_1h_tokens", "input_tokens", "output_tokens", "hit_rate", "cost_usd", "cause")
 TERMINAL_SUMMARY = ("variant", "requests", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
@@ -28,9 +33,9 @@ TERMINAL_ENGINE_SUMMARY = ("variant", "requests", "cache_read_input_tokens", "in
 def fmt(key: str, v: Any) -> str:
     if v is None:
         return ""
-    if key in ("hit_rate", "savings_vs_no_cache"):
+    if key in ("hit_rate", "savings_vs_no_cache", "hit_rate_optimistic"):
         return f"{100 * v:.1f}%"
-    if key in ("cost_usd", "cost_no_cache_usd"):
+    if key in ("cost_usd", "cost_no_cache_usd", "cost_usd_optimistic"):
         return f"{v:.4f}"
     if key in GPU_COLUMNS:
         return f"{v:,.2f}"
@@ -75,6 +80,10 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
             out.append(f"{'### ' if markdown else ''}variant: {v.variant}")
             rows = v.rows()
             cols = TERMINAL_ENGINE_REQUEST if v.self_hosted else TERMINAL_REQUEST
+            if v.optimistic is not None:
+                out.append(RANGE_NOTE)
+                i = cols.index("cost_usd") + 1
+                cols = (*cols[:i], "cache_read_input_tokens_optimistic", "cost_usd_optimistic", *cols[i:])
             total = {"label": "TOTAL", **{k: s[k] for k in cols if k in s}}
             if markdown:
                 total = {k: (f"**{fmt(k, val)}**" if k != "label" else "**TOTAL**") for k, val in total.items()}
@@ -87,8 +96,13 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
     elif any(v.self_hosted for v in res.variants):  # engines next to provider APIs: both kinds of cost
         i = TERMINAL_SUMMARY.index("hit_rate") + 1
         summary_cols = (*TERMINAL_SUMMARY[:i], *GPU_COLUMNS, *TERMINAL_SUMMARY[i:])
+    if any(v.optimistic is not None for v in res.variants):
+        i = summary_cols.index("cost_usd") + 1
+        summary_cols = (*summary_cols[:i], "hit_rate_optimistic", "cost_usd_optimistic", *summary_cols[i:])
     out.append("")
     out.append(f"{'### ' if markdown else ''}comparison of variants")
+    if any(v.optimistic is not None for v in res.variants):
+        out.append(RANGE_NOTE)
     out.append(grid(comp, summary_cols, markdown))
     return "\n".join(out)
 

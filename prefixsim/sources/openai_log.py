@@ -54,10 +54,35 @@ def render_openai(body: dict) -> Request:
     if body.get("instructions"):
         blocks.append(Block(Layer.SYSTEM, dumps({"instructions": body["instructions"]}), "instructions"))
     key = "messages" if "messages" in body else "input"
+    explicit = []
     for i, m in enumerate(items or []):
         layer = Layer.SYSTEM if isinstance(m, dict) and m.get("role") in ("system", "developer") else Layer.MESSAGES
+        m, marked = _unmarked(m)
+        if marked:
+            explicit.append(len(blocks))
         blocks.append(Block(layer, dumps(m), f"{key}[{i}]"))
-    return Request(model=model, blocks=tuple(blocks))
+    retention = body.get("prompt_cache_retention")
+    options = body.get("prompt_cache_options")
+    mode = options.get("mode") if isinstance(options, dict) else None
+    return Request(model=model, blocks=tuple(blocks), retention=retention if isinstance(retention, str) else "",
+                   cache_mode=mode if isinstance(mode, str) else "", explicit=tuple(explicit))
+
+
+def _unmarked(item: Any) -> tuple[Any, bool]:
+    """The item without its `prompt_cache_breakpoint` markers (a marker is not part of the prefix, as
+    Anthropic's cache_control is not), and whether one was set. O-PC places the breakpoint at the end of
+    the marked content block; one block per message here, so it is taken at the message's end (exact
+    when the marked part is the message's last, as in every O-PC example)."""
+    if not isinstance(item, dict):
+        return item, False
+    marked = False
+    for field in ("content", "output"):
+        parts = item.get(field)
+        if isinstance(parts, list) and any(isinstance(p, dict) and "prompt_cache_breakpoint" in p for p in parts):
+            marked = True
+            item = {**item, field: [{k: v for k, v in p.items() if k != "prompt_cache_breakpoint"}
+                                    if isinstance(p, dict) else p for p in parts]}
+    return item, marked
 
 
 def provider_of(model: str) -> str:
