@@ -30,24 +30,23 @@ def _constant(name: str) -> float:
     raise _BadLiteral(name, f"{name} is not JSON (and not a usable number); give a finite value")
 
 
-def _float(literal: str) -> float:
+def _number(literal: str, parse):
+    """A JSON number literal parsed by `parse` (float or int), refused when it is too long or unusable."""
     if too_many_digits(literal):
         raise _BadLiteral(literal, f"number with {len(literal):,} characters is too large")
-    v = float(literal)
+    v = parse(literal)
     problem = value_problem(v)
     if problem:
         raise _BadLiteral(literal, problem)
     return v
+
+
+def _float(literal: str) -> float:
+    return _number(literal, float)
 
 
 def _int(literal: str) -> int:
-    if too_many_digits(literal):
-        raise _BadLiteral(literal, f"number with {len(literal):,} characters is too large")
-    v = int(literal)
-    problem = value_problem(v)
-    if problem:
-        raise _BadLiteral(literal, problem)
-    return v
+    return _number(literal, int)
 
 
 def load_json(path: str, what: str, cap: int = MAX_BODY_BYTES, shown: str | None = None) -> Any:
