@@ -5,7 +5,7 @@ last wrote or read the entry; a 1h and a 5m write of one prefix keep the longer)
 import pytest
 
 from prefixsim.model import Layer, Request, Block
-from prefixsim.store import State, Store, chain, namespace_digest
+from prefixsim.store import State, Store, chain, extend_chain, namespace_digest
 
 
 def test_a_5m_write_over_a_live_1h_entry_keeps_its_hour():
@@ -133,3 +133,88 @@ def test_an_evicted_entry_written_again_is_live_and_no_longer_evicted():
     s.write(b"a", 100, 2, 2, 300)
     assert s.state(b"a", 2) is State.LIVE and s.state(b"b", 2) is State.EVICTED
     assert s.births == 2
+
+
+@pytest.mark.parametrize("params", [(b"", b"", b""), (b"tc", b"", b""), (b"", b"sys", b""), (b"", b"", b"think"),
+                                    (b"a", b"b", b"c")])
+def test_extending_a_chain_from_any_block_gives_the_whole_chain(params):
+    """The runner extends a stream's chain block by block; it must equal the chain built at once,
+    layer parameters included (they enter where the chain enters their layer)."""
+    layers = [Layer.TOOLS, Layer.TOOLS, Layer.SYSTEM, Layer.MESSAGES, Layer.MESSAGES, Layer.MESSAGES]
+    req = Request(model="m", layer_params=params,
+                  blocks=tuple(Block(l, b"k%d" % i, f"b{i}", None, tokens=1) for i, l in enumerate(layers)))
+    d0 = namespace_digest("p", "m")
+    whole = chain(d0, req)
+    assert len(set(whole)) == len(whole)
+    for start in range(len(layers)):
+        out = whole[:start]
+        extend_chain(out, d0, req, start)
+        assert out == whole, start
+
+
+def test_a_layer_parameter_changes_every_digest_from_its_layer_on_and_none_before():
+    layers = [Layer.TOOLS, Layer.SYSTEM, Layer.MESSAGES, Layer.MESSAGES]
+    blocks = tuple(Block(l, b"k%d" % i, f"b{i}", None, tokens=1) for i, l in enumerate(layers))
+    d0 = namespace_digest("p", "m")
+    plain = chain(d0, Request(model="m", blocks=blocks))
+    for layer, first in ((0, 0), (1, 1), (2, 2)):
+        params = tuple(b"x" if i == layer else b"" for i in range(3))
+        other = chain(d0, Request(model="m", blocks=blocks, layer_params=params))
+        assert [a == b for a, b in zip(plain, other)] == [j < first for j in range(4)]
+
+
+@pytest.mark.parametrize("capacity", [None, 10**9])
+def test_a_logged_prefix_read_applies_within_the_entry_lifetime_only(capacity):
+    """The lazy refresh (no capacity) must give what an immediate refresh gives at the boundaries:
+    a read at the instant an entry becomes readable refreshes it; a read at its expiry does not.
+    With a capacity the read is applied at once, by the same rule."""
+    s = Store(capacity)
+    ds = _digests(2)
+    s.write(ds[0], 100, now=0, available_at=2, ttl=300, depth=0)
+    s.write(ds[1], 200, now=0, available_at=2, ttl=300, depth=1)
+    s.touch_prefix(ds, 1, now=2)
+    assert [s.get(d).expires_at for d in ds] == [302, 302] and s.get(ds[0]).last_used == 2
+    s.write(ds[1], 200, now=302, available_at=303, ttl=300, depth=1)   # ds[1] rewritten; ds[0] expired at 302
+    s.touch_prefix(ds, 1, now=302)
+    assert s.get(ds[0]).expires_at == 302 and s.get(ds[0]).last_used == 2
+    assert s.state(ds[0], 302) is State.EXPIRED
+
+
+@pytest.mark.parametrize("capacity", [None, 10**9])
+def test_a_logged_prefix_read_before_the_first_token_does_not_refresh(capacity):
+    s = Store(capacity)
+    ds = _digests(2)
+    s.write(ds[0], 100, now=0, available_at=5, ttl=300, depth=0)
+    s.touch_prefix(ds, 1, now=4)
+    assert s.get(ds[0]).expires_at == 300 and s.get(ds[0]).last_used == 0
+
+
+def test_under_a_capacity_a_prefix_read_moves_every_block_it_read_up_the_lru_order():
+    s = Store(capacity=400)
+    ds = _digests(2)
+    s.write(ds[0], 100, now=0, available_at=0, ttl=300, depth=0)
+    s.write(ds[1], 100, now=0, available_at=0, ttl=300, depth=1)
+    s.write(b"other", 100, now=1, available_at=1, ttl=300)
+    s.touch_prefix(ds, 1, now=2)                 # ds[0] and ds[1] are now more recent than `other`
+    s.write(b"new", 200, now=3, available_at=3, ttl=300)
+    assert s.state(b"other", 3) is State.EVICTED
+    assert all(s.state(d, 3) is State.LIVE for d in ds)
+
+
+def test_a_rewrite_at_the_instant_of_expiry_is_a_new_entry():
+    s = Store()
+    s.write(b"d", 10, now=0, available_at=1, ttl=300)
+    s.write(b"d", 10, now=300, available_at=302, ttl=300)
+    e = s.get(b"d")
+    assert (e.written_at, e.available_at, e.expires_at) == (300, 302, 600)
+    assert s.state(b"d", 301) is State.PENDING
+
+
+def test_one_large_write_evicts_as_many_entries_as_it_needs():
+    s = Store(capacity=300)
+    for i, name in enumerate((b"a", b"b", b"c")):
+        s.write(name, 100, i, i, 300)
+    s.write(b"d", 250, 3, 3, 300)        # 550 tokens: a, b and c must all go to get back under 300
+    assert [s.state(x, 3) for x in (b"a", b"b", b"c", b"d")] == [State.EVICTED] * 3 + [State.LIVE]
+    s.write(b"e", 50, 4, 4, 300)         # exactly 300 again: nothing more goes
+    assert s.state(b"d", 4) is State.LIVE and s.state(b"e", 4) is State.LIVE
