@@ -1,0 +1,63 @@
+"""Pricing pinned with exact decimals (issue 22): long-context tiers from the token after their start
+(genai-prices: a tier applies when the prompt is larger than its start), price sheets that set a
+price to zero, defaults from the Anthropic multipliers, and the provider id taking part in the look-up."""
+from decimal import Decimal
+
+import pytest
+
+from prefixsim.errors import UserError
+from prefixsim.model import Usage
+from prefixsim.pricing import PriceBook
+
+
+def test_a_tier_applies_from_the_token_after_its_start(prices):
+    r = prices.rates("claude-sonnet-4-5", "anthropic")        # $3 / MTok, $6 past 200,000 prompt tokens
+    at = Usage(input_tokens=200_000)
+    past = Usage(input_tokens=200_001)
+    assert r.cost(at) == Decimal("0.6")                          # 200,000 x $3 / 1e6
+    assert r.cost(past) == Decimal("1.200006")                   # 200,001 x $6 / 1e6
+
+
+def test_the_tier_is_chosen_by_the_whole_prompt_not_by_one_class(prices):
+    r = prices.rates("claude-sonnet-4-5", "anthropic")
+    u = Usage(input_tokens=1, cache_read=200_000, output_tokens=1000)   # prompt 200,001: every class at its tier
+    assert r.cost(u) == (Decimal(6) + 200_000 * Decimal("0.6") + 1000 * Decimal("22.5")) / 1_000_000
+    assert r.cost_without_cache(u) == (200_001 * Decimal(6) + 1000 * Decimal("22.5")) / 1_000_000
+
+
+def test_each_token_class_has_its_own_price(prices):
+    r = prices.rates("claude-sonnet-4-5", "anthropic")          # 3 / 0.30 / 3.75 / 6 / 15 per MTok
+    u = Usage(input_tokens=1_000, cache_write_5m=2_000, cache_write_1h=3_000, cache_read=4_000, output_tokens=5_000)
+    assert r.cost(u) == Decimal("0.003") + Decimal("0.0075") + Decimal("0.018") + Decimal("0.0012") + Decimal("0.075")
+
+
+def test_a_price_sheet_may_set_a_price_to_zero():
+    book = PriceBook({"m": {"input": 2, "output": 8, "cache_read": 0, "cache_write_5m": 0}})
+    r = book.rates("m")
+    assert r.cost(Usage(input_tokens=10**6, cache_read=10**6, cache_write_5m=10**6)) == Decimal(2)
+    assert r.cost(Usage(cache_write_1h=10**6)) == Decimal(4)     # unset 1h write: 2x input
+
+
+def test_unset_sheet_prices_default_to_the_anthropic_multipliers():
+    r = PriceBook({"m": {"input": 10, "output": 50}}).rates("m")
+    assert r.per_mtok() == {"input": Decimal(10), "output": Decimal(50), "cache_read": Decimal("1.0"),
+                            "cache_write_5m": Decimal("12.50"), "cache_write_1h": Decimal(20)}
+
+
+@pytest.mark.parametrize("row,needle", [({"input": -1, "output": 1}, "negative"), ({"input": 1}, "required"),
+                                        ({"input": "x", "output": 1}, "numbers"), ({"input": 1, "output": 1, "cached": 1}, "unknown keys")])
+def test_bad_sheet_rows_are_user_errors(row, needle):
+    with pytest.raises(UserError, match=needle):
+        PriceBook({"m": row}).rates("m")
+
+
+def test_the_provider_id_takes_part_in_the_look_up(prices):
+    assert prices.rates("gpt-4o", "openai").per_mtok()["input"] == Decimal("2.5")
+    with pytest.raises(UserError, match="no price"):
+        prices.rates("gpt-4o", "anthropic")
+
+
+def test_a_sheet_row_wins_over_genai_prices_and_says_so(prices):
+    book = PriceBook({"claude-sonnet-4-5": {"input": 1, "output": 2}}, sheet_source="team sheet")
+    r = book.rates("claude-sonnet-4-5", "anthropic")
+    assert r.per_mtok()["input"] == Decimal(1) and r.source == "team sheet"
