@@ -45,6 +45,14 @@ def test_an_entry_too_far_back_names_the_distance_and_the_window(sim):
     assert o.cause.detail == "entry at b15 is 22 blocks back from the breakpoint at b36 (window 20)"
 
 
+def test_a_pending_sibling_write_names_when_it_becomes_readable(sim):
+    sim.step(Call(0, make_request([2000, 3000], {2: "5m"}), stream="a", ttft=2.5))
+    o = sim.step(Call(1, make_request([2000, 3000], {2: "5m"}), stream="b"))
+    assert split(o) == (0, 0, 5000, 0)
+    assert (o.cause.kind, o.cause.detail) == (CauseKind.NOT_YET_AVAILABLE,
+                                              "entry at b2 written at t=0s, readable from t=2.5s")
+
+
 def test_a_cold_miss_above_the_minimum_is_cold_not_below_minimum(sim):
     o = sim.step(Call(0, make_request([600, 424], {2: "5m"})))      # exactly the Sonnet 4.5 minimum (1,024)
     assert split(o) == (0, 0, 1024, 0) and o.cause.kind == CauseKind.COLD

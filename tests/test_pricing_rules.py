@@ -44,8 +44,8 @@ def test_unset_sheet_prices_default_to_the_anthropic_multipliers():
                             "cache_write_5m": Decimal("12.50"), "cache_write_1h": Decimal(20)}
 
 
-@pytest.mark.parametrize("row,needle", [({"input": -1, "output": 1}, "negative"), ({"input": 1}, "required"),
-                                        ({"input": "x", "output": 1}, "numbers"), ({"input": 1, "output": 1, "cached": 1}, "unknown keys")])
+@pytest.mark.parametrize("row,needle", [({"input": -1, "output": 1}, "out of range"), ({"input": 1}, "required"),
+                                        ({"input": "x", "output": 1}, "not a number"), ({"input": 1, "output": 1, "cached": 1}, "unknown keys")])
 def test_bad_sheet_rows_are_user_errors(row, needle):
     with pytest.raises(UserError, match=needle):
         PriceBook({"m": row}).rates("m")
