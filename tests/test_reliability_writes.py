@@ -241,6 +241,8 @@ def test_a_folder_put_in_place_between_two_renames_is_replaced_whole(tmp_path, m
 
 
 def test_read_only_output_is_a_user_error_and_keeps_the_report(tmp_path, monkeypatch, capsys):
+    # The folder refuses every new file the way a read-only folder does for a user; simulated, so the
+    # test means the same as root (which a chmod does not stop) and on every machine.
     sc, before = _first_report(tmp_path)
     capsys.readouterr()
 
@@ -253,15 +255,4 @@ def test_read_only_output_is_a_user_error_and_keeps_the_report(tmp_path, monkeyp
     err = capsys.readouterr().err
     assert err.splitlines()[-1] == (f"{tmp_path / 'r' / 'keep'}: cannot write: Permission denied (any previous "
                                     "version is left as it was)")
-    assert {f: (tmp_path / "r" / "keep" / f).read_bytes() for f in FILES} == before
-
-
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
-def test_read_only_folder_keeps_the_report(tmp_path, capsys):
-    sc, before = _first_report(tmp_path)
-    os.chmod(tmp_path / "r", 0o555)
-    try:
-        assert _run(sc, tmp_path / "r") == 2
-    finally:
-        os.chmod(tmp_path / "r", 0o755)
     assert {f: (tmp_path / "r" / "keep" / f).read_bytes() for f in FILES} == before
