@@ -127,3 +127,14 @@ def test_page_renders_in_chromium(page, tmp_path):
     probe = json.loads(m.group(1).replace("&quot;", '"'))
     assert probe["images"] >= 8 and probe["broken"] == 0
     assert probe["over"] == 0 and not probe["wide"]
+
+
+def test_a_report_that_opens_with_a_non_claude_scenario_prices_its_studies_with_claude(tmp_path):
+    """The break-even studies model Anthropic's rules: a report whose first scenario is DeepSeek uses the
+    default Claude model for them instead of failing on DeepSeek's price look-up."""
+    (tmp_path / "ds.yaml").write_text("name: deepseek-first\nprovider: deepseek\nmodel: deepseek-chat\n"
+                                      "tokenizer: approx\nbase: {system: 400}\ntimeline: [request: 2]\n")
+    rc, out, err = cli("report", str(tmp_path / "ds.yaml"), "-o", str(tmp_path / "out") + "/", "--price-date", "2026-11-30")
+    assert rc == 0, err
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "anthropic/claude-sonnet-4-5" in md.split("## Scenario:")[0]

@@ -155,10 +155,15 @@ def scenario_assumptions(res: ScenarioResult) -> list[dict]:
 
 
 def _first_model(results: list[ScenarioResult]) -> str | None:
+    """The first Claude model the scenarios use: the break-even studies model Anthropic's rules
+    (breakpoints, 5m/1h writes), so a DeepSeek or OpenAI scenario does not pick their prices."""
+    from ..providers.tables import ANTHROPIC_MIN_TOKENS, canonical_model
+
     for res in results:
         for v in res.variants:
             for o in v.outcomes:
-                return o.call.request.model
+                if canonical_model(o.call.request.model) in ANTHROPIC_MIN_TOKENS:
+                    return o.call.request.model
     return None
 
 
