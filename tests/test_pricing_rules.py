@@ -61,3 +61,37 @@ def test_a_sheet_row_wins_over_genai_prices_and_says_so(prices):
     book = PriceBook({"claude-sonnet-4-5": {"input": 1, "output": 2}}, sheet_source="team sheet")
     r = book.rates("claude-sonnet-4-5", "anthropic")
     assert r.per_mtok()["input"] == Decimal(1) and r.source == "team sheet"
+
+
+def test_deepseek_time_of_day_windows_and_their_edges():
+    """genai-prices' DeepSeek windows (api-docs.deepseek.com pricing): 00:30-16:30 UTC at the standard
+    rate, the rest of the day at half. A request is priced by the window its own time falls in; the
+    window's start belongs to it, its end to the next."""
+    import datetime as dt
+
+    book = PriceBook(when=dt.date(2026, 11, 30))
+    day = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+    rate = {h: book.rates("deepseek-chat", "deepseek", day + dt.timedelta(hours=h)).per_mtok()["input"]
+            for h in (0, 0.49, 0.5, 16.49, 16.5, 23.99)}
+    assert rate == {0: Decimal("0.135"), 0.49: Decimal("0.135"), 0.5: Decimal("0.27"), 16.49: Decimal("0.27"),
+                    16.5: Decimal("0.135"), 23.99: Decimal("0.135")}
+    assert book.rates_at("deepseek-chat", "deepseek", 9.5 * 3600).per_mtok()["input"] == Decimal("0.135")  # 07:00 + 9.5 h
+    assert book.rates_at("deepseek-chat", "deepseek", 9 * 3600).per_mtok()["input"] == Decimal("0.27")     # 16:00
+    assert book.windows("deepseek-chat", "deepseek") == (
+        "00:00-00:30 UTC input 0.135, cache read 0.035, output 0.55; 00:30-16:30 UTC input 0.27, cache read 0.07, "
+        "output 1.1; 16:30-24:00 UTC input 0.135, cache read 0.035, output 0.55 (USD/MTok; each request priced "
+        "at its own time)")
+    assert book.windows("claude-sonnet-4-5", "anthropic") is None
+    assert book.start == dt.datetime(2026, 11, 30, 7, tzinfo=dt.UTC)
+
+
+def test_a_price_book_caches_rates_per_window_not_per_request():
+    import datetime as dt
+
+    book = PriceBook(when=dt.date(2026, 11, 30))
+    day = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+    a = book.rates("deepseek-chat", "deepseek", day + dt.timedelta(hours=1))
+    b = book.rates("deepseek-chat", "deepseek", day + dt.timedelta(hours=15))
+    c = book.rates("deepseek-chat", "deepseek", day + dt.timedelta(hours=17))
+    assert a is b and a is not c                       # one look-up per window
+    assert book.rates("claude-sonnet-4-5", "anthropic", day) is book.rates("claude-sonnet-4-5", "anthropic", day + dt.timedelta(hours=20))
