@@ -84,3 +84,29 @@ def test_automatic_ttl_must_agree_with_an_explicit_ttl_on_the_last_block(sim, au
     else:
         with pytest.raises(RequestError, match="conflicts with an explicit"):
             sim.step(Call(0, req))
+
+
+def test_a_small_breakpoint_beside_a_writable_one_is_cold_not_below_minimum(sim):
+    """below_minimum is for a request that could write nothing: a breakpoint under the minimum next to
+    one above it still writes, so a first request is simply cold."""
+    o = sim.step(Call(0, make_request([500, 4500], {1: "5m", 2: "5m"})))
+    assert split(o) == (0, 0, 5000, 0) and o.cause.kind == CauseKind.COLD
+
+
+@pytest.mark.parametrize("explicit,ok", [(3, True), (4, False)])
+def test_automatic_caching_needs_a_free_breakpoint_slot(sim, explicit, ok):
+    """A-PC: at most 4 breakpoints, automatic mode's included (when the last block has none)."""
+    sizes = [300] * 6
+    req = make_request(sizes, {i: "5m" for i in range(1, explicit + 1)}, auto="5m")
+    if ok:
+        assert split(sim.step(Call(0, req))) == (0, 0, 1800, 0)
+    else:
+        with pytest.raises(RequestError, match=r"^automatic caching needs a free breakpoint slot but 4 explicit "
+                                               r"cache_control blocks are set \(at most 4; A-PC\)$"):
+            sim.step(Call(0, req))
+
+
+def test_a_1h_breakpoint_after_a_5m_one_names_its_place(sim):
+    with pytest.raises(RequestError, match=r"^a 1h cache_control at b3 comes after a 5m one; 1h entries must "
+                                           r"come before 5m entries \(A-PC\)$"):
+        sim.step(Call(0, make_request([2000, 3000, 500], {2: "5m", 3: "1h"})))
