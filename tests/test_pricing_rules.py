@@ -95,3 +95,54 @@ def test_a_price_book_caches_rates_per_window_not_per_request():
     c = book.rates("deepseek-chat", "deepseek", day + dt.timedelta(hours=17))
     assert a is b and a is not c                       # one look-up per window
     assert book.rates("claude-sonnet-4-5", "anthropic", day) is book.rates("claude-sonnet-4-5", "anthropic", day + dt.timedelta(hours=20))
+
+
+def test_rates_name_their_model_whatever_priced_them(prices):
+    assert prices.rates("claude-sonnet-4-5", "anthropic").model == "claude-sonnet-4-5"
+    assert PriceBook({"m": {"input": 1, "output": 2}}).rates("m").model == "m"
+    assert prices.rates("llama-3.1-8b", "vllm").model == "llama-3.1-8b"
+
+
+def test_a_sheet_1h_write_price_is_used_when_given():
+    r = PriceBook({"m": {"input": 2, "output": 8, "cache_write_1h": 3}}).rates("m")
+    assert r.cost(Usage(cache_write_1h=10**6)) == Decimal(3)
+
+
+@pytest.mark.parametrize("value,ok", [(1_000_000, True), ("1000000.0", True), (1_000_000.01, False), (True, False),
+                                      ([1], False), ("nan", False)])
+def test_a_sheet_price_up_to_the_cap_is_accepted(value, ok):
+    from prefixsim.pricing import sheet_price
+
+    if ok:
+        assert sheet_price("m", "input", value) == Decimal(1_000_000)
+    else:
+        with pytest.raises(UserError, match=r"^price sheet for m: input "):
+            sheet_price("m", "input", value)
+
+
+def test_an_unknown_sheet_key_is_named_with_the_valid_ones():
+    with pytest.raises(UserError) as e:
+        PriceBook({"m": {"input": 1, "output": 1, "cached": 1}}).rates("m")
+    assert str(e.value) == ("price sheet for m: unknown keys ['cached'] (valid: input, output, cache_read, "
+                            "cache_write_5m, cache_write_1h)")
+
+
+def test_a_time_without_a_zone_is_utc():
+    import datetime as dt
+
+    book = PriceBook(when=dt.date(2026, 11, 30))
+    naive, aware = dt.datetime(2026, 11, 30, 16, 29), dt.datetime(2026, 11, 30, 16, 29, tzinfo=dt.UTC)
+    assert book.rates("deepseek-chat", "deepseek", naive) is book.rates("deepseek-chat", "deepseek", aware)
+    assert book.rates("deepseek-chat", "deepseek", naive).per_mtok()["input"] == Decimal("0.27")
+    east = dt.datetime(2026, 11, 31 - 1, 17, 29, tzinfo=dt.timezone(dt.timedelta(hours=1)))   # 16:29 UTC
+    assert book.rates("deepseek-chat", "deepseek", east).per_mtok()["input"] == Decimal("0.27")
+
+
+def test_a_clock_start_without_a_zone_is_utc_and_keeps_its_time():
+    import datetime as dt
+
+    from prefixsim.pricing import clock_start
+
+    assert clock_start(None, dt.datetime(2026, 11, 28, 18, 0)) == dt.datetime(2026, 11, 28, 18, 0, tzinfo=dt.UTC)
+    assert clock_start(dt.date(2026, 11, 24), dt.datetime(2026, 11, 28, 19, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))) \
+        == dt.datetime(2026, 11, 24, 18, 0, tzinfo=dt.UTC)
