@@ -146,3 +146,39 @@ def test_a_clock_start_without_a_zone_is_utc_and_keeps_its_time():
     assert clock_start(None, dt.datetime(2026, 11, 28, 18, 0)) == dt.datetime(2026, 11, 28, 18, 0, tzinfo=dt.UTC)
     assert clock_start(dt.date(2026, 11, 24), dt.datetime(2026, 11, 28, 19, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))) \
         == dt.datetime(2026, 11, 24, 18, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture
+def far_east(monkeypatch):
+    """The machine's local zone set 8 h east of UTC: nothing in pricing may use local time."""
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_times_are_utc_whatever_the_machines_zone(far_east):
+    import datetime as dt
+
+    from prefixsim.pricing import _genai_cuts, clock_start
+
+    book = PriceBook(when=dt.date(2026, 11, 30))
+    assert book.rates("deepseek-chat", "deepseek", dt.datetime(2026, 11, 30, 16, 29)).per_mtok()["input"] == Decimal("0.27")
+    assert book.rates("deepseek-chat", "deepseek", dt.datetime(2026, 11, 30, 16, 30)).per_mtok()["input"] == Decimal("0.135")
+    assert clock_start(None, dt.datetime(2026, 11, 28, 18, 0)) == dt.datetime(2026, 11, 28, 18, 0, tzinfo=dt.UTC)
+    assert book.windows("deepseek-chat", "deepseek").startswith("00:00-00:30 UTC input 0.135")
+    import genai_prices
+
+    calc = genai_prices.calc_price(genai_prices.Usage(input_tokens=1, output_tokens=1), model_ref="deepseek-chat",
+                                   provider_id="deepseek", genai_request_timestamp=book.start)
+    assert _genai_cuts(calc.model) == (1800, 59400)      # 00:30 and 16:30 UTC
+
+
+def test_a_sheet_is_named_as_a_price_sheet_by_default_and_a_missing_price_says_what_to_do(prices):
+    assert PriceBook({"m": {"input": 1, "output": 2}}).rates("m").source == "price sheet"
+    with pytest.raises(UserError) as e:
+        prices.rates("no-such-model-xyz", "anthropic")
+    assert str(e.value).endswith("give one in the scenario's price sheet")
