@@ -113,7 +113,7 @@ class Simulator:
     def _explain(self, call: Call, v: View, ref: View | None, hit: int, below_minimum: bool,
                  known: tuple[int, State, "_Found | None"] | None, breakpoints: tuple[int, ...],
                  total: int) -> Cause:
-        req, now, digests = call.request, call.t, v.digests
+        req, now = call.request, call.t
         if known is not None and known[0] > hit:
             j, state, entry = known
             where = req.blocks[j].path or f"block {j}"
