@@ -185,6 +185,11 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     first_text: dict[str, str] = {}
     pending: dict[str, str] = {}
     unknown: dict[str, list[int]] = {}   # record type -> [first line, count]
+    links: dict[str, str | None] = {}    # non-message record uuid -> its parentUuid (the chain runs through them)
+    said: set[str] = set()               # uuids of user / assistant messages
+    queued: dict[str, float] = {}        # injected text -> when the harness queued it (queue-operation)
+    compacted: dict[str, float] = {}     # stream -> time of its latest compact_boundary
+    requested: set[str] = set()          # streams that have made a request
     out: list[Raw] = []
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
@@ -211,6 +216,14 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             stamps[o["uuid"]] = o["timestamp"]
         session = session or (o.get("sessionId") if isinstance(o.get("sessionId"), str) else None)
         typ = o.get("type")
+        uid = o.get("uuid")
+        if isinstance(uid, str):
+            if typ in ("user", "assistant"):
+                said.add(uid)
+            else:
+                links[uid] = o.get("parentUuid") if isinstance(o.get("parentUuid"), str) else None
+        if typ == "queue-operation" and o.get("operation") == "enqueue" and isinstance(o.get("content"), str):
+            queued[o["content"].strip()] = parse_time(o.get("timestamp"))
         if typ not in ("user", "assistant", "system"):
             if typ not in KNOWN_TYPES:
                 unknown.setdefault(shown(typ) if not isinstance(typ, str) else typ, [n, 0])[1] += 1
@@ -220,11 +233,13 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if typ == "system":
             if o.get("subtype") == "compact_boundary":
                 pending[stream] = "compaction"
+                compacted[stream] = parse_time(o.get("timestamp"))
             return None
         if typ == "user":
             text = _text_of(msg)
             first_text.setdefault(stream, text)
-            if not o.get("isMeta") and text.lstrip().startswith(INJECTED_PREFIXES):
+            if not o.get("isMeta") and stream in requested and _new_history(
+                    o.get("parentUuid"), text, links, said, queued, compacted.get(stream)):
                 pending.setdefault(stream, "rerender")
             return None
         for part in msg.get("content") or []:
@@ -247,6 +262,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         used = _usage(usage)
         model = check_model(msg.get("model"), "anthropic")
         seen.add(rid)
+        requested.add(stream)
         text = first_text.get(stream, "")
         family = "main" if skind in ("main", "compaction") else \
             f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
@@ -263,6 +279,27 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
                                         "(no API call in them as far as prefixsim knows)")
     return out
+
+
+def _new_history(parent: object, text: str, links: dict[str, str | None], said: set[str],
+                 queued: dict[str, float], compacted: float | None) -> bool:
+    """Whether a user message of a stream that has made requests starts a new history rather than
+    continuing the conversation. Its `parentUuid` may name a non-message record (`system`:
+    stop_hook_summary, turn_duration, local_command; `progress`; …) whose own parent leads back to a
+    message: the conversation goes on through them. A chain that reaches no message starts anew.
+    A `<task-notification>` continues as well, except one the harness queued before the stream's
+    latest compaction: delivered into the compacted conversation, it came with the history re-rendered
+    (observed: read the static entry only; docs/rules.md#claude-code-transcripts-parent-chain)."""
+    hops = 0
+    while isinstance(parent, str) and parent not in said and hops < 10_000:
+        parent = links.get(parent)
+        hops += 1
+    if not isinstance(parent, str):
+        return True
+    if text.lstrip().startswith(INJECTED_PREFIXES):
+        when = queued.get(text.strip())
+        return when is not None and compacted is not None and when < compacted
+    return False
 
 
 def _iso(t: float) -> str:
