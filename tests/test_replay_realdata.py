@@ -110,3 +110,13 @@ def test_ttl_what_if_on_an_api_log_applies_to_every_request():
     res = replay(plain, Variant(ttl="1h"))
     assert all(r.predicted.cache_write_5m == 0 for r in res.rows)
     assert sum(r.predicted.cache_write_1h for r in res.rows) > 0
+
+
+def test_spotter_projects_folder_shares_the_cross_session_prefix(no_network):
+    # four sessions replayed as one folder: tool_heavy's first request reads the 17,915-token
+    # cross-session prefix that subagent.jsonl's session (54 min before, 1h TTL) wrote
+    res = replay(load_many([data_file("claude-code", "spotter")]))
+    first = next(r for r in res.rows if r.stream == "tool_heavy/main")
+    assert first.observed.cache_read == first.predicted.cache_read == 17915
+    s = res.summary
+    assert s.prefixsim.exact > s.naive.exact and s.prefixsim.wape <= 0.01

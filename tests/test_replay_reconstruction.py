@@ -40,7 +40,7 @@ def test_a_message_whose_chain_reaches_no_message_starts_a_new_history(tmp_path)
     t.call(50, "r2", 15000, 6000)                   # B 21,000: larger, yet not a continuation
     recs = {r.request_id: r for r in load(t.write(tmp_path / "s.jsonl"), False)}
     # a new history keeps only the static prefix: the history block of r1 is not carried
-    assert recs["r2"].call.request.blocks[1].data != recs["r1"].call.request.blocks[1].data
+    assert recs["r2"].call.request.blocks[2].data != recs["r1"].call.request.blocks[2].data
 
 
 def test_a_notification_queued_before_a_compaction_comes_with_a_rerender(tmp_path):
@@ -54,4 +54,53 @@ def test_a_notification_queued_before_a_compaction_comes_with_a_rerender(tmp_pat
     t.user(30, NOTIFICATION)
     t.call(30, "r2", 8000, 4300)
     recs = {r.request_id: r for r in load(t.write(tmp_path / "s.jsonl"), False)}
-    assert recs["r2"].call.request.blocks[1].data != recs["r1"].call.request.blocks[1].data
+    assert recs["r2"].call.request.blocks[2].data != recs["r1"].call.request.blocks[2].data
+
+
+def _folder_sessions(tmp_path):
+    """Sessions of one harness version and model, each starting within 5 minutes of the last request
+    of the one before. Every first request reads 5,000 of its static prefix: the cross-session prefix.
+    a's read shows that size only once a0 is logged; b, started after, writes the prefix as an entry of
+    its own; c reads it. a2 (after an expiry) reads a's whole system entry, 9,000; d starts after that."""
+    a = Transcript(session="a")
+    a.user(0, "hi")
+    a.call(0, "a0", 5000, 15000)                   # B 20,000
+    a.user(10, "more")
+    a.call(10, "a1", 20000, 400)                   # B 20,400
+    a.user(1000, "after a pause")
+    a.call(1000, "a2", 9000, 11800)                # expired: its own system entry (9,000) was read
+    b = Transcript(session="b")
+    b.user(70, "hello")
+    b.call(70, "b0", 5000, 16000)
+    c = Transcript(session="c")
+    c.user(130, "good morning")
+    c.call(130, "c0", 5000, 15500)
+    d = Transcript(session="d")
+    d.user(1100, "evening")
+    d.call(1100, "d0", 0, 30000)
+    for t in (a, b, c, d):
+        for line in t.lines:
+            line["version"] = "2.1.38"
+        t.write(tmp_path / "proj" / f"{t.session}.jsonl")
+    return tmp_path / "proj"
+
+
+def test_sessions_of_a_folder_share_the_cross_session_prefix(tmp_path):
+    rows = {r.request_id: r for r in replay(load(_folder_sessions(tmp_path), False)).rows}
+    # a wrote its static prefix before its size was known, as one entry of its own: nothing for b
+    assert rows["b0"].predicted.cache_read == 0
+    # b started knowing it (from a0): its 5,000-token cross-session entry is what c0 reads
+    assert rows["c0"].predicted.cache_read == 5000 and rows["c0"].predicted.cache_creation == 15500
+    # on its own, c's first request has nothing to read
+    alone = replay(load(tmp_path / "proj" / "c.jsonl", False)).rows[0]
+    assert alone.predicted.cache_read == 0
+
+
+def test_the_system_entry_is_learned_from_earlier_reads_only(tmp_path):
+    recs = {r.request_id: r for r in load(_folder_sessions(tmp_path), False)}
+    static = lambda rid: [b.tokens for b in recs[rid].call.request.blocks[:2]]
+    assert static("b0")[0] == 5000 and static("c0")[0] == 5000    # the cross-session prefix, from a0
+    # a2's read (9,000: 5,000 shared and 4,000 of a's own) is logged at 1,001 s: d, starting after,
+    # takes its own part as large as a's; b and c, earlier, could not
+    assert static("d0") == [5000, 4000]
+    assert static("c0")[1] != 4000

@@ -87,6 +87,7 @@ class Raw:
     event: str | None    # compaction | rerender | None: the history before this call was replaced
     first_text: str      # visible text of the stream's first user message (for the static estimate)
     order: int
+    shared: str = ""     # who shares the cross-session prefix: harness version, main or agent type, model
 
 
 def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]]:
@@ -266,10 +267,11 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         text = first_text.get(stream, "")
         family = "main" if skind in ("main", "compaction") else \
             f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
+        version = o.get("version") if isinstance(o.get("version"), str) else ""
         return Raw(rid, prefix + stream, skind, f"{session or where}/{family}", model, start, response,
                    used, _iso(start), where, n,
                    prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
-                   text, order_start + len(out))
+                   text, order_start + len(out), f"{version}|{family}|{model}")
 
     for n, o in iter_jsonl(path):
         raw = problems.guarded(where, n, one, n, o)
@@ -322,13 +324,19 @@ class Calibrator:
     def __init__(self, count_text) -> None:
         self.count_text = count_text
         self.streams: dict[str, _Stream] = {}
-        self.learned: dict[str, int] = {}
-        self._pending: list[tuple[float, int, str, int]] = []  # (usable from, seq, family, size)
+        self.learned: dict[str, int] = {}    # family -> size of its system entry (the whole static prefix)
+        self.shared: dict[str, int] = {}     # shared key -> size of the cross-session prefix
+        self.families: set[str] = set()      # families that have made a request
+        self.own: dict[str, int] = {}        # shared key -> the latest session's own part (entry - shared)
+        #: (usable from, seq, cross-session?, key, size, shared key)
+        self._pending: list[tuple[float, int, bool, str, int, str]] = []
 
     def _learn_until(self, now: float) -> None:
         while self._pending and self._pending[0][0] <= now:
-            _, _, family, size = heapq.heappop(self._pending)
-            self.learned[family] = size
+            _, _, cross, key, size, shared_key = heapq.heappop(self._pending)
+            (self.shared if cross else self.learned)[key] = size
+            if not cross and self.shared.get(shared_key):
+                self.own[shared_key] = max(0, size - self.shared[shared_key])
 
     def step(self, r: Raw) -> Record:
         self._learn_until(r.start)
@@ -345,23 +353,35 @@ class Calibrator:
             st.blocks = _grow(blocks, size - parent.size, r, st.epoch)
         elif prev is None or r.event or size < prev.size:
             static = self.learned.get(r.family)
+            if static is None and prev is None and r.shared in self.own and self.shared.get(r.shared):
+                # the session's own part as large as an earlier session's (same harness, type, model)
+                static = self.shared[r.shared] + self.own[r.shared]
             if static is None:
                 static = prev.static if prev else max(0, size - self.count_text(r.first_text))
             static = min(static, size)
             epoch = prev.epoch + 1 if prev else 0
-            head = Block(Layer.SYSTEM, f"cc-static|{r.family}".encode(), f"{r.family} static prefix",
-                         tokens=static)
-            st = _Stream([head], static, epoch, static, ttl, r.model)
+            st = _Stream(self._static_blocks(r, static), static, epoch, static, ttl, r.model)
             st.blocks = _grow(st.blocks, size - static, r, epoch)
         else:
             st = prev
             st.ttl, st.model = ttl, r.model
+            if st.blocks[0].tokens == 0 and self.shared.get(r.shared, 0) and st.blocks[0].data == \
+                    f"cc-shared|{r.shared}".encode():
+                # The cross-session prefix became known after this epoch began (its first read showed
+                # it): the same entries, measured better; from now on the stream writes it for others.
+                st.blocks = [*self._static_blocks(r, st.static), *st.blocks[2:]]
             st.blocks = _grow(st.blocks, size - prev.size, r, st.epoch)
         st.size = size
         self.streams[r.stream] = st
         if r.parent is None and 0 < u.cache_read < size and (prev is None or r.event or u.cache_read < prev_size):
-            # A partial read exposes a cached boundary of the static prefix; usable once logged.
-            heapq.heappush(self._pending, (r.response, r.order, r.family, u.cache_read))
+            # A partial read exposes a cached boundary of the static prefix, usable once logged: a
+            # family's first request can only have read what another session wrote (the cross-session
+            # prefix); a later one, past that, reads its own system entry (after a compaction, an expiry).
+            first = r.family not in self.families
+            if first or u.cache_read > self.shared.get(r.shared, 0):
+                heapq.heappush(self._pending, (r.response, r.order, first, r.shared if first else r.family,
+                                               u.cache_read, r.shared))
+        self.families.add(r.family)
         blocks = _mark(st.blocks, ttl)
         if u.input_tokens:
             blocks.append(Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
@@ -373,6 +393,19 @@ class Calibrator:
         return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main")
 
 
+    def _static_blocks(self, r: Raw, static: int) -> list[Block]:
+        """The static prefix as two cached entries: the cross-session prefix (tools and the shared part
+        of the system prompt, named by harness version, prompt type and model, so every session of the
+        folder shares it) and the session's own part (environment, memory files), named by the family.
+        Their names carry no size: each request measures them with what is known before it starts.
+        Until a read has shown the cross-session prefix it is taken as empty: sessions share nothing
+        that no observation showed them sharing."""
+        shared = min(self.shared.get(r.shared, 0), static)
+        return [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
+                Block(Layer.SYSTEM, f"cc-static|{r.family}".encode(), f"{r.family} static prefix",
+                      tokens=static - shared)]
+
+
 def _grow(blocks: list[Block], delta: int, r: Raw, epoch: int) -> list[Block]:
     if delta <= 0:
         return blocks
@@ -382,10 +415,11 @@ def _grow(blocks: list[Block], delta: int, r: Raw, epoch: int) -> list[Block]:
 
 
 def _mark(blocks: list[Block], ttl: str) -> list[Block]:
-    """Breakpoints on the static prefix and the last history block, none elsewhere (a stream's
-    blocks carry none, so only those two are replaced: no per-block work on a long history)."""
+    """Breakpoints on the two static entries and the last history block, none elsewhere (a stream's
+    blocks carry none, so only those are replaced: no per-block work on a long history)."""
     out = list(blocks)
     out[0] = out[0].with_breakpoint(ttl)
+    out[1] = out[1].with_breakpoint(ttl)
     out[-1] = out[-1].with_breakpoint(ttl)
     return out
 
