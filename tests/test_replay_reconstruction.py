@@ -104,3 +104,60 @@ def test_the_system_entry_is_learned_from_earlier_reads_only(tmp_path):
     # takes its own part as large as a's; b and c, earlier, could not
     assert static("d0") == [5000, 4000]
     assert static("c0")[1] != 4000
+
+
+# --- Bedrock and Vertex AI recordings ----------------------------------------------------------
+
+def _cloud_body(text):
+    return {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 10,
+            "system": [{"type": "text", "text": "You answer in one word. " * 400,
+                        "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": text}]}
+
+
+def test_a_bedrock_cassette_is_read_with_the_model_of_its_url(tmp_path):
+    import json
+
+    url = ("https://bedrock-runtime.us-east-1.amazonaws.com/model/"
+           "us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke")
+    usage = [{"input_tokens": 5, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 0,
+              "output_tokens": 1},
+             {"input_tokens": 6, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 2000,
+              "output_tokens": 1}]
+    inters = []
+    for k, u in enumerate(usage):
+        inters.append({"request": {"method": "POST", "uri": url, "body": json.dumps(_cloud_body(f"q{k}"))},
+                       "response": {"status": {"code": 200},
+                                    "body": {"string": json.dumps({"type": "message", "usage": u})}}})
+    from ruamel.yaml import YAML
+
+    path = tmp_path / "bedrock.yaml"
+    with path.open("w") as fh:
+        YAML(typ="safe", pure=True).dump({"interactions": inters, "version": 1}, fh)
+    recs = load(path)
+    assert [r.call.request.model for r in recs] == ["claude-sonnet-4-5"] * 2
+    a, b = replay(recs).rows
+    # the system prompt is measured by scaling cl100k counts to the observed totals: within 1 %
+    assert a.predicted.cache_read == 0 and abs(b.predicted.cache_read - 2000) <= 20
+
+
+def test_a_vertex_jsonl_log_is_read_with_the_model_of_its_url(tmp_path):
+    import json
+
+    url = ("https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/publishers/"
+           "anthropic/models/claude-sonnet-4-5@20250929:rawPredict")
+    lines = [{"url": url, "request": _cloud_body("hi"),
+              "response": {"usage": {"input_tokens": 4, "cache_creation_input_tokens": 2100,
+                                     "cache_read_input_tokens": 0, "output_tokens": 1}}}]
+    path = tmp_path / "vertex.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    recs = load(path)
+    assert len(recs) == 1 and recs[0].call.request.model == "claude-sonnet-4-5"
+
+
+def test_cloud_model_ids_map_to_the_anthropic_ids():
+    from prefixsim.providers.tables import canonical_model
+
+    assert canonical_model("anthropic.claude-sonnet-4-5-20250929-v1:0") == "claude-sonnet-4-5"
+    assert canonical_model("global.anthropic.claude-opus-4-6-v1:0") == "claude-opus-4-6"
+    assert canonical_model("claude-sonnet-4-5@20250929") == "claude-sonnet-4-5"

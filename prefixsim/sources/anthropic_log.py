@@ -8,7 +8,10 @@ keeps predicted and observed numbers on one scale (Claude's tokenizer is not pub
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
+import re
+from urllib.parse import unquote
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,43 @@ def is_body(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("messages"), list) and "model" in obj
 
 
+#: Cloud endpoints that carry the model in the URL, not the body (the body has `anthropic_version`):
+#: Bedrock `/model/{modelId}/invoke` and `/invoke-with-response-stream`; Vertex AI
+#: `.../publishers/anthropic/models/{model}:rawPredict` and `:streamRawPredict`.
+_CLOUD_URLS = (("bedrock", re.compile(r"/model/([^/?#]+)/invoke(?:-with-response-stream)?(?:[?#/]|$)")),
+               ("vertex", re.compile(r"/publishers/anthropic/models/([^/?#:]+):(?:stream)?[rR]awPredict(?:[?#]|$)")))
+
+
+def cloud_model(url: object) -> tuple[str, str] | None:
+    """(platform, model id) of a Bedrock or Vertex AI Messages URL; None for any other URL."""
+    if not isinstance(url, str):
+        return None
+    for platform, pattern in _CLOUD_URLS:
+        m = pattern.search(url)
+        if m:
+            return platform, unquote(m.group(1))
+    return None
+
+
+def with_url_model(body: Any, url: object) -> Any:
+    """A Bedrock / Vertex body (`anthropic_version`, messages, no `model`) with the model its URL
+    names, mapped to the Anthropic id our tables and prices use (`us.anthropic.claude-sonnet-4-5-
+    20250929-v1:0`, `claude-sonnet-4-5@20250929` -> `claude-sonnet-4-5`); any other body as it is."""
+    from ..providers.tables import canonical_model
+
+    if not (isinstance(body, dict) and "model" not in body and "anthropic_version" in body
+            and isinstance(body.get("messages"), list)):
+        return body
+    found = cloud_model(url)
+    return body if found is None else {**body, "model": canonical_model(found[1])}
+
+
+def _url_of(obj: dict) -> object:
+    req = obj.get("request")
+    return obj.get("url") or obj.get("uri") or (
+        (req.get("url") or req.get("uri")) if isinstance(req, dict) else None)
+
+
 def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
     """(request body, usage, timestamp) of one log entry in any of the accepted shapes."""
     if not isinstance(obj, dict):
@@ -37,9 +77,10 @@ def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
     stamp = obj.get("timestamp") or obj.get("time")
     if is_body(obj):
         return obj, obj.get("usage") if isinstance(obj.get("usage"), dict) else None, stamp
-    body = obj.get("request") or obj.get("body") or obj.get("params")
+    url = _url_of(obj)
+    body = with_url_model(obj.get("request") or obj.get("body") or obj.get("params"), url)
     if isinstance(body, dict) and not is_body(body):
-        body = body.get("body") or body.get("parsed_body")
+        body = with_url_model(body.get("body") or body.get("parsed_body"), url)
     resp = obj.get("response") or {}
     if isinstance(resp, dict) and isinstance(resp.get("body"), dict):
         resp = resp["body"]
@@ -261,10 +302,28 @@ def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer) -> Re
         raise UserError("is not a mapping")
     req = inter.get("request") or {}
     uri = str(req.get("uri", "")) if isinstance(req, dict) else ""
-    body = req.get("parsed_body") if isinstance(req, dict) else None
+    body = with_url_model(_parsed(req), uri) if isinstance(req, dict) else None
     if not is_body(body) or "count_tokens" in uri:
         return None
     resp = inter.get("response") or {}
-    resp = resp.get("parsed_body") if isinstance(resp, dict) else None
+    resp = _parsed(resp) if isinstance(resp, dict) else None
     usage = resp.get("usage") if isinstance(resp, dict) else None
     return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}")
+
+
+def _parsed(part: dict) -> Any:
+    """A cassette request's or response's JSON body: `parsed_body`, else `body` as JSON text (vcrpy
+    writes `body: {string: ...}` or the text itself); None when neither is JSON (a binary event stream)."""
+    if "parsed_body" in part:
+        return part["parsed_body"]
+    body = part.get("body")
+    if isinstance(body, dict):
+        body = body.get("string")
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", errors="replace")
+    if not isinstance(body, str):
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
