@@ -161,3 +161,51 @@ def test_cloud_model_ids_map_to_the_anthropic_ids():
     assert canonical_model("anthropic.claude-sonnet-4-5-20250929-v1:0") == "claude-sonnet-4-5"
     assert canonical_model("global.anthropic.claude-opus-4-6-v1:0") == "claude-opus-4-6"
     assert canonical_model("claude-sonnet-4-5@20250929") == "claude-sonnet-4-5"
+
+
+# --- API logs: one prefix one size; the prompt's closing tokens -----------------------------------
+
+def _log(tmp_path, entries):
+    import json
+
+    path = tmp_path / "calls.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    return path
+
+
+def _usage(read, write, uncached):
+    return {"input_tokens": uncached, "cache_creation_input_tokens": write, "cache_read_input_tokens": read,
+            "output_tokens": 1}
+
+
+SYSTEM = [{"type": "text", "text": "You answer in one word. " * 300, "cache_control": {"type": "ephemeral"}}]
+
+
+def test_the_same_bytes_have_the_same_size_in_every_request(tmp_path):
+    first = {"model": "claude-sonnet-4-5", "max_tokens": 5, "system": SYSTEM,
+             "messages": [{"role": "user", "content": "word " * 100}]}
+    second = {**first, "messages": [*first["messages"], {"role": "assistant", "content": "ok"},
+                                    {"role": "user", "content": "1234567 " * 300}]}
+    # the second prompt's new text is scaled very differently from the first's (observed totals)
+    path = _log(tmp_path, [{"request": first, "response": {"usage": _usage(0, 2500, 120)}},
+                           {"request": second, "response": {"usage": _usage(2500, 0, 2600)}}])
+    recs = load(path)
+    sizes = [r.call.request.blocks[0].tokens for r in recs]
+    assert sizes[0] == sizes[1]                       # the system prompt: one size
+    assert sum(b.tokens for b in recs[1].call.request.blocks) == 2500 + 2600   # the new blocks take the rest
+    a, b = replay(recs).rows
+    assert b.predicted.cache_read == a.predicted.cache_creation
+
+
+def test_the_tokens_closing_the_prompt_stay_uncached(tmp_path):
+    # automatic caching: the breakpoint is on the last block; the API still reports 3 uncached tokens
+    first = {"model": "claude-sonnet-4-5", "max_tokens": 5, "system": "Be brief.",
+             "cache_control": {"type": "ephemeral"},
+             "messages": [{"role": "user", "content": "Explain Python. " * 200}]}
+    second = {**first, "messages": [*first["messages"], {"role": "assistant", "content": "A language. " * 20},
+                                    {"role": "user", "content": "Shorter?"}]}
+    path = _log(tmp_path, [{"request": first, "response": {"usage": _usage(0, 1200, 3)}},
+                           {"request": second, "response": {"usage": _usage(1200, 80, 3)}}])
+    a, b = replay(load(path)).rows
+    assert (a.predicted.input_tokens, a.predicted.cache_creation) == (3, 1200)
+    assert (b.predicted.cache_read, b.predicted.cache_creation, b.predicted.input_tokens) == (1200, 80, 3)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import UserError
 from . import problems
-from ..model import Block, Call, Request, Usage
+from ..model import PROMPT_END, Block, Call, Layer, Request, Usage
 from ..providers.anthropic import breakpoints as anthropic_breakpoints
 from ..render import History, render_anthropic
 from .problems import guarded
@@ -108,12 +108,14 @@ class Sizer:
     whole history in every request, so tokenizing follows the distinct content, not the file's size.
     With `share`, equal contents also come back as one bytes object, for a caller that holds every
     request (`load`); a replay walk drops each request, so it keeps only the counts (memory per
-    distinct block, not per byte of it)."""
+    distinct block, not per byte of it). It also keeps the size each content was given once scaled
+    to an observed total (`sized`): the same bytes have the same size in every request."""
 
     def __init__(self, count_text, share: bool = True) -> None:
         self.count_text = count_text
         self.share = share
         self._seen: dict[bytes, tuple[bytes | None, int]] = {}
+        self.scaled: dict[bytes, int] = {}
 
     def __call__(self, b: Block) -> tuple[bytes, int]:
         hit = self._seen.get(b.key)
@@ -124,22 +126,50 @@ class Sizer:
 
 
 def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
-    """Fix every block's size: counted, then scaled (cumulatively, so no rounding drift) to `total`."""
+    """Fix every block's size. Without an observed total, the cl100k counts. With one, a block whose
+    content an earlier request already sized keeps that size (one prefix, one size: rescaling every
+    request would give the same bytes a different size in each, and a cached prefix would seem to
+    grow or shrink); the blocks not seen before share the rest of the total in proportion to their
+    counts (cumulatively, so no rounding drift). When the known blocks already exceed the total, the
+    new ones keep their counts; the request's total then differs from the observed one."""
     shared = [sizer(b) for b in request.blocks]
     counts = [n for _, n in shared]
-    counted = sum(counts)
-    if total is None or counted == 0:
+    if total is None or sum(counts) == 0:
         sizes = counts
     else:
-        sizes, cum, prev = [], 0, 0
-        for c in counts:
-            cum += c
-            here = round(total * cum / counted)
-            sizes.append(here - prev)
-            prev = here
+        known = [sizer.scaled.get(b.key) for b in request.blocks]
+        fresh = [c for c, k in zip(counts, known) if k is None]
+        rest = total - sum(k for k in known if k is not None)
+        counted = sum(fresh)
+        scaled: list[int] = []
+        if rest >= 0 and counted > 0:
+            cum = prev = 0
+            for c in fresh:
+                cum += c
+                here = round(rest * cum / counted)
+                scaled.append(here - prev)
+                prev = here
+        else:
+            scaled = fresh
+        new = iter(scaled)
+        sizes = [k if k is not None else next(new) for k in known]
+        for b, k, n in zip(request.blocks, known, sizes):
+            if k is None:
+                sizer.scaled.setdefault(b.key, n)
     blocks = tuple(Block(b.layer, data, b.path, b.breakpoint, tokens=n)
                    for b, (data, _), n in zip(request.blocks, shared, sizes))
     return replace(request, blocks=blocks)
+
+
+def prompt_end(request: Request, obs: Usage | None) -> int:
+    """The uncached tokens the API reports past a breakpoint on the prompt's last block (the few
+    tokens that close the prompt: 1 to 3 in the recordings of tests/data). They are a property of
+    the request, as its size is, so they are kept as observed rather than spread over the blocks,
+    which would make the cached prefix look that much longer. 0 when the last block is not cached
+    (its uncached tail then holds real blocks) or the usage is unknown."""
+    if obs is None or not request.blocks or obs.input_tokens >= obs.prompt_tokens:
+        return 0
+    return obs.input_tokens if (request.blocks[-1].breakpoint or request.auto_cache) else 0
 
 
 def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path: str, line: int,
@@ -149,7 +179,11 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
     check_model(request.model, "anthropic")
     anthropic_breakpoints(request)   # a request the API would reject (a fifth breakpoint) never ran
     obs = observed_usage(usage)
-    request = sized(request, sizer, obs.prompt_tokens if obs else None)
+    trailer = prompt_end(request, obs)
+    request = sized(request, sizer, obs.prompt_tokens - trailer if obs else None)
+    if trailer:
+        request = replace(request, blocks=(*request.blocks, Block(
+            Layer.MESSAGES, PROMPT_END, "end of the prompt after the last breakpoint", tokens=trailer)))
     t = _seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING
     meta = body.get("metadata")
     stream = (request_key(meta.get("user_id"), "metadata.user_id") if isinstance(meta, dict) else None) or "main"
