@@ -209,3 +209,55 @@ def test_the_tokens_closing_the_prompt_stay_uncached(tmp_path):
     a, b = replay(load(path)).rows
     assert (a.predicted.input_tokens, a.predicted.cache_creation) == (3, 1200)
     assert (b.predicted.cache_read, b.predicted.cache_creation, b.predicted.input_tokens) == (1200, 80, 3)
+
+
+# --- server tools: several model iterations under one usage ---------------------------------------
+
+def test_a_web_search_request_is_two_iterations_under_one_usage(tmp_path):
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 200, "system": SYSTEM,
+            "tools": [{"type": "web_search_20250305", "name": "web_search"}],
+            "messages": [{"role": "user", "content": "What is the weather in Paris today?"}]}
+    result = [{"type": "web_search_result", "url": "https://example.org", "title": "Paris weather",
+               "encrypted_content": "sunny and mild " * 150}]
+    content = [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "Paris weather"}},
+               {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": result},
+               {"type": "text", "text": "Sunny."}]
+    # Observed usage as the rule gives it for blocks of their cl100k size (so scaling changes nothing):
+    # iteration 1 writes tools + system prompt (its breakpoint) and sends the question uncached;
+    # iteration 2 reads them and writes up to the search result (the API's automatic 5m breakpoint).
+    from prefixsim.render import render_anthropic
+    from prefixsim.tokenize import get_tokenizer
+
+    count = get_tokenizer("cl100k_base").count_text
+    first = [count(b.data.decode()) for b in render_anthropic(body).blocks]
+    body2 = {**body, "messages": [*body["messages"], {"role": "assistant", "content": content[:2]}]}
+    second_counts = [count(b.data.decode()) for b in render_anthropic(body2).blocks]
+    static, rest = sum(first[:2]), sum(second_counts[2:])
+    usage = {"input_tokens": sum(first[2:]), "cache_creation_input_tokens": static + rest,
+             "cache_read_input_tokens": static, "output_tokens": 40}
+    path = _log(tmp_path, [{"request": body, "response": {"content": content, "usage": usage}}])
+    rec = load(path)[0]
+    assert len(rec.iterations) == 1
+    second = rec.iterations[0].request
+    assert second.blocks[-1].breakpoint == "5m" and b"web_search_tool_result" in second.blocks[-1].data
+    system = sum(b.tokens for b in rec.call.request.blocks[:2])    # the tools, then the system prompt
+    assert sum(b.tokens for b in second.blocks[:2]) == system      # one prefix, one size across iterations
+    row = replay([rec]).rows[0]
+    assert row.predicted.cache_read == system            # iteration 2 reads what iteration 1 wrote
+    sizes = lambda r: sum(b.tokens for b in r.blocks)
+    assert row.predicted.prompt_tokens == sizes(rec.call.request) + sizes(second)
+    assert (row.predicted.cache_read, row.predicted.cache_creation, row.predicted.input_tokens) == \
+        (row.observed.cache_read, row.observed.cache_creation, row.observed.input_tokens)
+    assert row.predicted.cache_write_5m == row.predicted.cache_creation
+
+
+def test_a_response_that_pauses_after_a_result_ran_no_more_iterations():
+    from prefixsim.sources.anthropic_log import server_iterations
+
+    body = {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "q"}]}
+    use = {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}}
+    res = {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []}
+    assert len(server_iterations(body, [use, res, {"type": "text", "text": "a"}])) == 1
+    assert server_iterations(body, [use, res]) == []                       # pause_turn
+    assert len(server_iterations(body, [use, res, use, res, {"type": "text", "text": "b"}])) == 2
+    assert server_iterations(body, [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]) == []

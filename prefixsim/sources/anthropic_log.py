@@ -89,6 +89,15 @@ def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
     return (body if is_body(body) else None), usage, stamp
 
 
+def response_content(obj: Any) -> list | None:
+    """The content blocks of a log entry's response, when the log kept them."""
+    resp = obj.get("response") if isinstance(obj, dict) else None
+    if isinstance(resp, dict) and isinstance(resp.get("body"), dict):
+        resp = resp["body"]
+    content = resp.get("content") if isinstance(resp, dict) else None
+    return content if isinstance(content, list) else None
+
+
 def observed_usage(u: dict | None) -> Usage | None:
     """The response's usage as token classes; None without one (UserError: a field is not a count)."""
     if not isinstance(u, dict) or "input_tokens" not in u:
@@ -173,24 +182,88 @@ def prompt_end(request: Request, obs: Usage | None) -> int:
 
 
 def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path: str, line: int,
-            sizer: Sizer, rid: str | None = None, history: History | None = None) -> Record:
-    """One request (UserError: the body, its usage or its timestamp cannot be used)."""
+            sizer: Sizer, rid: str | None = None, history: History | None = None,
+            content: list | None = None) -> Record:
+    """One request (UserError: the body, its usage or its timestamp cannot be used); `content` is
+    its response's content blocks, when the log kept them (server-tool iterations)."""
     request = render_anthropic(body, history)
     check_model(request.model, "anthropic")
     anthropic_breakpoints(request)   # a request the API would reject (a fifth breakpoint) never ran
     obs = observed_usage(usage)
-    trailer = prompt_end(request, obs)
-    request = sized(request, sizer, obs.prompt_tokens - trailer if obs else None)
-    if trailer:
-        request = replace(request, blocks=(*request.blocks, Block(
-            Layer.MESSAGES, PROMPT_END, "end of the prompt after the last breakpoint", tokens=trailer)))
+    later = [_server_breakpoint(render_anthropic(b)) for b in server_iterations(body, content)]
+    if later:
+        request, *later = sized_many([request, *later], sizer, obs.prompt_tokens if obs else None)
+    else:
+        trailer = prompt_end(request, obs)
+        request = sized(request, sizer, obs.prompt_tokens - trailer if obs else None)
+        if trailer:
+            request = replace(request, blocks=(*request.blocks, Block(
+                Layer.MESSAGES, PROMPT_END, "end of the prompt after the last breakpoint", tokens=trailer)))
     t = _seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING
     meta = body.get("metadata")
     stream = (request_key(meta.get("user_id"), "metadata.user_id") if isinstance(meta, dict) else None) or "main"
     rid = rid or generated_id(path, index)
     call = Call(t=t, request=request, stream=stream, label=rid, output_tokens=obs.output_tokens if obs else 0,
                 ttft=DEFAULT_TTFT)
-    return Record(call, rid, _stamp_text(stamp, t), obs, path, line)
+    # Each iteration samples once the previous one's response (its server-tool call) is out.
+    its = tuple(Call(t=t + 2 * DEFAULT_TTFT * k, request=r, stream=stream, label=f"{rid} iteration {k + 1}",
+                     output_tokens=0, ttft=DEFAULT_TTFT) for k, r in enumerate(later, start=1))
+    return Record(call, rid, _stamp_text(stamp, t), obs, path, line, iterations=its)
+
+
+def _is_server_result(block: Any) -> bool:
+    """A result block the API appends itself after running a server tool (web_search_tool_result,
+    web_fetch_tool_result, code_execution_tool_result, bash_code_execution_tool_result, …); a client
+    tool's `tool_result` never appears in a response."""
+    t = block.get("type") if isinstance(block, dict) else None
+    return isinstance(t, str) and t.endswith("_tool_result") and t != "tool_result"
+
+
+def server_iterations(body: dict, content: list | None) -> list[dict]:
+    """The request bodies of the model iterations after the first of a request that ran server
+    tools: the response's content up to each run of server-tool results that the model went on
+    from, as an assistant turn (a response that stops at a result, `pause_turn`, ran no iteration
+    after it)."""
+    if not content or not isinstance(body.get("messages"), list):
+        return []
+    out = []
+    for i, block in enumerate(content):
+        if _is_server_result(block) and i + 1 < len(content) and not _is_server_result(content[i + 1]):
+            out.append({**body, "messages": [*body["messages"], {"role": "assistant", "content": content[:i + 1]}]})
+    return out
+
+
+def _server_breakpoint(request: Request) -> Request:
+    """The API caches up to the last server-tool result when the request has any cache_control, with a
+    5-minute TTL (docs/rules.md#anthropic-server-tools). Under automatic caching that is already its
+    last block; with four explicit breakpoints there is no slot left (*simplified*: none is added)."""
+    marked = sum(1 for b in request.blocks if b.breakpoint)
+    if request.auto_cache or not marked or marked >= 4 or request.blocks[-1].breakpoint:
+        return request
+    return replace(request, blocks=(*request.blocks[:-1], request.blocks[-1].with_breakpoint("5m")))
+
+
+def sized_many(requests: list[Request], sizer: Sizer, total: int | None) -> list[Request]:
+    """Sizes for the iterations of one request whose observed usage sums them: blocks sized before
+    keep their size; the rest of `total` goes to the new contents in proportion to their counts,
+    each counted as often as the iterations carry it (rounded per content, so the sum may differ
+    from `total` by a few tokens)."""
+    shared = [[sizer(b) for b in r.blocks] for r in requests]
+    counts = {b.key: n for r, sh in zip(requests, shared) for b, (_, n) in zip(r.blocks, sh)}
+    size = {k: sizer.scaled[k] for k in counts if k in sizer.scaled}
+    if total is not None:
+        occurrences = [b.key for r in requests for b in r.blocks]
+        rest = total - sum(size[k] for k in occurrences if k in size)
+        counted = sum(counts[k] for k in occurrences if k not in size)
+        factor = rest / counted if rest >= 0 and counted > 0 else 1.0
+        for k, n in counts.items():
+            if k not in size:
+                size[k] = sizer.scaled[k] = round(n * factor)
+    out = []
+    for r, sh in zip(requests, shared):
+        out.append(replace(r, blocks=tuple(Block(b.layer, data, b.path, b.breakpoint, tokens=size.get(b.key, n))
+                                           for b, (data, n) in zip(r.blocks, sh))))
+    return out
 
 
 def generated_id(path: str, index: int) -> str:
@@ -289,7 +362,7 @@ def line_record(obj: Any, rid: str | None, index: int, path: str, line: int, siz
     """The request of a line `request_id` accepted (UserError: its body, usage or timestamp cannot
     be used); `history` is the same reader's previous line, whose equal messages are not rendered again."""
     body, usage, stamp = split_entry(obj)
-    return _record(body, usage, stamp, index, path, line, sizer, rid, history)
+    return _record(body, usage, stamp, index, path, line, sizer, rid, history, response_content(obj))
 
 
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
@@ -342,7 +415,8 @@ def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer) -> Re
     resp = inter.get("response") or {}
     resp = _parsed(resp) if isinstance(resp, dict) else None
     usage = resp.get("usage") if isinstance(resp, dict) else None
-    return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}")
+    content = resp.get("content") if isinstance(resp, dict) and isinstance(resp.get("content"), list) else None
+    return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}", content=content)
 
 
 def _parsed(part: dict) -> Any:
