@@ -121,3 +121,22 @@ def test_spotter_projects_folder_shares_the_cross_session_prefix(no_network):
     assert first.observed.cache_read == first.predicted.cache_read == 17915
     s = res.summary
     assert s.prefixsim.exact > s.naive.exact and s.prefixsim.wape <= 0.01
+
+
+def test_bedrock_recording(no_network):
+    # the model is in the URL (eu.anthropic.claude-haiku-4-5-20251001-v1:0), the body has none
+    recs = load_many([data_file("anthropic-api", "test_anthropic_cache_bedrock_real_api.yaml")])
+    assert [r.call.request.model for r in recs] == ["claude-haiku-4-5", "claude-haiku-4-5"]
+    a, b = replay(recs).rows
+    assert a.observed.cache_read == 9511 and a.predicted.cache_read == 0     # recorded warm
+    assert (b.predicted.cache_read, b.predicted.cache_creation, b.predicted.input_tokens) == (9511, 1956, 3)
+    assert (b.observed.cache_read, b.observed.cache_creation, b.observed.input_tokens) == (9511, 1956, 3)
+
+
+def test_code_execution_recording_sums_its_iterations(no_network):
+    recs = load_many([data_file("anthropic-api", "test_anthropic_code_execution_tool.yaml")])
+    # each response ran one bash command and went on: two model iterations under one usage
+    assert [len(r.iterations) for r in recs] == [1, 1]
+    for row in replay(recs).rows:
+        assert row.predicted.cache_read == row.observed.cache_read == 0        # no cache_control
+        assert abs(row.predicted.input_tokens - row.observed.input_tokens) <= 1  # per-content rounding

@@ -396,10 +396,19 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions", []), list):
         raise UserError("a cassette is a mapping with a list of `interactions:`", str(path), 1)
     out: list[Record] = []
+    platforms: set[str] = set()
     for i, inter in enumerate(doc.get("interactions") or []):
         rec = guarded(str(path), None, _interaction, inter, i, path, len(out), sizer, where=f"interaction {i}")
         if rec is not None:
             out.append(rec)
+            req = inter.get("request") if isinstance(inter, dict) else None
+            found = cloud_model(req.get("uri")) if isinstance(req, dict) else None
+            if found:
+                platforms.add(found[0])
+    if platforms:
+        names = " and ".join("Amazon Bedrock" if p == "bedrock" else "Vertex AI" for p in sorted(platforms))
+        problems.note(str(path), None, f"requests sent to {names} are cached and priced as the Anthropic model "
+                                       "(the platform's own prices are not applied)")
     return out
 
 
