@@ -261,3 +261,15 @@ def test_a_response_that_pauses_after_a_result_ran_no_more_iterations():
     assert server_iterations(body, [use, res]) == []                       # pause_turn
     assert len(server_iterations(body, [use, res, use, res, {"type": "text", "text": "b"}])) == 2
     assert server_iterations(body, [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]) == []
+
+
+def test_an_mcp_reconnect_comes_with_a_rerender(tmp_path):
+    t = Transcript()
+    t.user(0, "start the server")
+    t.call(0, "r0", 0, 20000)
+    t.user(30, "<command-name>/mcp</command-name>")
+    t.user(31, "<local-command-stdout>Reconnected to tidewave.</local-command-stdout>")
+    t.user(40, "does scrolling work now?")
+    t.call(40, "r1", 15000, 5400)
+    recs = {r.request_id: r for r in load(t.write(tmp_path / "s.jsonl"), False)}
+    assert recs["r1"].call.request.blocks[2].data != recs["r0"].call.request.blocks[2].data

@@ -42,6 +42,9 @@ from .jsonl import iter_jsonl
 from .record import Record, check_model, request_key, shown, token_count
 
 INJECTED_PREFIXES = ("<task-notification>",)
+#: Local-command output after which the harness re-renders the history: `/mcp` reconnecting an MCP
+#: server changes the tool context its first message carries (observed; docs/rules.md#claude-code-transcripts-parent-chain).
+RERENDER_MARKERS = ("<local-command-stdout>Reconnected to",)
 #: Record types Claude Code writes that carry no API call; any other type is named in a note, since
 #: new versions add types (forward compatible, never fatal).
 KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation",
@@ -239,8 +242,9 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if typ == "user":
             text = _text_of(msg)
             first_text.setdefault(stream, text)
-            if not o.get("isMeta") and stream in requested and _new_history(
-                    o.get("parentUuid"), text, links, said, queued, compacted.get(stream)):
+            if not o.get("isMeta") and stream in requested and (_new_history(
+                    o.get("parentUuid"), text, links, said, queued, compacted.get(stream))
+                    or text.lstrip().startswith(RERENDER_MARKERS)):
                 pending.setdefault(stream, "rerender")
             return None
         for part in msg.get("content") or []:
