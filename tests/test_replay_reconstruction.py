@@ -273,3 +273,30 @@ def test_an_mcp_reconnect_comes_with_a_rerender(tmp_path):
     t.call(40, "r1", 15000, 5400)
     recs = {r.request_id: r for r in load(t.write(tmp_path / "s.jsonl"), False)}
     assert recs["r1"].call.request.blocks[2].data != recs["r0"].call.request.blocks[2].data
+
+
+def test_records_without_an_api_call_are_never_skipped_for_their_timestamps(tmp_path):
+    from prefixsim.sources.problems import collecting
+
+    t = Transcript()
+    t.user(0, "hi")
+    t.call(0, "r0", 0, 20000)
+    t.lines.append({"type": "queue-operation", "operation": "enqueue", "timestamp": "not a time",
+                    "sessionId": "s1", "content": NOTIFICATION})
+    t.system(20, "compact_boundary")
+    t.lines[-1]["timestamp"] = None
+    t.user(30, NOTIFICATION)
+    t.call(30, "r1", 8000, 12300)
+    with collecting(strict=True) as found:
+        recs = load(t.write(tmp_path / "s.jsonl"), False)
+    assert [r.request_id for r in recs] == ["r0", "r1"] and not found.skipped
+
+
+def test_a_response_whose_blocks_cannot_be_rendered_is_one_iteration(tmp_path):
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 5, "system": SYSTEM,
+            "messages": [{"role": "user", "content": "q"}]}
+    content = [42, {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []},
+               {"type": "text", "text": "a"}]
+    path = _log(tmp_path, [{"request": body, "response": {"content": content, "usage": _usage(0, 2000, 5)}}])
+    recs = load(path)
+    assert len(recs) == 1

@@ -190,7 +190,10 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
     check_model(request.model, "anthropic")
     anthropic_breakpoints(request)   # a request the API would reject (a fifth breakpoint) never ran
     obs = observed_usage(usage)
-    later = [_server_breakpoint(render_anthropic(b)) for b in server_iterations(body, content)]
+    try:
+        later = [_server_breakpoint(render_anthropic(b)) for b in server_iterations(body, content)]
+    except UserError:   # a response whose blocks cannot be rendered: the request as one iteration
+        later = []
     if later:
         request, *later = sized_many([request, *later], sizer, obs.prompt_tokens if obs else None)
     else:

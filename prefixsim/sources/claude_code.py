@@ -227,7 +227,9 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             else:
                 links[uid] = o.get("parentUuid") if isinstance(o.get("parentUuid"), str) else None
         if typ == "queue-operation" and o.get("operation") == "enqueue" and isinstance(o.get("content"), str):
-            queued[o["content"].strip()] = parse_time(o.get("timestamp"))
+            when = _time_or_none(o.get("timestamp"))   # a record with no API call: never skipped for it
+            if when is not None:
+                queued[o["content"].strip()] = when
         if typ not in ("user", "assistant", "system"):
             if typ not in KNOWN_TYPES:
                 unknown.setdefault(shown(typ) if not isinstance(typ, str) else typ, [n, 0])[1] += 1
@@ -237,7 +239,9 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if typ == "system":
             if o.get("subtype") == "compact_boundary":
                 pending[stream] = "compaction"
-                compacted[stream] = parse_time(o.get("timestamp"))
+                when = _time_or_none(o.get("timestamp"))
+                if when is not None:
+                    compacted[stream] = when
             return None
         if typ == "user":
             text = _text_of(msg)
@@ -285,6 +289,13 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
                                         "(no API call in them as far as prefixsim knows)")
     return out
+
+
+def _time_or_none(stamp: object) -> float | None:
+    try:
+        return parse_time(stamp)
+    except UserError:
+        return None
 
 
 def _new_history(parent: object, text: str, links: dict[str, str | None], said: set[str],
