@@ -2,8 +2,10 @@
 VCR cassettes (YAML with `interactions[].request.parsed_body` / `response.parsed_body`).
 
 Bodies are rendered exactly as sent (`render_anthropic`). Block sizes are counted with cl100k; when
-the log has the response's usage, sizes are scaled so the prompt totals the observed size, which
-keeps predicted and observed numbers on one scale (Claude's tokenizer is not public).
+the log has the response's usage, the blocks not sized before are scaled so the prompt totals the
+observed size, which keeps predicted and observed numbers on one scale (Claude's tokenizer is not
+public), while a block once sized keeps its size. Bedrock and Vertex AI bodies take their model
+from the URL; a request that ran server tools is replayed as its model iterations.
 """
 from __future__ import annotations
 

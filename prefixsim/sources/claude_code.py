@@ -6,23 +6,27 @@ B = cache_read + cache_creation is the prompt up to the last breakpoint and `inp
 after it. Both are properties of the request, whatever the cache held; how B splits into read and
 write is what the replay predicts.
 
-Blocks of one request: [static prefix (tools + system)] [one block per earlier request's growth]
-[tail]. Breakpoints sit on the static block and the last history block, as Claude Code marks the
-system prompt and the last message. The static block's digest names the prompt family (session,
-main or agent type, model), not its size: when a later observation reveals the size better, the
-same cached content is simply measured better.
+Blocks of one request: [cross-session prefix] [the session's own static part] [one block per
+earlier request's growth] [tail]. Breakpoints sit on the two static blocks and the last history
+block, as Claude Code marks the system prompt and the last message. The cross-session block's
+digest names harness version, prompt type and model (every session of a replayed folder shares it,
+one cache in time order); the own block's names the prompt family (session, main or agent type,
+model). Neither names a size: when a later observation reveals a size better, the same cached
+content is simply measured better.
 
 Mechanisms read from the transcript, never from the usage of the request being predicted:
-- an epoch starts at a stream's first request, after `compact_boundary`, after an injected
-  `<task-notification>` message (the harness re-renders the history), or when the prompt shrinks;
-  a new epoch keeps only the static prefix;
+- an epoch starts at a stream's first request, after `compact_boundary`, when a user message's
+  parent chain (followed through system / progress records) reaches no message, after a
+  `<task-notification>` queued before the latest compaction or an MCP reconnect (the harness
+  re-renders the history), or when the prompt shrinks; a new epoch keeps only the static prefix;
 - the compaction call (`agent-acompact-*`) forks the main conversation: its blocks are the main
   stream's current blocks plus its own tail, so it reads the conversation's cache;
 - sub-agents of one type share the static prefix; parallel starts see it only once the first
   response has begun (start = the prompt's last line, time to first token = the response line);
-- the static size comes from earlier observations of the family (a partial read exposes a cached
-  boundary, usable once that response has been logged), else the previous epoch, else the request's
-  size minus the visible text of its first message (counted with cl100k).
+- the static sizes come from earlier observations (a partial read exposes a cached boundary, usable
+  once that response has been logged: at a family's first request the cross-session prefix, later
+  the session's system entry), else another session's own part, else the previous epoch, else the
+  request's size minus the visible text of its first message (counted with cl100k).
 """
 from __future__ import annotations
 
