@@ -27,3 +27,27 @@ def test_the_runner_does_not_probe_its_policy():
     text = (ROOT / "runner.py").read_text()
     assert "getattr(self.policy" not in text
     assert text.count(".decide(") == 1
+
+
+DOCS = ROOT.parent / "docs"
+_BLOCK = __import__("re").compile(r"```python\n(.*?)```\n\n```text\n(.*?)```", __import__("re").S)
+
+
+def doc_examples(name: str) -> list[tuple[str, str]]:
+    return _BLOCK.findall((DOCS / name).read_text())
+
+
+def run_example(code: str) -> str:
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "<doc example>", "exec"), {"__name__": "doc_example"})
+    return out.getvalue()
+
+
+def test_architecture_example_prints_what_the_page_says():
+    examples = doc_examples("architecture.md")
+    assert examples, "docs/architecture.md lost its worked example"
+    for code, shown in examples:
+        assert run_example(code) == shown
