@@ -13,6 +13,7 @@ from ..errors import UserError
 from ..model import Block, Call, Request
 from ..providers.tables import anthropic_strips_thinking, claude_code_ttl
 from ..render import THINKING_TYPES, layer_params, message_blocks, system_blocks, tool_block
+from ..sharedseq import share_tuple
 from .schema import HistorySpec, Modification, Settings, TextSpec, ToolsSpec
 from .textgen import TextGen
 
@@ -161,11 +162,11 @@ class Conv:
         return self._laid_out().images > 0
 
 
-def _apply_breakpoints(conv: Conv, policy: Any, ttl: str) -> tuple[tuple[Block, ...], str | None]:
+def _apply_breakpoints(conv: Conv, policy: Any, ttl: str) -> tuple[list[Block], str | None]:
     tools, system, msgs = conv.blocks()
     blocks = [*tools, *system, *msgs]
     if policy == "automatic":
-        return tuple(blocks), ttl
+        return blocks, ttl
     anchors: list[str]
     if policy in (None, "none"):
         anchors = []
@@ -194,7 +195,7 @@ def _apply_breakpoints(conv: Conv, policy: Any, ttl: str) -> tuple[tuple[Block, 
         marks |= {base + starts[mi] + ci for mi, ci in conv.marks if mi < len(starts)}
     for i in marks:
         blocks[i] = blocks[i].with_breakpoint(ttl)
-    return tuple(blocks), None
+    return blocks, None
 
 
 class Timeline:
@@ -346,12 +347,15 @@ class Timeline:
     def send(self, conv: Conv, stream: str, t: float, label: str, output: int, parent: str | None = None,
              event: str | None = None, ttl: str | None = None) -> None:
         blocks, auto = _apply_breakpoints(conv, self.s.breakpoints or "last_message", ttl or self.ttl(True))
+        # A request repeating the previous one's leading blocks refers to them instead of copying
+        # them: a fork's N children each repeat the history and N placeholders (sharedseq).
+        like = self.calls[-1].request.blocks if self.calls else None
         body = {}
         if conv.tool_choice is not None:
             body["tool_choice"] = conv.tool_choice
         if conv.thinking is not None:
             body["thinking"] = conv.thinking
-        req = Request(model=conv.model, blocks=blocks, layer_params=layer_params(body, conv.images(), False, conv.model),
+        req = Request(model=conv.model, blocks=share_tuple(blocks, like), layer_params=layer_params(body, conv.images(), False, conv.model),
                       auto_cache=auto)
         self.calls.append(Call(t=t, request=req, stream=stream, label=label, output_tokens=output,
                                ttft=self.s.ttft, parent=parent, event=event))
