@@ -100,7 +100,7 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
             digests = ref.digests  # type: ignore[union-attr]
             del digests[md:]
         else:
-            digests = share_list(ref.digests, md)  # type: ignore[union-attr]
+            digests = share_list(ref.digests, md, not own)  # type: ignore[union-attr]
         extend_chain(digests, d0, req, md)
     else:
         digests = []
@@ -111,7 +111,7 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
             while md < top and ref.digests[md] == digests[md]:
                 md += 1
 
-    cum = share_list(ref.cum, m) if m else []  # type: ignore[union-attr]
+    cum = share_list(ref.cum, m, not own) if m else []  # type: ignore[union-attr]
     total = cum[-1] if cum else 0
     for i in range(m, n):
         total += count(blocks[i])
@@ -127,7 +127,8 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
         start = md if mine else min(ref.shared, md) if ref is not None else 0   # type: ignore[union-attr]
         first = store.enter(lane, digests, start, n)
         shared = ref.shared if mine and ref.shared < md else first   # type: ignore[union-attr]
-    known = _known(digests, n, md, ref if usable and ordered and ref.store is store else None, store)  # type: ignore[union-attr]
+    known = _known(digests, n, md, ref if usable and ordered and ref.store is store else None,  # type: ignore[union-attr]
+                   store, not own)
     pinned = ref.pinned if ref is not None and digests is ref.digests else 0
     if back is not ref and back is not None:
         top = min(back.n, n)
@@ -143,13 +144,13 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
                 lane=lane, shared=shared)
 
 
-def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store) -> list[int]:
+def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store, across: bool) -> list[int]:
     """Positions of `digests[:n]` the store knows. Knowing is for ever (expired and evicted entries
     stay known), so the reference's known positions below `md` still hold; add the first writes since
     it looked that land on those positions, and look up the positions past `md`."""
     if ref is None:
         return [j for j in range(n) if store.known(digests[j])]
-    known = cut_known(ref.known, md)
+    known = cut_known(ref.known, md, across)
     if not note_births(known, digests, md, store, ref.births, ref.lane):
         return [j for j in range(n) if store.known(digests[j])]
     known += [j for j in range(md, n) if store.known(digests[j])]

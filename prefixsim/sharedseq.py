@@ -240,11 +240,14 @@ def share_tuple(items: list | tuple, like: Sequence | None) -> tuple | PrefixTup
     return PrefixTuple(base, k, tuple(items[k:]))
 
 
-def share_list(src: list | PrefixList, k: int) -> list | PrefixList:
+def share_list(src: list | PrefixList, k: int, across: bool = True) -> list | PrefixList:
     """The first `k` items of `src` as a new list that can be appended to and cut. Past MIN_SHARED
     items it shares them: with a PrefixList's base when they lie in it, else with a copy made once
-    (a plain list's owner may cut and extend it in place, so its items cannot be referred to)."""
-    if k < MIN_SHARED:
+    (a plain list's owner may cut and extend it in place, so its items cannot be referred to).
+    `across` False: `src` is the same stream's list, a plain one is sliced as before (a stream's
+    next request shares nothing with its own old list that the runner keeps, and a plain list reads
+    fastest); a PrefixList is still shared (a fork child's later turns)."""
+    if k < MIN_SHARED or (not across and type(src) is list):
         return src[:k] if type(src) is list else list(islice(src, k))
     if isinstance(src, PrefixList):
         if k <= src.k:
@@ -253,6 +256,6 @@ def share_list(src: list | PrefixList, k: int) -> list | PrefixList:
     return PrefixList(src[:k], k)
 
 
-def cut_known(known: list | PrefixList, below: int) -> list | PrefixList:
-    """The ascending positions of `known` that are below `below`, sharing them when they are many."""
-    return share_list(known, bisect_left(known, below))
+def cut_known(known: list | PrefixList, below: int, across: bool = True) -> list | PrefixList:
+    """The ascending positions of `known` that are below `below`, sharing them as share_list does."""
+    return share_list(known, bisect_left(known, below), across)

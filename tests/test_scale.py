@@ -152,3 +152,27 @@ def test_fork_children_refer_to_one_copy_of_the_prefix(tmp_path):
         assert len({id(x.base) for x in lists}) == 1 and all(len(x.tail) <= 2 for x in lists)
     # a plain copy would do as well: equal to the tuple it stands for, item by item
     assert children[-1].request.blocks == tuple(children[-1].request.blocks)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "prefix"])
+def test_sharing_changes_no_outcome(tmp_path, monkeypatch, provider):
+    # The same fork (children of two turns, so later turns build on shared lists) with sharing and
+    # with every sequence a plain copy: identical usage, costs and causes, request by request.
+    import prefixsim.incremental as incremental
+    import prefixsim.scenario.builder as builder
+    from prefixsim import sharedseq
+
+    def outcomes():
+        calls, _ = fork_run(tmp_path, 70, 2)
+        sim = Simulator(provider, tokenizer="approx", prices=SHEET)
+        return calls, [(o.usage, o.cost_usd, str(o.cause), o.read_blocks) for o in sim.run(calls)]
+
+    shared_calls, shared = outcomes()
+    assert any(isinstance(c.request.blocks, sharedseq.PrefixTuple) for c in shared_calls)
+    flat = lambda items, like=None: tuple(items)   # noqa: E731
+    monkeypatch.setattr(builder, "share_tuple", flat)
+    monkeypatch.setattr(incremental, "share_list", lambda src, k, across=True: list(src)[:k])
+    monkeypatch.setattr(incremental, "cut_known", lambda known, below, across=True: [j for j in known if j < below])
+    flat_calls, plain = outcomes()
+    assert not any(isinstance(c.request.blocks, sharedseq.PrefixTuple) for c in flat_calls)
+    assert shared == plain

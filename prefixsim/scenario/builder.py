@@ -13,7 +13,7 @@ from ..errors import UserError
 from ..model import Block, Call, Request
 from ..providers.tables import anthropic_strips_thinking, claude_code_ttl
 from ..render import THINKING_TYPES, layer_params, message_blocks, system_blocks, tool_block
-from ..sharedseq import share_tuple
+from ..sharedseq import PrefixTuple, share_tuple
 from .schema import HistorySpec, Modification, Settings, TextSpec, ToolsSpec
 from .textgen import TextGen
 
@@ -347,16 +347,20 @@ class Timeline:
     def send(self, conv: Conv, stream: str, t: float, label: str, output: int, parent: str | None = None,
              event: str | None = None, ttl: str | None = None) -> None:
         blocks, auto = _apply_breakpoints(conv, self.s.breakpoints or "last_message", ttl or self.ttl(True))
-        # A request repeating the previous one's leading blocks refers to them instead of copying
-        # them: a fork's N children each repeat the history and N placeholders (sharedseq).
-        like = self.calls[-1].request.blocks if self.calls else None
+        # A request repeating another stream's request before it (a fork's sibling, or the parent)
+        # refers to the blocks they share instead of copying them: N children each repeat the history
+        # and N placeholders (sharedseq). A stream's next request after its own flat tuple is left
+        # flat (nothing shared to gain, and a plain tuple reads fastest); after a shared one, shared.
+        last = self.calls[-1] if self.calls else None
+        like = last.request.blocks if last is not None and (
+            last.stream != stream or isinstance(last.request.blocks, PrefixTuple)) else None
         body = {}
         if conv.tool_choice is not None:
             body["tool_choice"] = conv.tool_choice
         if conv.thinking is not None:
             body["thinking"] = conv.thinking
-        req = Request(model=conv.model, blocks=share_tuple(blocks, like), layer_params=layer_params(body, conv.images(), False, conv.model),
-                      auto_cache=auto)
+        req = Request(model=conv.model, blocks=share_tuple(blocks, like),
+                      layer_params=layer_params(body, conv.images(), False, conv.model), auto_cache=auto)
         self.calls.append(Call(t=t, request=req, stream=stream, label=label, output_tokens=output,
                                ttft=self.s.ttft, parent=parent, event=event))
 
