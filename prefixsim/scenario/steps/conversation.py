@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ...model import Block
 from ..state import Conv
-from . import step
+from .registry import step
 
 if TYPE_CHECKING:
     from ..builder import Timeline

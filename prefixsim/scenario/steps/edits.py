@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from ...errors import UserError
 from ..schema import CHANGE_STEPS, Modification
 from ..state import Conv
-from . import step
+from .registry import step
 
 if TYPE_CHECKING:
     from ..builder import Timeline

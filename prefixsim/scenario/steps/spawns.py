@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...render import message_blocks
 from ..state import Conv
-from . import step
+from .registry import step
 from .edits import modify
 
 if TYPE_CHECKING:
