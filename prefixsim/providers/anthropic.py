@@ -43,7 +43,6 @@ def breakpoints(request: Request, marks: list[tuple[int, str]] | None = None) ->
 
 class AnthropicPolicy:
     name = "anthropic"
-    takes_marks = True   # decide() accepts the runner's breakpoint marks
 
     def describe(self, model: str) -> dict[str, str]:
         row = anthropic_min_tokens(model)
@@ -53,7 +52,8 @@ class AnthropicPolicy:
                 "ttl": "5m default or 1h, refreshed by a hit, counted from request start (A-PC)"}
 
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
-               now: float, available_at: float, marks: list[tuple[int, str]] | None = None) -> Decision:
+               now: float, available_at: float, *, marks: list[tuple[int, str]] | None = None,
+               d0: bytes = b"", counter: object = None, call: object = None) -> Decision:
         bps = breakpoints(request, marks)
         total = cum[-1] if cum else 0
         minimum = anthropic_min_tokens(request.model).value
