@@ -39,17 +39,28 @@ class View:
     shared: int = 0                # `digests` positions below this are SHARED in the store (entered by 2+ lanes)
 
 
+#: Trailing positions `equal_prefix` looks at one by one before comparing the rest at once.
+TAIL = 4
+
+
 def equal_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
     """Length of the longest common prefix of two block tuples, by equality.
 
-    Tuple comparison runs in C and checks identity first, so the whole prefix is compared at once;
-    when it differs, gallop back from the end (a request that appends, or moves its last marker,
-    costs one or two comparisons), then bisect.
+    A stream's next request usually repeats the previous one and differs in its last few blocks (an
+    appended turn, a moved marker, a replaced tail): those are looked at one by one, then everything
+    before them is compared at once (tuple comparison, in C, identity first), so a request costs one
+    copy and one pass over its history, whatever its length. Otherwise gallop back and bisect.
     """
     n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    hi, step = n, 1
+    w = n - TAIL if n > TAIL else 0
+    first = n
+    for i in range(n - 1, w - 1, -1):
+        x, y = a[i], b[i]
+        if x is not y and x != y:
+            first = i
+    if not w or (a if len(a) == w else a[:w]) == (b if len(b) == w else b[:w]):
+        return first
+    hi, step = w, 1
     while True:
         k = max(hi - step, 0)
         if a[:k] == b[:k]:
