@@ -55,10 +55,18 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 @click.option("--block-size", type=int, help="Engine traces: tokens per block (default: the trace's).")
 @click.option("--strict", is_flag=True, help="A corrupt or unusable line is fatal (default: skip it, count it and "
                                             "name it on stderr).")
+@click.option("--workers", default=1, show_default=True,
+              help="Replay shards of the traffic that share no cache (namespace: provider, model, workspace) in "
+                   "this many processes, 0 for one per core; the output is the serial one. Small traffic "
+                   "(under 5,000 requests) and one namespace replay in one process.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where shards run: local processes, or a dask.distributed cluster (--scheduler).")
+@click.option("--scheduler", help="--executor dask: the scheduler's address, e.g. tcp://10.0.0.5:8786. Its "
+                                  "workers read the PATHS themselves: they must see them at the same paths.")
 @click.option("--export-mooncake", "export_path", type=click.Path(dir_okay=False),
               help="Also write the replayed requests as a Mooncake trace (JSONL, 512-token hash_ids) for other tools.")
 def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity, kv_model, eviction, block_size,
-           strict, export_path):
+           strict, workers, executor, scheduler, export_path):
     """Replay real traffic and explain every cache miss.
 
     PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
@@ -109,11 +117,18 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     from ..gcpolicy import for_replay
 
     for_replay()
-    base = run_replay(traffic, top=top)   # each request under the rules of the provider it was sent to
     variant = Variant(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
-    what_if = None
-    if variant != Variant():
-        what_if = compare(base, run_replay(traffic, variant, top=top))
+    # each request under the rules of the provider it was sent to, then under the what-if design
+    designs = [Variant(), *([variant] if variant != Variant() else [])]
+    if workers == 1 and executor == "local" and not scheduler:
+        results = [run_replay(traffic, v, top=top) for v in designs]
+    else:
+        from ..shard import replay_sharded
+
+        results = replay_sharded(traffic, [str(p) for p in paths], source, designs, top, workers, executor,
+                                 scheduler)
+    base = results[0]
+    what_if = compare(base, results[1]) if len(results) > 1 else None
     if fmt == "json":
         for chunk in json_chunks(base, what_if):
             click.echo(chunk, nl=False)
