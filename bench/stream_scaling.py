@@ -52,10 +52,10 @@ def concurrent(d: Path, sessions: int, per: int) -> float:
 
 def main(argv=None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--small", action="store_true", help="200 / 1,000 requests, 1 / 50 streams (CI smoke run)")
+    ap.add_argument("--small", action="store_true", help="100 / 400 requests, 1 / 20 streams (CI smoke run)")
     args = ap.parse_args(argv)
-    short, long_ = (200, 1000) if args.small else (1000, 20000)
-    total, many = (200, 50) if args.small else (2000, 1000)
+    short, long_ = (100, 400) if args.small else (1000, 20000)
+    total, many = (100, 20) if args.small else (2000, 1000)
     out = []
     with tempfile.TemporaryDirectory() as d:
         one_stream(Path(d) / "warm", 20) if (Path(d) / "warm").mkdir() is None else None  # imports, tokenizer
