@@ -13,7 +13,7 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from .errors import UserError
 from .invariants import replay_adds_up
@@ -208,11 +208,9 @@ def _figures(pairs: Iterable[tuple[int, Usage, Usage]]) -> Figures:
 
 
 def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), prices: PriceBook | None = None,
-           top: int = 5, keep: Callable[[int], bool] | None = None) -> ReplayResult:
+           top: int = 5) -> ReplayResult:
     """Replays `records` (any order; Traffic is walked, not held) under `variant`; compares every
-    prediction with the observation, each request priced at the rates of the provider it was sent to.
-    `keep`: replay only the requests whose index (in the walk's time order) it accepts, a shard of
-    the traffic that shares no cache with the rest (prefixsim.shard); the others are walked past."""
+    prediction with the observation, each request priced at the rates of the provider it was sent to."""
     if variant.ttl not in TTL_CHOICES:
         raise UserError(f"--ttl must be one of {', '.join(TTL_CHOICES)}, got {variant.ttl!r}")
     if variant.breakpoints not in BREAKPOINT_POLICIES:
@@ -237,8 +235,6 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
     rows: list[Row] = []
     price_sources: set[str] = set()
     for i, rec in enumerate(traffic):
-        if keep is not None and not keep(i):
-            continue
         nv = naive.read(rec)
         call = apply_variant(rec.call, variant, rec.main)
         if not output_in_cost and call.output_tokens:

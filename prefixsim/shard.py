@@ -7,42 +7,48 @@ What else a replay keeps is per stream (the stream's previous request, its fork 
 baseline's last request). So the traffic splits into the connected parts of one graph: a request
 links its stream, the stream it forks from and its namespace (under the recorded design and under a
 what-if's, since both replays use the same shards); each connected part is replayed whole, in one
-shard. Everything a replay derives from the whole traffic (the clock, the price date, which streams
-wrote 1h, whether output is priced) is derived by every shard from the whole traffic, and each row
-keeps its index in the time-ordered walk, so the merged rows are the serial rows.
+shard. This process reads the traffic and builds the requests once (a transcript's calibration
+runs over all its calls in order); the shards get their requests, in walk order, with what a
+replay derives from the whole traffic (the price clock, whether output is priced; which streams
+wrote 1h is per stream), and each row gets back its index in the whole walk, so the merged rows are
+the serial rows.
 
 Traffic with one namespace and streams that all meet in it is one part: it cannot be sharded and is
 replayed in one process.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
 from .errors import UserError
-from .providers.tables import canonical_model
-from .replay import ReplayResult, Variant, _summarize, replay
 from .invariants import replay_adds_up
+from .pricing import PriceBook
+from .providers.tables import canonical_model
+from .replay import ReplayResult, Variant, _instant, _summarize, replay
+from .sources.record import Record
 from .sources.traffic import Traffic
 
 EXECUTORS = ("local", "dask")
-#: Requests below which a replay is not sharded locally: a worker's start-up (imports, reading the
-#: paths again) costs ~1-2 s, what ~5,000 requests take to replay.
+#: Requests below which a replay is not sharded locally: a worker's start-up (imports, its requests
+#: unpickled) costs ~1-2 s, what ~5,000 requests take to replay.
 MIN_SHARDED = 5_000
 
 
 @dataclass(frozen=True)
 class Plan:
-    """Which shard replays each request (by index in the time-ordered walk)."""
+    """Which shard replays each request, and the requests of each shard as (index in the
+    time-ordered walk, record)."""
 
     shard: tuple[int, ...]
-    shards: int
+    shards: list[list[tuple[int, Record]]]
     parts: int   # connected parts found (shards hold one or more)
 
 
 def plan(traffic: Traffic, shards: int, variants: Sequence[Variant] = (Variant(),)) -> Plan:
-    """Splits the traffic's connected parts (see the module doc) into at most `shards` shards of about
-    equal request counts: the largest parts first, each to the shard with the fewest requests."""
+    """Walks the traffic once and splits its connected parts (see the module doc) into at most
+    `shards` shards of about equal request counts: the largest parts first, each to the shard with
+    the fewest requests. The records are kept for the shards (built once, by this walk)."""
     parent: dict[object, object] = {}
 
     def find(x: object) -> object:
@@ -58,17 +64,17 @@ def plan(traffic: Traffic, shards: int, variants: Sequence[Variant] = (Variant()
         if ra != rb:
             parent[rb] = ra
 
-    streams: list[str] = []
+    records: list[Record] = []
     for rec in traffic:
         call, req = rec.call, rec.call.request
         node = ("stream", call.stream)
-        streams.append(call.stream)
+        records.append(rec)
         if call.parent:
             union(node, ("stream", call.parent))
         for v in variants:
             provider = rec.provider if v.provider == "observed" else v.provider
             union(node, ("ns", provider, canonical_model(v.model or req.model), req.workspace, req.cache_salt))
-    roots = [find(("stream", s)) for s in streams]
+    roots = [find(("stream", r.call.stream)) for r in records]
     sizes: dict[object, int] = {}
     first: dict[object, int] = {}
     for i, r in enumerate(roots):
@@ -80,24 +86,28 @@ def plan(traffic: Traffic, shards: int, variants: Sequence[Variant] = (Variant()
         k = min(range(len(load)), key=lambda j: (load[j], j))
         where[r] = k
         load[k] += sizes[r]
-    return Plan(tuple(where[r] for r in roots), len(load), len(sizes))
+    shard = tuple(where[r] for r in roots)
+    groups: list[list[tuple[int, Record]]] = [[] for _ in load]
+    for i, (k, rec) in enumerate(zip(shard, records)):
+        groups[k].append((i, rec))
+    return Plan(shard, groups, len(sizes))
 
 
-def _replay_shard(paths: Sequence[str], source: str | None, variant: Variant, top: int, shard: Sequence[int],
-                  mine: int) -> ReplayResult | tuple:
-    """One shard's rows, in a worker: the paths are read again there (a cluster's workers must see
-    them at the same paths), and the whole traffic is walked so that indices and clock are global.
-    A UserError comes back as data (pickling an exception keeps only its message; the CLI needs its
-    file and line). Skipped lines were reported by the process that read the paths first."""
-    from . import sources
-    from .sources.problems import collecting
-
+def _replay_shard(indexed: list[tuple[int, Record]], variant: Variant, top: int, clock: tuple,
+                  output_in_cost: bool) -> ReplayResult | tuple:
+    """One shard's rows, in a worker, with what the serial replay derives from the whole traffic:
+    the price clock (`clock`: the first request's date and instant), whether output is priced, and
+    each request's index in the whole walk. A UserError comes back as data (pickling an exception
+    keeps only its message; the CLI needs its file and line)."""
+    records = [r for _, r in indexed]
+    if not output_in_cost:   # some request of another shard has no final output count: none is priced
+        records = [replace(r, output_final=False) for r in records]
     try:
-        with collecting(False):
-            traffic = sources.open_many(paths, source, errors=[])
-        return replay(traffic, variant, top=top, keep=lambda i: shard[i] == mine)
-    except UserError as e:
-        return (e.message, e.path, e.line, e.col)
+        res = replay(Traffic.of(records), variant, PriceBook(when=clock[0], start=clock[1]), top)
+    except UserError as e:   # with the index of the request it names (the serial replay stops at the first)
+        at = next((i for i, r in indexed if (r.path, r.line) == (e.path, e.line)), -1)
+        return (at, e.message, e.path, e.line, e.col)
+    return ReplayResult(tuple(replace(row, index=indexed[row.index][0]) for row in res.rows), res.summary)
 
 
 def merge(results: Sequence[ReplayResult], variant: Variant, top: int) -> ReplayResult:
@@ -150,20 +160,27 @@ def shard_count(workers: int, executor: str, requests: int) -> int:
     return max(1, min(cores if workers in (0, -1) else workers, cores))
 
 
-def replay_sharded(traffic: Traffic, paths: Sequence[str], source: str | None, variants: Sequence[Variant],
-                   top: int = 5, workers: int = 1, executor: str = "local",
-                   scheduler: str | None = None) -> list[ReplayResult]:
+def replay_sharded(traffic: Traffic, variants: Sequence[Variant], top: int = 5, workers: int = 1,
+                   executor: str = "local", scheduler: str | None = None) -> list[ReplayResult]:
     """One ReplayResult per variant, identical to `replay(traffic, v, top=top)` for each, the shards
-    replayed by `workers` local processes or on the dask cluster at `scheduler`. `traffic` is
-    `sources.open_many(paths, source)` (what every shard reads again)."""
+    replayed by `workers` local processes or on the dask cluster at `scheduler`. This process reads
+    the traffic and builds its requests once; each shard gets its requests (pickled: a request's
+    blocks are shared with its stream's other requests, so a shard costs its distinct blocks)."""
     mapper = _mapper(workers, executor, scheduler)
     n = shard_count(workers, executor, len(traffic))
     p = plan(traffic, n, variants) if n > 1 else None
-    if p is None or p.shards < 2:   # one namespace, or not worth a worker: this process replays it
+    if p is None or len(p.shards) < 2:   # one namespace, or not worth a worker: this process replays it
         return [replay(traffic, v, top=top) for v in variants]
-    jobs = [(list(paths), source, v, top, p.shard, k) for v in variants for k in range(p.shards)]
+    output_in_cost, start = True, None
+    for h in traffic.heads():   # as replay() derives them from the whole traffic
+        output_in_cost = output_in_cost and h.output_final
+        if start is None:
+            start = _instant(h.timestamp)
+    clock = (start.date() if start is not None else None, start)
+    jobs = [(group, v, top, clock, output_in_cost) for v in variants for group in p.shards]
     done = list(mapper(jobs))
-    for res in done:
-        if isinstance(res, tuple):   # the first failing shard's error, as the serial replay raises it
-            raise UserError(*res)
-    return [merge(done[j * p.shards:(j + 1) * p.shards], v, top) for j, v in enumerate(variants)]
+    errors = [res for res in done if isinstance(res, tuple)]
+    if errors:   # the error of the earliest request, where the serial replay stops
+        raise UserError(*min(errors, key=lambda e: e[0])[1:])
+    k = len(p.shards)
+    return [merge(done[j * k:(j + 1) * k], v, top) for j, v in enumerate(variants)]

@@ -28,7 +28,7 @@ def test_parts_follow_namespaces_and_the_streams_that_join_them():
             _rec(5, "e", "claude-haiku-3-5"), _rec(6, "f", "claude-sonnet-4", parent="e"),   # a fork joins its parent
             _rec(7, "g", "claude-sonnet-4-5", workspace="other")]                # another workspace: apart
     p = shard.plan(Traffic.of(recs), 8)
-    assert p.parts == 4 and p.shards == 4
+    assert p.parts == 4 and len(p.shards) == 4
     s = p.shard
     assert s[0] == s[1] and s[2] == s[3] == s[4] and s[5] == s[6]
     assert len({s[0], s[2], s[5], s[7]}) == 4
@@ -56,9 +56,9 @@ def test_sharded_replay_is_byte_identical_to_serial(monkeypatch, fmt):
     monkeypatch.setattr(shard, "MIN_SHARDED", 0)
     shards = []
     real = shard._replay_shard
-    monkeypatch.setattr(shard, "_mapper", lambda *a: lambda jobs: [shards.append(j[-1]) or real(*j) for j in jobs])
+    monkeypatch.setattr(shard, "_mapper", lambda *a: lambda jobs: [shards.append(len(j[0])) or real(*j) for j in jobs])
     assert _replay("--format", fmt, "--ttl", "1h", "--workers", "2") == serial
-    assert shards == [0, 1, 0, 1]   # two shards, for the replay as recorded and for the what-if
+    assert len(shards) == 4 and shards[:2] == shards[2:] and sum(shards[:2]) == 339   # recorded, what-if
 
 
 def test_sharded_replay_in_worker_processes(monkeypatch):
@@ -78,11 +78,11 @@ def test_dask_cluster_gives_the_serial_output(monkeypatch):
 
 def test_one_namespace_is_replayed_in_this_process(monkeypatch):
     recs = [_rec(i, f"s{i}", "claude-sonnet-4-5") for i in range(5)]
-    assert shard.plan(Traffic.of(recs), 4).shards == 1
+    assert len(shard.plan(Traffic.of(recs), 4).shards) == 1
     monkeypatch.setattr(shard, "MIN_SHARDED", 0)
     called = []
     monkeypatch.setattr(shard, "_mapper", lambda *a: called.append(a) or (lambda jobs: pytest.fail("sharded")))
-    out = shard.replay_sharded(Traffic.of(recs), [], None, [Variant()], workers=2)
+    out = shard.replay_sharded(Traffic.of(recs), [Variant()], workers=2)
     assert len(out[0].rows) == 5
 
 
@@ -94,3 +94,35 @@ def test_option_mistakes_exit_2(args, needle, capsys):
     with pytest.raises(SystemExit) as e:
         main(["replay", FOLDER, *args])
     assert e.value.code == 2 and needle in capsys.readouterr().err
+
+
+def _in_process(monkeypatch):
+    monkeypatch.setattr(shard, "MIN_SHARDED", 0)
+    monkeypatch.setattr(shard, "_mapper", lambda *a: lambda jobs: [shard._replay_shard(*j) for j in jobs])
+
+
+def test_what_the_whole_traffic_decides_reaches_every_shard(monkeypatch):
+    """Output is priced only if every request's output count is final; the clock is the first request's."""
+    from dataclasses import replace
+
+    from prefixsim.replay import replay, to_json
+    recs = [replace(_rec(i, s, m), output_final=i != 3, timestamp=f"2026-03-0{1 + i}T10:00:00Z")
+            for i, (s, m) in enumerate([("a", "claude-sonnet-4-5"), ("b", "claude-opus-4-1")] * 2)]
+    recs = [replace(r, call=replace(r.call, output_tokens=1000)) for r in recs]
+    _in_process(monkeypatch)
+    got = shard.replay_sharded(Traffic.of(recs), [Variant()], workers=2)[0]
+    want = replay(Traffic.of(recs))
+    assert not want.summary.output_in_cost and to_json(got) == to_json(want)
+
+
+def test_a_failing_request_is_reported_as_serially(monkeypatch):
+    from prefixsim.errors import UserError
+    from prefixsim.replay import replay
+    recs = [_rec(i, s, m) for i, (s, m) in enumerate([("a", "claude-sonnet-4-5"), ("b", "claude-opus-4-1")] * 2)]
+    bad = Variant(model="no-such-model")
+    with pytest.raises(UserError) as serial:
+        replay(Traffic.of(recs), bad)
+    _in_process(monkeypatch)
+    with pytest.raises(UserError) as sharded:
+        shard.replay_sharded(Traffic.of(recs), [Variant(), bad], workers=2)
+    assert str(sharded.value) == str(serial.value)

@@ -61,8 +61,7 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
                    "(under 5,000 requests) and one namespace replay in one process.")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where shards run: local processes, or a dask.distributed cluster (--scheduler).")
-@click.option("--scheduler", help="--executor dask: the scheduler's address, e.g. tcp://10.0.0.5:8786. Its "
-                                  "workers read the PATHS themselves: they must see them at the same paths.")
+@click.option("--scheduler", help="--executor dask: the scheduler's address, e.g. tcp://10.0.0.5:8786.")
 @click.option("--export-mooncake", "export_path", type=click.Path(dir_okay=False),
               help="Also write the replayed requests as a Mooncake trace (JSONL, 512-token hash_ids) for other tools.")
 def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity, kv_model, eviction, block_size,
@@ -125,8 +124,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     else:
         from ..shard import replay_sharded
 
-        results = replay_sharded(traffic, [str(p) for p in paths], source, designs, top, workers, executor,
-                                 scheduler)
+        results = replay_sharded(traffic, designs, top, workers, executor, scheduler)
     base = results[0]
     what_if = compare(base, results[1]) if len(results) > 1 else None
     if fmt == "json":
