@@ -42,3 +42,28 @@ def test_default_variant_returns_the_call_itself(tmp_path):
     assert apply_variant(rec.call, Variant(provider="openai"), rec.main) is rec.call
     moved = apply_variant(rec.call, Variant(ttl="1h"), rec.main)
     assert moved is not rec.call and any(b.breakpoint == "1h" for b in moved.request.blocks)
+
+
+def test_the_replay_command_leaves_the_collector_as_it_found_it(tmp_path):
+    """The command freezes the loaded traffic and makes young collections rarer while it replays,
+    then restores both (a process running many commands keeps its settings)."""
+    import gc
+
+    before = gc.get_threshold()
+    out = CliRunner().invoke(cli, ["replay", str(session(tmp_path, False)), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_few_collections_restores_on_error():
+    import gc
+
+    import pytest
+
+    from prefixsim.gcpolicy import YOUNG_THRESHOLD, few_collections
+    before = gc.get_threshold()
+    with pytest.raises(KeyError):
+        with few_collections():
+            assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD) and gc.get_freeze_count() > 0
+            raise KeyError
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

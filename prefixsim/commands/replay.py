@@ -113,18 +113,18 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
 
         n = export_mooncake(traffic, export_path)
         click.echo(f"wrote {n:,} requests to {export_path} (Mooncake trace)", err=True)
-    from ..gcpolicy import for_replay
+    from ..gcpolicy import few_collections
 
-    for_replay()
     variant = Variant(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
     # each request under the rules of the provider it was sent to, then under the what-if design
     designs = [Variant(), *([variant] if variant != Variant() else [])]
-    if workers == 1 and executor == "local" and not scheduler:
-        results = [run_replay(traffic, v, top=top) for v in designs]
-    else:
-        from ..shard import replay_sharded
+    with few_collections():
+        if workers == 1 and executor == "local" and not scheduler:
+            results = [run_replay(traffic, v, top=top) for v in designs]
+        else:
+            from ..shard import replay_sharded
 
-        results = replay_sharded(traffic, designs, top, workers, executor, scheduler)
+            results = replay_sharded(traffic, designs, top, workers, executor, scheduler)
     base = results[0]
     what_if = compare(base, results[1]) if len(results) > 1 else None
     if fmt == "json":
