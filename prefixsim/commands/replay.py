@@ -56,9 +56,9 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 @click.option("--strict", is_flag=True, help="A corrupt or unusable line is fatal (default: skip it, count it and "
                                             "name it on stderr).")
 @click.option("--workers", default=1, show_default=True,
-              help="Replay shards of the traffic that share no cache (namespace: provider, model, workspace) in "
-                   "this many processes, 0 for one per core; the output is the serial one. Small traffic "
-                   "(under 5,000 requests) and one namespace replay in one process.")
+              help="Transcripts and request logs: replay shards of the traffic that share no cache (namespace: "
+                   "provider, model, workspace) in this many processes, 0 for one per core; the output is the "
+                   "serial one. Small traffic (under 5,000 requests) and one namespace replay in one process.")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where shards run: local processes, or a dask.distributed cluster (--scheduler).")
 @click.option("--scheduler", help="--executor dask: the scheduler's address, e.g. tcp://10.0.0.5:8786.")
