@@ -24,7 +24,12 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "claude-code"
 
 
-def wall(cmd: list[str], env: dict | None = None, cwd: Path = ROOT) -> float:
+def wall(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> float:
+    """Seconds of one fresh process; run outside any tree (`python -c` puts the working directory
+    first on sys.path, so a tree's own folder would win over PYTHONPATH)."""
+    import tempfile
+
+    cwd = cwd or Path(tempfile.gettempdir())
     t = time.perf_counter()
     subprocess.run(cmd, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - t
