@@ -21,6 +21,7 @@ conversation: its prefix is the earlier request's input and output, rebuilt from
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,15 @@ def observed_usage(u: dict | None) -> Usage | None:
     written = token_count(details.get("cache_write_tokens"), f"{names[1]}.cache_write_tokens")
     return checked_usage(Usage(input_tokens=prompt - cached - written, cache_write_5m=written, cache_read=cached,
                                output_tokens=token_count(u.get(names[2]), names[2])))
+
+
+@lru_cache(maxsize=1024)
+def _priced(model: str, provider: str) -> None:
+    """UserError (the line is skipped, named) when genai-prices has no price for the model: a replay
+    prices every request it keeps."""
+    from ..pricing import PriceBook
+
+    PriceBook().rates(model, provider)
 
 
 def _reasoning_tokens(u: dict | None) -> int:
@@ -283,6 +293,7 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
         raise UserError(f"request has no 'model'")
     provider = provider or provider_of(model, ex.uri)
     check_model(model, provider)
+    _priced(model, provider)
     st = state_of(sizer)
     obs = observed_usage(ex.usage)
     history: tuple[R.Piece, ...] = ()

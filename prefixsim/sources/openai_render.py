@@ -32,6 +32,11 @@ IMAGE_TOKENS = 85
 
 _TEXT_PARTS = ("text", "input_text", "output_text", "summary_text", "reasoning_text")
 _IMAGE_PARTS = ("image_url", "input_image", "image")
+#: Output items a client sends back as the model generated them. A hosted tool's call (web search,
+#: code interpreter, image generation, ...) brings its results into the context mid-response, and
+#: the item sent back does not hold them: the next request's prefix parts there, so the cached
+#: output is taken to end before it (observed in pydantic-ai's web-search recordings).
+ECHOED_ITEMS = ("message", "reasoning", "function_call", "custom_tool_call")
 #: Fields of a Responses item the model does not see.
 _ITEM_NOISE = ("id", "status", "prompt_cache_breakpoint")
 
@@ -241,6 +246,8 @@ def output_pieces(response: Any, path: str = "output") -> list[Piece]:
     if isinstance(response.get("output"), list):
         out: list[Piece] = []
         for i, item in enumerate(response["output"]):
+            if not isinstance(item, dict) or item.get("type", "message") not in ECHOED_ITEMS:
+                break
             out.extend(message_pieces(item, f"{path}[{i}]", Layer.MESSAGES))
         return out
     choices = response.get("choices")
