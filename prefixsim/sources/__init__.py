@@ -76,7 +76,8 @@ def detect(path: str | Path) -> str:
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
         from . import openai_log
 
-        return openai_log.sniff_cassette(p) or "anthropic"
+        # A JSON cassette whose calls cannot be told is left to the reader that reads JSON cassettes.
+        return openai_log.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
     kind = sniff(p)
     if kind:
         return kind

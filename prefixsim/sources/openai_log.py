@@ -441,9 +441,9 @@ def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list
 
     for i, inter in enumerate(interactions(doc, path)):
         rec = problems.guarded(where, None, one, inter, i, where=f"interaction {i}")
-        if rec is not None:
-            checks.time(rec.call.t, i)
-            checks.usage(rec.observed, i)
+        if rec is not None:   # an interaction has no line number: the notes name the file only
+            checks.time(rec.call.t, 0)
+            checks.usage(rec.observed, 0)
             out.append(rec)
     checks.finish()
     return out
