@@ -192,8 +192,13 @@ def test_jsonl_request_response_pairs_without_system_messages(tmp_path):
 
 
 def test_body_only_log_without_usage_is_openai_and_predicted(tmp_path):
+    # Bodies only, user and assistant roles only: the model name is all that says OpenAI (was:
+    # "unknown Anthropic model").
     p = tmp_path / "bodies.jsonl"
-    p.write_text("".join(json.dumps(chat_exchange(k)[0]) + "\n" for k in range(2)))
+    bodies = [chat_exchange(k)[0] for k in range(2)]
+    for b in bodies:
+        b["messages"][0]["role"] = "user"
+    p.write_text("".join(json.dumps(b) + "\n" for b in bodies))
     assert detect(p) == "openai"
     rows = replay(load(p)).rows
     assert rows[1].observed is None and rows[1].predicted.cache_read >= 1024
@@ -308,3 +313,36 @@ def test_what_if_provider_on_openai_and_deepseek_traffic(provider):
         assert other.summary.cost_predicted_usd > Decimal(0)
         # what was paid stays at the recorded provider's prices
         assert [r.cost_observed for r in other.rows] == [r.cost_observed for r in replay(recs).rows]
+
+
+def test_ruby_vcr_base64_bodies_and_a_streamed_responses_call(tmp_path):
+    # Ruby-VCR style `http_interactions` with `base64_string` bodies (gzip inside), and a Responses
+    # call streamed as Server-Sent Events whose `response.completed` event holds the response.
+    from ruamel.yaml import YAML
+
+    inters = []
+    for k, (body, resp) in enumerate(conversation(3, SIZES)):
+        raw = gzip.compress(json.dumps(resp).encode(), mtime=0)
+        inters.append({"request": {"method": "post", "uri": "https://api.openai.com/v1/chat/completions",
+                                   "body": {"encoding": "UTF-8", "string": json.dumps(body)}},
+                       "response": {"status": {"code": 200}, "body": {"base64_string": base64.b64encode(raw).decode()}}})
+    p = tmp_path / "ruby.yml"
+    with p.open("w") as fh:
+        YAML(typ="safe", pure=True).dump({"http_interactions": inters, "recorded_with": "VCR 6.2.0"}, fh)
+    check_conversation(replay(load(p)).rows)
+
+    body, resp = responses_exchange(0)
+    resp["usage"] = {"input_tokens": 1400, "input_tokens_details": {"cached_tokens": 1280}, "output_tokens": 5}
+    events = [{"type": "response.created", "response": {**resp, "output": [], "usage": None}},
+              {"type": "response.output_text.delta", "delta": "Answer"},
+              {"type": "response.completed", "response": resp}]
+    sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    q = tmp_path / "responses-stream.yaml"
+    with q.open("w") as fh:
+        YAML(typ="safe", pure=True).dump({"interactions": [
+            {"request": {"method": "POST", "uri": "https://api.openai.com/v1/responses",
+                         "body": json.dumps({**body, "stream": True})},
+             "response": {"status": {"code": 200}, "body": {"string": sse}}}]}, fh)
+    rec, = load(q)
+    assert rec.observed.cache_read == 1280 and rec.observed.prompt_tokens == 1400
+    assert rec.call.request.output   # the streamed output items, sent back by a next turn
