@@ -346,3 +346,68 @@ def test_ruby_vcr_base64_bodies_and_a_streamed_responses_call(tmp_path):
     rec, = load(q)
     assert rec.observed.cache_read == 1280 and rec.observed.prompt_tokens == 1400
     assert rec.call.request.output   # the streamed output items, sent back by a next turn
+
+
+def floor128(n):
+    return 0 if n < 1024 else n - (n - 1024) % 128
+
+
+def responses_turn(items, resp_id, out_text, prompt, cached, extra=None):
+    body = {"model": "gpt-4.1", "input": items, **(extra or {})}
+    resp = {"id": resp_id, "object": "response", "created_at": 1780000000 + 10 * int(resp_id[1:]),
+            "output": [{"type": "message", "id": f"msg_{resp_id}", "status": "completed", "role": "assistant",
+                        "content": [{"type": "output_text", "text": out_text, "annotations": []}]}],
+            "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached}, "output_tokens": 7}}
+    return json.dumps({"request": body, "response": resp})
+
+
+def test_item_reference_stands_for_the_output_item_it_names(tmp_path):
+    # A client that stores responses sends earlier output back as {"type": "item_reference", "id"}:
+    # the model sees the item itself, so the next request reads through it.
+    first = [{"role": "developer", "content": SYSTEM}, {"role": "user", "content": "Question 0?"}]
+    second = [*first, {"type": "item_reference", "id": "msg_r0"}, {"role": "user", "content": "Question 1?"}]
+    p = tmp_path / "refs.jsonl"
+    p.write_text(responses_turn(first, "r0", "Answer 0.", 1405, 0) + "\n"
+                 + responses_turn(second, "r1", "Answer 1.", 1425, floor128(1405 + 7)) + "\n")
+    rows = replay(load(p)).rows
+    # through the referenced reply: 1,412 -> 1,408 (the prompt alone would give 1,280)
+    assert rows[1].observed.cache_read == rows[1].predicted.cache_read == 1408
+
+
+def test_conversation_id_chain_reads_every_earlier_item(tmp_path):
+    # Conversations API: a request with `conversation` runs on every earlier item of that conversation.
+    conv = {"conversation": {"id": "conv_1"}}
+    p = tmp_path / "conv.jsonl"
+    p.write_text(responses_turn([{"role": "developer", "content": SYSTEM}, {"role": "user", "content": "Q0?"}],
+                                "r0", "A0.", 1500, 0, conv) + "\n"
+                 + responses_turn([{"role": "user", "content": "Q1?"}], "r1", "A1.", 1520,
+                                  floor128(1500 + 7), conv) + "\n")
+    rows = replay(load(p)).rows
+    assert rows[1].observed.cache_read == rows[1].predicted.cache_read == 1408
+
+
+def test_tool_definitions_absorb_what_the_count_gets_wrong(tmp_path):
+    # OpenAI renders tools its own way (not as the JSON sent): the difference between the counted and
+    # the observed prompt goes on the tool definitions, so the system message ends where it does and
+    # a second question reads exactly tools + system (rounded down to 128).
+    from prefixsim.tokenize import get_tokenizer
+
+    tools = [{"type": "function", "function": {"name": f"tool_{i}", "description": "Look things up. " * 80,
+                                               "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
+             for i in range(4)]
+    enc = get_tokenizer("o200k_base")
+    user = [{"role": "user", "content": f"Question {k}? " + "Some detail. " * 60} for k in range(2)]
+    # a user message: 2 special tokens and the role before its content, 1 after; the reply primer 3 (O-TOK)
+    tail = [3 + enc.count_text(u["content"]) + 1 + 3 for u in user]
+    head = 1530                      # what OpenAI counted for tools + system (not what the JSON counts)
+    lines = []
+    for k in range(2):
+        body = {"model": "gpt-4o", "tools": tools, "messages": [{"role": "system", "content": SYSTEM}, user[k]]}
+        usage = {"prompt_tokens": head + tail[k], "completion_tokens": 5,
+                 "prompt_tokens_details": {"cached_tokens": floor128(head) if k else 0}}
+        lines.append(json.dumps({"request": body, "usage": usage}))
+    p = tmp_path / "tools.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    rows = replay(load(p)).rows
+    # exact at the boundary (1,530): scaling every count instead puts it past 1,536
+    assert rows[1].predicted.cache_read == rows[1].observed.cache_read == floor128(head) == 1408

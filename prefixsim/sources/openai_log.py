@@ -172,6 +172,7 @@ class State:
     anchors: dict[bytes, int] = field(default_factory=dict)
     reasoning: dict[str, int] = field(default_factory=dict)
     conversations: dict[str, tuple[R.Piece, ...]] = field(default_factory=dict)
+    items: dict[str, tuple[R.Piece, ...]] = field(default_factory=dict)   # output item id -> its blocks
     counts: dict[tuple[str, bytes], int] = field(default_factory=dict)
 
     def remember(self, table: dict, key: Any, value: Any) -> None:
@@ -210,27 +211,30 @@ def get_tokenizer_cached(name: str):
     return tok
 
 
-def _spread(counts: list[int], delta: int, tools: list[bool]) -> list[int]:
-    """`counts` made to total `delta`: the difference added to the tool blocks (or the last block)
-    when it is small, else every count scaled (cumulative rounding, no drift)."""
-    counted = sum(counts)
-    diff = delta - counted
+def _spread(counts: list[int], delta: int, uncertain: list[bool]) -> list[int]:
+    """`counts` made to total `delta`. The difference goes to the blocks whose count is least sure
+    (tool definitions, images, a history the log lacks) when they can take it; else, when it is
+    small, to the last block (the reply primer, framing); else every count is scaled (cumulative
+    rounding, no drift)."""
     if not counts:
         return []
+    counted = sum(counts)
+    diff = delta - counted
+    targets = [i for i, u in enumerate(uncertain) if u]
+    if not (targets and sum(counts[i] for i in targets) + diff >= 0):
+        targets = [len(counts) - 1] if abs(diff) <= ADDITIVE_WITHIN * counted and counts[-1] + diff >= 0 else []
+    if targets:
+        out = list(counts)
+        share = sum(out[i] for i in targets)
+        prev = cum = 0
+        for k, i in enumerate(targets):
+            cum += out[i]
+            part = round(diff * cum / share) if share else (diff if k == len(targets) - 1 else 0)
+            out[i] += part - prev
+            prev = part
+        return out
     if counted == 0:
         return [0] * (len(counts) - 1) + [delta]
-    if abs(diff) <= ADDITIVE_WITHIN * counted:
-        out = list(counts)
-        targets = [i for i, t in enumerate(tools) if t] or [len(counts) - 1]
-        share = sum(out[i] for i in targets)
-        if share + diff >= 0:
-            left, prev, cum = diff, 0, 0
-            for k, i in enumerate(targets):
-                cum += out[i]
-                part = round(diff * cum / share) if share else (diff if k == len(targets) - 1 else 0)
-                out[i] += part - prev
-                prev = part
-            return out
     sizes, cum, prev = [], 0, 0
     for c in counts:
         cum += c
@@ -268,9 +272,25 @@ def _sizes(st: State, enc: str, pieces: list[R.Piece], chain: list[bytes], total
         marks.append((len(pieces), total))
     sizes: list[int] = []
     for (a, x), (b, y) in zip(marks, marks[1:]):
-        sizes.extend(_spread(counts[a:b], y - x, [p.layer == Layer.TOOLS for p in pieces[a:b]]))
+        sizes.extend(_spread(counts[a:b], y - x, [p.uncertain for p in pieces[a:b]]))
     sizes.extend(counts[len(sizes):])
     return sizes
+
+
+def _conversation(body: dict) -> str | None:
+    conv = body.get("conversation")
+    conv = conv.get("id") if isinstance(conv, dict) else conv
+    return conv if isinstance(conv, str) and conv else None
+
+
+def _thread(body: dict) -> str | None:
+    """The server-side conversation a Responses request continues: a `previous_response_id`, or a
+    `conversation` (the Conversations API: every earlier item of it is in the context)."""
+    prev = body.get("previous_response_id")
+    if isinstance(prev, str) and prev:
+        return f"previous_response_id:{prev}"
+    conv = _conversation(body)
+    return f"conversation:{conv}" if conv else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,11 +317,12 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
     st = state_of(sizer)
     obs = observed_usage(ex.usage)
     history: tuple[R.Piece, ...] = ()
-    prev = body.get("previous_response_id")
-    if isinstance(prev, str) and prev:
-        history = st.conversations.get(prev) or (R.Piece(Layer.MESSAGES, dumps({"previous_response_id": prev}),
-                                                          "previous_response_id", ()),)
-    pieces = R.request_pieces(body, history)
+    thread = _thread(body)
+    if thread:
+        history = st.conversations.get(thread) or (R.Piece(Layer.MESSAGES, dumps({"conversation": thread}),
+                                                            thread.split(":", 1)[0], (), uncertain=True),)
+    # An item sent back by reference (`item_reference`, a bare reasoning id) is the item it names.
+    pieces = [q for p in R.request_pieces(body, history) for q in (st.items.get(p.ref, (p,)) if p.ref else (p,))]
     enc = R.encoding_for(model)
     seed = xxhash.xxh3_128_digest(f"{provider}\0{canonical_model(model)}".encode())
     chain = _chain(seed, pieces)
@@ -311,9 +332,14 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
         st.remember(st.anchors, chain[-1], obs.prompt_tokens)
     output = _output(st, enc, ex, provider, obs, pieces, chain, seed)
     retention, mode = _request_params(body)
-    if isinstance(ex.response, dict) and isinstance(ex.response.get("id"), str) and "input" in body:
+    if "input" in body:
         own = tuple(p for p in pieces if p.layer != Layer.TOOLS and p.path != "instructions")
-        st.remember(st.conversations, ex.response["id"], own + tuple(o for o, _ in output))
+        after = own + tuple(o for o, _ in output)
+        if isinstance(ex.response, dict) and isinstance(ex.response.get("id"), str):
+            st.remember(st.conversations, f"previous_response_id:{ex.response['id']}", after)
+        conv = _conversation(body)
+        if conv:
+            st.remember(st.conversations, f"conversation:{conv}", after)
     request = Request(model=model, blocks=blocks, retention=retention, cache_mode=mode,
                       explicit=tuple(i for i, p in enumerate(pieces) if p.mark),
                       output=tuple(o.block(n) for o, n in output))
@@ -338,12 +364,18 @@ def _output(st: State, enc: str, ex: Exchange, provider: str, obs: Usage | None,
         visible = obs.output_tokens - (reasoning if rs else 0)
         rest = [i for i in range(len(out)) if i not in rs]
         if visible >= 0 and rest:
-            for i, n in zip(rest, _spread([counts[i] for i in rest], visible, [False] * len(rest))):
+            for i, n in zip(rest, _spread([counts[i] for i in rest], visible, [out[i].uncertain for i in rest])):
                 counts[i] = n
         for k, i in enumerate(rs):
             counts[i] = reasoning // len(rs) + (1 if k < reasoning % len(rs) else 0)
     for i in rs:
         st.remember(st.reasoning, out[i].reasoning, counts[i])
+    items = ex.response.get("output") if isinstance(ex.response, dict) else None   # type: ignore[union-attr]
+    if isinstance(items, list):
+        for i, item in enumerate(items):
+            own = tuple(p for p in out if p.path == f"output[{i}]" or p.path.startswith(f"output[{i}]."))
+            if own and isinstance(item, dict) and isinstance(item.get("id"), str):
+                st.remember(st.items, item["id"], own)
     if obs is not None:
         ext = _chain(chain[-1] if chain else seed, out)
         st.remember(st.anchors, ext[-1], obs.prompt_tokens + sum(counts))

@@ -32,6 +32,7 @@ IMAGE_TOKENS = 85
 
 _TEXT_PARTS = ("text", "input_text", "output_text", "summary_text", "reasoning_text")
 _IMAGE_PARTS = ("image_url", "input_image", "image")
+_FILE_PARTS = ("file", "input_file", "input_audio")
 #: Output items a client sends back as the model generated them. A hosted tool's call (web search,
 #: code interpreter, image generation, ...) brings its results into the context mid-response, and
 #: the item sent back does not hold them: the next request's prefix parts there, so the cached
@@ -106,12 +107,16 @@ class Piece:
     """One block before sizing: its bytes, where it came from, the text to count, fixed tokens, and
     whether a breakpoint marker ends it. `role` is the role of the message it starts ("" inside one)."""
 
-    __slots__ = ("layer", "data", "path", "text", "fixed", "mark", "reasoning")
+    __slots__ = ("layer", "data", "path", "text", "fixed", "mark", "reasoning", "uncertain", "ref")
 
     def __init__(self, layer: Layer, data: bytes, path: str, text: tuple[str, ...], fixed: int = 0, mark: bool = False,
-                 reasoning: str | None = None) -> None:
+                 reasoning: str | None = None, uncertain: bool = False, ref: str | None = None) -> None:
         self.layer, self.data, self.path, self.text, self.fixed, self.mark = layer, data, path, text, fixed, mark
         self.reasoning = reasoning   # a reasoning item's key: its size is the response's reasoning_tokens
+        # The count is least sure here (tool schemas as OpenAI renders them, images, files, a history
+        # the log does not hold): the difference to the observed usage goes here first.
+        self.uncertain = uncertain
+        self.ref = ref               # a Responses item that stands for an earlier output item (by its id)
 
     def block(self, tokens: int | None = None) -> Block:
         return Block(self.layer, self.data, self.path, tokens=tokens)
@@ -160,7 +165,7 @@ def message_pieces(msg: Any, path: str, layer: Layer) -> list[Piece]:
             body["part"] = content   # the same bytes as a one-part list content: the same tokens
         body.update(tail)
         t, f = _part_text(content or "")
-        return [Piece(layer, dumps(body), path, (*texts, t, *extra), before + FRAME_AFTER + f)]
+        return [Piece(layer, dumps(body), path, (*texts, t, *extra), before + FRAME_AFTER + f, uncertain=f > 0)]
     # One piece per part: the head travels with the first, the tail (calls, ids) with the last.
     out = []
     last = len(parts) - 1
@@ -172,7 +177,8 @@ def message_pieces(msg: Any, path: str, layer: Layer) -> list[Piece]:
             data.update(tail)
         out.append(Piece(layer, dumps(data), f"{path}.content[{j}]",
                          (*(texts if j == 0 else ()), t, *(extra if j == last else ())),
-                         (before if j == 0 else 0) + (FRAME_AFTER if j == last else 0) + f, mark=marked(p)))
+                         (before if j == 0 else 0) + (FRAME_AFTER if j == last else 0) + f, mark=marked(p),
+                         uncertain=f > 0 or (isinstance(p, dict) and p.get("type") in _FILE_PARTS)))
     return out
 
 
@@ -180,13 +186,17 @@ def _item_piece(item: dict, path: str, layer: Layer) -> Piece:
     """A Responses input / output item that is not a message: function calls and their outputs,
     reasoning, hosted-tool calls. The model sees its type and payload, not its id or status."""
     kind = item.get("type")
+    if kind == "item_reference":
+        return Piece(layer, dumps({"type": kind, "id": item.get("id")}), path, (), uncertain=True,
+                     ref=item.get("id") if isinstance(item.get("id"), str) else None)
     if kind == "reasoning":
         # The model sees the reasoning itself; the request carries it encrypted (or by id): its size
         # is the reasoning_tokens of the response that produced it (`openai_log`).
         key = item.get("encrypted_content") or item.get("id") or dumps(item.get("summary")).decode()
         summary = "".join(_part_text(p)[0] for p in item.get("summary") or [] if isinstance(item.get("summary"), list))
+        bare = not item.get("encrypted_content") and isinstance(item.get("id"), str)
         return Piece(layer, dumps({"type": "reasoning", "key": key}), path, (summary,),
-                     reasoning=key if isinstance(key, str) else None)
+                     reasoning=key if isinstance(key, str) else None, ref=item["id"] if bare else None)
     body = {"type": kind, **{k: v for k, v in item.items() if k not in _ITEM_NOISE and k != "type"}}
     if kind in ("function_call", "custom_tool_call"):
         text = f"{item.get('name') or ''}{item.get('arguments') or item.get('input') or ''}"
@@ -202,7 +212,7 @@ def _item_piece(item: dict, path: str, layer: Layer) -> Piece:
 
 def tool_pieces(tools: Any) -> list[Piece]:
     """Tool definitions in the order sent (their order is part of the prefix, O-PC "Keep tools consistent")."""
-    return [Piece(Layer.TOOLS, dumps(t), f"tools[{i}]", (dumps(t).decode("utf-8", "replace"),))
+    return [Piece(Layer.TOOLS, dumps(t), f"tools[{i}]", (dumps(t).decode("utf-8", "replace"),), uncertain=True)
             for i, t in enumerate(tools if isinstance(tools, list) else [])]
 
 
