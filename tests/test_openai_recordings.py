@@ -411,3 +411,33 @@ def test_tool_definitions_absorb_what_the_count_gets_wrong(tmp_path):
     rows = replay(load(p)).rows
     # exact at the boundary (1,530): scaling every count instead puts it past 1,536
     assert rows[1].predicted.cache_read == rows[1].observed.cache_read == floor128(head) == 1408
+
+
+def test_a_changed_reasoning_effort_or_output_format_invalidates_the_whole_prefix(tmp_path):
+    # O-PC "Which settings affect the cached prefix?": reasoning.effort, text.format, text.verbosity,
+    # parallel_tool_calls render ahead of the conversation; the same request with another effort reads 0.
+    base = {"model": "gpt-5", "reasoning": {"effort": "low"}, "input": [{"role": "developer", "content": SYSTEM},
+                                                                        {"role": "user", "content": "Q?"}]}
+    bodies = [base, base, {**base, "reasoning": {"effort": "high", "summary": "auto"}},
+              {**base, "reasoning": {"effort": "high"}}]
+    p = tmp_path / "effort.jsonl"
+    p.write_text("".join(json.dumps({"request": b, "timestamp": f"2026-11-02T09:00:{10 * i:02d}Z"}) + "\n"
+                         for i, b in enumerate(bodies)))
+    rows = replay(load(p)).rows
+    assert [r.predicted.cache_read > 0 for r in rows] == [False, True, False, True]
+    assert rows[2].cause.kind == "prefix_changed"
+
+
+def test_azure_deployment_without_a_model_takes_the_response_model(tmp_path):
+    from ruamel.yaml import YAML
+
+    inters = []
+    for body, resp in conversation(2, SIZES):
+        body = {k: v for k, v in body.items() if k != "model"}
+        inters.append({"request": {"method": "POST", "body": json.dumps(body),
+                                   "uri": "https://acme.openai.azure.com/openai/deployments/review/chat/completions?api-version=2024-10-21"},
+                       "response": {"status": {"code": 200}, "body": {"string": json.dumps(resp)}}})
+    p = tmp_path / "azure.yaml"
+    with p.open("w") as fh:
+        YAML(typ="safe", pure=True).dump({"interactions": inters}, fh)
+    check_conversation(replay(load(p)).rows)

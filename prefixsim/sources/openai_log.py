@@ -100,6 +100,26 @@ def provider_of(model: str, uri: str = "") -> str:
     return "openai"
 
 
+#: Request settings OpenAI renders ahead of the conversation (hidden instructions), so a change of
+#: any invalidates the whole prefix (O-PC "Which settings affect the cached prefix?": tools are
+#: blocks of their own; these are the rest). Chat and Responses spell some differently.
+PREFIX_SETTINGS = ("parallel_tool_calls", "response_format", "text", "reasoning", "reasoning_effort", "verbosity",
+                   "context_management")
+
+
+def prefix_settings(body: dict) -> bytes:
+    """The settings of `PREFIX_SETTINGS` a request sets, as bytes mixed in before its first block
+    (empty when it sets none). Of `reasoning` only the effort counts (a summary setting is output)."""
+    found = []
+    for key in PREFIX_SETTINGS:
+        value = body.get(key)
+        if key == "reasoning" and isinstance(value, dict):
+            value = value.get("effort")
+        if value is not None:
+            found.append((key, value))
+    return dumps(found) if found else b""
+
+
 def _request_params(body: dict) -> tuple[str, str]:
     retention = body.get("prompt_cache_retention")
     options = body.get("prompt_cache_options")
@@ -115,8 +135,8 @@ def render_openai(body: dict) -> Request:
         raise UserError("request has no 'model'")
     pieces = R.request_pieces(body)
     retention, mode = _request_params(body)
-    return Request(model=model, blocks=tuple(p.block() for p in pieces), retention=retention, cache_mode=mode,
-                   explicit=tuple(i for i, p in enumerate(pieces) if p.mark))
+    return Request(model=model, blocks=tuple(p.block() for p in pieces), layer_params=(prefix_settings(body), b"", b""),
+                   retention=retention, cache_mode=mode, explicit=tuple(i for i, p in enumerate(pieces) if p.mark))
 
 
 def observed_usage(u: dict | None) -> Usage | None:
@@ -309,8 +329,10 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
     updated; the observed usage; the provider. UserError: the body or usage cannot be used."""
     body = ex.body
     model = body.get("model")
+    if model is None and isinstance(ex.response, dict) and isinstance(ex.response.get("model"), str):
+        model = ex.response["model"]   # Azure OpenAI names the deployment in the URL, the model in the response
     if not isinstance(model, str) or not model.strip():
-        raise UserError(f"request has no 'model'")
+        raise UserError("request has no 'model'")
     provider = provider or provider_of(model, ex.uri)
     check_model(model, provider)
     _priced(model, provider)
@@ -324,7 +346,8 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
     # An item sent back by reference (`item_reference`, a bare reasoning id) is the item it names.
     pieces = [q for p in R.request_pieces(body, history) for q in (st.items.get(p.ref, (p,)) if p.ref else (p,))]
     enc = R.encoding_for(model)
-    seed = xxhash.xxh3_128_digest(f"{provider}\0{canonical_model(model)}".encode())
+    params = prefix_settings(body)
+    seed = xxhash.xxh3_128_digest(f"{provider}\0{canonical_model(model)}".encode() + params)
     chain = _chain(seed, pieces)
     sizes = _sizes(st, enc, pieces, chain, obs.prompt_tokens if obs else None)
     blocks = tuple(p.block(n) for p, n in zip(pieces, sizes))
@@ -340,7 +363,7 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
         conv = _conversation(body)
         if conv:
             st.remember(st.conversations, f"conversation:{conv}", after)
-    request = Request(model=model, blocks=blocks, retention=retention, cache_mode=mode,
+    request = Request(model=model, blocks=blocks, layer_params=(params, b"", b""), retention=retention, cache_mode=mode,
                       explicit=tuple(i for i, p in enumerate(pieces) if p.mark),
                       output=tuple(o.block(n) for o, n in output))
     return request, obs, provider
