@@ -441,3 +441,22 @@ def test_azure_deployment_without_a_model_takes_the_response_model(tmp_path):
     with p.open("w") as fh:
         YAML(typ="safe", pure=True).dump({"interactions": inters}, fh)
     check_conversation(replay(load(p)).rows)
+
+
+def test_a_log_with_usage_but_no_responses_infers_each_reply_from_the_next_request(tmp_path):
+    # {request, usage} lines only: the reply of turn k is the assistant message turn k+1 sends back,
+    # sized by turn k's completion tokens, and is read through (floor128(prompt + completion)).
+    sizes = [1330, 1400, 1470]
+    lines = []
+    for k in range(3):
+        body, _ = chat_exchange(k)
+        prev = sizes[k - 1] + 30 if k else 0
+        usage = {"prompt_tokens": sizes[k], "completion_tokens": 30,
+                 "prompt_tokens_details": {"cached_tokens": floor128(prev)}}
+        lines.append(json.dumps({"request": body, "usage": usage}))
+    p = tmp_path / "usage-only.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    rows = replay(load(p)).rows
+    # 1,330 + 30 = 1,360 -> 1,280; 1,400 + 30 = 1,430 -> 1,408 (the prompt alone: 1,280)
+    assert [r.observed.cache_read for r in rows] == [0, 1280, 1408]
+    assert [r.predicted.cache_read for r in rows] == [0, 1280, 1408]
