@@ -63,7 +63,8 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     """Replay real traffic and explain every cache miss.
 
     PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
-    Anthropic / OpenAI request logs (JSONL) or VCR cassettes (YAML), or Mooncake / bailian traces.
+    Anthropic, OpenAI (Chat Completions / Responses) or DeepSeek request logs (JSONL) or VCR
+    cassettes (YAML or JSON), or Mooncake / bailian traces.
     Per request it prints observed vs predicted cache read / write / uncached tokens and the cause of
     each miss; the summary puts the naive mechanism's accuracy next to prefixsim's. Any of --ttl,
     --model, --provider, --breakpoints also replays the traffic under that design and prints the
@@ -74,6 +75,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
       prefixsim replay ~/.claude/projects/-home-me-app/4d5611e5.jsonl
       prefixsim replay ~/.claude/projects/-home-me-app/ --ttl 1h
       prefixsim replay calls.jsonl --format json
+      prefixsim replay tests/cassettes/test_chat.yaml --provider deepseek --model deepseek-chat
     """
     from .. import sources
 
