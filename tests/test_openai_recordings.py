@@ -460,3 +460,17 @@ def test_a_log_with_usage_but_no_responses_infers_each_reply_from_the_next_reque
     # 1,330 + 30 = 1,360 -> 1,280; 1,400 + 30 = 1,430 -> 1,408 (the prompt alone: 1,280)
     assert [r.observed.cache_read for r in rows] == [0, 1280, 1408]
     assert [r.predicted.cache_read for r in rows] == [0, 1280, 1408]
+
+
+def test_a_log_walked_from_disk_replays_as_one_held_in_memory(tmp_path, monkeypatch):
+    # Logs over sources.STREAM_LOGS_OVER are re-read line by line at their offsets; the reader's state
+    # (anchors, outputs, chains) lives with the log's sizer, so both walks predict the same.
+    import prefixsim.sources as sources
+    from prefixsim.sources import open_many
+
+    p = tmp_path / "calls.jsonl"
+    p.write_text("".join(json.dumps({"request": b, "response": r}) + "\n" for b, r in conversation(4, SIZES)))
+    held = [r.predicted.cache_read for r in replay(open_many([p])).rows]
+    monkeypatch.setattr(sources, "STREAM_LOGS_OVER", 0)
+    walked = [r.predicted.cache_read for r in replay(open_many([p])).rows]
+    assert walked == held == [r["usage"]["prompt_tokens_details"]["cached_tokens"] for _, r in conversation(4, SIZES)]
