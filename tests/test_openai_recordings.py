@@ -474,3 +474,29 @@ def test_a_log_walked_from_disk_replays_as_one_held_in_memory(tmp_path, monkeypa
     monkeypatch.setattr(sources, "STREAM_LOGS_OVER", 0)
     walked = [r.predicted.cache_read for r in replay(open_many([p])).rows]
     assert walked == held == [r["usage"]["prompt_tokens_details"]["cached_tokens"] for _, r in conversation(4, SIZES)]
+
+
+@pytest.mark.parametrize("context,read", [(None, 1280), ("all_turns", 1536)])
+def test_reasoning_of_earlier_turns_is_dropped_after_a_new_user_message(tmp_path, context, read):
+    # OpenAI reasoning guide: reasoning tokens of earlier turns are discarded; GPT-5.6's
+    # reasoning.context "all_turns" keeps them (shown here on a model that reports 128-token steps,
+    # so both cases read a rounded prefix). Turn 1: a 1,300-token prompt, 300 reasoning tokens and a
+    # 10-token reply; turn 2 sends both back with a new question. Dropped: the prefix parts after the
+    # prompt (1,300 -> 1,280); kept: it runs through the reply (1,300 + 310 = 1,610 -> 1,536).
+    extra = {"reasoning": {"effort": "low", **({"context": context} if context else {})}}
+    first = [{"role": "developer", "content": SYSTEM}, {"role": "user", "content": "Q0?"}]
+    out = [{"type": "reasoning", "id": "rs_0", "encrypted_content": "gAAAA-opaque", "summary": []},
+           {"type": "message", "id": "msg_0", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "A0.", "annotations": []}]}]
+    resp0 = {"id": "r0", "created_at": 1780000000, "output": out,
+             "usage": {"input_tokens": 1300, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 310,
+                       "output_tokens_details": {"reasoning_tokens": 300}}}
+    second = [*first, *out, {"role": "user", "content": "Q1?"}]
+    resp1 = {"id": "r1", "created_at": 1780000010, "output": [],
+             "usage": {"input_tokens": 1320 + (300 if context else 0), "input_tokens_details": {"cached_tokens": read},
+                       "output_tokens": 5}}
+    p = tmp_path / "turns.jsonl"
+    p.write_text(json.dumps({"request": {"model": "gpt-5.1", "input": first, **extra}, "response": resp0}) + "\n"
+                 + json.dumps({"request": {"model": "gpt-5.1", "input": second, **extra}, "response": resp1}) + "\n")
+    rows = replay(load(p)).rows
+    assert rows[1].predicted.cache_read == rows[1].observed.cache_read == read

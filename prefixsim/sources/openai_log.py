@@ -297,6 +297,20 @@ def _sizes(st: State, enc: str, pieces: list[R.Piece], chain: list[bytes], total
     return sizes
 
 
+def earlier_reasoning_dropped(pieces: list[R.Piece], body: dict) -> list[R.Piece]:
+    """OpenAI's reasoning models keep the reasoning of the current turn only: reasoning items sent back
+    before the latest user message are not in the context (reasoning guide: "input and output
+    tokens from each step are carried over, while reasoning tokens are discarded"), unless the
+    request asks for `reasoning.context: "all_turns"` (GPT-5.6+)."""
+    reasoning = body.get("reasoning")
+    if isinstance(reasoning, dict) and reasoning.get("context") == "all_turns":
+        return pieces
+    last_user = max((i for i, p in enumerate(pieces) if p.data.startswith(b'{"role":"user"')), default=-1)
+    if not any(p.reasoning and i < last_user for i, p in enumerate(pieces)):
+        return pieces
+    return [p for i, p in enumerate(pieces) if not (p.reasoning and i < last_user)]
+
+
 def _conversation(body: dict) -> str | None:
     conv = body.get("conversation")
     conv = conv.get("id") if isinstance(conv, dict) else conv
@@ -345,6 +359,8 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
                                                             thread.split(":", 1)[0], (), uncertain=True),)
     # An item sent back by reference (`item_reference`, a bare reasoning id) is the item it names.
     pieces = [q for p in R.request_pieces(body, history) for q in (st.items.get(p.ref, (p,)) if p.ref else (p,))]
+    if provider == "openai":
+        pieces = earlier_reasoning_dropped(pieces, body)
     enc = R.encoding_for(model)
     params = prefix_settings(body)
     seed = xxhash.xxh3_128_digest(f"{provider}\0{canonical_model(model)}".encode() + params)
