@@ -500,3 +500,22 @@ def test_reasoning_of_earlier_turns_is_dropped_after_a_new_user_message(tmp_path
                  + json.dumps({"request": {"model": "gpt-5.1", "input": second, **extra}, "response": resp1}) + "\n")
     rows = replay(load(p)).rows
     assert rows[1].predicted.cache_read == rows[1].observed.cache_read == read
+
+
+def test_prompt_cache_key_separates_caches():
+    # O-PC: prompt_cache_key "separates cache reuse between groups of requests". pydantic-ai sent the
+    # same 4,020-token prompt through Chat Completions, then the Responses API, with two keys: the
+    # second wrote 4,012 again instead of reading the first's entry.
+    res = replay([*load(DATA / RECORDINGS[0]), *load(DATA / RECORDINGS[1])])
+    first_responses = [r for r in res.rows if r.stream.endswith("-responses")][0]
+    assert first_responses.observed.cache_read == first_responses.predicted.cache_read == 0
+    assert first_responses.observed.cache_write_5m == first_responses.predicted.cache_write_5m == 4012
+
+
+def test_the_same_prompt_under_one_key_is_read_and_under_another_is_not(tmp_path):
+    body, resp = chat_exchange(0)
+    lines = [{"request": {**body, "prompt_cache_key": key}, "timestamp": f"2026-11-02T09:00:{10 * i:02d}Z"}
+             for i, key in enumerate(["team-a", "team-b", "team-a"])]
+    p = tmp_path / "keys.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert [r.predicted.cache_read > 0 for r in replay(load(p)).rows] == [False, False, True]

@@ -379,7 +379,9 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
         conv = _conversation(body)
         if conv:
             st.remember(st.conversations, f"conversation:{conv}", after)
+    key = body.get("prompt_cache_key")
     request = Request(model=model, blocks=blocks, layer_params=(params, b"", b""), retention=retention, cache_mode=mode,
+                      cache_salt=key if isinstance(key, str) else "",
                       explicit=tuple(i for i, p in enumerate(pieces) if p.mark),
                       output=tuple(o.block(n) for o, n in output))
     return request, obs, provider
