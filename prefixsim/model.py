@@ -76,6 +76,8 @@ class Request:
     `retention` is OpenAI's `prompt_cache_retention` ("" when the request does not set it);
     `cache_mode` its `prompt_cache_options.mode` ("" = implicit) and `explicit` the indices of the
     blocks that end at a `prompt_cache_breakpoint` (GPT-5.6+; the markers are not in the bytes).
+    `output` is what the response appended to the context, as a later request would send it back
+    (a replayed OpenAI / DeepSeek call): automatic caches keep the generated tokens with the prompt.
     """
 
     model: str
@@ -87,6 +89,7 @@ class Request:
     retention: str = ""
     cache_mode: str = ""
     explicit: tuple[int, ...] = ()
+    output: tuple[Block, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,9 @@ or from a price sheet that overrides or defines a model; every figure says which
 Self-hosted engines without a price sheet cost nothing per token (their cost is GPU time)."""
 from __future__ import annotations
 
+
 import datetime as dt
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Mapping
@@ -167,7 +169,18 @@ class PriceBook:
         if provider in SELF_HOSTED:
             free = Tiered(Decimal(0))
             return Rates(model, free, free, free, free, free, SELF_HOSTED_SOURCE)
-        return _from_genai_prices(model, _GENAI_PROVIDER.get(provider or ""), at)
+        try:
+            return _from_genai_prices(model, _GENAI_PROVIDER.get(provider or ""), at)
+        except UserError:
+            # As the providers write names: `openai/gpt-5.6-sol` (a router's prefix), a dated snapshot
+            # `gpt-5.6-2026-05-14` that genai-prices lists by its family only.
+            plain = _DATED.sub("", model.rsplit("/", 1)[-1])
+            if plain == model:
+                raise
+            return _from_genai_prices(plain, _GENAI_PROVIDER.get(provider or ""), at)
+
+
+_DATED = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8})$")
 
 
 def _key(model: str, provider: str | None, at: dt.datetime, cuts: tuple[int, ...]) -> tuple:

@@ -15,6 +15,7 @@ from prefixsim.cli import main
 CORPUS = Path(__file__).parent / "malformed"
 SCENARIOS = sorted(p.name for p in (CORPUS / "scenarios").glob("*.yaml"))
 LOGS = sorted(p.name for p in (CORPUS / "logs").glob("*.jsonl"))
+CASSETTES = sorted(p.name for p in (CORPUS / "cassettes").iterdir() if p.suffix in (".yaml", ".json"))
 
 
 def _run(args, capsys):
@@ -53,7 +54,22 @@ def test_bad_log_lines_are_skipped_and_named(name, capsys, monkeypatch):
         assert code == 0
 
 
+@pytest.mark.parametrize("name", CASSETTES)
+def test_bad_cassette_interactions_are_skipped_and_named(name, capsys, monkeypatch):
+    # A bad interaction is skipped and named by its index; a file that is no cassette is exit 2.
+    monkeypatch.chdir(CORPUS / "cassettes")
+    code, err = _run(["replay", name, "--format", "csv"], capsys)
+    assert code in (0, 2) and "Traceback" not in err
+    _check(CORPUS / "cassettes" / f"{name}.expected", err)
+    skipped = [line for line in err.splitlines() if ": skipped: " in line]
+    if code == 0 and skipped:
+        code, strict_err = _run(["replay", name, "--format", "csv", "--strict"], capsys)
+        first = skipped[0].replace(": skipped: ", ": ", 1)
+        assert code == 2 and strict_err.splitlines()[-1] == first + " (--strict: corrupt lines are fatal)"
+
+
 def test_every_input_has_its_expected_message():
-    inputs = {f"{n}.expected" for n in SCENARIOS} | {f"{n}.expected" for n in LOGS}
+    inputs = {f"{n}.expected" for n in SCENARIOS} | {f"{n}.expected" for n in LOGS} | \
+        {f"{n}.expected" for n in CASSETTES}
     found = {p.name for p in CORPUS.rglob("*.expected")}
     assert inputs == found

@@ -123,17 +123,22 @@ def test_openai_chat_log_replays_with_openai_rules_and_prices():
     rows = res.rows
     assert [r.provider for r in rows] == ["openai"] * 3
     assert "openai/gpt-4o" in res.summary.price_source
-    # Predicted: request k reads the longest prefix request k-1 sent (its blocks), rounded per O-PC.
+    # Predicted: request k reads the longest prefix cached before it: request k-1's prompt and the
+    # reply it generated, which request k sends back as its next message (the cache holds the KV of
+    # the generated tokens too), rounded per O-PC. Anchored to the usage: prompt k-1 + completion k-1.
     assert rows[0].predicted.cache_read == 0 and rows[0].cause.kind == "cold"
     for k in (1, 2):
-        shared = sum(b.tokens for b in recs[k].call.request.blocks[:len(recs[k - 1].call.request.blocks)])
-        assert rows[k].predicted.cache_read == _rounded_openai(shared) > 0
+        through_reply = len(recs[k - 1].call.request.blocks) + 1
+        shared = sum(b.tokens for b in recs[k].call.request.blocks[:through_reply])
+        prev = recs[k - 1].observed
+        assert shared == prev.prompt_tokens + prev.output_tokens
+        assert rows[k].predicted.cache_read == _rounded_openai(shared) == rows[k].observed.cache_read > 0
         assert rows[k].predicted.cache_write_5m == 0    # gpt-4o writes are free (O-PC)
     # Observed: gpt-4o at $2.50 input, $1.25 cached, $10 output per MTok (genai-prices openai/gpt-4o).
     expected = [(2006 - 0) * Decimal("2.5") + 40 * 10, (2150 - 1920) * Decimal("2.5") + 1920 * Decimal("1.25") + 45 * 10,
-                (2300 - 2048) * Decimal("2.5") + 2048 * Decimal("1.25") + 50 * 10]
+                (2300 - 2176) * Decimal("2.5") + 2176 * Decimal("1.25") + 50 * 10]
     assert [r.cost_observed for r in rows] == [x / MTOK for x in expected]
-    assert res.summary.cost_observed_usd == Decimal("0.01253")
+    assert res.summary.cost_observed_usd == Decimal("0.01237")
     doc = to_json(res)
     assert doc["summary"]["variant"]["provider"] == "observed" and doc["requests"][0]["provider"] == "openai"
 

@@ -32,8 +32,9 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--source", type=click.Choice(["claude-code", "anthropic", "openai", "mooncake", "bailian"]),
-              help="Force the input format (default: detected).")
+@click.option("--source", type=click.Choice(["claude-code", "anthropic", "openai", "deepseek", "mooncake", "bailian"]),
+              help="Force the input format (default: detected); openai = Chat Completions / Responses "
+                   "logs and cassettes, deepseek = the same replayed as DeepSeek's.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--ttl", type=click.Choice(["observed", "5m", "1h"]), default="observed", show_default=True,
               help="What-if: cache writes at this TTL. On Claude Code transcripts it is the main "
@@ -69,7 +70,8 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     """Replay real traffic and explain every cache miss.
 
     PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
-    Anthropic / OpenAI request logs (JSONL) or VCR cassettes (YAML), or Mooncake / bailian traces.
+    Anthropic, OpenAI (Chat Completions / Responses) or DeepSeek request logs (JSONL) or VCR
+    cassettes (YAML or JSON), or Mooncake / bailian traces.
     Per request it prints observed vs predicted cache read / write / uncached tokens and the cause of
     each miss; the summary puts the naive mechanism's accuracy next to prefixsim's. Any of --ttl,
     --model, --provider, --breakpoints also replays the traffic under that design and prints the
@@ -80,6 +82,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
       prefixsim replay ~/.claude/projects/-home-me-app/4d5611e5.jsonl
       prefixsim replay ~/.claude/projects/-home-me-app/ --ttl 1h
       prefixsim replay calls.jsonl --format json
+      prefixsim replay tests/cassettes/test_chat.yaml --provider deepseek --model deepseek-chat
     """
     from .. import sources
 

@@ -14,7 +14,7 @@ from typing import Callable
 import xxhash
 
 from ..model import Block, Layer, Request
-from ..store import State, Store
+from ..store import State, Store, extend_chain
 from ..tokenize import TokenCounter, common_prefix_tokens
 from .base import Decision
 from .tables import DEEPSEEK_RULE, AutoRule, openai_rule
@@ -105,11 +105,34 @@ class AutomaticPolicy:
             store.write(digests[j], cum[j], now, available_at, ttl, j, rule.max_lifetime)
         if rule.common_units:
             self._common_unit(rule, request, digests, cum, d0, hit, store, now, available_at, counter)
+        if request.output:
+            self._write_output(rule, request, digests, total, d0, store, now, available_at, counter)
         self._remember(request, digests, d0, hit)
         written = cum[written_to[-1]] - read if written_to and rule.write_multiplier_applies else 0
         return Decision(read=read, write_5m=written, write_1h=0, uncached=total - read - written,
                         hit=hit, blocked=blocked, below_minimum=hit < 0 and total < rule.min_tokens,
                         breakpoints=())
+
+    def _write_output(self, rule: AutoRule, request: Request, digests: list[bytes], total: int, d0: bytes,
+                      store: Store, now: float, available_at: float, counter: TokenCounter | None) -> None:
+        """The response's own tokens stay cached after the prompt (O-PC: the cache holds the KV states
+        the model computed, "generating output tokens" included; DS kv_cache: the end of the output is
+        a cache prefix unit): a later request that sends the output back reads through it. Written at
+        every output block past the minimum ("every"), or at the output's end only (DeepSeek's unit)."""
+        ext = Request(model=request.model, blocks=request.blocks + request.output, layer_params=request.layer_params)
+        chain = list(digests)
+        extend_chain(chain, d0, ext, len(digests))
+        n = len(digests)
+        cum = total
+        ends = []
+        for k, b in enumerate(request.output):
+            cum += b.tokens if b.tokens is not None else (counter.count(b) if counter is not None else 0)
+            ends.append(cum)
+        ttl = rule.idle(self.bound)
+        last = len(ends) - 1
+        for k, tokens in enumerate(ends):
+            if tokens >= rule.min_tokens and (rule.writes == "every" or k == last):
+                store.write(chain[n + k], tokens, now, available_at, ttl, n + k, rule.max_lifetime)
 
     def _at_breakpoints(self, rule: AutoRule, request: Request, digests: list[bytes], cum: list[int],
                         store: Store, now: float, available_at: float) -> Decision:

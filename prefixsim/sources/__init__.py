@@ -1,13 +1,15 @@
 """Importers of real traffic. `detect(path)` names a path's format; `load(path)` yields Records.
 
 Formats: claude-code (session transcripts: a .jsonl, a session folder, a projects folder),
-anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat Completions / Responses logs),
-and the serving-engine traces mooncake and bailian, which `prefixsim replay` hands to
+anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat Completions / Responses logs and
+cassettes; DeepSeek's OpenAI-compatible API among them), deepseek (the same, every request replayed
+as DeepSeek's), and the serving-engine traces mooncake and bailian, which `prefixsim replay` hands to
 `prefixsim.engines.trace`.
 """
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -15,7 +17,11 @@ from ..errors import UserError
 from .record import Record
 from .traffic import Head, Part, Traffic
 
-FORMATS = ("claude-code", "anthropic", "openai", "mooncake", "bailian")
+FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "mooncake", "bailian")
+#: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
+OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek"}
+#: Suffixes of recorded HTTP cassettes.
+CASSETTES = (".yaml", ".yml")
 TRACE_FORMATS = ("mooncake", "bailian")
 _SNIFF_LINES = 20
 
@@ -67,13 +73,29 @@ def detect(path: str | Path) -> str:
         if (p / "subagents").is_dir() or any(p.rglob("*.jsonl")):
             return "claude-code"
         raise UserError("folder holds no .jsonl transcripts", str(p))
-    if p.suffix in (".yaml", ".yml"):
-        return "anthropic"
+    if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
+        from . import openai_log
+
+        # A JSON cassette whose calls cannot be told is left to the reader that reads JSON cassettes.
+        return openai_log.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
     kind = sniff(p)
     if kind:
         return kind
     raise UserError(f"cannot tell the format from the first {_SNIFF_LINES} lines (known: {', '.join(FORMATS)}); "
                     "use --source", str(p))
+
+
+def _cassette_json(p: Path) -> bool:
+    """A `.json` file that is a whole cassette document (vcrpy's JSON serializer), not JSON Lines."""
+    from .files import open_regular
+
+    with open_regular(p) as fh:
+        head = fh.read(4096).lstrip()
+    return head.startswith(b"{") and any(k.encode() in head for k in ('"interactions"', '"http_interactions"'))
+
+
+def _is_cassette(p: Path) -> bool:
+    return p.suffix in CASSETTES or (p.suffix == ".json" and p.is_file() and _cassette_json(p))
 
 
 def _format(p: Path, source: str | None) -> str:
@@ -91,8 +113,9 @@ def _read(p: Path, fmt: str) -> list[Record]:
     from ..tokenize import get_tokenizer
 
     sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
-    if fmt == "openai":
-        return openai_log.load_jsonl(p, sizer)
+    if fmt in OPENAI_FORMATS:
+        read = openai_log.load_cassette if _is_cassette(p) else openai_log.load_jsonl
+        return read(p, sizer, OPENAI_FORMATS[fmt])
     if p.suffix in (".yaml", ".yml"):
         return anthropic_log.load_cassette(p, sizer)
     return anthropic_log.load_jsonl(p, sizer)
@@ -132,7 +155,7 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     sessions, logs = [], []
     for main, sub in claude_code.files_for(p, with_subagents):
         kind = None if main is None else problems.guarded(str(main), None, sniff, main)
-        if kind in ("anthropic", "openai"):
+        if kind in ("anthropic", *OPENAI_FORMATS):
             logs.append((main, kind))
         elif kind in TRACE_FORMATS:
             problems.skip(str(main), None, f"a {kind} engine trace, not a Claude Code transcript; "
@@ -148,10 +171,12 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefi
     from . import anthropic_log, api_log, claude_code, openai_log
     from ..tokenize import get_tokenizer
 
-    if fmt in ("anthropic", "openai") and p.suffix not in (".yaml", ".yml") and _stream_log(p):
-        kind = openai_log if fmt == "openai" else anthropic_log
+    if fmt in ("anthropic", *OPENAI_FORMATS) and not _is_cassette(p) and _stream_log(p):
+        kind = openai_log if fmt in OPENAI_FORMATS else anthropic_log
         sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text, share=False)
-        return [api_log.part(p, kind.request_id, kind.line_record, sizer, seen).qualified(prefix)]
+        line = partial(openai_log.line_record, provider=OPENAI_FORMATS[fmt]) if fmt in OPENAI_FORMATS \
+            else anthropic_log.line_record
+        return [api_log.part(p, kind.request_id, line, sizer, seen).qualified(prefix)]
     if fmt != "claude-code":   # a cassette: YAML is parsed whole anyway
         kept = []
         for r in _read(p, fmt):

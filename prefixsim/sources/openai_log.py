@@ -1,145 +1,575 @@
-"""OpenAI Chat Completions and Responses request logs (JSONL), with usage when present.
+"""OpenAI Chat Completions and Responses traffic, and DeepSeek's OpenAI-compatible API: JSONL request
+logs and VCR cassettes, with usage when present.
 
-One block per tool definition and per message (Responses: per input item), in the order sent; a
-message's role is part of its bytes. Sizes are counted with cl100k and, with usage, scaled to the
-observed prompt size. OpenAI counts cached tokens inside the prompt: uncached = prompt - cached.
+Blocks are what the model sees (`openai_render`): tools, instructions, then one block per message or
+input item (per content part where a `prompt_cache_breakpoint` marks one). Sizes are counted with the
+model's tiktoken encoding and OpenAI's chat framing, then anchored to observed usage: a request's
+prompt count is exact at its end, and a later request that starts with the same blocks is exact at
+that point too (the earlier count), as is the end of the output a response appended and the next
+request sent back (prompt + completion tokens). Between anchors the counted sizes are kept, the
+difference put on the tool definitions (whose rendering the count knows least) or the last block.
 
-The same log format carries DeepSeek's API (OpenAI-compatible; usage `prompt_cache_hit_tokens`, DS
-kv_cache guide): a record is replayed with the rules and prices of the provider its model belongs
-to (`provider_of`), never Anthropic's.
+Usage: OpenAI counts cached tokens inside the prompt (uncached = prompt - cached - written; Chat
+`usage.prompt_tokens_details.cached_tokens`, Responses `usage.input_tokens_details.cached_tokens` and
+`cache_write_tokens`, O-PC); DeepSeek reports `prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`
+(DS kv_cache). A request is replayed with the rules and prices of the provider it was sent to:
+DeepSeek when its model or its host says so, else OpenAI.
+
+A Responses request that continues another with `previous_response_id` runs on the server-side
+conversation: its prefix is the earlier request's input and output, rebuilt from the log.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import xxhash
 
 from ..errors import UserError
 from ..model import Block, Call, Layer, Request, Usage
 from ..render import dumps
 from ..providers.tables import canonical_model
-from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id, sized
+from . import openai_render as R
+from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
 from .record import Record, check_model, checked_usage, request_key, token_count
 
+#: Where an anchor's residual is spread as an addition rather than a scale: within this share of the
+#: counted size, the count is taken as right up to a few framing or tool tokens.
+ADDITIVE_WITHIN = 0.10
+_DEEPSEEK_HOSTS = ("deepseek.com",)
+#: Chains, reasoning sizes and item ids kept per reader (least recently added forgotten first).
+REMEMBERED = 65536
 
-def _parts(obj: dict) -> tuple[dict | None, dict | None]:
-    body = obj.get("request") or obj.get("body") or obj
-    resp = obj.get("response") or {}
-    usage = obj.get("usage") or (resp.get("usage") if isinstance(resp, dict) else None)
-    return (body if isinstance(body, dict) else None), (usage if isinstance(usage, dict) else None)
+
+def _body_of(value: Any) -> Any:
+    from .cassette import decode_body
+
+    if isinstance(value, dict) and ("body" in value or "parsed_body" in value) and "model" not in value:
+        inner = value.get("parsed_body", value.get("body"))
+        return decode_body(inner)
+    return value if isinstance(value, dict) else decode_body(value)
+
+
+def split(obj: Any) -> tuple[dict | None, dict | None, dict | None, Any]:
+    """(request body, response body, usage, timestamp) of a log line in any accepted shape: a body
+    (optionally with `usage`), or {request|body|params, response|usage, timestamp|time|created}."""
+    if not isinstance(obj, dict):
+        return None, None, None, None
+    raw = obj.get("request") or obj.get("body") or obj.get("params")
+    body = _body_of(raw) if raw is not None else obj
+    resp = obj.get("response")
+    resp = _body_of(resp) if resp is not None else None
+    usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else (
+        resp.get("usage") if isinstance(resp, dict) else None)
+    stamp = obj.get("timestamp") or obj.get("time")
+    return (body if isinstance(body, dict) else None), (resp if isinstance(resp, dict) else None), \
+        (usage if isinstance(usage, dict) else None), stamp
+
+
+_OPENAI_MODEL = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-", "deepseek")
+
+
+def openai_model(model: Any) -> bool:
+    """A model name OpenAI or DeepSeek writes (gpt-*, o1/o3/o4*, chatgpt-*, deepseek-*)."""
+    return isinstance(model, str) and canonical_model(model).startswith(_OPENAI_MODEL)
 
 
 def looks_openai(obj: dict) -> bool:
-    """Chat Completions or Responses traffic: OpenAI usage keys, or an `input` list / system-role message."""
-    body, usage = _parts(obj)
-    if usage and ("prompt_tokens" in usage or "input_tokens_details" in usage):
+    """Chat Completions or Responses traffic: OpenAI / DeepSeek usage keys, a Responses `input`, a
+    system-role message, or a model name of theirs."""
+    body, _, usage, _ = split(obj)
+    if usage and ("prompt_tokens" in usage or "input_tokens_details" in usage or "prompt_cache_hit_tokens" in usage):
         return True
     if not body or "model" not in body:
         return False
     if isinstance(body.get("input"), (list, str)) and "messages" not in body:
         return True
+    if openai_model(body.get("model")):
+        return isinstance(body.get("messages"), list)
     msgs = body.get("messages")
     return isinstance(msgs, list) and any(isinstance(m, dict) and m.get("role") in ("system", "developer", "tool")
                                           for m in msgs)
 
 
-def render_openai(body: dict) -> Request:
-    """A Chat Completions or Responses body -> Request (tools, then messages / input items)."""
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise UserError("request has no 'model'")
-    blocks = [Block(Layer.TOOLS, dumps(t), f"tools[{i}]") for i, t in enumerate(body.get("tools") or [])]
-    items: Any = body.get("messages") if "messages" in body else body.get("input")
-    if isinstance(items, str):
-        items = [{"role": "user", "content": items}]
-    if body.get("instructions"):
-        blocks.append(Block(Layer.SYSTEM, dumps({"instructions": body["instructions"]}), "instructions"))
-    key = "messages" if "messages" in body else "input"
-    explicit = []
-    for i, m in enumerate(items or []):
-        layer = Layer.SYSTEM if isinstance(m, dict) and m.get("role") in ("system", "developer") else Layer.MESSAGES
-        m, marked = _unmarked(m)
-        if marked:
-            explicit.append(len(blocks))
-        blocks.append(Block(layer, dumps(m), f"{key}[{i}]"))
+def provider_of(model: str, uri: str = "") -> str:
+    """The provider whose cache rules and prices apply: DeepSeek for its models or its host, else OpenAI."""
+    if canonical_model(model).startswith("deepseek") or any(h in uri for h in _DEEPSEEK_HOSTS):
+        return "deepseek"
+    return "openai"
+
+
+#: Request settings OpenAI renders ahead of the conversation (hidden instructions), so a change of
+#: any invalidates the whole prefix (O-PC "Which settings affect the cached prefix?": tools are
+#: blocks of their own; these are the rest). Chat and Responses spell some differently.
+PREFIX_SETTINGS = ("parallel_tool_calls", "response_format", "text", "reasoning", "reasoning_effort", "verbosity",
+                   "context_management")
+
+
+def prefix_settings(body: dict) -> bytes:
+    """The settings of `PREFIX_SETTINGS` a request sets, as bytes mixed in before its first block
+    (empty when it sets none). Of `reasoning` only the effort counts (a summary setting is output)."""
+    found = []
+    for key in PREFIX_SETTINGS:
+        value = body.get(key)
+        if key == "reasoning" and isinstance(value, dict):
+            value = value.get("effort")
+        if value is not None:
+            found.append((key, value))
+    return dumps(found) if found else b""
+
+
+def _request_params(body: dict) -> tuple[str, str]:
     retention = body.get("prompt_cache_retention")
     options = body.get("prompt_cache_options")
     mode = options.get("mode") if isinstance(options, dict) else None
-    return Request(model=model, blocks=tuple(blocks), retention=retention if isinstance(retention, str) else "",
-                   cache_mode=mode if isinstance(mode, str) else "", explicit=tuple(explicit))
+    return (retention if isinstance(retention, str) else "", mode if isinstance(mode, str) else "")
 
 
-def _unmarked(item: Any) -> tuple[Any, bool]:
-    """The item without its `prompt_cache_breakpoint` markers (a marker is not part of the prefix, as
-    Anthropic's cache_control is not), and whether one was set. O-PC places the breakpoint at the end of
-    the marked content block; one block per message here, so it is taken at the message's end (exact
-    when the marked part is the message's last, as in every O-PC example)."""
-    if not isinstance(item, dict):
-        return item, False
-    marked = False
-    for field in ("content", "output"):
-        parts = item.get(field)
-        if isinstance(parts, list) and any(isinstance(p, dict) and "prompt_cache_breakpoint" in p for p in parts):
-            marked = True
-            item = {**item, field: [{k: v for k, v in p.items() if k != "prompt_cache_breakpoint"}
-                                    if isinstance(p, dict) else p for p in parts]}
-    return item, marked
-
-
-def provider_of(model: str) -> str:
-    """The provider whose cache rules and prices apply to a model in an OpenAI-format log."""
-    return "deepseek" if canonical_model(model).startswith("deepseek") else "openai"
+def render_openai(body: dict) -> Request:
+    """A Chat Completions or Responses body -> Request (tools, instructions, messages / input items),
+    block sizes left to the tokenizer."""
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise UserError("request has no 'model'")
+    pieces = R.request_pieces(body)
+    retention, mode = _request_params(body)
+    return Request(model=model, blocks=tuple(p.block() for p in pieces), layer_params=(prefix_settings(body), b"", b""),
+                   retention=retention, cache_mode=mode, explicit=tuple(i for i, p in enumerate(pieces) if p.mark))
 
 
 def observed_usage(u: dict | None) -> Usage | None:
     """Usage as token classes (cached tokens are inside the prompt); UserError for fields that are not counts."""
     if not u:
         return None
-    if "prompt_tokens" in u:   # Chat Completions (and DeepSeek's variant of it)
+    if "prompt_tokens" in u or "prompt_cache_hit_tokens" in u:   # Chat Completions (and DeepSeek's variant)
         names = ("prompt_tokens", "prompt_tokens_details", "completion_tokens")
-    else:                      # Responses
+    elif "input_tokens" in u:                                    # Responses
         names = ("input_tokens", "input_tokens_details", "output_tokens")
-    prompt = token_count(u.get(names[0]), names[0])
+    else:
+        return None
     details = u.get(names[1])
     details = details if isinstance(details, dict) else {}
     if "cached_tokens" in details:
         cached = token_count(details.get("cached_tokens"), f"{names[1]}.cached_tokens")
     else:
         cached = token_count(u.get("prompt_cache_hit_tokens"), "prompt_cache_hit_tokens")
+    if names[0] in u:
+        prompt = token_count(u.get(names[0]), names[0])
+    else:   # DeepSeek: hit + miss
+        prompt = cached + token_count(u.get("prompt_cache_miss_tokens"), "prompt_cache_miss_tokens")
     written = token_count(details.get("cache_write_tokens"), f"{names[1]}.cache_write_tokens")
     return checked_usage(Usage(input_tokens=prompt - cached - written, cache_write_5m=written, cache_read=cached,
                                output_tokens=token_count(u.get(names[2]), names[2])))
 
 
-def request_id(obj: Any) -> str | None:
-    """A log line's request id (None without one); UserError: the line is no OpenAI request."""
-    body, _ = _parts(obj) if isinstance(obj, dict) else (None, None)
-    if body is None or "model" not in body:
-        raise UserError("not an OpenAI request; needs 'model' and 'messages' or 'input'")
-    return request_key(obj.get("id"))
+@lru_cache(maxsize=1024)
+def _priced(model: str, provider: str) -> None:
+    """UserError (the line is skipped, named) when genai-prices has no price for the model: a replay
+    prices every request it keeps."""
+    from ..pricing import PriceBook
+
+    PriceBook().rates(model, provider)
 
 
-def line_record(obj: dict, rid: str | None, index: int, path: str, line: int, sizer: Sizer,
-                history: object = None) -> Record:
-    """The request of a line `request_id` accepted (UserError: its body, usage or timestamp cannot be
-    used). Same shape as the Anthropic reader's; `history` is not used (OpenAI bodies render cheaply)."""
-    body, usage = _parts(obj)
-    request = render_openai(body)
-    provider = provider_of(request.model)   # render_openai checked it is a name
-    check_model(request.model, provider)
-    obs = observed_usage(usage)
-    request = sized(request, sizer, obs.prompt_tokens if obs else None)
-    stamp = obj.get("timestamp") or obj.get("created")
-    t = _seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING
+def _reasoning_tokens(u: dict | None) -> int:
+    if not isinstance(u, dict):
+        return 0
+    for key in ("output_tokens_details", "completion_tokens_details"):
+        d = u.get(key)
+        if isinstance(d, dict) and isinstance(d.get("reasoning_tokens"), int):
+            return max(0, d["reasoning_tokens"])
+    return 0
+
+
+@dataclass
+class State:
+    """What one reader learned from earlier requests: observed token counts at chain positions
+    (anchors), the size of each reasoning item a response produced, and each response's conversation
+    (for `previous_response_id`)."""
+
+    anchors: dict[bytes, int] = field(default_factory=dict)
+    reasoning: dict[str, int] = field(default_factory=dict)
+    conversations: dict[str, tuple[R.Piece, ...]] = field(default_factory=dict)
+    items: dict[str, tuple[R.Piece, ...]] = field(default_factory=dict)   # output item id -> its blocks
+    counts: dict[tuple[str, bytes], int] = field(default_factory=dict)
+
+    def remember(self, table: dict, key: Any, value: Any) -> None:
+        table[key] = value
+        if len(table) > REMEMBERED:
+            del table[next(iter(table))]
+
+
+def state_of(sizer: Sizer) -> State:
+    """The reader state that goes with a sizer (one per log or cassette, kept across its walks)."""
+    st = sizer.__dict__.get("openai_state")
+    if st is None:
+        st = sizer.__dict__["openai_state"] = State()
+    return st
+
+
+def _count(st: State, enc: str, piece: R.Piece) -> int:
+    key = (enc, piece.data)
+    n = st.counts.get(key)
+    if n is None:
+        count = get_tokenizer_cached(enc).count_text
+        n = sum(count(t) for t in piece.text if t)
+        st.remember(st.counts, key, n)
+    return n + piece.fixed
+
+
+_TOKENIZERS: dict[str, Any] = {}
+
+
+def get_tokenizer_cached(name: str):
+    from ..tokenize import get_tokenizer
+
+    tok = _TOKENIZERS.get(name)
+    if tok is None:
+        tok = _TOKENIZERS[name] = get_tokenizer(name)
+    return tok
+
+
+def _spread(counts: list[int], delta: int, uncertain: list[bool]) -> list[int]:
+    """`counts` made to total `delta`. The difference goes to the blocks whose count is least sure
+    (tool definitions, images, a history the log lacks) when they can take it; else, when it is
+    small, to the last block (the reply primer, framing); else every count is scaled (cumulative
+    rounding, no drift)."""
+    if not counts:
+        return []
+    counted = sum(counts)
+    diff = delta - counted
+    targets = [i for i, u in enumerate(uncertain) if u]
+    if not (targets and sum(counts[i] for i in targets) + diff >= 0):
+        targets = [len(counts) - 1] if abs(diff) <= ADDITIVE_WITHIN * counted and counts[-1] + diff >= 0 else []
+    if targets:
+        out = list(counts)
+        share = sum(out[i] for i in targets)
+        prev = cum = 0
+        for k, i in enumerate(targets):
+            cum += out[i]
+            part = round(diff * cum / share) if share else (diff if k == len(targets) - 1 else 0)
+            out[i] += part - prev
+            prev = part
+        return out
+    if counted == 0:
+        return [0] * (len(counts) - 1) + [delta]
+    sizes, cum, prev = [], 0, 0
+    for c in counts:
+        cum += c
+        here = round(delta * cum / counted)
+        sizes.append(here - prev)
+        prev = here
+    return sizes
+
+
+def _chain(seed: bytes, pieces: list[R.Piece]) -> list[bytes]:
+    out, d = [], seed
+    for p in pieces:
+        d = xxhash.xxh3_128_digest(d + bytes((int(p.layer),)) + p.data)
+        out.append(d)
+    return out
+
+
+def _sizes(st: State, enc: str, pieces: list[R.Piece], chain: list[bytes], total: int | None) -> list[int]:
+    """Each piece's tokens: counted, then made exact at every anchor (an earlier request's observed
+    end or output end that this request starts with) and at this request's observed end."""
+    counts = []
+    for p in pieces:
+        size = st.reasoning.get(p.reasoning) if p.reasoning else None
+        counts.append(size if size is not None else _count(st, enc, p))
+    if counts:
+        counts[-1] += R.PRIMER
+    marks = [(0, 0)]
+    for i, d in enumerate(chain):
+        a = st.anchors.get(d)
+        if a is not None and a >= marks[-1][1] and (total is None or a <= total):
+            marks.append((i + 1, a))
+    if total is not None and (marks[-1][0] < len(pieces) or marks[-1][1] != total) and total >= marks[-1][1]:
+        if marks[-1][0] == len(pieces):
+            marks.pop()
+        marks.append((len(pieces), total))
+    sizes: list[int] = []
+    for (a, x), (b, y) in zip(marks, marks[1:]):
+        sizes.extend(_spread(counts[a:b], y - x, [p.uncertain for p in pieces[a:b]]))
+    sizes.extend(counts[len(sizes):])
+    return sizes
+
+
+def earlier_reasoning_dropped(pieces: list[R.Piece], body: dict) -> list[R.Piece]:
+    """OpenAI's reasoning models keep the reasoning of the current turn only: reasoning items sent back
+    before the latest user message are not in the context (reasoning guide: "input and output
+    tokens from each step are carried over, while reasoning tokens are discarded"), unless the
+    request asks for `reasoning.context: "all_turns"` (GPT-5.6+)."""
+    reasoning = body.get("reasoning")
+    if isinstance(reasoning, dict) and reasoning.get("context") == "all_turns":
+        return pieces
+    last_user = max((i for i, p in enumerate(pieces) if p.data.startswith(b'{"role":"user"')), default=-1)
+    if not any(p.reasoning and i < last_user for i, p in enumerate(pieces)):
+        return pieces
+    return [p for i, p in enumerate(pieces) if not (p.reasoning and i < last_user)]
+
+
+def _conversation(body: dict) -> str | None:
+    conv = body.get("conversation")
+    conv = conv.get("id") if isinstance(conv, dict) else conv
+    return conv if isinstance(conv, str) and conv else None
+
+
+def _thread(body: dict) -> str | None:
+    """The server-side conversation a Responses request continues: a `previous_response_id`, or a
+    `conversation` (the Conversations API: every earlier item of it is in the context)."""
+    prev = body.get("previous_response_id")
+    if isinstance(prev, str) and prev:
+        return f"previous_response_id:{prev}"
+    conv = _conversation(body)
+    return f"conversation:{conv}" if conv else None
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One recorded call, whatever held it: request body, response body, usage, time, where."""
+
+    body: dict
+    response: dict | None
+    usage: dict | None
+    stamp: Any
+    uri: str = ""
+
+
+def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Request, Usage | None, str]:
+    """The Request of one exchange with its blocks sized, its output attached, and the reader state
+    updated; the observed usage; the provider. UserError: the body or usage cannot be used."""
+    body = ex.body
+    model = body.get("model")
+    if model is None and isinstance(ex.response, dict) and isinstance(ex.response.get("model"), str):
+        model = ex.response["model"]   # Azure OpenAI names the deployment in the URL, the model in the response
+    if not isinstance(model, str) or not model.strip():
+        raise UserError("request has no 'model'")
+    provider = provider or provider_of(model, ex.uri)
+    check_model(model, provider)
+    _priced(model, provider)
+    st = state_of(sizer)
+    obs = observed_usage(ex.usage)
+    history: tuple[R.Piece, ...] = ()
+    thread = _thread(body)
+    if thread:
+        history = st.conversations.get(thread) or (R.Piece(Layer.MESSAGES, dumps({"conversation": thread}),
+                                                            thread.split(":", 1)[0], (), uncertain=True),)
+    # An item sent back by reference (`item_reference`, a bare reasoning id) is the item it names.
+    pieces = [q for p in R.request_pieces(body, history) for q in (st.items.get(p.ref, (p,)) if p.ref else (p,))]
+    if provider == "openai":
+        pieces = earlier_reasoning_dropped(pieces, body)
+    enc = R.encoding_for(model)
+    params = prefix_settings(body)
+    seed = xxhash.xxh3_128_digest(f"{provider}\0{canonical_model(model)}".encode() + params)
+    chain = _chain(seed, pieces)
+    sizes = _sizes(st, enc, pieces, chain, obs.prompt_tokens if obs else None)
+    blocks = tuple(p.block(n) for p, n in zip(pieces, sizes))
+    if obs is not None and chain:
+        st.remember(st.anchors, chain[-1], obs.prompt_tokens)
+    output = _output(st, enc, ex, provider, obs, pieces, chain, seed)
+    retention, mode = _request_params(body)
+    if "input" in body:
+        own = tuple(p for p in pieces if p.layer != Layer.TOOLS and p.path != "instructions")
+        after = own + tuple(o for o, _ in output)
+        if isinstance(ex.response, dict) and isinstance(ex.response.get("id"), str):
+            st.remember(st.conversations, f"previous_response_id:{ex.response['id']}", after)
+        conv = _conversation(body)
+        if conv:
+            st.remember(st.conversations, f"conversation:{conv}", after)
+    key = body.get("prompt_cache_key")
+    request = Request(model=model, blocks=blocks, layer_params=(params, b"", b""), retention=retention, cache_mode=mode,
+                      cache_salt=key if isinstance(key, str) else "",
+                      explicit=tuple(i for i, p in enumerate(pieces) if p.mark),
+                      output=tuple(o.block(n) for o, n in output))
+    return request, obs, provider
+
+
+def _output(st: State, enc: str, ex: Exchange, provider: str, obs: Usage | None, pieces: list[R.Piece],
+            chain: list[bytes], seed: bytes) -> list[tuple[R.Piece, int]]:
+    """The response's output as blocks with sizes (None without a response). Sized from the usage:
+    reasoning items take the reasoning tokens, the rest the other output tokens. An OpenAI Chat
+    response whose reasoning stayed hidden is left out: the next request cannot send it back."""
+    out = R.output_pieces(ex.response)
+    if not out:
+        return []
+    reasoning = _reasoning_tokens(ex.usage)
+    chat = not isinstance(ex.response.get("output"), list)   # type: ignore[union-attr]
+    if chat and reasoning and not any(p.data.find(b'"reasoning_content"') >= 0 for p in out):
+        return []
+    rs = [i for i, p in enumerate(out) if p.reasoning]
+    counts = [0 if p.reasoning else _count(st, enc, p) for p in out]
+    if obs is not None and obs.output_tokens:
+        visible = obs.output_tokens - (reasoning if rs else 0)
+        rest = [i for i in range(len(out)) if i not in rs]
+        if visible >= 0 and rest:
+            for i, n in zip(rest, _spread([counts[i] for i in rest], visible, [out[i].uncertain for i in rest])):
+                counts[i] = n
+        for k, i in enumerate(rs):
+            counts[i] = reasoning // len(rs) + (1 if k < reasoning % len(rs) else 0)
+    for i in rs:
+        st.remember(st.reasoning, out[i].reasoning, counts[i])
+    items = ex.response.get("output") if isinstance(ex.response, dict) else None   # type: ignore[union-attr]
+    if isinstance(items, list):
+        for i, item in enumerate(items):
+            own = tuple(p for p in out if p.path == f"output[{i}]" or p.path.startswith(f"output[{i}]."))
+            if own and isinstance(item, dict) and isinstance(item.get("id"), str):
+                st.remember(st.items, item["id"], own)
+    if obs is not None:
+        ext = _chain(chain[-1] if chain else seed, out)
+        st.remember(st.anchors, ext[-1], obs.prompt_tokens + sum(counts))
+    return list(zip(out, counts))
+
+
+def _time(ex: Exchange, index: int, path: str, line: int) -> tuple[float, Any]:
+    stamp = ex.stamp
+    if not stamp and isinstance(ex.response, dict):
+        stamp = ex.response.get("created_at") or ex.response.get("created")
+    return (_seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING), stamp
+
+
+def record(ex: Exchange, rid: str | None, index: int, path: str, line: int, sizer: Sizer,
+           provider: str | None = None) -> Record:
+    """One exchange as a Record (UserError: its body, usage or timestamp cannot be used)."""
+    request, obs, provider = build(ex, sizer, provider)
+    t, stamp = _time(ex, index, path, line)
     rid = rid or generated_id(path, index)
+    body = ex.body
     stream = request_key(body.get("prompt_cache_key") or body.get("user"), "prompt_cache_key / user") or "main"
     call = Call(t=t, request=request, stream=stream, label=rid,
                 output_tokens=obs.output_tokens if obs else 0, ttft=DEFAULT_TTFT)
     return Record(call, rid, _stamp_text(stamp, t), obs, path, line, provider=provider)
 
 
-def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
+def request_id(obj: Any) -> str | None:
+    """A log line's request id (None without one); UserError: the line is no OpenAI request."""
+    body = split(obj)[0]
+    if body is None or "model" not in body:
+        raise UserError("not an OpenAI request; needs 'model' and 'messages' or 'input'")
+    rid = obj.get("id") or obj.get("request_id")
+    if rid is None and isinstance(obj.get("response"), dict):
+        rid = split(obj)[1].get("id") if split(obj)[1] else None
+    return request_key(rid)
+
+
+def line_record(obj: dict, rid: str | None, index: int, path: str, line: int, sizer: Sizer,
+                history: object = None, provider: str | None = None) -> Record:
+    """The request of a line `request_id` accepted (UserError: its body, usage or timestamp cannot be
+    used). Same shape as the Anthropic reader's; `history` is not used (the reader's state lives
+    with the sizer, `state_of`)."""
+    body, resp, usage, stamp = split(obj)
+    return record(Exchange(body, resp, usage, stamp, str(obj.get("uri") or "")), rid, index, path, line, sizer,
+                  provider)
+
+
+def load_jsonl(path: Path, sizer: Sizer, provider: str | None = None) -> list[Record]:
     """One request per line: a body, or {request|body, response|usage, timestamp}, in file order. A
     line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
     from .api_log import scan
 
-    return [rec for _, rec in scan(path, request_id, line_record, sizer)]
+    def one(obj, rid, index, p, line, s, history):
+        return line_record(obj, rid, index, p, line, s, history, provider)
+
+    return inferred_outputs([rec for _, rec in scan(path, request_id, one, sizer)])
+
+
+#: Models whose Chat replies start with reasoning the client never sends back (OpenAI's reasoning
+#: models): a reply inferred from the next request would not be what the cache holds.
+_HIDDEN_REASONING = ("o1", "o3", "o4", "gpt-5", "gpt-6")
+
+
+def inferred_outputs(records: list[Record]) -> list[Record]:
+    """A log that kept the usage but not the response: the reply each request generated is the
+    assistant message the next request of its stream sends back right after it, when there is one
+    (its size: the completion tokens). Without it the cache would seem to stop at the prompt."""
+    last: dict[str, int] = {}
+    out = list(records)
+    for k, rec in enumerate(out):
+        i = last.get(rec.call.stream)
+        last[rec.call.stream] = k
+        if i is None:
+            continue
+        prev = out[i]
+        pr, req = prev.call.request, rec.call.request
+        n = len(pr.blocks)
+        if (pr.output or prev.observed is None or not prev.observed.output_tokens or len(req.blocks) <= n
+                or canonical_model(pr.model) != canonical_model(req.model)
+                or (prev.provider == "openai" and canonical_model(pr.model).startswith(_HIDDEN_REASONING))
+                or not req.blocks[n].data.startswith(b'{"role":"assistant"')
+                or any(a.key != b.key for a, b in zip(pr.blocks, req.blocks[:n]))):
+            continue
+        echo = req.blocks[n]
+        reply = Block(echo.layer, echo.data, echo.path, tokens=prev.observed.output_tokens)
+        out[i] = replace(prev, call=replace(prev.call, request=replace(pr, output=(reply,))))
+    return out
+
+
+#: Endpoints whose calls are replayed; others in a cassette (embeddings, model lists, files) are passed over.
+_ENDPOINTS = ("/chat/completions", "/responses")
+
+
+def is_call(body: Any, uri: str, method: str) -> bool:
+    """An interaction that is a Chat Completions or Responses call (by its path, or by its body when
+    the cassette keeps no uri)."""
+    if method and method != "POST":
+        return False
+    path = uri.split("?", 1)[0]
+    if path:
+        return path.rstrip("/").endswith(_ENDPOINTS)
+    return isinstance(body, dict) and "model" in body and ("messages" in body or "input" in body) \
+        and (looks_openai({"request": body}))
+
+
+def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list[Record]:
+    """A VCR cassette's Chat Completions / Responses calls (other endpoints are passed over). An
+    interaction that cannot be used is skipped and named."""
+    from . import problems
+    from .anthropic_log import LineChecks
+    from .cassette import interactions, load_document, request_of
+
+    doc = load_document(path)
+    checks = LineChecks(path)
+    out: list[Record] = []
+    where = str(path)
+
+    def one(inter: Any, i: int) -> Record | None:
+        body, resp, uri, method = request_of(inter)
+        if not is_call(body, uri, method):
+            return None
+        if not isinstance(body, dict):
+            raise UserError("request body is not a JSON object")
+        usage = resp.get("usage") if isinstance(resp, dict) and isinstance(resp.get("usage"), dict) else None
+        return record(Exchange(body, resp, usage, None, uri), f"{path}#{i}", len(out), where, 0, sizer, provider)
+
+    for i, inter in enumerate(interactions(doc, path)):
+        rec = problems.guarded(where, None, one, inter, i, where=f"interaction {i}")
+        if rec is not None:   # an interaction has no line number: the notes name the file only
+            checks.time(rec.call.t, 0)
+            checks.usage(rec.observed, 0)
+            out.append(rec)
+    checks.finish()
+    return inferred_outputs(out)
+
+
+def sniff_cassette(path: Path) -> str | None:
+    """'openai' when a cassette holds Chat Completions or Responses calls, 'anthropic' when it holds
+    Messages calls, None when it holds neither (or does not parse: its reader names why)."""
+    from . import problems
+    from .cassette import interactions, load_document, request_of
+
+    try:
+        inters = interactions(load_document(path), path)
+    except problems.LINE_ERRORS:
+        return None
+    for inter in inters:
+        try:
+            body, _, uri, method = request_of(inter)
+        except problems.LINE_ERRORS:
+            continue
+        if is_call(body, uri, method):
+            return "openai"
+        if "/v1/messages" in uri or (isinstance(body, dict) and "messages" in body and not uri):
+            return "anthropic"
+    return None

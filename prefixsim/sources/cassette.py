@@ -1,0 +1,203 @@
+"""HTTP recordings (VCR cassettes) as (request body, response body, uri) per interaction, whatever
+the recorder wrote.
+
+Recorders differ in where the body is and how it is encoded:
+- pydantic-ai style YAML: `request.parsed_body` / `response.parsed_body`, already parsed;
+- vcrpy and pytest-recording (vcrpy underneath): `request.body` a JSON string (or bytes, or null),
+  `response.body.string` a string or `!!binary` bytes, often gzip-compressed;
+- Ruby VCR style: `http_interactions`, `body.string` or `body.base64_string`;
+- the same cassettes serialized as JSON instead of YAML.
+A body is taken as JSON after undoing base64 and gzip where the bytes say so (gzip's magic number);
+a streamed response (Server-Sent Events) is assembled into the response object it streamed.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import zlib
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import UserError
+
+#: Keys that hold a cassette's interactions (vcrpy / pytest-recording, Ruby VCR).
+INTERACTION_KEYS = ("interactions", "http_interactions")
+_GZIP = b"\x1f\x8b"
+
+
+def load_document(path: Path) -> Any:
+    """The cassette file parsed (YAML, or JSON for a `.json` cassette); UserError when it does not parse."""
+    from ruamel.yaml import YAML
+
+    from ..yamlsafe import check_aliases
+    from . import problems
+    from .files import check_regular
+
+    check_regular(path)
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError(f"not UTF-8 text (byte {e.start})", str(path)) from None
+    if path.suffix == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise UserError(f"not valid JSON ({e.msg})", str(path), e.lineno) from None
+        except RecursionError:
+            raise UserError("nested too deeply to read", str(path)) from None
+    try:
+        doc = YAML(typ="safe", pure=True).load(text)
+    except Exception as e:  # ruamel raises several types; all are the user's file being malformed
+        mark = getattr(e, "problem_mark", None)
+        why = problems.unusable(e) if isinstance(e, RecursionError) else getattr(e, "problem", e)
+        raise UserError(f"not valid YAML: {why}", str(path), mark.line + 1 if mark else None) from None
+    check_aliases(doc, str(path))
+    return doc
+
+
+def interactions(doc: Any, path: Path) -> list:
+    """The list of recorded interactions (UserError: the document is no cassette)."""
+    if isinstance(doc, dict):
+        for key in INTERACTION_KEYS:
+            if key in doc:
+                if not isinstance(doc[key], list):
+                    raise UserError(f"a cassette's `{key}:` must be a list", str(path), 1)
+                return doc[key]
+    raise UserError("a cassette is a mapping with a list of `interactions:`", str(path), 1)
+
+
+def _bytes(value: Any) -> bytes | None:
+    """A recorded body as bytes: text, bytes (YAML !!binary), or a recorder's {string | base64_string}."""
+    if isinstance(value, dict):
+        if "base64_string" in value:
+            try:
+                return base64.b64decode(str(value["base64_string"]), validate=False)
+            except (binascii.Error, ValueError):
+                return None
+        value = value.get("string")
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    return None
+
+
+def _unpacked(raw: bytes) -> bytes:
+    """Undo gzip / zlib and base64 where the bytes show them (a body recorded compressed, or a
+    compressed body stored as base64 text); anything else is returned as it is."""
+    for _ in range(3):
+        if raw[:2] == _GZIP:
+            try:
+                raw = gzip.decompress(raw)
+                continue
+            except (OSError, EOFError, zlib.error):
+                return raw
+        stripped = raw.strip()
+        if not stripped or stripped[:1] in (b"{", b"[", b":") or stripped.startswith((b"data:", b"event:")):
+            return raw
+        try:
+            decoded = base64.b64decode(stripped, validate=True)
+        except (binascii.Error, ValueError):
+            return raw
+        if decoded[:2] == _GZIP or decoded.lstrip()[:1] in (b"{", b"["):
+            raw = decoded
+            continue
+        return raw
+    return raw
+
+
+def decode_body(value: Any) -> Any:
+    """A recorded request or response body as parsed JSON (a streamed response assembled into the
+    object it streamed); None when it is empty or not JSON."""
+    if isinstance(value, (dict, list)) and not (isinstance(value, dict) and ("string" in value or "base64_string" in value)):
+        return value
+    raw = _bytes(value)
+    if not raw:
+        return None
+    raw = _unpacked(raw)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    stripped = text.lstrip()
+    if stripped.startswith(("data:", "event:", ":")):
+        return assemble_stream(text)
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+
+
+def _events(text: str) -> Iterator[Any]:
+    for line in text.splitlines():
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if not data or data == "[DONE]":
+            continue
+        try:
+            yield json.loads(data)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+
+
+def assemble_stream(text: str) -> dict | None:
+    """A Server-Sent Events body as the response it streamed: the Responses API's final
+    `response.completed` (or `.incomplete`) event, or Chat Completions chunks joined into one message
+    (content, reasoning_content and tool-call deltas) with the last chunk's usage."""
+    message: dict[str, Any] = {"role": "assistant"}
+    calls: dict[int, dict] = {}
+    usage = None
+    head: dict[str, Any] = {}
+    for ev in _events(text):
+        if not isinstance(ev, dict):
+            continue
+        if isinstance(ev.get("response"), dict) and str(ev.get("type", "")).startswith("response."):
+            if ev["type"] in ("response.completed", "response.incomplete", "response.failed"):
+                return ev["response"]
+            continue
+        if isinstance(ev.get("usage"), dict):
+            usage = ev["usage"]
+        for key in ("id", "model", "created"):
+            if key in ev and key not in head:
+                head[key] = ev[key]
+        for choice in ev.get("choices") or []:
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(delta, dict):
+                continue
+            for key in ("content", "reasoning_content"):
+                if isinstance(delta.get(key), str):
+                    message[key] = message.get(key, "") + delta[key]
+            for tc in delta.get("tool_calls") or []:
+                if not isinstance(tc, dict):
+                    continue
+                slot = calls.setdefault(int(tc.get("index", len(calls)) or 0), {"id": None, "type": "function",
+                                                                                "function": {"name": "", "arguments": ""}})
+                if tc.get("id"):
+                    slot["id"] = tc["id"]
+                fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+                for key in ("name", "arguments"):
+                    if isinstance(fn.get(key), str):
+                        slot["function"][key] += fn[key]
+    if not head and usage is None and len(message) == 1:
+        return None
+    if calls:
+        message["tool_calls"] = [calls[k] for k in sorted(calls)]
+    return {**head, "choices": [{"index": 0, "message": message}], "usage": usage}
+
+
+def request_of(inter: Any) -> tuple[Any, Any, str, str]:
+    """(request body, response body, uri, method) of one interaction, bodies decoded (None: absent
+    or not JSON); UserError when the interaction is no mapping."""
+    if not isinstance(inter, dict):
+        raise UserError("is not a mapping")
+    req = inter.get("request") if isinstance(inter.get("request"), dict) else {}
+    resp = inter.get("response") if isinstance(inter.get("response"), dict) else {}
+    body = req.get("parsed_body") if "parsed_body" in req else decode_body(req.get("body"))
+    out = resp.get("parsed_body") if "parsed_body" in resp else decode_body(resp.get("body") or resp.get("content"))
+    uri = req.get("uri") or req.get("url") or ""
+    method = req.get("method") or ""
+    return body, out, str(uri), str(method).upper()
