@@ -1,6 +1,8 @@
 """The scenario file format, as pydantic models (`prefixsim schema` prints their JSON Schema).
 
-Sizes are in tokens. Durations are seconds or strings like "90s", "5m", "1h", "2m30s".
+Sizes are in tokens, written as numbers or as people write them: 30K, 2k, 1.5M, 30_000 (a size
+written as text would otherwise be taken as literal text, silently: `system: 30K` is 30,000 tokens,
+`system: {text: 30K}` the three characters). Durations are seconds or strings like "90s", "5m", "1h", "2m30s".
 """
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag,
-                      field_validator)
+                      WithJsonSchema, field_validator)
 
 from ..pricing import MAX_PRICE
 
@@ -46,7 +48,45 @@ def _at_most_a_year(seconds: float, given: Any) -> float:
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
-Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+
+#: A size as text: digits with `_` separators, an optional decimal part, an optional k / M
+#: suffix (thousand, million; either case, as engine.capacity already reads them).
+_SIZE = re.compile(r"^\s*(\d[\d_]*(?:\.\d+)?)\s*([kKmM])?\s*$")
+
+
+def size_value(v: str) -> int | None:
+    """'30K' -> 30000, '1.5M' -> 1500000, '30_000' -> 30000; None when the text is not a size."""
+    m = _SIZE.match(v)
+    if m is None or (m.group(2) is None and "_" not in m.group(1) and "." in m.group(1)):
+        return None
+    digits = m.group(1).replace("_", "")
+    if len(digits) > 30:
+        return MAX_TOKENS + 1   # too large either way; reported by the bound, not by float overflow
+    amount = float(digits) * {"k": 1_000, "m": 1_000_000}.get((m.group(2) or "").lower(), 1)
+    if amount != int(amount):
+        raise ValueError(f"{v!r} is not a whole number of tokens")
+    return int(amount)
+
+
+def parse_size(v: Any) -> Any:
+    """A token count: a number, or text such as '30K'; anything else is left for the type check."""
+    if isinstance(v, str):
+        n = size_value(v)
+        if n is not None:
+            return n
+    return v
+
+
+_SIZE_SCHEMA = {"anyOf": [{"type": "integer", "minimum": 0, "maximum": MAX_TOKENS},
+                          {"type": "string", "pattern": r"^\s*\d[\d_]*(\.\d+)?\s*[kKmM]?\s*$"}]}
+Tokens = Annotated[int, BeforeValidator(parse_size), Field(ge=0, le=MAX_TOKENS), WithJsonSchema(_SIZE_SCHEMA)]
+
+
+def _text_or_size(v: Any) -> Any:
+    """Where a field takes literal text or a size, text that reads as a size is the size."""
+    return parse_size(v)
+
+
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 TTL = Literal["5m", "1h"]
 Price = Annotated[float, Field(ge=0, le=MAX_PRICE)]
@@ -114,7 +154,7 @@ class HistorySpec(Strict):
 
 class Conversation(Strict):
     tools: ToolsSpec | LiteralTools | None = None
-    system: TextSpec | str | Tokens | None = None
+    system: Annotated[TextSpec | str | Tokens | None, BeforeValidator(_text_or_size)] = None
     history: HistorySpec | LiteralHistory | None = None
     file: str | None = Field(None, description="A request body JSON file whose tools, system and messages "
                                                "are the base (path relative to the scenario file).")
@@ -181,7 +221,7 @@ class SubagentSpec(OwnStream):
     """N fresh children with their own system prompt, tools and task."""
 
     children: Count = 1
-    system: TextSpec | str | Tokens = 1500
+    system: Annotated[TextSpec | str | Tokens, BeforeValidator(_text_or_size)] = 1500
     tools: ToolsSpec | LiteralTools = ToolsSpec(count=6, size=300)
     task: Tokens = 300
     turns: Count = 1
@@ -211,9 +251,9 @@ class AddToolSpec(Strict):
 
 
 class EditSystemSpec(Strict):
-    append: str | Tokens | None = None
-    prepend: str | Tokens | None = None
-    replace: str | Tokens | None = None
+    append: Annotated[str | Tokens | None, BeforeValidator(_text_or_size)] = None
+    prepend: Annotated[str | Tokens | None, BeforeValidator(_text_or_size)] = None
+    replace: Annotated[str | Tokens | None, BeforeValidator(_text_or_size)] = None
 
 
 class CompactSpec(OwnStream):

@@ -1,0 +1,26 @@
+"""Nearest-name suggestions for everything a user types by name (commands, options, keys, models,
+providers, studies): one wording everywhere, so a typo always gets the same kind of help."""
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+
+def nearest(name: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The valid name closest to `name` (case-insensitive), or None when nothing is close."""
+    choices = list(choices)
+    by_lower = {c.lower(): c for c in choices}
+    found = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=cutoff)
+    return by_lower[found[0]] if found else None
+
+
+def unknown(kind: str, name: str, choices: Iterable[str], show: int = 12) -> str:
+    """"unknown provider 'antropic' (did you mean 'anthropic'? valid: ...)"; a long list of valid
+    names is left out when there is a suggestion, and cut to `show` names when there is none."""
+    choices = list(choices)
+    near = nearest(name, choices)
+    if near is not None:
+        listed = f" valid: {', '.join(choices)}" if len(choices) <= show else ""
+        return f"unknown {kind} {name!r} (did you mean {near!r}?{listed})"
+    listed = ", ".join(choices[:show]) + (f", ... ({len(choices)} in all)" if len(choices) > show else "")
+    return f"unknown {kind} {name!r} (valid: {listed})"
