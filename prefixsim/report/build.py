@@ -54,7 +54,7 @@ def sweep_chart(res: ScenarioResult) -> LineChart | None:
         return None
     y = res.chart.y
     lines: dict[str, tuple[list, list]] = {}
-    for v, s in zip(res.variants, res.comparison()):
+    for v, s in zip(res.variants, res.comparison_rows()):
         base = v.variant.split(" [")[0]
         xs, ys = lines.setdefault(base, ([], []))
         xs.append(float(v.sweep_value))
@@ -111,7 +111,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
             for k, val in v.assumptions.items():
                 if k.startswith(("prices", "time-of-day prices", "clock start")) and (k, val) not in assumptions:
                     assumptions.append((k, val))
-        summary = res.comparison()
+        summary = res.comparison_rows()
         best = min(summary, key=lambda s: s["cost_usd"])
         worst = max(summary, key=lambda s: s["cost_usd"])
         reading = (f"Cheapest: “{best['variant']}” at ${best['cost_usd']:.4f} ({best['hit_rate']:.1%} of prompt tokens "
