@@ -10,6 +10,9 @@ def nearest(name: str, choices: Iterable[str], cutoff: float = 0.6) -> str | Non
     """The valid name closest to `name` (case-insensitive), or None when nothing is close."""
     choices = list(choices)
     by_lower = {c.lower(): c for c in choices}
+    starts = [c for low, c in by_lower.items() if low.startswith(str(name).lower())] if name else []
+    if len(starts) == 1:   # `fork` for `fork-vs-subagent`: a unique prefix is what was meant
+        return starts[0]
     found = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=cutoff)
     return by_lower[found[0]] if found else None
 

@@ -4,7 +4,7 @@ Pure string work, so the output is the same bytes at the same width on every mac
 from __future__ import annotations
 
 import textwrap
-from typing import Sequence
+from typing import Callable, Sequence
 
 GAP = 2
 #: Text columns narrow to WRAP_TEXT before any header wraps, and never below MIN_TEXT.
@@ -24,7 +24,7 @@ def _header_lines(text: str, width: int) -> list[str]:
 
 
 def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bool], width: int,
-        wrappable: Sequence[bool]) -> str:
+        wrappable: Sequence[bool], rule: bool = True, right: Callable[[str], bool] | None = None) -> str:
     """An aligned table no wider than `width` when it can be: first headers wrap at their spaces, then
     the wrappable (text) columns narrow, widest first, their cells wrapping onto extra lines."""
     n = len(head)
@@ -52,13 +52,15 @@ def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bo
     depth = max(len(h) for h in heads)
     lines: list[str] = []
 
-    def emit(cells: list[str]) -> None:
-        lines.append("  ".join(c.rjust(w) if num else c.ljust(w)
+    def emit(cells: list[str]) -> None:   # `right`, when given, aligns each cell by its own text
+        lines.append("  ".join(c.rjust(w) if (right(c) if right else num) else c.ljust(w)
                                for c, w, num in zip(cells, widths, numeric)).rstrip())
 
-    for k in range(depth):   # headers bottom-aligned, like a spreadsheet's
-        emit([h[k - (depth - len(h))] if k >= depth - len(h) else "" for h in heads])
-    emit(["-" * w for w in widths])
+    for k in range(depth):   # headers bottom-aligned, like a spreadsheet's, and aligned as their column
+        lines.append("  ".join((c.rjust(w) if (right(c) if right else num) else c.ljust(w)) for c, w, num in zip(
+            [h[k - (depth - len(h))] if k >= depth - len(h) else "" for h in heads], widths, numeric)).rstrip())
+    if rule:
+        emit(["-" * w for w in widths])
     for row in body:
         wrapped = [_wrap(c, w) if wrappable[i] else [c] for i, (c, w) in enumerate(zip(row, widths))]
         for k in range(max(len(x) for x in wrapped)):
