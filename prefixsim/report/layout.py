@@ -68,6 +68,16 @@ def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bo
     return "\n".join(lines)
 
 
+def min_width(head: Sequence[str], body: Sequence[Sequence[str]], wrappable: Sequence[bool]) -> int:
+    """The narrowest `fit` can make this table (headers at their longest word, text at MIN_TEXT)."""
+    total = 0
+    for i, h in enumerate(head):
+        word = max(len(w) for w in (h.split() or [""]))
+        cells = max([len(r[i]) for r in body] or [0])
+        total += max(word, min(cells, MIN_TEXT)) if wrappable[i] else max(word, cells)
+    return total + GAP * (len(head) - 1)
+
+
 def footnote_causes(causes: list[str], room: int) -> tuple[list[str], list[str]]:
     """Causes that fit `room` characters stay as they are; a longer one shows its kind and a footnote
     number, the full text goes to the list under the table (one number per distinct text)."""

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from ..results import GPU_COLUMNS, ScenarioResult
 from .answer import answers
-from .layout import fit, footnote_causes, wrap_block
+from .layout import fit, footnote_causes, min_width, wrap_block
 
 HEADERS = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m", "cache_write_1h_tokens": "write 1h",
           "input_tokens": "uncached", "output_tokens": "output", "hit_rate": "hit", "cost_usd": "cost $",
@@ -73,6 +73,8 @@ def grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool = False, max_
 #: Width of terminal output when it is not a terminal (a pipe, a file, a test): fixed, so the bytes
 #: do not depend on who runs it.
 DEFAULT_WIDTH = 120
+#: Columns left out, in this order, when a table cannot otherwise fit a narrow terminal.
+NARROW_DROPS = ("output_tokens", "cost_no_cache_usd", "savings_vs_no_cache", "requests", "stream", "model")
 _TEXT_COLS = ("label", "stream", "model", "cause", "variant", "scenario")
 
 
@@ -92,8 +94,16 @@ def _fit_grid(rows: Sequence[dict], cols: Sequence[str], width: int, notes: list
             b[i] = c
         if notes is not None:
             notes += found
-    return fit([HEADERS.get(c, c) for c in cols], body, _numeric(cols), width,
-               [c in ("label", "variant", "cause") for c in cols])
+    head = [HEADERS.get(c, c) for c in cols]
+    wrap = [c in ("label", "variant", "cause") for c in cols]
+    for c in NARROW_DROPS:   # a narrow terminal: leave out what the answer does not rest on
+        if min_width(head, body, wrap) <= width:
+            break
+        if c in cols:
+            i = list(cols).index(c)
+            cols, head, wrap = [*cols[:i], *cols[i + 1:]], head[:i] + head[i + 1:], wrap[:i] + wrap[i + 1:]
+            body = [b[:i] + b[i + 1:] for b in body]
+    return fit(head, body, _numeric(cols), width, wrap)
 
 
 def _repeats(rows: Sequence[dict], col: str) -> bool:
