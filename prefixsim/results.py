@@ -177,6 +177,7 @@ class ScenarioResult:
     description: str | None
     variants: list[VariantResult]
     chart: Any = None
+    question: str | None = None   # the design question (`question:`), the report's summary opens with it
 
     def __repr__(self) -> str:
         rows = self.comparison_rows()

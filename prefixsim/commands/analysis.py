@@ -234,6 +234,17 @@ def report(paths, output, model, title, price_date):
       prefixsim report scenarios/ -o reports/review/
     """
     from ..report.build import build_report
+    from .run import Progress
 
-    out = build_report(list(paths), output, model=model, title=title, when=parse_price_date(price_date))
+    bar = Progress(0)   # a bar on stderr once the report has taken more than a second (terminals only)
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.total = total
+        bar(done, label)
+
+    try:
+        out = build_report(list(paths), output, model=model, title=title, when=parse_price_date(price_date),
+                           progress=progress)
+    finally:
+        bar.close()
     click.echo(f"wrote {out[0]} and {out[1]}", err=True)

@@ -431,6 +431,8 @@ class Scenario(Settings):
 
     name: str
     description: str | None = None
+    question: str | None = Field(None, description="The design question the scenario answers, in one sentence; "
+                                                   "the report's summary opens with it and the answer.")
     variants: list[Variant] | None = None
     sweep: SweepSpec | None = None
     chart: ChartSpec | None = None
