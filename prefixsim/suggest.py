@@ -6,8 +6,11 @@ import difflib
 from typing import Iterable
 
 
-def nearest(name: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
-    """The valid name closest to `name` (case-insensitive), or None when nothing is close."""
+def nearest(name: str, choices: Iterable[str], cutoff: float | None = None) -> str | None:
+    """The valid name closest to `name` (case-insensitive), or None when nothing is close. Long names
+    share long stems (`claude-...`), so they must be closer to count as a typo of each other."""
+    if cutoff is None:
+        cutoff = 0.6 if len(str(name)) <= 10 else 0.8
     choices = list(choices)
     by_lower = {c.lower(): c for c in choices}
     starts = [c for low, c in by_lower.items() if low.startswith(str(name).lower())] if name else []

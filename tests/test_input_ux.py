@@ -94,3 +94,50 @@ def test_unknown_provider_suggests_the_nearest(tmp_path):
     with pytest.raises(UserError) as e:
         _load(tmp_path, "name: s\nprovider: opnai\ntimeline: [request: 1]\n")
     assert "unknown provider 'opnai' (did you mean 'openai'?" in e.value.message
+
+
+# --- names typed on the command line ---------------------------------------------------------------
+
+def _cli(args, tmp_path):
+    return CliRunner().invoke(cli, [*args, "--out", str(tmp_path)] if args[0] == "breakeven" else args)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["breakeven", "fork"], "unknown study 'fork' (did you mean 'fork-vs-subagent'?"),
+    (["breakeven", "fork-vs-subagent", "-p", "chidren=4"],
+     "unknown fork-vs-subagent parameter 'chidren' (did you mean 'children'?"),
+    (["breakeven", "fork-vs-subagent", "-p", "children=four"], "--param children: 'four' is not a whole number"),
+    (["breakeven", "fork-vs-subagent", "-p", "parent_static=lots"],
+     "--param parent_static: 'lots' is not a whole number of tokens (e.g. 30000 or 30K)"),
+    (["breakeven", "ttl", "--model", "claude-sonet-4-5"], "unknown Anthropic model 'claude-sonet-4-5' (did you mean "
+                                                          "'claude-sonnet-4-5'?)"),
+])
+def test_names_on_the_command_line_get_the_nearest_valid_one(args, needle, tmp_path):
+    from prefixsim.errors import UserError as UE
+
+    result = _cli(args, tmp_path)
+    text = result.output + (str(result.exception) if isinstance(result.exception, UE) else "")
+    assert result.exit_code != 0 and needle in text, text
+
+
+def test_study_sizes_take_suffixes(tmp_path):
+    from prefixsim.commands.analysis import _parse_params
+
+    assert _parse_params("fork-vs-subagent", ("parent_static=30K", "children=4")).parent_static == 30_000
+
+
+def test_an_unpriced_model_gets_the_nearest_priced_one():
+    import datetime as dt
+
+    from prefixsim.pricing import PriceBook
+
+    with pytest.raises(UserError, match=r"no price for model 'gpt-4oo' \(did you mean 'gpt-4o'\?\)"):
+        PriceBook(when=dt.date(2026, 11, 30)).rates("gpt-4oo", "openai")
+
+
+def test_long_names_need_to_be_close_to_be_suggested():
+    from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS
+    from prefixsim.suggest import nearest
+
+    assert nearest("claude-nonesuch-9", sorted(ANTHROPIC_MIN_TOKENS)) is None
+    assert nearest("frok", ["fork", "btw"]) == "fork"
