@@ -250,6 +250,10 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
             out = sim.step(call, at)
             opt = alt.step(call, at) if alt is not None else None
+            for it in rec.iterations:   # server tools: more model iterations under the same usage
+                it = apply_variant(it, variant, rec.main)
+                out = _joined(out, sim.step(it, at))
+                opt = _joined(opt, alt.step(it, at)) if alt is not None and opt is not None else opt
             price_sources.add(out.price_source)
             obs = rec.observed
             # What was paid: the recorded model at the recorded provider's prices, whatever the variant.
@@ -268,6 +272,16 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
     summary = _summarize(rows, variant, price_sources, output_in_cost, top)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
+
+
+def _joined(first, later):
+    """One request's outcome over its iterations: usage and costs summed, the first one's cause."""
+    u, v = first.usage, later.usage
+    usage = Usage(input_tokens=u.input_tokens + v.input_tokens, cache_write_5m=u.cache_write_5m + v.cache_write_5m,
+                  cache_write_1h=u.cache_write_1h + v.cache_write_1h, cache_read=u.cache_read + v.cache_read,
+                  output_tokens=u.output_tokens + v.output_tokens)
+    return replace(first, usage=usage, cost_usd=first.cost_usd + later.cost_usd,
+                   cost_no_cache_usd=first.cost_no_cache_usd + later.cost_no_cache_usd)
 
 
 def _instant(stamp: str) -> dt.datetime | None:

@@ -291,4 +291,8 @@ def diff(a, b, indices, fmt):
     if fmt == "json":
         click.echo(json.dumps(d.to_dict(), indent=2, ensure_ascii=False))
     else:
-        click.echo(d.describe())
+        from ..report.layout import wrap_block
+        from ..report.tables import DEFAULT_WIDTH
+
+        click.echo("\n".join(line if len(line) <= DEFAULT_WIDTH else wrap_block(line, DEFAULT_WIDTH, "  ")
+                              for line in d.describe().splitlines()))
