@@ -150,7 +150,7 @@ def collect(path: str, runs: list[Run], results: list[VariantResult]) -> Scenari
     for v in results:   # the summary a report shows is the sum of the rows it lists (a bug otherwise)
         summary_matches_rows(v.summary(), v.rows(), v.outcomes)
     sc = runs[0].scenario
-    return ScenarioResult(sc.name, path, sc.description, results, sc.chart)
+    return ScenarioResult(sc.name, path, sc.description, results, sc.chart, sc.question)
 
 
 def run_scenario(path: str, price_date: dt.date | None = None, start: dt.datetime | None = None) -> ScenarioResult:

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "diff": "prefixsim.commands.replay:diff",
     "breakeven": "prefixsim.commands.analysis:breakeven",
     "report": "prefixsim.commands.analysis:report",
+    "init": "prefixsim.commands.init:init",
 }
 
 EXIT_USAGE = 2
@@ -35,6 +36,15 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         return self._load(name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """`prefixsim rn`: say which command was probably meant."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self._load(name) is None:
+            from .suggest import unknown
+
+            ctx.fail(unknown("command", name, self.list_commands(ctx)))
+        return super().resolve_command(ctx, args)
 
     @staticmethod
     def _load(name: str) -> click.Command | None:
@@ -58,8 +68,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """Offline prefix-cache simulator and cost calculator for LLM agent harnesses.
 
     \b
-    Example:
-      prefixsim run scenarios/
+    Examples:
+      prefixsim run scenarios/          the comparison of each scenario's designs
+      prefixsim run --examples          the example scenarios shipped with prefixsim
+      prefixsim init my-study           a commented starter scenario to edit
+
+    \b
+    Shell completion (bash; zsh and fish alike, with zsh_source / fish_source):
+      eval "$(_PREFIXSIM_COMPLETE=bash_source prefixsim)"
     """
     ctx.ensure_object(dict)["debug"] = debug
 

@@ -12,11 +12,15 @@ class UserError(Exception):
         self.path = path
         self.line = line
         self.col = col
+        #: Further mistakes found in the same pass (a file's other errors), one line each.
+        self.also: list[UserError] = []
 
     def located(self, path: str | None = None, line: int | None = None,
                 col: int | None = None) -> "UserError":
         """Fill in a location the raiser did not know; an existing one is kept."""
-        return UserError(self.message, self.path or path, self.line or line, self.col or col)
+        e = type(self)(self.message, self.path or path, self.line or line, self.col or col)
+        e.also = [x.located(path) for x in self.also]
+        return e
 
     def __str__(self) -> str:
         where = ""
@@ -27,7 +31,7 @@ class UserError(Exception):
                 if self.col:
                     where += f":{self.col}"
             where += ": "
-        return where + self.message
+        return "\n".join([where + self.message, *(str(x) for x in self.also)])
 
 
 class RequestError(UserError):

@@ -232,7 +232,9 @@ def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime) -> 
         calc = genai_prices.calc_price(GUsage(input_tokens=1, output_tokens=1), model_ref=model,
                                        provider_id=provider_id, genai_request_timestamp=at)
     except LookupError:
-        raise UserError(f"no price for model {model!r} in genai-prices {genai_prices.__version__}; "
+        near = _nearest_priced(model, provider_id)
+        hint = f" (did you mean {near!r}?)" if near else ""
+        raise UserError(f"no price for model {model!r}{hint} in genai-prices {genai_prices.__version__}; "
                         "give one in the scenario's price sheet") from None
     except ValueError as e:
         raise UserError(f"no price for model {model!r}: {e}") from None
@@ -249,6 +251,18 @@ def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime) -> 
     source = (f"genai-prices {genai_prices.__version__} bundled data: {calc.provider.id}/{calc.model.id}, "
               f"prices as of {when}")
     return Rates(model, inp, out, read, w5, w1, source, cuts)
+
+
+def _nearest_priced(model: str, provider_id: str | None) -> str | None:
+    """The genai-prices model id nearest a name it does not know (the provider's own first)."""
+    from genai_prices import data_snapshot
+
+    from .suggest import nearest
+
+    providers = data_snapshot.get_snapshot().providers
+    mine = [p for p in providers if p.id == provider_id]
+    return nearest(model, sorted({m.id for p in mine for m in p.models})) or \
+        nearest(model, sorted({m.id for p in providers for m in p.models}))
 
 
 def _genai_cuts(info) -> tuple[int, ...]:

@@ -2,6 +2,7 @@
 every metric. Token hit rate = cache_read / (uncached + cache_write + cache_read), token-weighted."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
@@ -83,6 +84,34 @@ class VariantResult:
     #: outcomes above are the pessimistic end, the figures shown by default.
     optimistic: list[Outcome] | None = None
 
+    @property
+    def base_variant(self) -> str:
+        """The variant's own name, without the ` [param=value]` a sweep adds."""
+        suffix = f" [{self.sweep_param}={self.sweep_value}]"
+        return self.variant.removesuffix(suffix) if self.sweep_param is not None else self.variant
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"<VariantResult {self.variant!r}: {s['requests']} requests, hit {s['hit_rate']:.1%}, "
+                f"${s['cost_usd']:.4f}>")
+
+    def stream_rows(self) -> list[dict[str, Any]]:
+        """Costs split by stream: the main conversation, and each step's children together (`fork1`
+        for the first fork's fork1.1, fork1.2, ...), so a shared warm-up is set apart from them."""
+        groups: dict[str, list[Outcome]] = {}
+        names: dict[str, set[str]] = {}
+        for o in self.outcomes:
+            g = stream_group(o.call.stream)
+            groups.setdefault(g, []).append(o)
+            names.setdefault(g, set()).add(o.call.stream)
+        total = sum((o.cost_usd for o in self.outcomes), Decimal(0))
+        out = []
+        for g, outs in groups.items():
+            s = summarize(outs)
+            out.append({"stream": g, "streams": len(names[g]), **{k: v for k, v in s.items() if not k.startswith("_")},
+                        "cost_share": round(float(s["_cost"] / total), 6) if total else 0.0})
+        return out
+
     def rows(self) -> list[dict[str, Any]]:
         rows = [request_row(o) for o in self.outcomes]
         if self.self_hosted:
@@ -119,6 +148,28 @@ def _bound(kind: str, figures: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def stream_group(stream: str) -> str:
+    """`fork1.3` -> `fork1`: the children of one step are one group; other streams are their own."""
+    head, dot, tail = stream.rpartition(".")
+    return head if dot and tail.isdigit() else stream
+
+
+@functools.cache
+def _frame_class():
+    """A pandas DataFrame that, called, returns the comparison's rows as dicts: `res.comparison` is the
+    notebook's table and `res.comparison()` stays what the report code (and older callers) read.
+    Built on first use, so importing results does not import pandas."""
+    import pandas as pd
+
+    class CallableFrame(pd.DataFrame):
+        _metadata = ["_rows"]
+
+        def __call__(self) -> list[dict[str, Any]]:
+            return self._rows()
+
+    return CallableFrame
+
+
 @dataclass
 class ScenarioResult:
     name: str
@@ -126,24 +177,71 @@ class ScenarioResult:
     description: str | None
     variants: list[VariantResult]
     chart: Any = None
+    question: str | None = None   # the design question (`question:`), the report's summary opens with it
+
+    def __repr__(self) -> str:
+        rows = self.comparison_rows()
+        n = len(rows)
+        head = f"<ScenarioResult {self.name!r}: {n} variant{'s' if n != 1 else ''}"
+        if not rows:
+            return head + ">"
+        best = min(rows, key=lambda r: r["cost_usd"])
+        return head + f", cheapest {best['variant']!r} ${best['cost_usd']:.4f}>"
+
+    def _sweep_columns(self, v: VariantResult) -> dict[str, Any]:
+        return {} if v.sweep_param is None else {v.sweep_param: v.sweep_value}
 
     @property
     def requests(self):
-        """Every request of every variant as a pandas DataFrame."""
+        """Every request of every variant as a pandas DataFrame: a sweep's parameter is a column, the
+        variant its plain name, and `cause` / `cause_detail` split as in replay results."""
         import pandas as pd
 
-        rows = [{"scenario": self.name, "variant": v.variant, **r} for v in self.variants for r in v.rows()]
-        return pd.DataFrame(rows, columns=["scenario", "variant", *REQUEST_COLUMNS])
+        params = self._params()
+        rows = []
+        for v in self.variants:
+            for r, o in zip(v.rows(), v.outcomes):
+                rows.append({"scenario": self.name, "variant": v.base_variant, **self._sweep_columns(v), **r,
+                             "cause": o.cause.kind or None, "cause_detail": o.cause.detail or None})
+        return pd.DataFrame(rows, columns=["scenario", "variant", *params, *REQUEST_COLUMNS, "cause_detail"])
 
     @property
     def summary(self):
-        """One row per variant as a pandas DataFrame, with the comparison columns."""
+        """One row per variant (and sweep value) as a pandas DataFrame, with the comparison columns."""
         import pandas as pd
 
-        return pd.DataFrame(self.comparison(), columns=["scenario", "variant", *SUMMARY_COLUMNS,
-                                                         "vs_cheapest"])
+        rows = [{**r, "variant": v.base_variant, **self._sweep_columns(v)}
+                for v, r in zip(self.variants, self.comparison_rows())]
+        return pd.DataFrame(rows, columns=["scenario", "variant", *self._params(), *SUMMARY_COLUMNS, "vs_cheapest"])
 
-    def comparison(self) -> list[dict[str, Any]]:
+    @property
+    def comparison(self):
+        """The comparison of variants as a DataFrame (every summary column, GPU-seconds and the
+        optimistic bound where they apply; `vs_cheapest` within each sweep value). Calling it,
+        `res.comparison()`, gives the same rows as dicts."""
+        from .report.tables import comparison_rows
+
+        rows = [{k: val for k, val in r.items() if not k.startswith("_")} for r in comparison_rows(self)]
+        for r, v in zip(rows, self.variants):
+            r["variant"] = v.base_variant
+        cols = list(dict.fromkeys(["scenario", "variant", *self._params(), *(k for r in rows for k in r)]))
+        df = _frame_class()(rows, columns=cols)
+        df._rows = self.comparison_rows
+        return df
+
+    @property
+    def by_stream(self):
+        """Costs split by stream group (main, compact, fork1, sub1, ...) per variant, as a DataFrame."""
+        import pandas as pd
+
+        rows = [{"scenario": self.name, "variant": v.base_variant, **self._sweep_columns(v), **r}
+                for v in self.variants for r in v.stream_rows()]
+        return pd.DataFrame(rows)
+
+    def _params(self) -> list[str]:
+        return list(dict.fromkeys(v.sweep_param for v in self.variants if v.sweep_param is not None))
+
+    def comparison_rows(self) -> list[dict[str, Any]]:
         sums = [(v, v.summary()) for v in self.variants]
         cheapest = min((s["_cost"] for _, s in sums), default=Decimal(0))
         out = []

@@ -216,7 +216,7 @@ def test_scenario_results_carry_both_bounds(tmp_path):
     assert summary["cache_read_input_tokens_optimistic"] == sum(r["cache_read_input_tokens_optimistic"] for r in rows)
     assert summary["cost_usd_optimistic"] < summary["cost_usd"]
     text = scenario_text(res)
-    assert "pessimistic bound" in text and "read (optimistic)" in text
+    assert "pessimistic bound" in text and "read (opt.)" in text
 
 
 # --- GPT-5.6+: breakpoints (O-PC "How caching works", "How prefix matching works", "Gotchas") ------

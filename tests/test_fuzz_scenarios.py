@@ -147,7 +147,9 @@ def outcome_or_user_error(text) -> str:
             results = [simulate(r, PRICE_DATE) for r in runs]
         except UserError as e:
             msg = str(e)
-            assert msg and "\n" not in msg.strip() and e.path, msg
+            # one line per mistake (a file's errors come in one pass), each naming the file
+            assert msg and "\n" not in e.message and e.path, msg
+            assert all(line.startswith(e.path) for line in msg.splitlines()), msg
             return "user error: " + e.message.split(" ")[0]
         for run, v in zip(runs, results):
             summary_matches_rows(v.summary(), v.rows(), v.outcomes)

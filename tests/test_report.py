@@ -38,7 +38,7 @@ def test_breakeven_json_and_params(tmp_path):
 
 def test_breakeven_bad_param(tmp_path):
     rc, out, err = cli("breakeven", "ttl", "-p", "nonsense=3", "--out", str(tmp_path))
-    assert rc == 2 and "ttl takes KEY=VALUE with KEY one of prefix" in err
+    assert rc == 2 and "unknown ttl parameter 'nonsense' (valid: prefix)" in err
 
 
 def test_breakeven_with_a_price_sheet(tmp_path):

@@ -7,9 +7,23 @@ from pathlib import Path
 import click
 
 from ..errors import UserError
+from ..suggest import unknown
 from .run import parse_price_date
 
 STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
+
+
+class NamedChoice(click.Choice):
+    """A choice whose refusal names the nearest valid value (and keeps click's shell completion)."""
+
+    def __init__(self, choices, kind: str) -> None:
+        super().__init__(choices)
+        self.kind = kind
+
+    def convert(self, value, param, ctx):
+        if value in self.choices:
+            return value
+        self.fail(unknown(self.kind, value, self.choices), param, ctx)
 
 
 def _params_class(study: str):
@@ -39,13 +53,17 @@ def _parse_params(study: str, pairs: tuple[str, ...]):
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         key = key.strip().replace("-", "_")
-        if not sep or key not in fields:
+        if not sep:
             raise UserError(f"--param {pair!r}: {study} takes KEY=VALUE with KEY one of {', '.join(fields)}")
+        if key not in fields:
+            raise UserError(f"--param {pair!r}: {unknown(f'{study} parameter', key, fields, show=20)}")
         default = fields[key].default
         try:
-            values[key] = type(default)(raw) if not isinstance(default, str) else raw
+            values[key] = _param_value(key, default, raw)
         except ValueError:
-            raise UserError(f"--param {key}: {raw!r} is not a {type(default).__name__}") from None
+            what = ("a whole number of tokens (e.g. 30000 or 30K)" if isinstance(default, int) and key not in COUNT_PARAMS
+                    else "a whole number" if isinstance(default, int) else "a number of seconds (e.g. 2.5)")
+            raise UserError(f"--param {key}: {raw!r} is not {what}") from None
         v = values[key]
         if isinstance(v, (int, float)):
             if not math.isfinite(v) or v < 0:
@@ -63,6 +81,19 @@ def _parse_params(study: str, pairs: tuple[str, ...]):
         raise UserError(f"--param children x turns = {requests:,} requests per simulated design (at most "
                         f"{STUDY_REQUESTS:,}); lower children or turns")
     return f
+
+
+def _param_value(key: str, default, raw: str):
+    """A -p value in the type of the parameter's default; token sizes as a scenario takes them (30K)."""
+    if isinstance(default, str):
+        return raw
+    if isinstance(default, int) and key not in COUNT_PARAMS:
+        from ..scenario.schema import size_value
+
+        n = size_value(raw)
+        if n is not None:
+            return n
+    return type(default)(raw)
 
 
 def _load_sheet(path: str | None) -> dict | None:
@@ -118,7 +149,7 @@ def _gaps(spec: str | None, from_paths: tuple[str, ...]) -> list[float] | None:
 
 
 @click.command()
-@click.argument("study", type=click.Choice(STUDY_NAMES))
+@click.argument("study", type=NamedChoice(STUDY_NAMES, "study"), metavar="STUDY")
 @click.option("--model", default="claude-sonnet-4-5", show_default=True, help="Model whose prices apply.")
 @click.option("--prices", "sheet", type=click.Path(dir_okay=False), help="Price sheet (YAML/JSON, USD per MTok).")
 @click.option("--price-date", help="genai-prices rates in force on this date (YYYY-MM-DD; default today).")
@@ -153,7 +184,8 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
     from ..fsutil import check_outputs, write_files
     from ..providers.tables import anthropic_min_tokens
     from ..report.charts import line_figure, render_both
-    from ..report.tables import csv_text, grid, json_text
+    from ..report.layout import wrap_block
+    from ..report.tables import DEFAULT_WIDTH, csv_text, grid, json_text
 
     base = Path(out) / study
     written = [base.with_suffix(".csv"), base.with_suffix(".png"), base.with_suffix(".svg")]
@@ -176,11 +208,11 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
                               "reading": s.reading, "crossings": s.table, "check": check, "curve": s.curve}), nl=False)
         return
     click.echo(f"{s.title} — {model}")
-    click.echo(f"prices: {p.source}")
+    click.echo(wrap_block(f"prices: {p.source}", DEFAULT_WIDTH, "  "))
     tcols = list(dict.fromkeys(k for row in s.table for k in row))
     click.echo(grid(s.table, tcols))
     click.echo("")
-    click.echo(s.reading)
+    click.echo(wrap_block(s.reading, DEFAULT_WIDTH))
     click.echo(f"closed form vs simulation: {check['points']} points, largest difference ${check['max_abs_diff_usd']:.9f}")
     click.echo(f"wrote {written[0]}, {written[1]}, {written[2]}", err=True)
 
@@ -202,6 +234,17 @@ def report(paths, output, model, title, price_date):
       prefixsim report scenarios/ -o reports/review/
     """
     from ..report.build import build_report
+    from .run import Progress
 
-    out = build_report(list(paths), output, model=model, title=title, when=parse_price_date(price_date))
+    bar = Progress(0)   # a bar on stderr once the report has taken more than a second (terminals only)
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.total = total
+        bar(done, label)
+
+    try:
+        out = build_report(list(paths), output, model=model, title=title, when=parse_price_date(price_date),
+                           progress=progress)
+    finally:
+        bar.close()
     click.echo(f"wrote {out[0]} and {out[1]}", err=True)

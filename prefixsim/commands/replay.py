@@ -220,14 +220,13 @@ def _grid(header: list[str], rows: list[list[str]], markdown: bool) -> str:
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
         return "\n".join(lines) + "\n"
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
+    from ..report.layout import fit
+    from ..report.tables import DEFAULT_WIDTH
 
-    def line(r: list[str]) -> str:
-        # Numbers right-aligned, text left-aligned, as a reader scans them.
-        return "  ".join(c.rjust(w) if c[:1].isdigit() or c[:1] in "+-$" else c.ljust(w)
-                         for c, w in zip(r, widths)).rstrip()
-
-    return "\n".join([line(header), *(line(r) for r in rows)]) + "\n"
+    # Numbers right-aligned, text left-aligned, as a reader scans them; text columns wrap to fit.
+    number = lambda c: c[:1].isdigit() or c[:1] in "+-$"
+    text = [not all(number(r[i]) for r in rows if r[i]) for i in range(len(header))]
+    return fit(header, rows, [not t for t in text], DEFAULT_WIDTH, text, rule=False, right=number) + "\n"
 
 
 def _n(v) -> str:
@@ -311,7 +310,10 @@ def _text(result, what_if, markdown: bool) -> str:
         fewer = t.rebuilds_base - t.rebuilds_variant
         out.append(f"\nThis traffic under {v.describe()}: {'+' if t.cost_delta >= 0 else '-'}${abs(t.cost_delta):,.2f}, "
                    f"{abs(fewer)} {'fewer' if fewer >= 0 else 'more'} rebuilds.\n")
-    out.append(f"\nPrices: {s.price_source}\n")
+    from ..report.layout import wrap_block
+    from ..report.tables import DEFAULT_WIDTH
+
+    out.append("\n" + wrap_block(f"Prices: {s.price_source}", DEFAULT_WIDTH, "  ") + "\n")
     return "".join(out)
 
 
@@ -337,4 +339,8 @@ def diff(a, b, indices, fmt):
     if fmt == "json":
         click.echo(json.dumps(d.to_dict(), indent=2, ensure_ascii=False))
     else:
-        click.echo(d.describe())
+        from ..report.layout import wrap_block
+        from ..report.tables import DEFAULT_WIDTH
+
+        click.echo("\n".join(line if len(line) <= DEFAULT_WIDTH else wrap_block(line, DEFAULT_WIDTH, "  ")
+                              for line in d.describe().splitlines()))

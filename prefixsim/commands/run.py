@@ -71,7 +71,7 @@ def write_reports(res, out_dir: Path) -> Path:
     rows = [{"variant": v.variant, **r} for v in res.variants for r in v.rows()]
     files: dict[str, str | bytes] = {
         "requests.csv": csv_text(rows, ["variant", *REQUEST_COLUMNS]),
-        "summary.csv": csv_text(res.comparison(), ["variant", *SUMMARY_COLUMNS, "vs_cheapest"]),
+        "summary.csv": csv_text(res.comparison_rows(), ["variant", *SUMMARY_COLUMNS, "vs_cheapest"]),
         "summary.md": scenario_text(res, markdown=True) + "\n",
         "results.json": json_text(res.to_json())}
     chart = sweep_chart(res)
@@ -96,8 +96,43 @@ def check_report_folders(files: list[str], out_dir: Path) -> None:
         check_replaceable(out_dir / n.folder, RUN_KIND, RUN_FILES.__contains__)
 
 
+def output_width(width: int | None) -> int:
+    """--width, else the terminal's width on a terminal, else DEFAULT_WIDTH (pipes and files get the
+    same bytes whoever runs the command)."""
+    import shutil
+
+    from ..report.tables import DEFAULT_WIDTH
+
+    if width is not None:
+        if width < 40:
+            raise UserError(f"--width {width} is too narrow (at least 40 columns)")
+        return width
+    if sys.stdout.isatty():
+        return max(shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns, 40)
+    return DEFAULT_WIDTH
+
+
+def example_paths(paths: tuple[str, ...], examples: bool) -> list[str]:
+    """The paths given, plus the example scenarios shipped inside the package with --examples."""
+    out = list(paths)
+    if examples:
+        from ..examples import examples_dir
+
+        out.append(str(examples_dir()))
+    if not out:
+        raise click.UsageError("give scenario files or folders, or --examples for the shipped ones")
+    return out
+
+
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--examples", is_flag=True, help="Also run the example scenarios shipped with prefixsim.")
+@click.option("-v", "--requests", "show_requests", is_flag=True,
+              help="Table/markdown: also print every request of every variant (with the cause of each miss).")
+@click.option("--by-stream", is_flag=True,
+              help="Table/markdown: also split each variant's cost by stream (main, fork1, sub1, ...).")
+@click.option("--width", type=int, metavar="COLUMNS",
+              help="Fit tables to this width (default: the terminal's, or 120 when not a terminal).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
               show_default=True, help="What to print on stdout.")
 @click.option("--out", "out", type=click.Path(file_okay=False), default="reports", show_default=True,
@@ -108,18 +143,22 @@ def check_report_folders(files: list[str], out_dir: Path) -> None:
               help="When t = 0 falls (ISO 8601, UTC unless an offset is given, e.g. 2026-11-24T16:30:00Z): each "
                    "request is priced at start + t, for time-of-day prices such as DeepSeek's off-peak hours. "
                    "Default: the scenario's `start:`, else 07:00 UTC on the price date (peak for DeepSeek).")
-@click.option("--summary-only", is_flag=True, help="Table/markdown: print only the comparison of variants.")
+@click.option("--summary-only", is_flag=True, hidden=True, help="The default now; kept so older scripts run.")
 @click.option("--workers", type=int, default=1, show_default=True,
               help="Run variants and sweep values in this many local processes (0: one per core).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="dask: send runs to a dask.distributed cluster (pip install 'prefixsim[dask]').")
 @click.option("--scheduler", metavar="ADDRESS", help="The dask scheduler, e.g. tcp://10.0.0.5:8786.")
-def run(paths, fmt, out, no_write, price_date, start, summary_only, workers, executor, scheduler):
-    """Run scenario files (or every *.yaml in folders) and print hit-rate and cost tables.
+def run(paths, examples, show_requests, by_stream, width, fmt, out, no_write, price_date, start, summary_only,
+        workers, executor, scheduler):
+    """Run scenario files (or every *.yaml in folders): per scenario, the comparison of its variants
+    and a one-line answer (which design is cheapest, and by how much).
 
     \b
     Examples:
       prefixsim run scenarios/
+      prefixsim run --examples                    # the scenarios shipped with prefixsim
+      prefixsim run scenarios/ttl-expiry.yaml -v  # every request, with the cause of each miss
       prefixsim run scenarios/seed-fork-economics.yaml --format json --out /tmp/r
       prefixsim run scenarios/ --workers 0
       prefixsim run my-deepseek.yaml --start 2026-11-24T16:30:00Z   # off-peak
@@ -131,7 +170,8 @@ def run(paths, fmt, out, no_write, price_date, start, summary_only, workers, exe
 
     when = parse_price_date(price_date)
     at = parse_start_option(start)
-    files = scenario_files(list(paths))
+    cols = output_width(width)
+    files = scenario_files(example_paths(paths, examples))
     if not no_write:
         check_report_folders(files, Path(out))
     progress = Progress(len(files))
@@ -152,10 +192,10 @@ def run(paths, fmt, out, no_write, price_date, start, summary_only, workers, exe
         rows = [{"scenario": r.name, "variant": v.variant, **row} for r in results for v in r.variants
                 for row in v.rows()]
         click.echo(csv_text(rows, ["scenario", "variant", *REQUEST_COLUMNS]), nl=False)
-    else:
-        click.echo("\n\n".join(scenario_text(r, markdown=fmt == "markdown", requests=not summary_only)
-                               for r in results))
-        if results and not no_write and fmt == "table":
+    elif results:
+        click.echo("\n\n".join(scenario_text(r, markdown=fmt == "markdown", requests=show_requests and not summary_only,
+                                              width=cols, by_stream=by_stream) for r in results))
+        if not no_write and fmt == "table":
             click.echo(f"\nreports written to {out.rstrip('/') or '/'}/", err=True)
     if failures:
         names = ", ".join(f.path or "?" for f in failures)

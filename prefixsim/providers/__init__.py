@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..suggest import unknown
 from ..errors import UserError
 from .anthropic import AnthropicPolicy
 from .automatic import deepseek, openai
@@ -30,7 +31,7 @@ def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> 
         # imported here: engines.policy imports providers.base, a top-level import would be circular
         from ..engines.policy import EnginePolicy
         return EnginePolicy(name, **engine_options)
-    raise UserError(f"unknown provider {name!r} (valid: {', '.join(PROVIDERS)})")
+    raise UserError(unknown("provider", name, PROVIDERS))
 
 
 __all__ = ["Decision", "Policy", "PROVIDERS", "get_policy"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..suggest import unknown
 from ..errors import UserError
 
 
@@ -141,7 +142,7 @@ def canonical_model(model: str) -> str:
 def anthropic_min_tokens(model: str) -> Row:
     row = ANTHROPIC_MIN_TOKENS.get(canonical_model(model))
     if row is None:
-        raise UserError(f"unknown Anthropic model {model!r} (known: {', '.join(sorted(ANTHROPIC_MIN_TOKENS))})")
+        raise UserError(unknown("Anthropic model", model, sorted(ANTHROPIC_MIN_TOKENS), show=6))
     return row
 
 

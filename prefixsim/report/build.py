@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
+from typing import Callable
 
 from ..errors import UserError
 from ..fsutil import check_outputs, check_replaceable, replace_folder, slug, write_files
@@ -38,14 +39,51 @@ def cost_parts(res: ScenarioResult) -> tuple[list[str], dict[str, list[float]]]:
     return names, parts
 
 
+def gpu_parts(res: ScenarioResult) -> tuple[list[str], dict[str, list[float]], str]:
+    """Self-hosted variants' prefill, split into what the cache saved and what was computed: in
+    GPU-seconds at the scenario's prefill rate, or in tokens where no rate is given."""
+    engines = [v for v in res.variants if v.self_hosted]
+    rated = all(v.prefill_rate for v in engines)
+    names, parts = [], {"prefill computed": [], "prefill saved by the cache": []}
+    for v in engines:
+        s = v.summary()
+        names.append(v.variant)
+        if rated:
+            parts["prefill computed"].append(s["gpu_seconds_spent"])
+            parts["prefill saved by the cache"].append(s["gpu_seconds_saved"])
+        else:
+            parts["prefill computed"].append(float(s["input_tokens"] + s["cache_creation_input_tokens"]))
+            parts["prefill saved by the cache"].append(float(s["cache_read_input_tokens"]))
+    return names, parts, "GPU-seconds of prefill" if rated else "prefill tokens"
+
+
 def scenario_figures(res: ScenarioResult) -> list[Figure]:
-    names, parts = cost_parts(res)
-    figs = [Figure(f"{res.name}: cost by token class", render_both(stacked_bars(
-        f"{res.name}: cost per design", names, parts, "total cost (USD)"))[0], f"{slug(res.name)}-cost")]
+    """A bar per design: dollars by token class for provider APIs; prefill GPU-seconds for engines
+    (whose dollar cost is nothing, so a dollar chart would be empty bars)."""
+    figs = []
+    if any(not v.self_hosted for v in res.variants):
+        names, parts = cost_parts(res)
+        keep = [i for i, v in enumerate(res.variants) if not v.self_hosted]
+        names = [names[i] for i in keep]
+        parts = {k: [vals[i] for i in keep] for k, vals in parts.items()}
+        figs.append(Figure(f"{res.name}: cost by token class", render_both(stacked_bars(
+            f"{res.name}: cost per design", names, parts, "total cost (USD)"))[0], f"{slug(res.name)}-cost"))
+    if any(v.self_hosted for v in res.variants):
+        names, parts, unit = gpu_parts(res)
+        total = "{:,.2f} GPU-s" if unit.startswith("GPU") else "{:,.0f} tokens"
+        figs.append(Figure(f"{res.name}: prefill per design", render_both(stacked_bars(
+            f"{res.name}: prefill work per design", names, parts, unit, total=total))[0], f"{slug(res.name)}-gpu"))
     chart = sweep_chart(res)
     if chart is not None:
         figs.append(Figure(chart.title, render_both(line_figure(chart))[0], f"{slug(res.name)}-sweep"))
     return figs
+
+
+#: What a swept metric is called on an axis and in a title.
+METRIC_AXIS = {"cost_usd": "total cost (USD)", "hit_rate": "token hit rate (cache read ÷ prompt)",
+               "cache_read_input_tokens": "cache read (tokens)", "cache_creation_input_tokens": "cache writes (tokens)"}
+METRIC_TITLE = {"cost_usd": "Cost", "hit_rate": "Token hit rate", "cache_read_input_tokens": "Cache reads",
+                "cache_creation_input_tokens": "Cache writes"}
 
 
 def sweep_chart(res: ScenarioResult) -> LineChart | None:
@@ -54,15 +92,25 @@ def sweep_chart(res: ScenarioResult) -> LineChart | None:
         return None
     y = res.chart.y
     lines: dict[str, tuple[list, list]] = {}
-    for v, s in zip(res.variants, res.comparison()):
-        base = v.variant.split(" [")[0]
-        xs, ys = lines.setdefault(base, ([], []))
+    for v, s in zip(res.variants, res.comparison_rows()):
+        xs, ys = lines.setdefault(v.base_variant, ([], []))
         xs.append(float(v.sweep_value))
         ys.append(float(s[y]))
-    labels = {"cost_usd": "total cost (USD)", "hit_rate": "token hit rate (cache read ÷ prompt)",
-              "cache_read_input_tokens": "cache read (tokens)", "cache_creation_input_tokens": "cache writes (tokens)"}
-    return LineChart(res.chart.title or f"{res.name}: {y} vs {res.chart.x}", res.chart.xlabel or res.chart.x, labels[y],
-                     [Series(k, xs, ys) for k, (xs, ys) in lines.items()])
+    xlabel = res.chart.xlabel or res.chart.x.replace("_", " ")
+    # A title in words: "Cost by stagger (seconds)", never "cost_usd vs stagger".
+    title = res.chart.title or f"{METRIC_TITLE[y]} by {xlabel}"
+    return LineChart(title, xlabel, METRIC_AXIS[y], [Series(k, xs, ys) for k, (xs, ys) in lines.items()])
+
+
+def scenario_summary(res: ScenarioResult) -> dict[str, str]:
+    """The report's opening row for a scenario: its question (`question:`, else the description's
+    first sentence) and the answer with its margin, as `prefixsim run` prints it."""
+    from .answer import answers
+    from .tables import _sweep, comparison_rows
+
+    question = res.question or (res.description or "").strip().split(". ")[0].rstrip(".") or res.name
+    lines = answers(comparison_rows(res), [v.self_hosted for v in res.variants], _sweep(res))
+    return {"scenario": res.name, "question": question, "answer": lines[-1] if _sweep(res) else "; ".join(lines)}
 
 
 def report_paths(output: str | os.PathLike) -> tuple[Path, Path, Path]:
@@ -86,12 +134,12 @@ def report_paths(output: str | os.PathLike) -> tuple[Path, Path, Path]:
 
 
 def build_report(paths: list[str], output: str | os.PathLike, model: str | None = None,
-                 title: str = "Prompt-cache design review", when: dt.date | None = None) -> tuple[Path, Path]:
+                 title: str = "Prompt-cache design review", when: dt.date | None = None,
+                 progress: Callable[[int, int, str], None] | None = None) -> tuple[Path, Path]:
     """Run the scenarios in `paths` and write the page, its Markdown twin and PNGs (see report_paths);
     returns the page's and the twin's paths. Nothing is written if an output is one of the inputs."""
     from ..analysis import studies
     from ..analysis.common import prices_for
-    from ..api import run_paths
     from ..scenario.loader import scenario_files
     from .folders import check_distinct, scenario_inputs
 
@@ -103,7 +151,18 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     check_replaceable(img_dir, IMAGES, _png)
     check_distinct(named)   # one folder name per scenario: figure files and page anchors are named by it
     when = when or dt.datetime.now(dt.UTC).date()
-    results = run_paths(paths, when)
+    from ..parallel import run_files
+
+    from ..analysis.studies import STUDIES
+
+    steps = len(files) + len(STUDIES)
+    results = []
+    for i, res in enumerate(run_files(files, when, 1, "local", None, None)):
+        if isinstance(res, UserError):
+            raise res
+        results.append(res)
+        if progress:
+            progress(i + 1, steps, res.name)
     sections: list[Section] = []
     assumptions: list[tuple[str, str]] = []
     for res in results:
@@ -111,21 +170,23 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
             for k, val in v.assumptions.items():
                 if k.startswith(("prices", "time-of-day prices", "clock start")) and (k, val) not in assumptions:
                     assumptions.append((k, val))
-        summary = res.comparison()
-        best = min(summary, key=lambda s: s["cost_usd"])
-        worst = max(summary, key=lambda s: s["cost_usd"])
-        reading = (f"Cheapest: “{best['variant']}” at ${best['cost_usd']:.4f} ({best['hit_rate']:.1%} of prompt tokens "
-                   f"read from cache)" + (f"; the costliest, “{worst['variant']}”, costs "
-                                          f"{worst['cost_usd'] / best['cost_usd']:.2f}x as much." if len(summary) > 1
-                                          and best['cost_usd'] else "."))
+        from .answer import answers
+        from .tables import _sweep, comparison_rows, summary_columns
+
+        summary = comparison_rows(res)
+        reading = " ".join(a[:1].upper() + a[1:] + "." for a in answers(
+            summary, [v.self_hosted for v in res.variants], _sweep(res)))
+        shown = [{**r, "variant": r["_base"]} for r in summary] if _sweep(res) else summary
         sections.append(Section(f"Scenario: {res.name}", res.description or "", reading,
-                                [("comparison of variants", summary, COMPARISON),
-                                 ("assumptions", scenario_assumptions(res), ("what", "value"))],
+                                [("comparison of variants", shown, summary_columns(res, summary, True)),
+                                 ("assumptions", scenario_assumptions(res), ("what", "value", "for"))],
                                 scenario_figures(res), anchor=f"scenario-{slug(res.name)}"))
     model = model or _first_model(results) or "claude-sonnet-4-5"
     p, _ = prices_for(model, when=when)
     assumptions.append(("break-even studies priced with", p.source))
-    for name, fn in studies.STUDIES.items():
+    for k, (name, fn) in enumerate(studies.STUDIES.items()):
+        if progress:
+            progress(len(files) + k + 1, steps, f"break-even: {name}")
         s = fn(p)
         cols = list(dict.fromkeys(k for row in s.table for k in row))
         sections.append(Section(f"Break-even: {s.title}", "", s.reading, [("crossing points", s.table, cols)],
@@ -134,23 +195,31 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     # The PNGs as one folder (an earlier report's PNGs that this one does not draw go), then the page
     # and its twin together.
     replace_folder(img_dir, {f"{f.name}.png": f.png for s in sections for f in s.figures}, IMAGES, _png)
-    write_files({html_path: page(title, sections, assumptions, when),
-                 md_path: markdown(title, sections, assumptions, when, img_dir.name)})
+    summary_rows = [scenario_summary(res) for res in results]
+    write_files({html_path: page(title, sections, assumptions, when, summary_rows),
+                 md_path: markdown(title, sections, assumptions, when, img_dir.name, summary_rows)})
     return html_path, md_path
 
 
 def scenario_assumptions(res: ScenarioResult) -> list[dict]:
-    """Each rule and setting once; where variants differ, each variant's value is named."""
+    """Each rule and setting once, one row per distinct value: a value every variant shares is one
+    row; where variants differ, each value names the designs it applies to (sweep values folded, and
+    the longest group said as "the others")."""
     values: dict[str, dict[str, list[str]]] = {}
     for v in res.variants:
         for k, val in v.assumptions.items():
-            values.setdefault(k, {}).setdefault(val, []).append(v.variant)
+            names = values.setdefault(k, {}).setdefault(val, [])
+            if v.base_variant not in names:
+                names.append(v.base_variant)
     rows = []
     for k, by_value in values.items():
         if len(by_value) == 1:
-            rows.append({"what": k, "value": next(iter(by_value))})
-        else:
-            rows += [{"what": f"{k} ({', '.join(vs)})", "value": val} for val, vs in by_value.items()]
+            rows.append({"what": k, "value": next(iter(by_value)), "for": "all"})
+            continue
+        most = max(by_value.values(), key=len)
+        for val, vs in by_value.items():
+            who = "the others" if vs is most and len(vs) > 2 else ", ".join(vs)
+            rows.append({"what": k, "value": val, "for": who})
     return rows
 
 

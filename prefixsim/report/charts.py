@@ -94,28 +94,40 @@ def line_figure(c: LineChart):
     return fig
 
 
-def stacked_bars(title: str, labels: list[str], parts: dict[str, list[float]], ylabel: str, note: str = ""):
-    """One bar per design, split into cost by token class."""
-    fig = _figure((8.0, max(3.0, 0.5 * len(labels) + 1.6)))
+#: Height of the band under the axes that holds a bar chart's legend (inches): the legend goes in
+#: the figure's own band, so it can never cover the axis label, however few bars there are.
+LEGEND_BAND = 0.42
+NOTE_BAND = 0.22
+
+
+def stacked_bars(title: str, labels: list[str], parts: dict[str, list[float]], ylabel: str, note: str = "",
+                 total: str = "${:,.4f}"):
+    """One bar per design, split into its parts (cost by token class, or prefill GPU-seconds);
+    `total` formats the figure written at the end of each bar."""
+    height = max(3.0, 0.5 * len(labels) + 1.6)
+    fig = _figure((8.0, height))
     ax = fig.subplots()
     left = [0.0] * len(labels)
     ypos = list(range(len(labels)))[::-1]
     for i, (name, vals) in enumerate(parts.items()):
         ax.barh(ypos, vals, left=left, color=PALETTE[i % len(PALETTE)], label=name, height=0.6)
         left = [a + b for a, b in zip(left, vals)]
-    for y, total in zip(ypos, left):
-        ax.text(total, y, f" ${total:,.4f}", va="center", fontsize=8)
+    for y, t in zip(ypos, left):
+        ax.text(t, y, " " + total.format(t), va="center", fontsize=8)
     ax.set_yticks(ypos)
     ax.set_yticklabels([_wrap(l) for l in labels], fontsize=8)
     ax.set_xlim(0, max(left + [1e-9]) * 1.22)
     ax.set_title(title)
     ax.set_xlabel(ylabel)
     ax.grid(axis="y", visible=False)
-    # Below the axes, so it never covers a bar or its total.
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(parts), fontsize=8)
+    # The legend sits in a band of its own at the foot of the figure (above the note), and the axes
+    # with their label are laid out above that band.
+    bottom = (NOTE_BAND if note else 0.0)
+    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=len(parts), fontsize=8,
+               bbox_to_anchor=(0.5, bottom / height))
     if note:
         fig.text(0.01, 0.01, note, fontsize=7.5, color="#555555", ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.04 if note else 0, 1, 1))
+    fig.tight_layout(rect=(0, (bottom + LEGEND_BAND) / height, 1, 1))
     return fig
 
 

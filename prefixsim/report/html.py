@@ -20,7 +20,7 @@ p.reading{background:#eef6fb;border-left:4px solid #0072B2;padding:8px 12px;marg
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;font-size:.85rem;margin:8px 0}
 th,td{border:1px solid #d0d0d0;padding:4px 8px;vertical-align:top;overflow-wrap:anywhere}
-th{background:#f3f3f3;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th{background:#f3f3f3;text-align:left;overflow-wrap:normal;word-break:keep-all;hyphens:none}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 figure{margin:12px 0}figure img{max-width:100%;height:auto;border:1px solid #e3e3e3}
 figcaption{font-size:.8rem;color:#555}
 nav ul{columns:2;font-size:.9rem}
@@ -58,7 +58,12 @@ def _table_html(rows: Sequence[dict], cols: Sequence[str]) -> str:
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
-def page(title: str, sections: list[Section], assumptions: list[tuple[str, str]], generated: dt.date) -> str:
+#: The report's opening table: per scenario, the question, the answer and its margin.
+SUMMARY_COLS = ("scenario", "question", "answer")
+
+
+def page(title: str, sections: list[Section], assumptions: list[tuple[str, str]], generated: dt.date,
+         summary: Sequence[dict] = ()) -> str:
     nav = "".join(f'<li><a href="#{escape(s.anchor)}">{escape(s.title)}</a></li>' for s in sections)
     parts = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
              f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">",
@@ -66,6 +71,7 @@ def page(title: str, sections: list[Section], assumptions: list[tuple[str, str]]
              f"<h1>{escape(title)}</h1>",
              f"<p class=\"meta\">prefixsim design review, prices as of {escape(generated.isoformat())}. "
              f"Token hit rate = cache read ÷ prompt tokens (token-weighted).</p>",
+             *([f"<h2 id=\"summary\">Summary</h2>", _table_html(summary, SUMMARY_COLS)] if summary else []),
              f"<nav><ul>{nav}</ul></nav>",
              "<h2 id=\"assumptions\">Assumptions</h2>",
              _table_html([{"what": k, "value": v} for k, v in assumptions], ["what", "value"])]
@@ -91,9 +97,13 @@ def _md_cell(v: Any, c: str) -> str:
 
 
 def markdown(title: str, sections: list[Section], assumptions: list[tuple[str, str]], generated: dt.date,
-             image_dir: str) -> str:
-    out = [f"# {title}", "", f"prefixsim design review, prices as of {generated.isoformat()}.", "",
-           "## Assumptions", "", "| what | value |", "|---|---|"]
+             image_dir: str, summary: Sequence[dict] = ()) -> str:
+    out = [f"# {title}", "", f"prefixsim design review, prices as of {generated.isoformat()}.", ""]
+    if summary:
+        out += ["## Summary", "", "| " + " | ".join(SUMMARY_COLS) + " |", "|" + "---|" * len(SUMMARY_COLS)]
+        out += ["| " + " | ".join(_md_cell(r.get(c), c) for c in SUMMARY_COLS) + " |" for r in summary]
+        out.append("")
+    out += ["## Assumptions", "", "| what | value |", "|---|---|"]
     out += [f"| {_md_cell(k, 'what')} | {_md_cell(v, 'value')} |" for k, v in assumptions]
     for s in sections:
         out += ["", f"## {s.title}", ""]

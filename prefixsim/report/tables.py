@@ -7,17 +7,19 @@ import json
 from typing import Any, Sequence
 
 from ..results import GPU_COLUMNS, ScenarioResult
+from .answer import answers
+from .layout import fit, footnote_causes, min_width, wrap_block
 
 HEADERS = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m", "cache_write_1h_tokens": "write 1h",
           "input_tokens": "uncached", "output_tokens": "output", "hit_rate": "hit", "cost_usd": "cost $",
           "cache_creation_input_tokens": "write", "cost_no_cache_usd": "no-cache $",
           "savings_vs_no_cache": "saved", "vs_cheapest": "x cheapest", "requests": "reqs",
           "gpu_seconds_saved": "GPU-s saved", "gpu_seconds_spent": "GPU-s spent",
-          "cache_read_input_tokens_optimistic": "read (optimistic)", "hit_rate_optimistic": "hit (optimistic)",
-          "cost_usd_optimistic": "cost $ (optimistic)"}
+          "cache_read_input_tokens_optimistic": "read (opt.)", "hit_rate_optimistic": "hit (opt.)",
+          "cost_usd_optimistic": "cost $ (opt.)", "streams": "streams", "cost_share": "share"}
 #: Said under a variant whose retention is a range, so no figure is read as the only one.
 RANGE_NOTE = ("retention is a documented range: read / hit / cost $ are the pessimistic bound, "
-              "the (optimistic) columns the optimistic bound")
+              "the (opt.) columns the optimistic bound")
 TERMINAL_REQUEST = ("label", "stream", "model", "cache_read_input_tokens", "cache_write_5m_tokens",
                     "cache_write_1h_tokens", "input_tokens", "output_tokens", "hit_rate", "cost_usd", "cause")
 TERMINAL_SUMMARY = ("variant", "requests", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
@@ -33,7 +35,7 @@ TERMINAL_ENGINE_SUMMARY = ("variant", "requests", "cache_read_input_tokens", "in
 def fmt(key: str, v: Any) -> str:
     if v is None:
         return ""
-    if key in ("hit_rate", "savings_vs_no_cache", "hit_rate_optimistic"):
+    if key in ("hit_rate", "savings_vs_no_cache", "hit_rate_optimistic", "cost_share"):
         return f"{100 * v:.1f}%"
     if key in ("cost_usd", "cost_no_cache_usd", "cost_usd_optimistic"):
         return f"{v:.4f}"
@@ -68,42 +70,153 @@ def grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool = False, max_
     return "\n".join([line(head), line(["-" * w for w in widths]), *(line(r) for r in body)])
 
 
-def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = True) -> str:
+#: Width of terminal output when it is not a terminal (a pipe, a file, a test): fixed, so the bytes
+#: do not depend on who runs it.
+DEFAULT_WIDTH = 120
+#: Columns left out, in this order, when a table cannot otherwise fit a narrow terminal.
+NARROW_DROPS = ("output_tokens", "cost_no_cache_usd", "savings_vs_no_cache", "requests", "stream", "model")
+_TEXT_COLS = ("label", "stream", "model", "cause", "variant", "scenario")
+
+
+def _numeric(cols: Sequence[str]) -> list[bool]:
+    return [c not in _TEXT_COLS for c in cols]
+
+
+def _fit_grid(rows: Sequence[dict], cols: Sequence[str], width: int, notes: list[str] | None = None) -> str:
+    """A terminal table fitted to `width`; causes that do not fit become footnotes in `notes`."""
+    body = [[fmt(c, r.get(c)) for c in cols] for r in rows]
+    if "cause" in cols:
+        i = cols.index("cause")
+        others = [max([len(HEADERS.get(c, c))] + [len(b[j]) for b in body]) for j, c in enumerate(cols) if j != i]
+        room = max(width - sum(others) - 2 * (len(cols) - 1), 24)
+        cells, found = footnote_causes([b[i] for b in body], room)
+        for b, c in zip(body, cells):
+            b[i] = c
+        if notes is not None:
+            notes += found
+    head = [HEADERS.get(c, c) for c in cols]
+    wrap = [c in ("label", "variant", "cause") for c in cols]
+    for c in NARROW_DROPS:   # a narrow terminal: leave out what the answer does not rest on
+        if min_width(head, body, wrap) <= width:
+            break
+        if c in cols:
+            i = list(cols).index(c)
+            cols, head, wrap = [*cols[:i], *cols[i + 1:]], head[:i] + head[i + 1:], wrap[:i] + wrap[i + 1:]
+            body = [b[:i] + b[i + 1:] for b in body]
+    return fit(head, body, _numeric(cols), width, wrap)
+
+
+def _repeats(rows: Sequence[dict], col: str) -> bool:
+    """A column that tells nothing the rest of the table does not: one value throughout (named once
+    above the table instead), or a stream that is already the start of every label."""
+    if col == "stream":
+        return all(str(r.get("label") or "").startswith(str(r.get("stream") or "")) for r in rows)
+    return len({r.get(col) for r in rows}) <= 1
+
+
+def request_columns(v, rows: Sequence[dict], terminal: bool) -> tuple[str, ...]:
+    cols = TERMINAL_ENGINE_REQUEST if v.self_hosted else TERMINAL_REQUEST
+    if v.optimistic is not None:
+        i = cols.index("cost_usd") + 1
+        cols = (*cols[:i], "cache_read_input_tokens_optimistic", "cost_usd_optimistic", *cols[i:])
+    if not terminal:
+        return cols
+    drop = {c for c in ("stream", "model") if _repeats(rows, c)}
+    if not v.self_hosted and not any(r["cache_write_1h_tokens"] for r in rows):   # 5m only: one write column
+        cols = tuple("cache_creation_input_tokens" if c == "cache_write_5m_tokens" else c for c in cols)
+        drop.add("cache_write_1h_tokens")
+    if v.self_hosted and not any(r["cost_usd"] for r in rows):   # engines cost GPU time, not dollars
+        drop.add("cost_usd")
+    return tuple(c for c in cols if c not in drop)
+
+
+def _sweep(res: ScenarioResult) -> tuple[str, list] | None:
+    v0 = res.variants[0] if res.variants else None
+    if v0 is None or v0.sweep_param is None:
+        return None
+    return v0.sweep_param, [v.sweep_value for v in res.variants]
+
+
+def comparison_rows(res: ScenarioResult) -> list[dict[str, Any]]:
+    """The comparison with `x cheapest` taken among designs that compare: at the same sweep value,
+    and of the same kind (provider APIs in dollars; engines have no dollar cost to divide by)."""
+    comp = res.comparison_rows()
+    for v, row in zip(res.variants, comp):
+        row["_base"] = v.base_variant
+        row["_sweep_value"] = v.sweep_value
+        row["_kind"] = v.self_hosted
+        if v.sweep_param is not None:
+            row[v.sweep_param] = v.sweep_value
+    for row in comp:
+        peers = [r for r in comp if r["_sweep_value"] == row["_sweep_value"] and r["_kind"] == row["_kind"]]
+        cheapest = min(r["cost_usd"] for r in peers)
+        row["vs_cheapest"] = None if row["_kind"] else (round(row["cost_usd"] / cheapest, 6) if cheapest else 1.0)
+    return comp
+
+
+def summary_columns(res: ScenarioResult, comp: Sequence[dict], terminal: bool) -> tuple[str, ...]:
+    cols = TERMINAL_SUMMARY
+    if all(v.self_hosted for v in res.variants):
+        cols = TERMINAL_ENGINE_SUMMARY
+        if terminal and not any(r["cost_usd"] for r in comp):
+            cols = tuple(c for c in cols if c != "cost_usd")
+    elif any(v.self_hosted for v in res.variants):  # engines next to provider APIs: both kinds of cost
+        i = TERMINAL_SUMMARY.index("hit_rate") + 1
+        cols = (*TERMINAL_SUMMARY[:i], *GPU_COLUMNS, *TERMINAL_SUMMARY[i:])
+    if any(v.optimistic is not None for v in res.variants):
+        i = cols.index("cost_usd") + 1
+        cols = (*cols[:i], "hit_rate_optimistic", "cost_usd_optimistic", *cols[i:])
+    sweep = _sweep(res)
+    if sweep is not None:   # the swept value is a column of its own, the variant its plain name
+        cols = (sweep[0], *cols)
+    return cols
+
+
+def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = True,
+                  width: int = DEFAULT_WIDTH, by_stream: bool = False) -> str:
+    """One scenario as text: (per-request tables,) the comparison of variants and the answer line(s).
+    Terminal text fits `width`; Markdown is left to its renderer."""
     h = "## " if markdown else ""
     out = [f"{h}{res.name}" + ("" if markdown else f"  ({res.path})")]
     if res.description:
-        out.append(res.description.strip())
-    comp = res.comparison()
-    for v, s in zip(res.variants, comp):
-        if requests:
+        out.append(res.description.strip() if markdown else wrap_block(res.description, width))
+    comp = comparison_rows(res)
+    sweep = _sweep(res)
+    if requests:
+        for v, s in zip(res.variants, comp):
             out.append("")
-            out.append(f"{'### ' if markdown else ''}variant: {v.variant}")
             rows = v.rows()
-            cols = TERMINAL_ENGINE_REQUEST if v.self_hosted else TERMINAL_REQUEST
+            cols = request_columns(v, rows, not markdown)
+            shown = "" if markdown or "model" in cols or not rows else f"  (model: {rows[0]['model']})"
+            out.append(f"{'### ' if markdown else ''}variant: {v.variant}{shown}")
             if v.optimistic is not None:
-                out.append(RANGE_NOTE)
-                i = cols.index("cost_usd") + 1
-                cols = (*cols[:i], "cache_read_input_tokens_optimistic", "cost_usd_optimistic", *cols[i:])
+                out.append(RANGE_NOTE if markdown else wrap_block(RANGE_NOTE, width))
             total = {"label": "TOTAL", **{k: s[k] for k in cols if k in s}}
             if markdown:
                 total = {k: (f"**{fmt(k, val)}**" if k != "label" else "**TOTAL**") for k, val in total.items()}
                 out.append(grid(rows, cols, True) + "\n" + _md_total(total, cols))
             else:
-                out.append(grid(rows + [total], cols))
-    summary_cols = TERMINAL_SUMMARY
-    if all(v.self_hosted for v in res.variants):
-        summary_cols = TERMINAL_ENGINE_SUMMARY
-    elif any(v.self_hosted for v in res.variants):  # engines next to provider APIs: both kinds of cost
-        i = TERMINAL_SUMMARY.index("hit_rate") + 1
-        summary_cols = (*TERMINAL_SUMMARY[:i], *GPU_COLUMNS, *TERMINAL_SUMMARY[i:])
-    if any(v.optimistic is not None for v in res.variants):
-        i = summary_cols.index("cost_usd") + 1
-        summary_cols = (*summary_cols[:i], "hit_rate_optimistic", "cost_usd_optimistic", *summary_cols[i:])
+                notes: list[str] = []
+                out.append(_fit_grid(rows + [total], cols, width, notes))
+                out += [wrap_block(n, width, " " * (n.index("]") + 2)) for n in notes]
+    if by_stream:
+        out.append("")
+        out.append(f"{'### ' if markdown else ''}cost by stream")
+        srows = [{"variant": v.variant, **r} for v in res.variants for r in v.stream_rows()]
+        scols = ("variant", "stream", "streams", "requests", "cache_read_input_tokens", "cache_creation_input_tokens",
+                 "input_tokens", "output_tokens", "cost_usd", "cost_share")
+        out.append(grid(srows, scols, True) if markdown else _fit_grid(srows, scols, width))
     out.append("")
-    out.append(f"{'### ' if markdown else ''}comparison of variants")
+    title = "comparison of variants" + (f", at each {sweep[0]} value" if sweep else "")
+    out.append(f"{'### ' if markdown else ''}{title}")
     if any(v.optimistic is not None for v in res.variants):
-        out.append(RANGE_NOTE)
-    out.append(grid(comp, summary_cols, markdown))
+        out.append(RANGE_NOTE if markdown else wrap_block(RANGE_NOTE, width))
+    cols = summary_columns(res, comp, not markdown)
+    shown = [{**r, "variant": r["_base"]} for r in comp] if sweep else comp
+    out.append(grid(shown, cols, True) if markdown else _fit_grid(shown, cols, width))
+    out.append("")
+    for line in answers(comp, [v.self_hosted for v in res.variants], sweep):
+        out.append(line if markdown else wrap_block(line, width, "    "))
     return "\n".join(out)
 
 

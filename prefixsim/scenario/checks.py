@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from ..suggest import unknown
 from ..errors import UserError
 from .conversation import conversation_problem
 from .schema import HistorySpec, Settings, ToolsSpec
@@ -69,7 +70,7 @@ def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: C
     from ..tokenize import TOKENIZERS
 
     if s.provider is not None and s.provider not in PROVIDERS:
-        raise UserError(f"unknown provider {s.provider!r} (valid: {', '.join(PROVIDERS)})", path, *where("provider"))
+        raise UserError(unknown("provider", s.provider, PROVIDERS), path, *where("provider"))
     if s.tokenizer is not None and s.tokenizer not in TOKENIZERS:
         raise UserError(f"unknown tokenizer {s.tokenizer!r} (valid: {', '.join(TOKENIZERS)})", path,
                         *where("tokenizer"))

@@ -1,11 +1,13 @@
 """Value types of the scenario format: its limits, durations, token counts and prices, and the
-strict base every part of the format is a model of."""
+strict base every part of the format is a model of.
+
+Token counts are numbers or text as people write them: 30K, 2k, 1.5M, 30_000 (`size_value`)."""
 from __future__ import annotations
 
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from ..pricing import MAX_PRICE
 
@@ -43,7 +45,39 @@ def _at_most_a_year(seconds: float, given: Any) -> float:
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
-Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+
+#: A size as text: digits with `_` separators, an optional decimal part, an optional k / M suffix
+#: (thousand, million; either case, as engine.capacity already reads them).
+_SIZE = re.compile(r"^\s*(\d[\d_]*(?:\.\d+)?)\s*([kKmM])?\s*$")
+
+
+def size_value(v: str) -> int | None:
+    """'30K' -> 30000, '1.5M' -> 1500000, '30_000' -> 30000; None when the text is not a size."""
+    m = _SIZE.match(v)
+    if m is None or (m.group(2) is None and "_" not in m.group(1) and "." in m.group(1)):
+        return None
+    digits = m.group(1).replace("_", "")
+    if len(digits) > 30:
+        return MAX_TOKENS + 1   # too large either way; reported by the bound, not by float overflow
+    amount = float(digits) * {"k": 1_000, "m": 1_000_000}.get((m.group(2) or "").lower(), 1)
+    if amount != int(amount):
+        raise ValueError(f"{v!r} is not a whole number of tokens")
+    return int(amount)
+
+
+def parse_size(v: Any) -> Any:
+    """A token count: a number, or text such as '30K' (a size written as text would otherwise be
+    taken as literal text where a field takes both, silently); anything else is left for the type check."""
+    if isinstance(v, str):
+        n = size_value(v)
+        if n is not None:
+            return n
+    return v
+
+
+_SIZE_SCHEMA = {"anyOf": [{"type": "integer", "minimum": 0, "maximum": MAX_TOKENS},
+                          {"type": "string", "pattern": r"^\s*\d[\d_]*(\.\d+)?\s*[kKmM]?\s*$"}]}
+Tokens = Annotated[int, BeforeValidator(parse_size), Field(ge=0, le=MAX_TOKENS), WithJsonSchema(_SIZE_SCHEMA)]
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 TTL = Literal["5m", "1h"]
 Price = Annotated[float, Field(ge=0, le=MAX_PRICE)]

@@ -4,6 +4,7 @@ Every mistake becomes a UserError at `file:line:col` with what would be right.
 """
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,26 +103,48 @@ def locate(node: Any, loc: tuple) -> tuple[int | None, int | None]:
     return (line + 1 if line is not None else None, col + 1 if col is not None else None)
 
 
+#: Errors reported from one file in one pass; past this, a count of the rest.
+MAX_ERRORS = 20
+
+
 def validation_error(e: ValidationError, node: Any, path: str) -> UserError:
-    """The error nearest the top of the file, as one line. A union reports one error per branch:
-    a branch's "wrong type" is dropped when another branch at the same place says more."""
+    """Every error of the file, nearest the top first, one line each (up to MAX_ERRORS). A union
+    reports one error per branch: a branch's "wrong type" is dropped when another branch at the same
+    place says more."""
     errs = e.errors()
-    kept = [m for m in errs if not (is_mismatch(m) and any(
-        not is_mismatch(s) and where(s["loc"]).startswith(where(m["loc"])) for s in errs))]
+    # A union branch whose value has another shape (a literal's list, say) says less than a branch
+    # that went deeper.
+    kept = [m for m in errs if not ((is_mismatch(m) or m["type"] == "literal_error") and any(
+        (not is_mismatch(s) or len(where(s["loc"])) > len(where(m["loc"])))
+        and where(s["loc"]).startswith(where(m["loc"])) for s in errs if s is not m))]
     # At one place an unknown key says more than the missing one it was probably meant to be.
-    (line, col), err = min(((locate(node, x["loc"]), x) for x in kept),
-                           key=lambda x: (x[0][0] or 10**9, x[0][1] or 0, x[1]["type"] == "missing"))
-    siblings = [x for x in kept if is_mismatch(x) and where(x["loc"]) == where(err["loc"])]
-    text = union_message(siblings) if is_mismatch(err) and len(siblings) > 1 else message(err)
-    return UserError(text, path, line, col)
+    kept = [m for m in kept if not (m["type"] == "missing" and any(
+        s["type"] == "extra_forbidden" and s["loc"][:-1] == m["loc"][:-1] for s in kept))]
+    ranked = sorted(((locate(node, x["loc"]), x) for x in kept),
+                    key=lambda x: (x[0][0] or 10**9, x[0][1] or 0, x[1]["type"] == "missing"))
+    found: list[UserError] = []
+    seen: set[str] = set()
+    for (line, col), err in ranked:
+        siblings = [x for x in kept if is_mismatch(x) and where(x["loc"]) == where(err["loc"])]
+        text = union_message(siblings) if is_mismatch(err) and len(siblings) > 1 else message(err)
+        if (line, text) in seen or (line, where(err["loc"])) in seen:
+            continue
+        seen |= {(line, text), (line, where(err["loc"]))}
+        found.append(UserError(text, path, line, col))
+    first = found[0]
+    first.also = found[1:MAX_ERRORS]
+    if len(found) > MAX_ERRORS:
+        first.also.append(UserError(f"... and {len(found) - MAX_ERRORS} more errors", path))
+    return first
 
 
-def _substitute(node: Any, values: dict[str, Any], path: str) -> Any:
-    """`${name}` placeholders take their value; a whole-string placeholder keeps the value's type."""
+def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, loc: tuple = ()) -> Any:
+    """`${name}` placeholders take their value; a whole-string placeholder keeps the value's type.
+    `raw` is the parsed file, so an undefined placeholder is reported at its line."""
     if isinstance(node, dict):
-        return {k: _substitute(v, values, path) for k, v in node.items()}
+        return {k: _substitute(v, values, path, raw, (*loc, k)) for k, v in node.items()}
     if isinstance(node, list):
-        return [_substitute(v, values, path) for v in node]
+        return [_substitute(v, values, path, raw, (*loc, i)) for i, v in enumerate(node)]
     if isinstance(node, str) and "${" in node:
         for name, value in values.items():
             token = "${" + name + "}"
@@ -130,8 +153,11 @@ def _substitute(node: Any, values: dict[str, Any], path: str) -> Any:
             node = node.replace(token, str(value))
         if "${" in node:
             start = node.index("${")
-            raise UserError(f"undefined placeholder {node[start:node.find('}', start) + 1]} "
-                            f"(defined: {', '.join(sorted(values)) or 'none'})", path)
+            name = node[start + 2:node.find('}', start)] if "}" in node[start:] else node[start + 2:]
+            near = difflib.get_close_matches(name, list(values), n=1, cutoff=0.6)
+            hint = f"did you mean ${{{near[0]}}}?" if near else f"defined: {', '.join(sorted(values)) or 'none'};"
+            raise UserError(f"undefined placeholder {node[start:node.find('}', start) + 1]} ({hint} "
+                            "`vars:` or `sweep: {param: ...}` define them)", path, *locate(raw, loc))
     return node
 
 
@@ -207,7 +233,7 @@ def _load_runs(path: str) -> list[Run]:
         if param is not None:
             subst[param] = value
         body = {k: v for k, v in doc.items() if k != "sweep"}
-        body = _substitute(body, subst, path) if subst or _has_placeholder(body) else body
+        body = _substitute(body, subst, path, node) if subst or _has_placeholder(body) else body
         try:
             sc = Scenario.model_validate({**body, "sweep": doc.get("sweep")})
         except ValidationError as e:
@@ -217,9 +243,25 @@ def _load_runs(path: str) -> list[Run]:
             merged = {f: getattr(v, f) if getattr(v, f) is not None else getattr(sc, f) for f in _SETTINGS_FIELDS}
             settings = Settings.model_construct(**merged)  # both halves are validated already
             check_run(settings, sc, path, *_where(node, vi if sc.variants else None))
+            _require_timeline(sc, [v], node, path, vi)
             name = v.name if param is None else f"{v.name} [{param}={value}]"
             runs.append(Run(sc, name, settings, value, path))
     return runs
+
+
+def _require_timeline(sc: Scenario, variants: list[Variant], node: Any, path: str, first: int = 0) -> None:
+    """A scenario without steps would run 0 requests and print an empty table: say so instead."""
+    for i, v in enumerate(variants, first):
+        if v.timeline or (v.timeline is None and sc.timeline):
+            continue
+        own = sc.variants is not None and v.timeline is not None
+        line, col = locate(node, ("variants", i, "timeline") if own else ("timeline",))
+        if line is None:   # no timeline key at all: point at the scenario's name
+            line, col = locate(node, ("name",))[0], None
+        whose = f"variant {v.name!r} has" if own else "the scenario has"
+        what = "no `timeline:`" if (v.timeline if own else sc.timeline) is None else "an empty `timeline:`"
+        raise UserError(f"{whose} {what}, so nothing would run; add steps, e.g. `timeline: [request: 3]`",
+                        path, line, col)
 
 
 def _has_placeholder(node: Any) -> bool:

@@ -1,6 +1,8 @@
 """The scenario file format, as pydantic models (`prefixsim schema` prints their JSON Schema).
 
-Sizes are in tokens. Durations are seconds or strings like "90s", "5m", "1h", "2m30s".
+Sizes are in tokens, written as numbers or as people write them: 30K, 2k, 1.5M, 30_000 (a size
+written as text would otherwise be taken as literal text, silently: `system: 30K` is 30,000 tokens,
+`system: {text: 30K}` the three characters). Durations are seconds or strings like "90s", "5m", "1h", "2m30s".
 """
 from __future__ import annotations
 
@@ -10,7 +12,12 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, Discriminator, 
 
 # The format's value types and limits (re-exported: other modules read the limits here).
 from .fields import (MAX_COUNT, MAX_SECONDS, MAX_SWEEP, MAX_TOKENS, TTL, Count, Duration,  # noqa: F401
-                     Price, Strict, Tokens, parse_duration)
+                     Price, Strict, Tokens, parse_duration, parse_size, size_value)
+
+
+def _text_or_size(v: Any) -> Any:
+    """Where a field takes literal text or a size, text that reads as a size is the size."""
+    return parse_size(v)
 
 
 def _literal_tools(v: Any) -> Any:
@@ -70,7 +77,7 @@ class HistorySpec(Strict):
 
 class Conversation(Strict):
     tools: ToolsSpec | LiteralTools | None = None
-    system: TextSpec | str | Tokens | None = None
+    system: Annotated[TextSpec | str | Tokens | None, BeforeValidator(_text_or_size)] = None
     history: HistorySpec | LiteralHistory | None = None
     file: str | None = Field(None, description="A request body JSON file whose tools, system and messages "
                                                "are the base (path relative to the scenario file).")
@@ -137,7 +144,7 @@ class SubagentSpec(OwnStream):
     """N fresh children with their own system prompt, tools and task."""
 
     children: Count = 1
-    system: TextSpec | str | Tokens = 1500
+    system: Annotated[TextSpec | str | Tokens, BeforeValidator(_text_or_size)] = 1500
     tools: ToolsSpec | LiteralTools = ToolsSpec(count=6, size=300)
     task: Tokens = 300
     turns: Count = 1
@@ -167,9 +174,9 @@ class AddToolSpec(Strict):
 
 
 class EditSystemSpec(Strict):
-    append: str | Tokens | None = None
-    prepend: str | Tokens | None = None
-    replace: str | Tokens | None = None
+    append: Annotated[str | Tokens | None, BeforeValidator(_text_or_size)] = None
+    prepend: Annotated[str | Tokens | None, BeforeValidator(_text_or_size)] = None
+    replace: Annotated[str | Tokens | None, BeforeValidator(_text_or_size)] = None
 
 
 class CompactSpec(OwnStream):
@@ -347,6 +354,8 @@ class Scenario(Settings):
 
     name: str
     description: str | None = None
+    question: str | None = Field(None, description="The design question the scenario answers, in one sentence; "
+                                                   "the report's summary opens with it and the answer.")
     variants: list[Variant] | None = None
     sweep: SweepSpec | None = None
     chart: ChartSpec | None = None

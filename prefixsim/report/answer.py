@@ -1,0 +1,96 @@
+"""The one-line answer of a scenario: which design is cheapest, and by how much (the margin to the
+next, and the dearest). Shared by `prefixsim run` and the report's summary so both say the same.
+
+Provider APIs are ranked by dollars; self-hosted engines cost GPU time, not dollars, so they are
+ranked by the prefill GPU-seconds they spend (by computed tokens when no prefill rate is given).
+A sweep is answered per swept value (designs compared at the same value) and then overall."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    best: str     # "cheapest", "least GPU prefill"
+    unit: str     # how one value reads
+
+    def value(self, row: dict[str, Any]) -> float:
+        if self.key == "computed_tokens":
+            return float(row["input_tokens"] + row["cache_creation_input_tokens"])
+        return float(row[self.key] or 0.0)
+
+    def show(self, row: dict[str, Any]) -> str:
+        v = self.value(row)
+        return {"cost_usd": f"${v:.4f}", "gpu_seconds_spent": f"{v:,.2f} GPU-s"}.get(self.key, f"{v:,.0f} tokens computed")
+
+
+COST = Metric("cost_usd", "cheapest", "USD")
+
+
+def metric_for(rows: Sequence[dict[str, Any]], self_hosted: bool) -> Metric:
+    if not self_hosted:
+        return COST
+    if all(r.get("gpu_seconds_spent") is not None for r in rows):
+        return Metric("gpu_seconds_spent", "least GPU prefill", "GPU-seconds")
+    return Metric("computed_tokens", "least prefill", "tokens")
+
+
+def rank(rows: Sequence[dict[str, Any]], m: Metric, name=lambda r: r["variant"]) -> str:
+    """`cheapest: A, $0.3060; next: B 1.11x (+$0.0341); dearest: C 2.14x` (ties named)."""
+    if not rows:
+        return "no designs to compare"
+    order = sorted(rows, key=m.value)   # sorted() is stable: equal values keep the file's order
+    best = order[0]
+    if len(order) == 1:
+        r = best
+        extra = f", {r['hit_rate']:.1%} of prompt tokens read from cache"
+        if m is COST and r.get("cost_no_cache_usd"):
+            extra += f", {r['savings_vs_no_cache']:.1%} saved vs no cache"
+        return f"{name(r)}: {m.show(r)}{extra}"
+    b = m.value(best)
+    tied = [r for r in order[1:] if m.value(r) == b]
+    rest = [r for r in order[1:] if m.value(r) != b]
+    text = f"{m.best}: {name(best)}, {m.show(best)}"
+    if tied:
+        text += f" (tied: {', '.join(name(r) for r in tied)})"
+    if not rest:
+        return text + ("; all designs cost the same" if len(tied) == len(order) - 1 else "")
+
+    def ratio(r: dict[str, Any]) -> str:
+        return f"{m.value(r) / b:.2f}x" if b else "—"
+
+    nxt = rest[0]
+    diff = m.value(nxt) - b
+    margin = f"+${diff:.4f}" if m is COST else f"+{diff:,.2f}" if m.key == "gpu_seconds_spent" else f"+{diff:,.0f}"
+    text += f"; next: {name(nxt)} {ratio(nxt)} ({margin})"
+    if len(rest) > 1:
+        text += f"; dearest: {name(rest[-1])} {ratio(rest[-1])}"
+    return text
+
+
+def answers(rows: Sequence[dict[str, Any]], self_hosted: Sequence[bool],
+            sweep: tuple[str, Sequence[Any]] | None = None) -> list[str]:
+    """The answer lines of one scenario: one per sweep value and one overall for a sweep; a mix of
+    APIs and engines is answered once per kind (dollars and GPU time do not compare)."""
+    kinds = sorted(set(self_hosted))
+    out = []
+    for kind in kinds:
+        part = [(r, s) for r, s in zip(rows, self_hosted) if s == kind]
+        group = [r for r, _ in part]
+        m = metric_for(group, kind)
+        prefix = ("self-hosted " if kind else "provider APIs ") if len(kinds) > 1 else ""
+        if sweep is None:
+            out.append(prefix + rank(group, m))
+            continue
+        param, values = sweep
+        seen: list[Any] = []
+        for v in values:
+            if v not in seen:
+                seen.append(v)
+        for v in seen:
+            at = [r for r in group if r["_sweep_value"] == v]
+            out.append(f"{prefix}{param}={v}: " + rank(at, m, lambda r: r["_base"]))
+        out.append(f"{prefix}overall: " + rank(group, m, lambda r: f"{r['_base']} at {param}={r['_sweep_value']}"))
+    return out
