@@ -24,7 +24,7 @@ the pool.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from itertools import accumulate, repeat
 from operator import itemgetter
 from typing import Hashable, Protocol, Sequence
@@ -48,12 +48,12 @@ class KeyedRequest(Protocol):
 class LruPass:
     """One capacity's replay: totals, and per request (when asked) hit blocks and the miss cause."""
 
-    __slots__ = ("hit_blocks", "hit_tokens", "evictions", "runs", "causes")
+    __slots__ = ("hit_blocks", "hit_tokens", "evictions", "runs", "tokens", "causes")
 
-    def __init__(self, hit_blocks: int, hit_tokens: int, evictions: int,
-                 runs: list[int] | None, causes: list[str] | None) -> None:
+    def __init__(self, hit_blocks: int, hit_tokens: int, evictions: int, runs: list[int] | None,
+                 tokens: list[int] | None, causes: list[str] | None) -> None:
         self.hit_blocks, self.hit_tokens, self.evictions = hit_blocks, hit_tokens, evictions
-        self.runs, self.causes = runs, causes
+        self.runs, self.tokens, self.causes = runs, tokens, causes
 
 
 def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_size: int,
@@ -67,8 +67,9 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
     if capacity is None:
         return _unlimited(requests, block_size, per_request)
     bs = block_size
-    runs: list[int] | None = [] if per_request else None
-    causes: list[str] | None = [] if per_request else None
+    runs: list[int] = []
+    tokens: list[int] = []
+    causes: list[str] = []
     od: OrderedDict = OrderedDict()
     contains, move, popitem = od.__contains__, od.move_to_end, od.popitem
     evicted: set = set()    # keys evicted at some time: for a key not cached, the pool's `evicted`
@@ -83,11 +84,13 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
         hit_blocks += run
         t = run * bs
         n_in = r.input_length
-        hit_tokens += t if t < n_in else n_in
+        if t > n_in:
+            t = n_in
+        hit_tokens += t
         if per_request:
-            runs.append(run)    # type: ignore[union-attr]
-            causes.append(_HIT if run == n else _EVICTED if keys[run] in evicted  # type: ignore[union-attr]
-                          else _COLD if run == 0 else _HIT)
+            runs.append(run)
+            tokens.append(t)
+            causes.append(_HIT if run == n else _EVICTED if keys[run] in evicted else _COLD if run == 0 else _HIT)
         if n > capacity:
             held = _cut(keys, flags, capacity)
             for k in reversed(held):
@@ -104,8 +107,8 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
                     od[k] = None
                 if len(od) - before != n - h:
                     raise NotExact
-            for k in reversed(keys[:h]):
-                move(k)
+            if h:
+                deque(map(move, reversed(keys[:h])), 0)
         else:
             if len(set(keys)) != n:
                 raise NotExact
@@ -121,7 +124,7 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
             victims = list(map(popitem, repeat(False, e)))
             if per_request:
                 evicted.update(map(first, victims))
-    return LruPass(hit_blocks, hit_tokens, evictions, runs, causes)
+    return LruPass(hit_blocks, hit_tokens, evictions, runs, tokens, causes)
 
 
 def _cut(keys: Sequence[Hashable], flags: list[bool], capacity: int) -> list[Hashable]:
@@ -143,8 +146,9 @@ def _cut(keys: Sequence[Hashable], flags: list[bool], capacity: int) -> list[Has
 
 def _unlimited(requests: Sequence[KeyedRequest], bs: int, per_request: bool) -> LruPass:
     """No capacity, no eviction: a set of every key seen is the pool (any eviction policy)."""
-    runs: list[int] | None = [] if per_request else None
-    causes: list[str] | None = [] if per_request else None
+    runs: list[int] = []
+    tokens: list[int] = []
+    causes: list[str] = []
     seen: set = set()
     update = seen.update
     hit_blocks = hit_tokens = 0
@@ -159,11 +163,14 @@ def _unlimited(requests: Sequence[KeyedRequest], bs: int, per_request: bool) -> 
         hit_blocks += run
         t = run * bs
         n_in = r.input_length
-        hit_tokens += t if t < n_in else n_in
+        if t > n_in:
+            t = n_in
+        hit_tokens += t
         if per_request:
-            runs.append(run)    # type: ignore[union-attr]
-            causes.append(_COLD if run == 0 and keys else _HIT)  # type: ignore[union-attr]
-    return LruPass(hit_blocks, hit_tokens, 0, runs, causes)
+            runs.append(run)
+            tokens.append(t)
+            causes.append(_COLD if run == 0 and keys else _HIT)
+    return LruPass(hit_blocks, hit_tokens, 0, runs, tokens, causes)
 
 
 class Curve:
