@@ -26,12 +26,13 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import OrderedDict, deque
 from itertools import accumulate, repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter, mul
 from typing import Hashable, Protocol, Sequence
 
 from ..model import CauseKind
 
 _EVICTED, _COLD, _HIT = CauseKind.EVICTED, CauseKind.COLD, CauseKind.HIT
+_INPUT = attrgetter("input_length")
 _FAR = 1 << 62     # rank of a block never requested before: past every capacity
 _CHUNK = 10        # live stamps are counted per 2**_CHUNK stamps, so a rank costs one short scan + one sum
 
@@ -81,16 +82,14 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
         flags = list(map(contains, keys))
         h = flags.count(True)
         run = n if h == n else flags.index(False)
-        hit_blocks += run
-        t = run * bs
-        n_in = r.input_length
-        if t > n_in:
-            t = n_in
-        hit_tokens += t
         if per_request:
             runs.append(run)
-            tokens.append(t)
             causes.append(_HIT if run == n else _EVICTED if keys[run] in evicted else _COLD if run == 0 else _HIT)
+        else:
+            hit_blocks += run
+            t = run * bs
+            n_in = r.input_length
+            hit_tokens += t if t < n_in else n_in
         if n > capacity:
             held = _cut(keys, flags, capacity)
             for k in reversed(held):
@@ -121,9 +120,14 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
         if e > 0:
             # The request's blocks are the most recent now, so the oldest e are not among them.
             evictions += e
-            victims = list(map(popitem, repeat(False, e)))
             if per_request:
-                evicted.update(map(first, victims))
+                evicted.update(map(first, map(popitem, repeat(False, e))))
+            else:
+                deque(map(popitem, repeat(False, e)), 0)
+    if per_request:
+        # hit tokens = min(run x block size, input length), in C once the runs are known
+        tokens = list(map(min, map(mul, runs, repeat(bs)), map(_INPUT, requests)))
+        hit_blocks, hit_tokens = sum(runs), sum(tokens)
     return LruPass(hit_blocks, hit_tokens, evictions, runs, tokens, causes)
 
 

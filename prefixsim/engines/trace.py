@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from itertools import repeat
+from operator import attrgetter
 from typing import Hashable, Iterable, NamedTuple, Sequence
 
 from ..errors import UserError
@@ -257,7 +258,7 @@ def replay(trace: Trace, capacity: int | None = None, eviction: str = "lru",
             else:
                 reqs = trace.requests
                 rows = list(map(tuple.__new__, repeat(Replayed), zip(
-                    reqs, [len(r.keys) for r in reqs], p.runs, p.tokens, p.causes)))  # type: ignore[arg-type]
+                    reqs, map(len, map(_KEYS, reqs)), p.runs, p.tokens, p.causes)))  # type: ignore[arg-type]
                 return rows, _totals(trace, p.hit_tokens, p.hit_blocks, p.evictions)
         return replay_pool(trace, capacity, eviction, bs, decode_tokens_per_s=decode_tokens_per_s,
                            prefill_tokens_per_s=prefill_tokens_per_s)
@@ -289,8 +290,11 @@ def replay_pool(trace: Trace, capacity: int | None = None, eviction: str = "lru"
 
 def _totals(trace: Trace, hit_tokens: int, hit_blocks: int, evictions: int) -> Totals:
     reqs = trace.requests
-    return Totals(len(reqs), sum(r.input_length for r in reqs), sum(r.output_length for r in reqs),
-                  hit_tokens, sum(len(r.keys) for r in reqs), hit_blocks, evictions)
+    return Totals(len(reqs), sum(map(_INPUT, reqs)), sum(map(_OUTPUT, reqs)), hit_tokens,
+                  sum(map(len, map(_KEYS, reqs))), hit_blocks, evictions)
+
+
+_INPUT, _OUTPUT, _KEYS = attrgetter("input_length"), attrgetter("output_length"), attrgetter("keys")
 
 
 def curve_totals(trace: Trace, capacities: Sequence[int | None], eviction: str = "lru",
