@@ -32,7 +32,7 @@ from typing import Hashable, Protocol, Sequence
 from ..model import CauseKind
 
 _EVICTED, _COLD, _HIT = CauseKind.EVICTED, CauseKind.COLD, CauseKind.HIT
-_INPUT = attrgetter("input_length")
+_INPUT, _KEYS = attrgetter("input_length"), attrgetter("keys")
 _FAR = 1 << 62     # rank of a block never requested before: past every capacity
 _CHUNK = 10        # live stamps are counted per 2**_CHUNK stamps, so a rank costs one short scan + one sum
 
@@ -226,31 +226,30 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
     stamps are a bytearray, counted per chunk, so a rank is a short scan plus a sum over chunks.
     """
     bs = block_size
-    total = sum(len(r.keys) for r in requests)
+    lengths = list(map(len, map(_KEYS, requests)))
+    total = sum(lengths)
     live = bytearray(total + 1)
     cnt = [0] * ((total >> _CHUNK) + 2)
-    ones = b"\x01" * 4096
+    ones = memoryview(b"\x01" * 4096)
     stamps: dict = {}
     get, stamp_all = stamps.get, stamps.update
     pm: list[int] = []
-    ranks: list[int] = []
-    same = True          # ranks == pm so far (cached blocks lead every request, ranks rising)
+    ranks: list[int] = []   # filled only once it differs from pm
+    same = True             # ranks == pm so far (cached blocks lead every request, ranks rising)
     partial: list[tuple[int, int]] = []
     diverge: list[tuple[int, int]] = []
-    lengths: list[int] = []
-    now = 0              # the next stamp
+    now = 0                 # the next stamp
+    lcount = live.count
 
     def live_in(a: int, b: int) -> int:
         """Live stamps in [a, b)."""
         ca, cb = a >> _CHUNK, b >> _CHUNK
         if ca == cb:
-            return live.count(1, a, b)
-        return live.count(1, a, (ca + 1) << _CHUNK) + sum(cnt[ca + 1:cb]) + live.count(1, cb << _CHUNK, b)
+            return lcount(1, a, b)
+        return lcount(1, a, (ca + 1) << _CHUNK) + sum(cnt[ca + 1:cb]) + lcount(1, cb << _CHUNK, b)
 
-    for r in requests:
+    for r, n in zip(requests, lengths):
         keys = r.keys
-        n = len(keys)
-        lengths.append(n)
         olds = list(map(get, keys))
         before = len(stamps)
         stamp_all(zip(keys, range(now + n - 1, now - 1, -1)))
@@ -260,9 +259,20 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
         nn = n - absent
         if nn:
             f = n if nn == n else olds.index(None)
-            rk = _leading_ranks(olds, nn, now, live, cnt, live_in) if f == nn else None
+            rk = None
+            if f == nn:
+                t = olds[0]
+                c = t >> _CHUNK
+                r0 = lcount(1, t, (c + 1) << _CHUNK) + sum(cnt[c + 1:(now >> _CHUNK) + 1])
+                if nn == 1:
+                    rk = [r0]
+                    live[t] = 0
+                    cnt[c] -= 1
+                else:
+                    rk = _leading_ranks(olds, nn, t, r0, live, cnt, live_in)
             if rk is None:
-                same = False
+                if same:
+                    ranks, same = list(pm), False
                 rk = _ranks(keys, olds, now, live, cnt, live_in)
                 p = list(accumulate(rk, max))
                 f = n if p[-1] < _FAR else next(i for i, x in enumerate(p) if x >= _FAR)
@@ -271,7 +281,8 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
                 diverge += ((x, i) for i, x in enumerate(rk) if x <= i)
             else:
                 # ranks rise by at least one a block from at least 1: none is at most its index
-                ranks += rk
+                if not same:
+                    ranks += rk
                 pm += rk
                 p = rk
             if f * bs > r.input_length:
@@ -280,27 +291,24 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
                     partial.append((p[i], bs - max(0, min(bs, n_in - i * bs))))
         # this request's blocks are the newest stamps now
         end = now + n
-        live[now:end] = ones[:n] if n <= 4096 else b"\x01" * n
         c0, c1 = now >> _CHUNK, (end - 1) >> _CHUNK
         if n and c0 == c1:
+            live[now:end] = ones[:n]
             cnt[c0] += n
         elif n:
+            live[now:end] = b"\x01" * n
             for c in range(c0, c1 + 1):
                 cnt[c] += min(end, (c + 1) << _CHUNK) - max(now, c << _CHUNK)
         now = end
     return Curve(bs, pm, None if same else ranks, partial, lengths, len(stamps), diverge)
 
 
-def _leading_ranks(olds: list, nn: int, now: int, live: bytearray, cnt: list[int], live_in) -> list[int] | None:
-    """Ranks of the leading `nn` cached blocks when their stamps fall from head to tail (each
-    request's head is its newest block), and their stamps retired; None when they do not fall."""
-    t = olds[0]
+def _leading_ranks(olds: list, nn: int, t: int, r: int, live: bytearray, cnt: list[int],
+                   live_in) -> list[int] | None:
+    """Ranks of the leading `nn` (> 1) cached blocks, the first (stamp `t`) ranked `r`, when their
+    stamps fall from head to tail (each request's head is its newest block), and their stamps
+    retired; None (nothing retired) when they do not fall."""
     c = t >> _CHUNK
-    r = live.count(1, t, (c + 1) << _CHUNK) + sum(cnt[c + 1:(now >> _CHUNK) + 1])
-    if nn == 1:
-        live[t] = 0
-        cnt[c] -= 1
-        return [r]
     t1 = olds[1]
     if t1 < t and olds[1:nn] == list(range(t1, t1 - nn + 1, -1)):
         # the rest is one run of consecutive stamps (the blocks one earlier request freed together)
