@@ -26,7 +26,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import OrderedDict, deque
 from itertools import accumulate, repeat
-from operator import attrgetter, itemgetter, mul
+from operator import attrgetter, itemgetter, mul, sub
 from typing import Hashable, Protocol, Sequence
 
 from ..model import CauseKind
@@ -180,18 +180,21 @@ def _unlimited(requests: Sequence[KeyedRequest], bs: int, per_request: bool) -> 
 class Curve:
     """Stack distances of a whole trace: totals at any capacity the stack describes.
 
-    `pm` holds, for every block read at unlimited capacity, the largest rank up to it in its
-    request (it is read at capacity C when that is at most C); `ranks` every cached block's own
-    rank (it is kept, not stored again, at capacity C when its rank is at most C); `partial` the
-    blocks worth less than a block size of tokens, with what they lack; `diverge` the capacity
-    intervals where a long request read past its first C blocks.
+    A block read at unlimited capacity is read at capacity C when the largest rank up to it in its
+    request is at most C; a cached block is kept (not stored again) at C when its own rank is at most
+    C. Where a request's cached blocks lead and their ranks rise, the two are equal: `lead` holds
+    them one by one and `seg_start` / `seg_end` as runs of consecutive ranks [start, end) (the blocks
+    one earlier request freed together); other requests give `pm` (largest rank so far) and `ranks`
+    apart. `partial` holds the blocks worth less than a block size of tokens, with what they lack;
+    `diverge` the capacity intervals where a long request read past its first C blocks.
     """
 
-    def __init__(self, bs: int, pm: list[int], ranks: list[int] | None, partial: list[tuple[int, int]],
-                 lengths: list[int], distinct: int, diverge: list[tuple[int, int]]) -> None:
+    def __init__(self, bs: int, lead: list[int], seg_start: list[int], seg_end: list[int], pm: list[int],
+                 ranks: list[int], partial: list[tuple[int, int]], lengths: list[int], distinct: int,
+                 diverge: list[tuple[int, int]]) -> None:
         self.bs = bs
-        self.pm = sorted(pm)
-        self.ranks = self.pm if ranks is None else sorted(ranks)
+        self.lead, self.pm, self.ranks = sorted(lead), sorted(pm), sorted(ranks)
+        self.seg_start, self.seg_end = seg_start, seg_end
         self.partial = partial
         self.lengths = lengths
         self.distinct = distinct
@@ -205,15 +208,18 @@ class Curve:
         """(hit blocks, hit tokens, evictions) of a pool of `capacity` blocks (None: unlimited)."""
         assert self.exact_at(capacity)
         if capacity is None:
-            hb = len(self.pm)
-            lack = sum(x for _, x in self.partial)
-            return hb, hb * self.bs - lack, 0
-        hb = bisect_right(self.pm, capacity)
-        lack = sum(x for p, x in self.partial if p <= capacity)
+            hb = len(self.lead) + len(self.pm) + sum(self.seg_end) - sum(self.seg_start)
+            return hb, hb * self.bs - sum(x for _, x in self.partial), 0
+        c = capacity
+        # ranks of a run [start, end) at most c: min(end, c + 1) - start, when positive
+        runs = sum(filter(None, map(max, repeat(0), map(sub, map(min, self.seg_end, repeat(c + 1)), self.seg_start))))
+        lead = bisect_right(self.lead, c) + runs
+        hb = lead + bisect_right(self.pm, c)
+        lack = sum(x for p, x in self.partial if p <= c)
         # Each request stores its missing blocks, its head only when it is longer than the pool;
         # whatever was stored and is not in the final pool (the top C of the stack) was evicted.
-        stored = sum(map(min, self.lengths, repeat(capacity))) - bisect_right(self.ranks, capacity)
-        return hb, hb * self.bs - lack, stored - min(capacity, self.distinct)
+        stored = sum(map(min, self.lengths, repeat(c))) - lead - bisect_right(self.ranks, c)
+        return hb, hb * self.bs - lack, stored - min(c, self.distinct)
 
 
 def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
@@ -233,9 +239,12 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
     ones = memoryview(b"\x01" * 4096)
     stamps: dict = {}
     get, stamp_all = stamps.get, stamps.update
+    lead: list[int] = []
+    seg_start: list[int] = []
+    seg_end: list[int] = []
     pm: list[int] = []
-    ranks: list[int] = []   # filled only once it differs from pm
-    same = True             # ranks == pm so far (cached blocks lead every request, ranks rising)
+    ranks: list[int] = []
+    zeros = memoryview(bytes(4096))
     partial: list[tuple[int, int]] = []
     diverge: list[tuple[int, int]] = []
     now = 0                 # the next stamp
@@ -265,27 +274,44 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
                 c = t >> _CHUNK
                 r0 = lcount(1, t, (c + 1) << _CHUNK) + sum(cnt[c + 1:(now >> _CHUNK) + 1])
                 if nn == 1:
-                    rk = [r0]
                     live[t] = 0
                     cnt[c] -= 1
+                    lead.append(r0)
+                    rk = p = [r0]
                 else:
-                    rk = _leading_ranks(olds, nn, t, r0, live, cnt, live_in)
+                    t1 = olds[1]
+                    if t1 < t and olds[1:nn] == list(range(t1, t1 - nn + 1, -1)):
+                        # the rest is one run of consecutive stamps (blocks one earlier request
+                        # freed together): their ranks are consecutive too
+                        r1 = r0 + live_in(t1, t)
+                        tl = t1 - nn + 2
+                        live[t] = 0
+                        cnt[c] -= 1
+                        live[tl:t1 + 1] = zeros[:nn - 1] if nn <= 4097 else bytes(nn - 1)
+                        for cc in range(tl >> _CHUNK, (t1 >> _CHUNK) + 1):
+                            cnt[cc] -= min(t1 + 1, (cc + 1) << _CHUNK) - max(tl, cc << _CHUNK)
+                        lead.append(r0)
+                        seg_start.append(r1)
+                        seg_end.append(r1 + nn - 1)
+                        rk = lead
+                        if f * bs > r.input_length:
+                            n_in = r.input_length
+                            for i in range(n_in // bs, f):
+                                partial.append((r1 + i - 1 if i else r0, bs - max(0, min(bs, n_in - i * bs))))
+                    else:
+                        rk = _leading_ranks(olds, nn, t, r0, live, cnt, live_in)
+                        if rk is not None:
+                            # ranks rise by at least one a block from at least 1: none is at most its index
+                            lead += rk
+                            p = rk
             if rk is None:
-                if same:
-                    ranks, same = list(pm), False
                 rk = _ranks(keys, olds, now, live, cnt, live_in)
                 p = list(accumulate(rk, max))
                 f = n if p[-1] < _FAR else next(i for i, x in enumerate(p) if x >= _FAR)
                 pm += p[:f]
                 ranks += (x for x in rk if x < _FAR)
                 diverge += ((x, i) for i, x in enumerate(rk) if x <= i)
-            else:
-                # ranks rise by at least one a block from at least 1: none is at most its index
-                if not same:
-                    ranks += rk
-                pm += rk
-                p = rk
-            if f * bs > r.input_length:
+            if rk is not lead and f * bs > r.input_length:
                 n_in = r.input_length
                 for i in range(n_in // bs, f):
                     partial.append((p[i], bs - max(0, min(bs, n_in - i * bs))))
@@ -300,7 +326,7 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
             for c in range(c0, c1 + 1):
                 cnt[c] += min(end, (c + 1) << _CHUNK) - max(now, c << _CHUNK)
         now = end
-    return Curve(bs, pm, None if same else ranks, partial, lengths, len(stamps), diverge)
+    return Curve(bs, lead, seg_start, seg_end, pm, ranks, partial, lengths, len(stamps), diverge)
 
 
 def _leading_ranks(olds: list, nn: int, t: int, r: int, live: bytearray, cnt: list[int],
