@@ -142,3 +142,26 @@ def test_mooncake_curve_equals_the_pool(mooncake):
     # at 3M tokens (5,859 blocks) the tail of each new chain is evicted first
     out = replay_trace(data_file(*MOONCAKE), capacities=[3_000_000, None], fmt="table")
     assert [p["hit_tokens"] for p in out["summary"]["curve"]] == [20_087_299, 54_098_411]
+
+
+def test_replay_leaves_the_collector_as_it_found_it():
+    import gc
+
+    trace = make_trace(chained(random.Random(1), 30))
+    before = gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()
+    replay(trace, 3 * BS)
+    curve_totals(trace, [BS, 3 * BS, None])
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+
+
+def test_replay_keeps_what_a_caller_froze():
+    import gc
+
+    trace = make_trace(chained(random.Random(2), 10))
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        replay(trace, 2 * BS)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

@@ -212,7 +212,7 @@ class Curve:
             return hb, hb * self.bs - sum(x for _, x in self.partial), 0
         c = capacity
         # ranks of a run [start, end) at most c: min(end, c + 1) - start, when positive
-        runs = sum(filter(None, map(max, repeat(0), map(sub, map(min, self.seg_end, repeat(c + 1)), self.seg_start))))
+        runs = sum(map(max, repeat(0), map(sub, map(min, self.seg_end, repeat(c + 1)), self.seg_start)))
         lead = bisect_right(self.lead, c) + runs
         hb = lead + bisect_right(self.pm, c)
         lack = sum(x for p, x in self.partial if p <= c)
