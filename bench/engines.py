@@ -1,4 +1,4 @@
-"""(j) Engine-trace replay: the fast LRU path against a minimal reference loop, one-pass capacity
+"""(m) Engine-trace replay: the fast LRU path against a minimal reference loop, one-pass capacity
 curves against one pass, and the peers when they are installed.
 
 The input is the Mooncake conversation trace in tests/data (12,031 requests, 288,500 blocks of
@@ -123,7 +123,7 @@ def main(argv=None) -> list[dict]:
         r3, ru = m["ours"][0] / m["ref"][0], m["ours_unl"][0] / m["ref_unl"][0]
         print(f"replay 3M: {m['ours'][0]:.3f} s, reference loop {m['ref'][0]:.3f} s ({r3:.2f}x); unlimited "
               f"{m['ours_unl'][0]:.3f} s vs {m['ref_unl'][0]:.3f} s ({ru:.2f}x); hit tokens identical")
-        rows.append(report("(j) trace replay / reference LRU loop, 3M tokens", r3, "<= 1.2", r3 <= 1.2,
+        rows.append(report("(m) trace replay / reference LRU loop, 3M tokens", r3, "<= 1.2", r3 <= 1.2,
                            f"unlimited {ru:.2f}x"))
 
         m = best({"curve": lambda: curve_totals(trace, CURVE),
@@ -133,7 +133,7 @@ def main(argv=None) -> list[dict]:
         rc = m["curve"][0] / m["one"][0]
         print(f"curve of {len(CURVE)} capacities: {m['curve'][0]:.3f} s, one fast pass at 4M {m['one'][0]:.3f} s "
               f"({rc:.2f}x); the block pool at 4M alone {pool_t:.3f} s (before: one such pass per capacity)")
-        rows.append(report("(j) 7-point capacity curve / one pass", rc, "about 1 (<= 1.5)", rc <= 1.5))
+        rows.append(report("(m) 7-point capacity curve / one pass", rc, "about 1 (<= 1.5)", rc <= 1.5))
 
         if not args.small:
             rows += _gc(d)
@@ -169,7 +169,7 @@ def _gc(d: str) -> list[dict]:
     us = {k: 1e6 * v / n for k, v in times.items()}
     print("Mooncake x8, 3M tokens, per request: " + ", ".join(f"{k} {v:.1f} µs" for k, v in us.items()))
     ratio = us["as shipped"] / us["collector off"]
-    return [report("(j) GC: replay x8 / with the collector off", ratio, "<= 1.2", ratio <= 1.2)]
+    return [report("(m) GC: replay x8 / with the collector off", ratio, "<= 1.2", ratio <= 1.2)]
 
 
 class _no_pause:
@@ -212,14 +212,14 @@ def _peers(path: Path, repeat: int) -> list[dict]:
                         "-o", os.devnull], repeat)
         mine = _wall([*env_ours, "--capacity", "3M,unlimited"], repeat)
         print(f"LRU 3M + unlimited, end to end: prefixsim {mine:.2f} s, kvcache-simulator {theirs:.2f} s")
-        out.append(report("(j) prefixsim / kvcache-simulator, LRU 3M + unlimited", mine / theirs, "<= 1.0",
+        out.append(report("(m) prefixsim / kvcache-simulator, LRU 3M + unlimited", mine / theirs, "<= 1.0",
                           mine / theirs <= 1.0))
     if ltl is not None:
         with tempfile.TemporaryDirectory() as d:
             theirs = _wall([ltl, "profile", "--format", "mooncake", "-o", str(Path(d) / "out"), str(path)], repeat)
         mine = _wall([*env_ours, "--capacity", "16K,64K,256K,1M,4M,16M,unlimited"], repeat)
         print(f"7-point curve, end to end: prefixsim {mine:.2f} s, llmtrafficlens {theirs:.2f} s")
-        out.append(report("(j) prefixsim / llmtrafficlens, 7-point curve", mine / theirs, "<= 1.0",
+        out.append(report("(m) prefixsim / llmtrafficlens, 7-point curve", mine / theirs, "<= 1.0",
                           mine / theirs <= 1.0))
     return out
 

@@ -2,9 +2,11 @@
 
 A scenario whose parent (8 tools, a 1,000-token system prompt, 4 turns of history) forks N children
 (`fork: {children: N}`, one request each). Every child's request carries the parent's history, the
-spawning call with N tool_use blocks and N placeholder results, then its own directive: the requests
-themselves grow as N x N references, what they refer to must not. Peak Python memory (tracemalloc)
-of `prefixsim.api.run_scenario` at each size, in one process, and the wall time.
+spawning call with N tool_use blocks and N placeholder results, then its own directive: N x N blocks
+sent in all. The children's requests, digest chains and running totals share that common part by
+reference (prefixsim/sharedseq.py), so memory must grow as N: target at most 2.3x per doubling.
+Peak Python memory (tracemalloc) of `prefixsim.api.run_scenario` at each size, in one process, and
+the wall time (tracemalloc slows the run: the times are for the ratio only).
 
     python bench/fork_memory.py [--small]
 """
@@ -35,7 +37,11 @@ timeline:
 def peak(path: Path) -> tuple[float, float, int]:
     """(peak MB, seconds, requests) of one scenario run."""
     from prefixsim.api import run_scenario
+    from prefixsim.scenario import textgen
 
+    # The scenario text generator keeps a process-wide memo of the texts it made; the run before
+    # (or the warm-up) would have made the first children's texts already and hide part of a run.
+    textgen._MEMO.clear()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
     t = time.perf_counter()
@@ -65,14 +71,15 @@ def main(argv=None) -> list[dict]:
             tracemalloc.stop()
     for n in sizes:
         mb, s, reqs = out[n]
-        print(f"{n} children ({reqs} requests): peak {mb:.0f} MB (tracemalloc; {mb * 1e6 / n / n:.0f} B per "
-              f"child x placeholder), {s:.1f} s")
+        print(f"{n} children ({reqs} requests): peak {mb:.0f} MB (tracemalloc; {mb * 1e3 / n:.1f} KB per "
+              f"child), {s:.1f} s")
     ratios = [out[b][0] / out[a][0] for a, b in zip(sizes, sizes[1:])]
     times = [out[b][1] / out[a][1] for a, b in zip(sizes, sizes[1:])]
     print(f"per doubling of children: memory {', '.join(f'{r:.2f}x' for r in ratios)}; "
           f"time {', '.join(f'{r:.2f}x' for r in times)} (linear: 2.0; N x N: 4.0)")
-    return [report(f"(i) fork peak memory, {sizes[2]} / {sizes[1]} children", ratios[-1], "<= 2.5 (linear: 2.0)",
-                   ratios[-1] <= 2.5, f"{out[sizes[2]][0]:.0f} MB at {sizes[2]}")]
+    worst = max(ratios)
+    return [report(f"(i) fork peak memory per doubling of children ({sizes[0]} to {sizes[2]}), the larger",
+                   worst, "<= 2.3 (linear: 2.0)", worst <= 2.3, f"{out[sizes[2]][0]:.0f} MB at {sizes[2]}")]
 
 
 if __name__ == "__main__":

@@ -8,18 +8,21 @@ The only history-sized work left is copying and comparing arrays of references i
 """
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import insort
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from .model import Block, Request
+from .sharedseq import common_prefix, cut_known, share_list
 from .store import Store, extend_chain
 
 
 @dataclass(slots=True)
 class View:
     """One request as the runner sees it. `digests` may be shared with the stream's later requests,
-    which append to it: only its first `n` items are this request's."""
+    which append to it: only its first `n` items are this request's. The lists may be PrefixLists
+    sharing their leading items with another stream's (a fork's siblings), so N children sharing a
+    long prefix hold it once (sharedseq)."""
 
     request: Request
     d0: bytes
@@ -39,30 +42,10 @@ class View:
     shared: int = 0                # `digests` positions below this are SHARED in the store (entered by 2+ lanes)
 
 
-def equal_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
-    """Length of the longest common prefix of two block tuples, by equality.
-
-    Tuple comparison runs in C and checks identity first, so the whole prefix is compared at once;
-    when it differs, gallop back from the end (a request that appends, or moves its last marker,
-    costs one or two comparisons), then bisect.
-    """
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    hi, step = n, 1
-    while True:
-        k = max(hi - step, 0)
-        if a[:k] == b[:k]:
-            lo = k
-            break
-        hi, step = k, step * 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+def equal_prefix(a: Sequence[Block], b: Sequence[Block]) -> int:
+    """Length of the longest common prefix of two block sequences, by equality (compared in C,
+    identity first; sequences sharing a base skip what they share: sharedseq.common_prefix)."""
+    return common_prefix(a, b)
 
 
 def _param_limit(old: Request, new: Request, n: int) -> int:
@@ -117,7 +100,7 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
             digests = ref.digests  # type: ignore[union-attr]
             del digests[md:]
         else:
-            digests = ref.digests[:md]  # type: ignore[union-attr]
+            digests = share_list(ref.digests, md, not own)  # type: ignore[union-attr]
         extend_chain(digests, d0, req, md)
     else:
         digests = []
@@ -128,7 +111,7 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
             while md < top and ref.digests[md] == digests[md]:
                 md += 1
 
-    cum = ref.cum[:m] if m else []  # type: ignore[union-attr]
+    cum = share_list(ref.cum, m, not own) if m else []  # type: ignore[union-attr]
     total = cum[-1] if cum else 0
     for i in range(m, n):
         total += count(blocks[i])
@@ -144,11 +127,12 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
         start = md if mine else min(ref.shared, md) if ref is not None else 0   # type: ignore[union-attr]
         first = store.enter(lane, digests, start, n)
         shared = ref.shared if mine and ref.shared < md else first   # type: ignore[union-attr]
-    known = _known(digests, n, md, ref if usable and ordered and ref.store is store else None, store)  # type: ignore[union-attr]
+    known = _known(digests, n, md, ref if usable and ordered and ref.store is store else None,  # type: ignore[union-attr]
+                   store, not own)
     pinned = ref.pinned if ref is not None and digests is ref.digests else 0
     if back is not ref and back is not None:
         top = min(back.n, n)
-        md = equal_prefix(back.digests[:top], digests[:top])   # type: ignore[arg-type]
+        md = common_prefix(back.digests, digests, top)
     ref = back
     parting = None
     if ref is not None:
@@ -160,13 +144,13 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
                 lane=lane, shared=shared)
 
 
-def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store) -> list[int]:
+def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store, across: bool) -> list[int]:
     """Positions of `digests[:n]` the store knows. Knowing is for ever (expired and evicted entries
     stay known), so the reference's known positions below `md` still hold; add the first writes since
     it looked that land on those positions, and look up the positions past `md`."""
     if ref is None:
         return [j for j in range(n) if store.known(digests[j])]
-    known = ref.known[:bisect_left(ref.known, md)]
+    known = cut_known(ref.known, md, across)
     if not note_births(known, digests, md, store, ref.births, ref.lane):
         return [j for j in range(n) if store.known(digests[j])]
     known += [j for j in range(md, n) if store.known(digests[j])]

@@ -69,15 +69,8 @@ class Simulator:
         known = (v.known[-1], store.state(digests[v.known[-1]], now), _found(store, digests[v.known[-1]])) \
             if v.known else None
         ttft = self.ttft if call.ttft is None else call.ttft
-        if getattr(self.policy, "takes_context", False):
-            dec = self.policy.decide(req, digests, cum, store, now, now + ttft, d0=v.d0,  # type: ignore[call-arg]
-                                     counter=self.counter)
-        elif getattr(self.policy, "takes_marks", False):
-            dec = self.policy.decide(req, digests, cum, store, now, now + ttft, marks=v.marks)  # type: ignore[call-arg]
-        elif getattr(self.policy, "takes_call", False):  # the engines time each request and learn its output
-            dec = self.policy.decide(req, digests, cum, store, now, now + ttft, call=call)  # type: ignore[call-arg]
-        else:
-            dec = self.policy.decide(req, digests, cum, store, now, now + ttft)
+        dec = self.policy.decide(req, digests, cum, store, now, now + ttft, marks=v.marks, d0=v.d0,
+                                 counter=self.counter, call=call)
         if known is None and dec.blocked is not None:
             # A policy with its own cache (the serving engines) reports what the store cannot know.
             known = (dec.blocked[1], dec.blocked[0], None)

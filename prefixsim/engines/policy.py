@@ -107,8 +107,6 @@ class EnginePolicy:
     until such a request comes, and for any rest, they are stand-ins that no prompt contains.
     """
 
-    takes_call = True  # decide() wants the Call for its output tokens
-
     def __init__(self, engine: str = "vllm", capacity: int | None = None, *, block_size: int | None = None,
                  eviction: str = "lru", encoding: str = "cl100k_base", lora: str = "", cache_salt: str = "",
                  prefill_tokens_per_s: float | None = None, decode_tokens_per_s: float | None = None) -> None:
@@ -170,7 +168,8 @@ class EnginePolicy:
         return self.decode_tokens_per_s or DEFAULT_DECODE_TOKENS_PER_S
 
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
-               now: float, available_at: float, call: Call | None = None) -> Decision:
+               now: float, available_at: float, *, marks: object = None, d0: bytes = b"",
+               counter: object = None, call: Call | None = None) -> Decision:
         self.finish_until(now)
         total = cum[-1] if cum else 0
         model = canonical_model(request.model)

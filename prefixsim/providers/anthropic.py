@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import RequestError
-from ..model import TTL_SECONDS, Request
+from ..model import PROMPT_END, TTL_SECONDS, Request
 from ..store import State, Store
 from .base import Decision
 from .tables import ANTHROPIC_LOOKBACK, ANTHROPIC_MAX_BREAKPOINTS, anthropic_min_tokens
@@ -18,6 +18,8 @@ def breakpoints(request: Request, marks: list[tuple[int, str]] | None = None) ->
     limit = ANTHROPIC_MAX_BREAKPOINTS.value
     if request.auto_cache and request.blocks:
         last = len(request.blocks) - 1
+        if last > 0 and request.blocks[last].data == PROMPT_END:   # not content: the prompt's closing tokens
+            last -= 1
         explicit_last = request.blocks[last].breakpoint
         if explicit_last and explicit_last != request.auto_cache:
             raise RequestError(f"automatic cache_control (ttl {request.auto_cache}) conflicts with an explicit "
@@ -41,7 +43,6 @@ def breakpoints(request: Request, marks: list[tuple[int, str]] | None = None) ->
 
 class AnthropicPolicy:
     name = "anthropic"
-    takes_marks = True   # decide() accepts the runner's breakpoint marks
 
     def describe(self, model: str) -> dict[str, str]:
         row = anthropic_min_tokens(model)
@@ -51,7 +52,8 @@ class AnthropicPolicy:
                 "ttl": "5m default or 1h, refreshed by a hit, counted from request start (A-PC)"}
 
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
-               now: float, available_at: float, marks: list[tuple[int, str]] | None = None) -> Decision:
+               now: float, available_at: float, *, marks: list[tuple[int, str]] | None = None,
+               d0: bytes = b"", counter: object = None, call: object = None) -> Decision:
         bps = breakpoints(request, marks)
         total = cum[-1] if cum else 0
         minimum = anthropic_min_tokens(request.model).value

@@ -32,8 +32,6 @@ BOUNDS = ("pessimistic", "optimistic")
 
 
 class AutomaticPolicy:
-    takes_context = True   # decide() takes the namespace digest and the token counter
-
     def __init__(self, name: str, rule_for: Callable[[str, str], AutoRule], bound: str = "pessimistic") -> None:
         assert bound in BOUNDS, bound
         self.name = name
@@ -72,7 +70,8 @@ class AutomaticPolicy:
                 "source": r.source}
 
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
-               now: float, available_at: float, d0: bytes = b"", counter: TokenCounter | None = None) -> Decision:
+               now: float, available_at: float, *, marks: object = None, d0: bytes = b"",
+               counter: TokenCounter | None = None, call: object = None) -> Decision:
         rule = self.rule(request)
         if rule.writes == "breakpoints":
             return self._at_breakpoints(rule, request, digests, cum, store, now, available_at)

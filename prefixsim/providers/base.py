@@ -4,8 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..model import Request
+from ..model import Call, Request
 from ..store import State, Store
+from ..tokenize import TokenCounter
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +29,12 @@ class Decision:
 
 class Policy(Protocol):
     name: str
-    #: Whether a request that writes nothing beyond a hit still counts every new token as uncached.
+    # One signature for every policy: the runner passes everything any rule needs and each policy
+    # ignores what its provider does not use (`marks`: the scenario's breakpoint marks, Anthropic;
+    # `d0`/`counter`: namespace digest and token counter, the automatic caches; `call`: the whole
+    # call with its output tokens, the serving engines).
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
-               now: float, available_at: float) -> Decision: ...
+               now: float, available_at: float, *, marks: list[tuple[int, str]] | None = None,
+               d0: bytes = b"", counter: TokenCounter | None = None, call: Call | None = None) -> Decision: ...
 
     def describe(self, model: str) -> dict[str, str]: ...

@@ -18,7 +18,8 @@ class PrefixPolicy:
                 "minimum cacheable tokens": "none", "ttl": "none" if self.ttl == float("inf") else f"{self.ttl:.0f} s"}
 
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
-               now: float, available_at: float) -> Decision:
+               now: float, available_at: float, *, marks: object = None, d0: bytes = b"",
+               counter: object = None, call: object = None) -> Decision:
         total = cum[-1] if cum else 0
         hit = self._hit(digests, store, now)
         blocked = None

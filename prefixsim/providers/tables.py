@@ -125,10 +125,11 @@ def canonical_model(model: str) -> str:
     -> the id our tables use (`claude-sonnet-4-5`, `claude-haiku-3-5`, …). Other ids pass through lowercased."""
     m = model.strip().lower()
     m = m.rsplit("/", 1)[-1]
-    m = re.sub(r"^(?:[a-z]{2,4}\.)?anthropic\.", "", m)       # Bedrock inference profiles
+    m = re.sub(r"^(?:[a-z-]+\.)?anthropic\.", "", m)            # Bedrock: us., eu., global., … profiles
     m = re.sub(r"-v\d+(?::\d+)?$", "", m)
     m = re.sub(r"-latest$", "", m)
     m = _DATE.sub("", m)
+    m = re.sub(r"@\d{8}$", "", m)                              # Vertex AI: claude-sonnet-4-5@20250929
     old = _OLD_STYLE.match(m)
     if old:
         major, minor, family, rest = old.groups()

@@ -1,0 +1,54 @@
+"""Value types of the scenario format: its limits, durations, token counts and prices, and the
+strict base every part of the format is a model of."""
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from ..pricing import MAX_PRICE
+
+MAX_TOKENS = 10_000_000   # a single block or prompt larger than this is a typo, not a design
+MAX_COUNT = 10_000
+#: A duration past a year is a typo: the longest cache TTL is an hour, and times of that size lose
+#: the sub-second precision availability (start + time to first token) is decided with.
+MAX_SECONDS = 365 * 24 * 3600
+#: Runs one sweep may ask for (values x variants are each a full simulation).
+MAX_SWEEP = 1_000
+
+_DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s)?\s*$")
+
+
+def parse_duration(v: Any) -> float:
+    if isinstance(v, bool):
+        raise ValueError("a duration is seconds or a string like '90s', '5m', '1h'")
+    if isinstance(v, (int, float)):
+        if v < 0:
+            raise ValueError("a duration cannot be negative")
+        return _at_most_a_year(float(v), v)
+    if isinstance(v, str):
+        m = _DURATION.match(v)
+        if m and any(m.groups()):
+            h, mi, s = (float(x) if x else 0.0 for x in m.groups())
+            return _at_most_a_year(h * 3600 + mi * 60 + s, v)
+    raise ValueError(f"{v!r} is not a duration (seconds, or a string like '90s', '5m', '1h')")
+
+
+def _at_most_a_year(seconds: float, given: Any) -> float:
+    if not seconds <= MAX_SECONDS:   # also NaN, and "99...9h", which float() reads as infinity
+        shown = repr(given) if len(repr(given)) <= 40 else repr(given)[:37] + "..."
+        raise ValueError(f"{shown} is too long (at most {MAX_SECONDS:,} seconds, a year)")
+    return seconds
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+TTL = Literal["5m", "1h"]
+Price = Annotated[float, Field(ge=0, le=MAX_PRICE)]
+
+
+class Strict(BaseModel):
+    # allow_inf_nan: a float field must not take "inf" or "nan" written as text either.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
