@@ -15,11 +15,15 @@ Requests are instantaneous unless a decode rate is given; then they hold their b
 """
 from __future__ import annotations
 
+import gc
 import heapq
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Hashable, Iterable, Sequence
+from itertools import repeat
+from operator import attrgetter
+from typing import Hashable, Iterable, NamedTuple, Sequence
 
 from ..errors import UserError
 from ..model import CauseKind
@@ -27,6 +31,8 @@ from ..sources.files import check_regular
 from ..sources.problems import LINE_ERRORS, located_error
 from ..sources.record import token_count
 from .base import DEFAULT_PREFILL_TOKENS_PER_S, prefill_seconds
+from .eviction import EvictionQueue
+from .lru import NotExact, lru_curve, replay_lru
 from .vllm import BlockPool
 
 MOONCAKE_BLOCK = 512   # Mooncake trace README; AIPerf `mooncake_trace` default block size
@@ -136,10 +142,13 @@ def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: di
                         rec.get("turn"), rec.get("type"))
 
 
-@dataclass(frozen=True, slots=True)
-class Replayed:
+class Replayed(NamedTuple):
     """One request's split: blocks and tokens read, and why the read stopped. Engines bill no write
-    premium, so everything not read is uncached input (cache_creation stays 0)."""
+    premium, so everything not read is uncached input (cache_creation stays 0).
+
+    A named tuple rather than a frozen dataclass: a replay makes one per request, and a tuple is
+    made in C (a frozen dataclass sets each field through object.__setattr__, 40 % of a fast replay).
+    """
 
     request: TraceRequest
     blocks: int
@@ -210,6 +219,24 @@ def totals(replayed: Iterable[Replayed], evictions: int = 0) -> Totals:
     return Totals(req, inp, out, hit, blocks, hb, evictions)
 
 
+@contextmanager
+def gc_paused():
+    """Freeze what is loaded and collect rarely while a replay runs: the collector would otherwise
+    walk the whole trace (millions of keys) again and again while rows and, on the block pool, block
+    objects are made (bench/engines.py measures it). Restored on exit."""
+    was = gc.get_threshold()
+    mine = gc.get_freeze_count() == 0   # leave alone what a caller (or an outer replay) froze
+    if mine:
+        gc.freeze()
+    gc.set_threshold(max(was[0], 100_000), *was[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*was)
+        if mine:
+            gc.unfreeze()
+
+
 def replay(trace: Trace, capacity: int | None = None, eviction: str = "lru",
            block_size: int | None = None, *, decode_tokens_per_s: float | None = None,
            prefill_tokens_per_s: float | None = None) -> tuple[list[Replayed], Totals]:
@@ -219,7 +246,32 @@ def replay(trace: Trace, capacity: int | None = None, eviction: str = "lru",
     `decode_tokens_per_s`, a request holds its blocks from its timestamp until uncached tokens /
     prefill rate (default DEFAULT_PREFILL_TOKENS_PER_S) + output_length / decode rate later, and
     held blocks are not evicted (vLLM ref counts). Outputs are never cached: a trace gives only
-    the input's hash ids."""
+    the input's hash ids.
+
+    Instantaneous LRU (and any policy without a capacity) takes the fast path of `engines.lru`,
+    which gives what the block pool gives (`replay_pool`, used for everything else)."""
+    bs = block_size or trace.block_size
+    with gc_paused():
+        if decode_tokens_per_s is None and (capacity is None or eviction == "lru"):
+            EvictionQueue(eviction)   # an unknown policy is refused even without a capacity
+            try:
+                p = replay_lru(trace.requests, None if capacity is None else capacity // bs, bs)
+            except NotExact:
+                pass
+            else:
+                reqs = trace.requests
+                rows = list(map(tuple.__new__, repeat(Replayed), zip(
+                    reqs, map(len, map(_KEYS, reqs)), p.runs, p.tokens, p.causes)))  # type: ignore[arg-type]
+                return rows, _totals(trace, p.hit_tokens, p.hit_blocks, p.evictions)
+        return replay_pool(trace, capacity, eviction, bs, decode_tokens_per_s=decode_tokens_per_s,
+                           prefill_tokens_per_s=prefill_tokens_per_s)
+
+
+def replay_pool(trace: Trace, capacity: int | None = None, eviction: str = "lru",
+                block_size: int | None = None, *, decode_tokens_per_s: float | None = None,
+                prefill_tokens_per_s: float | None = None) -> tuple[list[Replayed], Totals]:
+    """`replay` through `vllm.BlockPool`, one block object at a time: the reference the fast paths
+    are tested against, and the path for held blocks (a decode rate) and for lfu / fifo."""
     bs = block_size or trace.block_size
     pool = BlockPool(None if capacity is None else capacity // bs, eviction)
     if decode_tokens_per_s is None:
@@ -237,6 +289,53 @@ def replay(trace: Trace, capacity: int | None = None, eviction: str = "lru",
         heapq.heappush(running, (end, i, held))
         rows.append(row)
     return rows, totals(rows, pool.evictions)
+
+
+def _totals(trace: Trace, hit_tokens: int, hit_blocks: int, evictions: int) -> Totals:
+    reqs = trace.requests
+    return Totals(len(reqs), sum(map(_INPUT, reqs)), sum(map(_OUTPUT, reqs)), hit_tokens,
+                  sum(map(len, map(_KEYS, reqs))), hit_blocks, evictions)
+
+
+_INPUT, _OUTPUT, _KEYS = attrgetter("input_length"), attrgetter("output_length"), attrgetter("keys")
+
+
+def curve_totals(trace: Trace, capacities: Sequence[int | None], eviction: str = "lru",
+                 block_size: int | None = None) -> list[Totals]:
+    """Totals of instantaneous replays at each of `capacities` (tokens; None: unlimited).
+
+    LRU has the inclusion property (a pool of C blocks holds the C most recent), so one
+    stack-distance pass (`lru.lru_curve`) gives every capacity it describes; a capacity it does not
+    describe (a long request reading past its first C blocks) is replayed on its own. lfu and fifo
+    have no such property (fifo shows Belady's anomaly; lfu's counts restart when a block is
+    evicted, so they depend on the capacity): one pass per capacity, through the block pool."""
+    EvictionQueue(eviction)   # an unknown policy is refused even without a capacity
+    bs = block_size or trace.block_size
+    blocks = [None if c is None else c // bs for c in capacities]
+    curve = None
+    if eviction == "lru" and sum(b is not None for b in blocks) > 1:
+        try:
+            with gc_paused():
+                curve = lru_curve(trace.requests, bs)
+        except NotExact:
+            pass
+    out = []
+    with gc_paused():
+        for cap, b in zip(capacities, blocks):
+            if curve is not None and curve.exact_at(b):
+                hb, hit, ev = curve.at(b)
+                out.append(_totals(trace, hit, hb, ev))
+                continue
+            if b is None or eviction == "lru":
+                try:
+                    p = replay_lru(trace.requests, b, bs, per_request=False)
+                except NotExact:
+                    pass
+                else:
+                    out.append(_totals(trace, p.hit_tokens, p.hit_blocks, p.evictions))
+                    continue
+            out.append(replay_pool(trace, cap, eviction, bs)[1])
+    return out
 
 
 def _point(capacity: int | None, t: Totals, prefill_tokens_per_s: float | None) -> dict:
@@ -268,16 +367,24 @@ def replay_trace(paths: str | Path | Sequence[str | Path], capacities: Sequence[
     bs = block_size or trace.block_size
     if bs < 1:
         raise UserError("block size must be positive")
-    first_rows: list[Replayed] = []
-    points = []
-    for k, cap in enumerate(caps):
+    for cap in caps:
         if cap is not None and cap < 0:
             raise UserError(f"negative capacity {cap}")
-        rows, t = replay(trace, cap, eviction, bs, decode_tokens_per_s=decode_tokens_per_s,
-                         prefill_tokens_per_s=prefill_tokens_per_s)
-        if k == 0:
-            first_rows, first = rows, t
-        points.append(_point(cap, t, prefill_tokens_per_s))
+    first_rows: list[Replayed] = []
+    if decode_tokens_per_s is None:
+        if fmt == "json":
+            first_rows, first = replay(trace, caps[0], eviction, bs)
+        results = [first] if len(caps) == 1 and fmt == "json" else curve_totals(trace, caps, eviction, bs)
+    else:
+        results = []
+        for k, cap in enumerate(caps):
+            rows, t = replay(trace, cap, eviction, bs, decode_tokens_per_s=decode_tokens_per_s,
+                             prefill_tokens_per_s=prefill_tokens_per_s)
+            if k == 0:
+                first_rows = rows
+            results.append(t)
+    first = results[0]
+    points = [_point(cap, t, prefill_tokens_per_s) for cap, t in zip(caps, results)]
     summary = {"format": trace.format, "block_size": bs, "eviction": eviction,
                **({"decode_tokens_per_s": decode_tokens_per_s} if decode_tokens_per_s else {}),
                "requests": first.requests, "input_tokens": first.input_tokens,
