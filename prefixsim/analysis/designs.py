@@ -1,0 +1,127 @@
+"""A study's designs as scenario files, played by the scenario builder and replayed by the runner
+exactly as `prefixsim run` would: real rendered blocks (tool_use, placeholder results, directives,
+tool loops), real breakpoints, write availability after the first token and sibling stagger.
+
+This is the independent side of every check (verify.py): the closed forms assume a shape, the
+builder makes one from the same parameters, and the runner decides who reads what by the rules.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from ..model import Outcome
+from ..pricing import MTOK
+from ..tokenize import TokenCounter, get_tokenizer
+
+#: The studies size text with the seeds' estimate (4 characters a token): exact sizes, no BPE cost.
+TOKENIZER = "approx"
+
+
+@dataclass
+class Played:
+    """One variant's replayed requests, by stream in the order the builder made them."""
+
+    outcomes: list[Outcome]
+    rates: object   # the runner's Rates for the model (tiered)
+
+    def streams(self, skip: str = "main") -> list[list[Outcome]]:
+        by: dict[str, list[Outcome]] = {}
+        for o in self.outcomes:
+            if o.call.stream != skip:
+                by.setdefault(o.call.stream, []).append(o)
+        return list(by.values())
+
+    def main(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.call.stream == "main"]
+
+    def input_cost(self, outcomes: list[Outcome]) -> Decimal:
+        """What `run` charges for these requests, less their output tokens."""
+        r = self.rates
+        return sum((o.cost_usd - o.usage.output_tokens * r.output.at(o.usage.prompt_tokens) / MTOK  # type: ignore[attr-defined]
+                    for o in outcomes), Decimal(0))
+
+
+_COUNTER = TokenCounter(get_tokenizer(TOKENIZER))
+
+
+def breakpoint_sizes(o: Outcome) -> list[int]:
+    """Prompt tokens up to each breakpoint of the request (cumulative), in order."""
+    out, total = [], 0
+    for b in o.call.request.blocks:
+        total += _COUNTER.count(b)
+        if b.breakpoint:
+            out.append(total)
+    return out
+
+
+def play(doc: dict, price_date=None) -> dict[str, Played]:
+    """Write the scenario document to a temporary file, load it as `prefixsim run` does and replay
+    every variant; {variant name: Played}."""
+    from ..api import simulate
+    from ..scenario.loader import load_runs
+
+    with tempfile.TemporaryDirectory(prefix="prefixsim-study-") as tmp:
+        path = Path(tmp) / f"{doc['name']}.yaml"
+        path.write_text(json.dumps(doc, indent=1), encoding="utf-8")   # JSON is YAML
+        out = {}
+        for run in load_runs(str(path)):
+            res = simulate(run, price_date)
+            model = next(iter(res.rates))
+            out[run.variant] = Played(list(res.outcomes), res.rates[model])
+        return out
+
+
+def common(model: str, ttl: str, ttft: float, sheet: dict | None, name: str) -> dict:
+    """Settings every study scenario shares: Anthropic's rules, the study's TTL on every breakpoint
+    (an application marking its own requests, not Claude Code's 5m-for-children preset)."""
+    doc = {"name": name, "provider": "anthropic", "model": model, "tokenizer": TOKENIZER,
+           "breakpoints": ["system", "last_message"], "ttl": ttl, "ttft": ttft}
+    if sheet:
+        doc["prices"] = sheet
+    return doc
+
+
+# --- fork vs sub-agent -----------------------------------------------------------------------------
+def loop_sizes(growth: int) -> dict:
+    """One tool-loop turn of `growth` tokens: a reply (text + tool_use) and the tool's result. The
+    parent's history is made of the same turns, so it comes in whole turns of `growth`."""
+    assistant, tool_use = max(1, growth // 5), max(1, growth // 10)
+    return {"user": 50, "assistant": assistant, "tool_use": tool_use,
+            "tool_result": max(1, growth - assistant - tool_use)}
+
+
+def fork_vs_subagent(model: str, f, history: int, sheet: dict | None = None) -> dict:
+    """The parent's turn (which writes its prompt), then N fork children or N sub-agents, each a
+    K-request loop, siblings `stagger` apart: a scenario with the variants `fork` and `sub-agent`."""
+    from .fork_vs_subagent import PACE
+
+    turns = round(history / f.growth)
+    doc = common(model, f.ttl, f.ttft, sheet, "study-fork-vs-subagent")
+    doc.update(pace=PACE, output=1,
+               base={"system": f.parent_static, "history": {"turns": turns, **loop_sizes(f.growth)}})
+    parent = {"request": {"label": "parent turn", "assistant": 0, "tool_use": 0}}
+    doc["variants"] = [
+        {"name": "fork", "timeline": [parent, {"fork": {
+            "label": "fork", "children": f.children, "directive": f.directive, "tool_call": f.call,
+            "stagger": f.stagger, "turns": f.turns, "join": False}}]},
+        {"name": "sub-agent", "timeline": [parent, {"subagent": {
+            "label": "sub", "children": f.children, "system": f.sub_static, "tools": [], "task": f.task,
+            "stagger": f.stagger, "turns": f.turns, "join": False}}]}]
+    return doc
+
+
+def fork_shapes(played: dict[str, Played]):
+    """The sizes the builder made, read off the requests: (ForkShape, SubShape)."""
+    from .fork_vs_subagent import ForkShape, SubShape
+
+    fork, sub = played["fork"], played["sub-agent"]
+    children = fork.streams()
+    static, shared = breakpoint_sizes(children[0][0])[:2]
+    lengths = lambda streams: tuple(tuple(o.usage.prompt_tokens for o in s) for s in streams)  # noqa: E731
+    fs = ForkShape(static, fork.main()[-1].usage.prompt_tokens, shared, lengths(children))
+    subs = sub.streams()
+    return fs, SubShape(breakpoint_sizes(subs[0][0])[0], lengths(subs))
