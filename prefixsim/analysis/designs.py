@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from ..errors import UserError
 from ..model import Outcome
 from ..pricing import MTOK
 from ..tokenize import TokenCounter, get_tokenizer
@@ -58,6 +59,10 @@ def breakpoint_sizes(o: Outcome) -> list[int]:
     return out
 
 
+class TooLarge(UserError):
+    """The scenario builder refuses the design (its scale limits): the study cannot be checked."""
+
+
 def play(doc: dict, price_date=None) -> dict[str, Played]:
     """Write the scenario document to a temporary file, load it as `prefixsim run` does and replay
     every variant; {variant name: Played}."""
@@ -68,7 +73,12 @@ def play(doc: dict, price_date=None) -> dict[str, Played]:
         path = Path(tmp) / f"{doc['name']}.yaml"
         path.write_text(json.dumps(doc, indent=1), encoding="utf-8")   # JSON is YAML
         out = {}
-        for run in load_runs(str(path)):
+        try:
+            runs = load_runs(str(path))
+        except UserError as e:
+            raise TooLarge(f"{doc['name'][len('study-'):]}: the scenario builder cannot make this design to check "
+                           f"the closed form against ({e.message}); lower children, turns or sizes") from None
+        for run in runs:
             res = simulate(run, price_date)
             model = next(iter(res.rates))
             out[run.variant] = Played(list(res.outcomes), res.rates[model])

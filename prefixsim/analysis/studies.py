@@ -23,72 +23,165 @@ class Study:
     chart: LineChart
     reading: str
     params: dict[str, Any] = field(default_factory=dict)
+    tables: list[tuple[str, list[dict]]] = field(default_factory=list)   # one per question asked
+
+    def __post_init__(self) -> None:
+        if not self.tables:
+            self.tables = [("crossing points", self.table)]
 
 
 def _k(tokens: float) -> str:
     return f"{tokens / 1000:,.1f} K" if tokens >= 1000 else f"{tokens:,.0f}"
 
 
-def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, children=(1, 2, 5, 8, 16),
+def money(v: float) -> str:
+    return f"${v:,.4f}" if abs(v) >= 0.01 or v == 0 else f"${v:,.6f}"
+
+
+def shown(rows: list[dict]) -> list[dict]:
+    """A table as printed: money as money (JSON and CSV keep the numbers)."""
+    def cell(k, v):
+        if isinstance(v, bool):
+            return "yes" if v else "no"
+        return money(v) if k.endswith("_usd") and isinstance(v, (int, float)) else v
+    return [{k: cell(k, v) for k, v in row.items()} for row in rows]
+
+
+#: What the fork-vs-subagent figures count and leave out (the reading and the README say it).
+FORK_SCOPE = ("Counted: the children's input tokens (reads, writes, uncached) under Anthropic's rules, with the "
+              "requests a fork really sends (N tool_use blocks and N placeholder results before each directive, "
+              "so 10 or more children exceed the 20-block lookback and the first child writes the parent's "
+              "history again), siblings launched {stagger:g} s apart with writes readable after {ttft:g} s. "
+              "Left out: output tokens (the same replies either way), the parent's own turn before the spawn "
+              "(it writes the parent's prompt in both designs), and the results the children return.")
+
+
+def _design_label(f: fvs.ForkParams, varied: list[str]) -> str:
+    """"4 children", then every other parameter the comparison varies ("4 children, turns=2")."""
+    out = [f"{f.children} {'child' if f.children == 1 else 'children'}"]
+    out += [f"{k}={getattr(f, k):g}" if isinstance(getattr(f, k), float) else f"{k}={getattr(f, k)}"
+            for k in varied if k != "children"]
+    return ", ".join(out)
+
+
+def fork_designs(f: fvs.ForkParams, lists: dict[str, list] | None = None) -> list[fvs.ForkParams]:
+    """Every combination of the listed values (-p children=3,4,6), in the order given; the default
+    comparison is over children 1, 2, 5, 8, 16 when no children value is named."""
+    import itertools
+
+    lists = dict(lists or {})
+    keys = list(lists)
+    return [replace(f, **dict(zip(keys, combo))) for combo in itertools.product(*(lists[k] for k in keys))] or [f]
+
+
+def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, lists: dict[str, list] | None = None,
                      max_history: int = 200_000) -> Study:
+    """`lists`: parameter -> values compared (one row and one line per combination)."""
     f = f or fvs.ForkParams()
+    if lists is None:
+        lists = {"children": list(fvs.DEFAULT_CHILDREN)}
+    designs = fork_designs(f, lists)
+    varied = [k for k in lists if len(lists[k]) > 1]
     hs = list(range(0, max_history + 1, max_history // 40))
-    table = fvs.crossings(p, f, children)
-    curve = fvs.curves(p, f, hs, children)
-    focus = f.children if f.children in children else 5
-    h_star = fvs.crossing_history(p, replace(f, children=focus))
-    series, marks = [], []
     xs = [h for h in sorted({1000, *hs, max_history}) if h >= 1000]
-    for n in children:
-        fn = replace(f, children=n)
-        ratios = [float(a / b) for a, b in (fvs.closed_form(p, fn, h) for h in xs)]
-        series.append(Series(f"{n} {'child' if n == 1 else 'children'}", xs, ratios))
-        x = fvs.crossing_history(p, fn)
-        if 1000 <= x <= max_history:
-            marks.append(Mark(x, 1.0, f"N={n}: {_k(x)}"))
-    chart = LineChart(f"Fork vs fresh sub-agent, {f.turns} turns per child ({p.model})",
+    table, curve, series, marks, sentences = [], [], [], [], []
+    for d in designs:
+        label = _design_label(d, varied)
+        h = fvs.crossing(p, d)
+        sub = fvs.sub_cost(p, d, fvs.sub_shape(d))
+        exceeded = fvs.spawn_blocks(d.children) >= fvs.ANTHROPIC_LOOKBACK.value
+        row = {k: getattr(d, k) for k in dict.fromkeys(["children", "turns", *varied])}
+        row.update({"sub_agent_cheaper_from_history": "never" if h is None else "always" if h == 0 else h,
+                    "fork_cost_at_0_history_usd": float(fvs.fork_cost(p, d, fvs.fork_shape(d, 0))),
+                    "sub_agent_cost_usd": float(sub), "lookback_exceeded": exceeded})
+        table.append(row)
+        for hh in hs:
+            fork, _ = fvs.closed_form(p, d, hh)
+            curve.append({**{k: getattr(d, k) for k in dict.fromkeys(["children", *varied])}, "history_tokens": hh,
+                          "fork_usd": float(fork), "subagent_usd": float(sub)})
+        series.append(Series(label, xs, [float(fvs.fork_cost(p, d, fvs.fork_shape(d, x)) / sub) for x in xs]))
+        if h is not None and 1000 <= h <= max_history:
+            marks.append(Mark(h, 1.0, f"{label}: {_k(h)}"))
+        fork0 = float(fvs.fork_cost(p, d, fvs.fork_shape(d, 0)))
+        who = (f"With {label}" + ("" if "turns" in varied else
+                                  f" of {d.turns} {'turn' if d.turns == 1 else 'turns'} each"))
+        if h is None:
+            sentences.append(f"{who}, a fork is cheaper at every history up to {_k(fvs.MAX_HISTORY)} tokens "
+                             f"(sub-agent design ${float(sub):.4f}).")
+        elif h == 0:
+            sentences.append(f"{who}, a fresh sub-agent is cheaper at every history (${float(sub):.4f} against "
+                             f"${fork0:.4f} for forks even with no history): the fork's inherited "
+                             f"{_k(d.parent_static)} static prefix" + (" and the lookback miss" if exceeded else "")
+                             + f" cost more than the sub-agent's {_k(d.sub_static)} static + {_k(d.task)} task.")
+        else:
+            sentences.append(f"{who}, a fork is cheaper while the parent's history is under {_k(h)} tokens; past "
+                             f"that a fresh sub-agent ({_k(d.sub_static)} static + {_k(d.task)} task, "
+                             f"${float(sub):.4f}) is cheaper" + (", sooner because the spawn exceeds the 20-block "
+                                                                  "lookback" if exceeded else "") + ".")
+    every = ", ".join(f"{k}={getattr(f, k)}" for k in ("turns", "parent_static", "sub_static", "task", "directive",
+                                                       "call", "growth", "ttl") if k not in varied)
+    chart = LineChart(f"Fork vs fresh sub-agent, {f.turns} turns per child ({p.model})" if "turns" not in varied
+                      else f"Fork vs fresh sub-agent ({p.model})",
                       "parent history inherited by a fork (tokens, log scale)",
                       "fork cost ÷ sub-agent cost (above 1: sub-agent cheaper)",
-                      series, marks, hlines=[(1.0, "break-even")], logx=True, note=f"prices: {p.source}")
-    if h_star > 0:
-        reading = (f"With {focus} children of {f.turns} turns each, a fork is cheaper while the parent's history is "
-                   f"under {_k(h_star)} tokens; past that a fresh sub-agent ({_k(f.sub_static)} static + "
-                   f"{_k(f.task)} task) is cheaper, because every fork turn re-reads the whole history.")
-    else:
-        reading = (f"With {focus} children of {f.turns} turns each, a fresh sub-agent is cheaper at every history "
-                   f"size: the fork's inherited static prefix ({_k(f.parent_static)}) alone outweighs it.")
-    return Study("fork-vs-subagent", "Fork vs fresh sub-agent", table, curve, chart, reading,
-                 asdict(f))
+                      series, marks, hlines=[(1.0, "break-even")], logx=True,
+                      note=f"{every}; prices: {p.source}")
+    reading = " ".join(sentences) + " Every fork turn re-reads the whole history, a sub-agent's does not. " \
+        + FORK_SCOPE.format(stagger=f.stagger, ttft=f.ttft)
+    params = asdict(f)
+    for k, vs in (lists or {}).items():
+        params[k] = list(vs) if len(vs) > 1 else vs[0]
+    return Study("fork-vs-subagent", "Fork vs fresh sub-agent", table, curve, chart, reading, params)
 
 
-def ttl(p: Prices, f: ttlmod.TTLParams | None = None, gaps: list[float] | None = None) -> Study:
+#: Steady gaps (seconds) the ttl study answers for when --gaps names none.
+TTL_GAPS = (60.0, 600.0, 1800.0, 5400.0)
+
+
+def ttl(p: Prices, f: ttlmod.TTLParams | None = None, gaps: list[float] | None = None,
+        steady: list[float] | None = None) -> Study:
+    """`steady`: the gaps to answer "after how many requests do 1h writes win" for (default
+    TTL_GAPS); `gaps`: observed gaps (--gaps-from), summarized and drawn under the curves."""
     f = f or ttlmod.TTLParams()
+    steady = list(steady or TTL_GAPS)
     grid = sorted({*[10 * 1.25 ** i for i in range(37)], 299.0, 300.0, 3599.0, 3600.0})
     curve = ttlmod.curve(p, f, grid)
     k5, n5 = ttlmod.reads_to_pay_off(p, "5m")
     k1, n1 = ttlmod.reads_to_pay_off(p, "1h")
-    table = [{"ttl": "5m", "write_multiplier": float(p.write_5m / p.input), "reads_to_pay_off": n5,
-              "break_even_read_ratio": round(k5, 4)},
-             {"ttl": "1h", "write_multiplier": float(p.write_1h / p.input), "reads_to_pay_off": n1,
-              "break_even_read_ratio": round(k1, 4)}]
-    for g in (60, 600, 1800, 5400):
+    payoff = [{"ttl": "5m", "write_multiplier": float(p.write_5m / p.input), "reads_to_pay_off": n5,
+               "break_even_read_ratio": round(k5, 4)},
+              {"ttl": "1h", "write_multiplier": float(p.write_1h / p.input), "reads_to_pay_off": n1,
+               "break_even_read_ratio": round(k1, 4)}]
+    wins = []
+    for g in steady:
         n = ttlmod.requests_for_1h_to_win(p, g)
-        table.append({"ttl": f"gap {g:g} s", "requests_for_1h_to_win": n if n is not None else "never"})
+        per5, per1 = ttlmod.per_request(p, f, "5m", g), ttlmod.per_request(p, f, "1h", g)
+        wins.append({"gap_s": g, "cost_per_request_5m_usd": float(per5), "cost_per_request_1h_usd": float(per1),
+                     "requests_for_1h_to_win": n if n is not None else "never"})
+    tables = [("reads before a write pays for itself", payoff),
+              ("requests at a steady gap before 1h writes cost less in total than 5m", wins)]
     series = [Series("5-minute writes", grid, [r["cost_5m_usd"] for r in curve], steps=True),
               Series("1-hour writes", grid, [r["cost_1h_usd"] for r in curve], "--", steps=True),
               Series("no caching", grid, [r["cost_no_cache_usd"] for r in curve], ":")]
     chart = LineChart(f"Cost per request vs idle gap, {_k(f.prefix)}-token prefix ({p.model})",
                       "gap since the previous request (seconds, log scale)", "cost of the request's prefix (USD)",
                       series, vlines=[(300, "5m TTL"), (3600, "1h TTL")], logx=True, note=f"prices: {p.source}")
-    reading = (f"A 5-minute write pays for itself after {n5} read, a 1-hour write after {n1}; for gaps between "
-               f"5 and 60 minutes 1h writes win from the 2nd request on, below 5 minutes they only add the "
+    said = ", ".join(f"{g:g} s: {'never' if r['requests_for_1h_to_win'] == 'never' else 'from request ' + str(r['requests_for_1h_to_win'])}"
+                     for g, r in zip(steady, wins))
+    reading = (f"A 5-minute write pays for itself after {n5} read, a 1-hour write after {n1}. At a steady gap, "
+               f"1h writes cost less in total ({said}); below 5 minutes they only add the "
                f"{float(p.write_1h / p.write_5m):.1f}x first write, above an hour neither TTL helps.")
     if gaps:
         d = ttlmod.distribution(p, f, gaps)
-        table.append({"ttl": "observed gaps", **d})
-        reading += (f" On the {d['requests']} observed requests {d['cheaper']} is cheaper "
-                    f"({d['share_gaps_5m_to_1h']:.0%} of gaps fall between 5 and 60 minutes).")
-    return Study("ttl", "TTL choice: 5m vs 1h writes", table, curve, chart, reading, {"prefix": f.prefix})
+        tables.append(("observed gaps: expected cost per request", [d]))
+        chart.rug = [g for g in gaps if g > 0]
+        chart.rug_label = f"{len(gaps):,} observed gaps"
+        reading += (f" On the {d['requests']:,} observed requests {d['cheaper']} is cheaper "
+                    f"({money(d['expected_5m_usd'])} vs {money(d['expected_1h_usd'])} a request for 5m vs 1h; "
+                    f"{d['share_gaps_5m_to_1h']:.0%} of gaps fall between 5 and 60 minutes).")
+    table = [row for _, rows in tables for row in rows]
+    return Study("ttl", "TTL choice: 5m vs 1h writes", table, curve, chart, reading,
+                 {"prefix": f.prefix, "steady_gaps_s": steady}, tables)
 
 
 def stagger(p: Prices, f: stg.StaggerParams | None = None) -> Study:
