@@ -31,8 +31,10 @@ def test_breakeven_json_and_params(tmp_path):
     rc, out, err = cli("breakeven", "fork-vs-subagent", "-p", "children=5", "-p", "turns=3", "--format", "json",
                        "--out", str(tmp_path), "--price-date", "2026-11-30")
     doc = json.loads(out)
-    row = next(r for r in doc["crossings"] if r["children"] == 5)
-    assert row["crossing_history_tokens"] > 0 and doc["check"]["max_abs_diff_usd"] == 0.0
+    [row] = doc["crossings"]            # the one design asked about, not the default list
+    assert row["children"] == 5 and row["turns"] == 3 and doc["params"]["children"] == 5
+    assert row["sub_agent_cheaper_from_history"] > 0 and doc["check"]["max_abs_diff_usd"] == 0.0
+    assert doc["check"]["ok"] and doc["check"]["against"] == "scenario builder + runner"
     assert "claude-sonnet-4-5" in doc["prices"]
 
 

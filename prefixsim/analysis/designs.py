@@ -76,8 +76,9 @@ def play(doc: dict, price_date=None) -> dict[str, Played]:
         try:
             runs = load_runs(str(path))
         except UserError as e:
-            raise TooLarge(f"{doc['name'][len('study-'):]}: the scenario builder cannot make this design to check "
-                           f"the closed form against ({e.message}); lower children, turns or sizes") from None
+            why = e.message.split("; lower")[0]
+            raise TooLarge(f"{doc['name'][len('study-'):]}: too large to check the closed form against the scenario "
+                           f"runner (the builder's limit: {why}); lower children, turns or sizes") from None
         for run in runs:
             res = simulate(run, price_date)
             model = next(iter(res.rates))

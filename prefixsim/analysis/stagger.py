@@ -45,7 +45,7 @@ def simulate(p: Prices, book, f: StaggerParams, delay: float) -> Decimal:
 
 
 def curve(p: Prices, f: StaggerParams, delays: list[float]) -> list[dict]:
-    return [{"stagger_s": d, "cost_usd": float(closed_form(p, f, d)), "writers": writers(f, d),
+    return [{"stagger_s": d, "input_cost_usd": float(closed_form(p, f, d)), "writers": writers(f, d),
              "last_child_delay_s": (f.children - 1) * d} for d in delays]
 
 

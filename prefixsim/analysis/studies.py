@@ -191,14 +191,14 @@ def stagger(p: Prices, f: stg.StaggerParams | None = None) -> Study:
     held = float(stg.held_until_first_response(p, f))
     together = float(stg.closed_form(p, f, 0.0))
     d_star = next((r["stagger_s"] for r in curve if r["writers"] == 1), None)
-    table = [{"design": "all launched together", "cost_usd": together, "writers": stg.writers(f, 0.0),
+    table = [{"design": "all launched together", "input_cost_usd": together, "writers": stg.writers(f, 0.0),
               "last_child_delay_s": 0.0},
-             {"design": "held until the first response begins (Claude Code)", "cost_usd": held, "writers": 1,
+             {"design": "held until the first response begins (Claude Code)", "input_cost_usd": held, "writers": 1,
               "last_child_delay_s": f.ttft},
-             {"design": f"staggered by {d_star:g} s" if d_star is not None else "staggered", "cost_usd":
+             {"design": f"staggered by {d_star:g} s" if d_star is not None else "staggered", "input_cost_usd":
               float(stg.closed_form(p, f, d_star or f.ttft)), "writers": 1,
               "last_child_delay_s": (f.children - 1) * (d_star or f.ttft)}]
-    series = [Series("staggered launch", delays, [r["cost_usd"] for r in curve], steps=True),
+    series = [Series("staggered launch", delays, [r["input_cost_usd"] for r in curve], steps=True),
               Series("held until first response", delays, [held] * len(delays), "--")]
     chart = LineChart(f"{f.children} parallel children sharing {_k(f.shared)} tokens, ttft {f.ttft:g} s ({p.model})",
                       "delay between consecutive launches (seconds)", "input cost of the first requests (USD)",

@@ -25,7 +25,7 @@ def _params_class(study: str):
 #: study simulates its designs at several sample points, children x turns is held to STUDY_REQUESTS
 #: (measured: 1,000 children x 10 turns verify in about 5 s of CPU; 10,000 x 20 took 96 s).
 COUNT_PARAMS = ("children", "turns", "requests")
-STUDY_REQUESTS = 2_000
+STUDY_REQUESTS = 10_000
 
 
 #: Studies that compare designs: a parameter may take a list of values (-p children=3,4,6).
