@@ -257,3 +257,24 @@ def minimum(p: Prices, f: mini.MinimumParams | None = None) -> Study:
 
 STUDIES: dict[str, Callable[..., Study]] = {"fork-vs-subagent": fork_vs_subagent, "ttl": ttl, "stagger": stagger,
                                             "invalidation": invalidation, "minimum": minimum}
+
+
+def check_line(check: dict) -> str:
+    verdict = "agree" if check["ok"] else "DISAGREE — CHECK FAILED, do not use these figures"
+    return (f"closed form vs {check['against']}: {check['points']} points, largest difference "
+            f"${check['max_abs_diff_usd']:.9f} (tolerance ${check['tolerance_usd']:.6f}): {verdict}")
+
+
+def run_study(study: str, p, f, lists: dict, sheet_doc=None, when=None, steady=None, observed=None):
+    """(Study, check) for one study's parameters, as `breakeven` and `report` show it."""
+    from .verify import verify
+
+    if study == "fork-vs-subagent":
+        lists = lists if "children" in lists else {"children": list(fvs.DEFAULT_CHILDREN), **lists}
+        s = fork_vs_subagent(p, f, lists)
+        check = verify(study, p, f, sheet_doc, when, fork_designs(f, lists))
+    else:
+        kwargs = {"gaps": observed, "steady": steady} if study == "ttl" else {}
+        s = STUDIES[study](p, f, **kwargs)
+        check = verify(study, p, f, sheet_doc, when)
+    return s, check

@@ -17,6 +17,10 @@ from . import ttl as ttlmod
 from .common import Prices
 
 TOLERANCE = Decimal("0.000001")
+
+
+class CheckFailed(Exception):
+    """A closed form and the runner disagree beyond TOLERANCE: the figures must not be used."""
 #: parent histories at which each fork design is replayed
 FORK_HISTORIES = (0, 40_000)
 

@@ -1,7 +1,6 @@
 """`prefixsim breakeven` (crossing points, CSV + PNG + SVG) and `prefixsim report` (the design-review page)."""
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import click
@@ -9,112 +8,8 @@ import click
 from ..errors import UserError
 from .run import parse_price_date
 
-STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
-
-
-def _params_class(study: str):
-    from ..analysis import fork_vs_subagent, invalidation, minimum, stagger, ttl
-
-    return {"fork-vs-subagent": fork_vs_subagent.ForkParams, "ttl": ttl.TTLParams,
-            "stagger": stagger.StaggerParams, "invalidation": invalidation.InvalidationParams,
-            "minimum": minimum.MinimumParams}[study]
-
-
-#: Study parameters that count requests or agents; every other whole-number parameter is a size in
-#: tokens and every fractional one a time in seconds. Each has a scenario's limit (schema.py); and as a
-#: study simulates its designs at several sample points, children x turns is held to STUDY_REQUESTS
-#: (measured: 1,000 children x 10 turns verify in about 5 s of CPU; 10,000 x 20 took 96 s).
-COUNT_PARAMS = ("children", "turns", "requests")
-STUDY_REQUESTS = 10_000
-
-
-#: Studies that compare designs: a parameter may take a list of values (-p children=3,4,6).
-LIST_STUDIES = ("fork-vs-subagent",)
-
-
-def _parse_params(study: str, pairs: tuple[str, ...]):
-    """-p KEY=VALUE (or KEY=V1,V2,... to compare) -> (params, {key: values listed})."""
-    cls = _params_class(study)
-    fields = {f.name for f in dataclasses.fields(cls)}
-    raw: dict[str, list[str]] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or key not in fields:
-            raise UserError(f"--param {pair!r}: {study} takes KEY=VALUE with KEY one of {', '.join(sorted(fields))}")
-        if key in raw:
-            raise UserError(f"--param {key} is given twice; to compare values list them: -p {key}=A,B")
-        raw[key] = [v.strip() for v in value.split(",")] if "," in value else [value.strip()]
-    return study_params(study, raw)
-
-
-def study_params(study: str, values: dict[str, list], where: str = "--param"):
-    """Checked study parameters from strings (-p) or a scenario's `studies:` values: (params, lists),
-    where `lists` holds every key given, with its values in order (one or more)."""
-    import math
-
-    from ..analysis.fork_vs_subagent import PACE
-    from ..scenario.schema import MAX_COUNT, MAX_SECONDS, MAX_TOKENS
-
-    cls = _params_class(study)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    lists: dict[str, list] = {}
-    for key, raws in values.items():
-        if key not in fields:
-            raise UserError(f"{where} {key}: {study} takes one of {', '.join(sorted(fields))}")
-        if len(raws) > 1 and study not in LIST_STUDIES:
-            raise UserError(f"{where} {key}: {study} takes one value (a list compares designs in "
-                            f"{', '.join(LIST_STUDIES)} only)")
-        if not raws or len(raws) > 50:
-            raise UserError(f"{where} {key}: give 1 to 50 values")
-        default = fields[key].default
-        out = []
-        for raw in raws:
-            try:
-                if isinstance(default, str):
-                    v = str(raw)
-                elif isinstance(raw, bool):
-                    raise ValueError
-                elif isinstance(default, int):
-                    v = int(raw) if not isinstance(raw, float) or raw.is_integer() else int("x")
-                else:
-                    v = float(raw)
-            except (ValueError, TypeError):
-                raise UserError(f"{where} {key}: {raw!r} is not a{'n' if isinstance(default, int) else ''} "
-                                f"{type(default).__name__}") from None
-            if isinstance(v, (int, float)):
-                if not math.isfinite(v) or v < 0:
-                    raise UserError(f"{where} {key}: {raw!r} must be a finite number, not negative")
-                if key in COUNT_PARAMS and v < 1:
-                    raise UserError(f"{where} {key}: at least 1")
-                limit, unit = ((MAX_COUNT, "") if key in COUNT_PARAMS else (MAX_SECONDS, " seconds")
-                               if isinstance(v, float) else (MAX_TOKENS, " tokens"))
-                if v > limit:
-                    raise UserError(f"{where} {key}: {raw} is too large (at most {limit:,}{unit}; more is a typo, "
-                                    "not a design)")
-            if key == "ttl" and v not in ("5m", "1h"):
-                raise UserError(f"{where} ttl: 5m or 1h")
-            out.append(v)
-        if len(set(out)) != len(out):
-            raise UserError(f"{where} {key}: a value is listed twice")
-        lists[key] = out
-    f = cls(**{k: vs[0] for k, vs in lists.items()})
-    for k, vs in lists.items():
-        for v in vs:
-            g = dataclasses.replace(f, **{k: v})
-            requests = getattr(g, "children", 1) * getattr(g, "turns", 1)
-            if requests > STUDY_REQUESTS:
-                raise UserError(f"{where} children x turns = {requests:,} requests per simulated design (at most "
-                                f"{STUDY_REQUESTS:,}); lower children or turns")
-    if study == "fork-vs-subagent":
-        for v in lists.get("ttft", [f.ttft]):
-            if v > PACE:
-                raise UserError(f"{where} ttft: at most {PACE:g} s (each child's next request comes {PACE:g} s later "
-                                "and reads this one's write)")
-        for v in lists.get("stagger", [f.stagger]):
-            if v > 60:
-                raise UserError(f"{where} stagger: at most 60 s between sibling launches")
-    return f, lists
+from ..analysis.params import STUDY_NAMES
+from ..analysis.params import parse_pairs as _parse_params
 
 
 def _load_sheet(path: str | None) -> dict | None:
@@ -217,7 +112,7 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
       prefixsim breakeven ttl --gaps 120,900 --gaps-from ~/.claude/projects/my-project/
     """
     from ..analysis.common import prices_for
-    from ..analysis.studies import shown
+    from ..analysis.studies import check_line, run_study, shown
     from ..fsutil import check_outputs, write_files
     from ..providers.tables import anthropic_min_tokens
     from ..report.charts import line_figure, render_both
@@ -261,29 +156,6 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
         raise SystemExit(1)
 
 
-def check_line(check: dict) -> str:
-    verdict = "agree" if check["ok"] else "DISAGREE — CHECK FAILED, do not use these figures"
-    return (f"closed form vs {check['against']}: {check['points']} points, largest difference "
-            f"${check['max_abs_diff_usd']:.9f} (tolerance ${check['tolerance_usd']:.6f}): {verdict}")
-
-
-def run_study(study: str, p, f, lists: dict, sheet_doc=None, when=None, steady=None, observed=None):
-    """(Study, check) for one study's parameters, as `breakeven` and `report` show it."""
-    from ..analysis import studies
-    from ..analysis.fork_vs_subagent import DEFAULT_CHILDREN
-    from ..analysis.verify import verify
-
-    if study == "fork-vs-subagent":
-        lists = lists if "children" in lists else {"children": list(DEFAULT_CHILDREN), **lists}
-        s = studies.fork_vs_subagent(p, f, lists)
-        check = verify(study, p, f, sheet_doc, when, studies.fork_designs(f, lists))
-    else:
-        kwargs = {"gaps": observed, "steady": steady} if study == "ttl" else {}
-        s = studies.STUDIES[study](p, f, **kwargs)
-        check = verify(study, p, f, sheet_doc, when)
-    return s, check
-
-
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", default="reports/report.html", show_default=True, type=click.Path(),
@@ -292,7 +164,10 @@ def run_study(study: str, p, f, lists: dict, sheet_doc=None, when=None, steady=N
 @click.option("--model", help="Model for the break-even studies (default: the first scenario's).")
 @click.option("--title", default="Prompt-cache design review", show_default=True)
 @click.option("--price-date", help="genai-prices rates in force on this date (YYYY-MM-DD; default today).")
-def report(paths, output, model, title, price_date):
+@click.option("-p", "--param", "params", multiple=True, metavar="[STUDY.]KEY=VALUE",
+              help="Break-even study parameter over the scenarios' `studies:` and the defaults, e.g. "
+                   "-p children=4 or -p fork-vs-subagent.turns=2,5.")
+def report(paths, output, model, title, price_date, params):
     """One self-contained HTML page for a design review (and report.md with PNGs beside it).
 
     \b
@@ -302,5 +177,12 @@ def report(paths, output, model, title, price_date):
     """
     from ..report.build import build_report
 
-    out = build_report(list(paths), output, model=model, title=title, when=parse_price_date(price_date))
+    from ..analysis.verify import CheckFailed
+
+    try:
+        out = build_report(list(paths), output, model=model, title=title, when=parse_price_date(price_date),
+                           params=params)
+    except CheckFailed as e:
+        click.echo(f"prefixsim: {e}", err=True)
+        raise SystemExit(1) from None
     click.echo(f"wrote {out[0]} and {out[1]}", err=True)
