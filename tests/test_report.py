@@ -33,7 +33,7 @@ def test_breakeven_json_and_params(tmp_path):
     doc = json.loads(out)
     [row] = doc["crossings"]            # the one design asked about, not the default list
     assert row["children"] == 5 and row["turns"] == 3 and doc["params"]["children"] == 5
-    assert row["sub_agent_cheaper_from_history"] > 0 and doc["check"]["max_abs_diff_usd"] == 0.0
+    assert row["sub_agent_cheaper_from"] > 0 and doc["check"]["max_abs_diff_usd"] == 0.0
     assert doc["check"]["ok"] and doc["check"]["against"] == "scenario builder + runner"
     assert "claude-sonnet-4-5" in doc["prices"]
 

@@ -43,6 +43,8 @@ def shown(rows: list[dict]) -> list[dict]:
     def cell(k, v):
         if isinstance(v, bool):
             return "yes" if v else "no"
+        if k.startswith("share_") and isinstance(v, float):
+            return f"{v:.1%}"
         return money(v) if k.endswith("_usd") and isinstance(v, (int, float)) else v
     return [{k: cell(k, v) for k, v in row.items()} for row in rows]
 
@@ -91,9 +93,9 @@ def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, lists: dict[str
         sub = fvs.sub_cost(p, d, fvs.sub_shape(d))
         exceeded = fvs.spawn_blocks(d.children) >= fvs.ANTHROPIC_LOOKBACK.value
         row = {k: getattr(d, k) for k in dict.fromkeys(["children", "turns", *varied])}
-        row.update({"sub_agent_cheaper_from_history": "never" if h is None else "always" if h == 0 else h,
-                    "fork_cost_at_0_history_usd": float(fvs.fork_cost(p, d, fvs.fork_shape(d, 0))),
-                    "sub_agent_cost_usd": float(sub), "lookback_exceeded": exceeded})
+        row.update({"sub_agent_cheaper_from": "never" if h is None else "always" if h == 0 else h,
+                    "fork_at_0_history_usd": float(fvs.fork_cost(p, d, fvs.fork_shape(d, 0))),
+                    "sub_agent_usd": float(sub), "lookback_exceeded": exceeded})
         table.append(row)
         for hh in hs:
             fork, _ = fvs.closed_form(p, d, hh)
