@@ -79,3 +79,11 @@ def simulate_cost(calls: list[Call], book: PriceBook, ttft: float = 1.0, streams
         if streams is None or streams(o.call.stream):
             total += o.cost_usd - o.usage.output_tokens * book.rates(o.call.request.model, "anthropic").output.base / MTOK
     return total
+
+
+def request_cost(p: Prices, ttl: str, minimum: int, length: int, read: int) -> Decimal:
+    """One request of `length` prompt tokens that reads `read` of them from the cache (A-PC): the rest
+    is written at its last breakpoint if the prompt reaches the model's minimum, else sent uncached.
+    (Every study's requests have their last breakpoint on the last block.)"""
+    write = length - read if length >= minimum else 0
+    return p.input_cost(length, read, write, length - read - write, ttl)

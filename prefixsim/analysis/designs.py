@@ -136,3 +136,68 @@ def fork_shapes(played: dict[str, Played]):
     fs = ForkShape(static, fork.main()[-1].usage.prompt_tokens, shared, lengths(children))
     subs = sub.streams()
     return fs, SubShape(breakpoint_sizes(subs[0][0])[0], lengths(subs))
+
+
+def _stream(played: Played, name: str) -> list[Outcome]:
+    return [o for o in played.outcomes if o.call.stream == name]
+
+
+# --- stagger -------------------------------------------------------------------------------------------
+def stagger(model: str, f, delay: float, sheet: dict | None = None) -> dict:
+    """N sub-agents of one type (a shared system prompt of `shared` tokens, tasks of `task`), one
+    request each, launched `delay` seconds apart from t = 0."""
+    doc = common(model, f.ttl, f.ttft, sheet, "study-stagger")
+    doc["timeline"] = [{"subagent": {"label": "child", "children": f.children, "system": f.shared, "tools": [],
+                                     "task": f.task, "stagger": delay, "turns": 1, "join": False}}]
+    return doc
+
+
+def stagger_sizes(played: Played) -> tuple[int, list[int]]:
+    kids = played.streams()
+    return breakpoint_sizes(kids[0][0])[0], [s[0].usage.prompt_tokens for s in kids]
+
+
+# --- ttl and minimum: one prefix, re-sent -------------------------------------------------------------
+def resent(model: str, ttl: str, prefix: int, gaps: list[float], sheet: dict | None = None,
+           name: str = "study-ttl") -> dict:
+    """A `prefix`-token system prompt with a breakpoint (and none after it), sent once and then once
+    after each gap (seconds) in a short conversation."""
+    doc = common(model, ttl, 0.0, sheet, name)
+    doc.update(breakpoints=["system"], pace=0, output=1, base={"system": prefix})
+    turn = {"user": 20, "assistant": 20, "tool_use": 0}
+    doc["timeline"] = [{"request": turn}] + [{"request": {**turn, "after": g}} for g in gaps]
+    return doc
+
+
+def resent_sizes(played: Played) -> tuple[int, list[int]]:
+    main = played.main()
+    return breakpoint_sizes(main[0])[0], [o.usage.prompt_tokens for o in main]
+
+
+# --- invalidation ------------------------------------------------------------------------------------
+CHANGES = {"tools": {"reorder_tools": "reverse"}, "messages": {"set_tool_choice": {"type": "any"}}}
+
+
+def invalidation(model: str, f, kind: str, turn: int, sheet: dict | None = None) -> dict:
+    """A session of `turn` requests (tools split over 4 definitions, a system prompt, loop turns of
+    `growth`); variant `changed` makes the change just before the last request, keeping every size:
+    the tools reversed, the system prompt replaced by one of the same size, or tool_choice set."""
+    doc = common(model, f.ttl, 1.0, sheet, "study-invalidation")
+    doc.update(output=1, base={"tools": {"count": 4, "size": max(46, f.tools // 4)}, "system": f.system,
+                               "history": {"turns": 0, **loop_sizes(f.growth)}})
+    change = CHANGES.get(kind) or {"edit_system": {"replace": f.system}}
+    head = [{"request": {"turns": turn - 1}}] if turn > 1 else []
+    doc["variants"] = [{"name": "unchanged", "timeline": [*head, {"request": {}}]},
+                       {"name": "changed", "timeline": [*head, change, {"request": {}}]}]
+    return doc
+
+
+def invalidation_sizes(played: dict[str, Played]) -> tuple[int, int, int, int, object]:
+    """(static, previous prompt, last prompt) of the unchanged session, the changed last prompt (the
+    new system text shifts the filler text after it by a few tokens), and the extra the runner
+    charges for the changed session."""
+    same, changed = played["unchanged"].main(), played["changed"].main()
+    before = same[-2].usage.prompt_tokens if len(same) > 1 else 0
+    extra = played["changed"].input_cost(changed) - played["unchanged"].input_cost(same)
+    return (breakpoint_sizes(same[-1])[0], before, same[-1].usage.prompt_tokens, changed[-1].usage.prompt_tokens,
+            extra)

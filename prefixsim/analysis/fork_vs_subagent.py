@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..providers.tables import ANTHROPIC_LOOKBACK, anthropic_min_tokens
-from .common import Prices
+from .common import Prices, request_cost
 
 #: Seconds between one child's requests, and between the parent's turn and the spawn: the
 #: scenario builder's default pace; ttft must not exceed it (each request reads the one before).
@@ -100,15 +100,10 @@ def sibling_reads(i: int, f: ForkParams) -> bool:
     return i > 0 and PACE + f.ttft <= PACE + i * f.stagger
 
 
-def _cost(p: Prices, ttl: str, minimum: int, length: int, read: int) -> Decimal:
-    write = length - read if length >= minimum else 0
-    return p.input_cost(length, read, write, length - read - write, ttl)
-
-
 def _loop(p: Prices, f: ForkParams, minimum: int, lengths: tuple[int, ...], first_read: int) -> Decimal:
     total, read = Decimal(0), first_read
     for length in lengths:
-        total += _cost(p, f.ttl, minimum, length, read)
+        total += request_cost(p, f.ttl, minimum, length, read)
         # the next request reads this one's write (TURN_BLOCKS < the lookback, pace ≥ ttft)
         read = length if length >= minimum else 0
     return total

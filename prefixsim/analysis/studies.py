@@ -221,15 +221,17 @@ def invalidation(p: Prices, f: inv.InvalidationParams | None = None) -> Study:
     series = [Series(labels["tools"], turns, [r["tools_usd"] for r in curve]),
               Series(labels["messages"], turns, [r["messages_usd"] for r in curve], "--")]
     table = [{"change": k, "turn": m, "extra_cost_usd": float(inv.closed_form(p, f, k, m))}
-             for k in ("tools", "messages") for m in (1, f.turns // 4, f.turns // 2, f.turns)]
+             for k in ("tools", "messages") for m in dict.fromkeys((2, max(2, f.turns // 4), max(2, f.turns // 2),
+                                                                    max(2, f.turns)))]
     late = float(inv.closed_form(p, f, "tools", f.turns))
-    early = float(inv.closed_form(p, f, "tools", 1))
+    early = float(inv.closed_form(p, f, "tools", 2))   # turn 1 has nothing cached to lose
     chart = LineChart(f"Cost of one mid-session change ({p.model})",
                       f"turn at which the change happens ({_k(f.tools + f.system)} static, +{_k(f.growth)} a turn)",
                       "extra cost of that request (USD)", series, note=f"prices: {p.source}")
-    reading = (f"Changing the tool list or system prompt at turn 1 costs ${early:.4f} extra; at turn {f.turns} "
-               f"it costs ${late:.4f}, {late / early:.0f}x more, because everything after the change is written "
-               f"again at {float(p.write(f.ttl) / p.input):.2f}x instead of read at {float(p.read / p.input):.2f}x.")
+    more = f", {late / early:.0f}x more" if early else ""
+    reading = (f"Changing the tool list or system prompt at turn 2 costs ${early:.4f} extra; at turn {f.turns} "
+               f"it costs ${late:.4f}{more} (at turn 1 nothing is cached yet), because everything after the "
+               f"change is written again at {float(p.write(f.ttl) / p.input):.2f}x instead of read at {float(p.read / p.input):.2f}x.")
     return Study("invalidation", "Cache-invalidation cost vs when it happens", table, curve, chart, reading,
                  asdict(f))
 

@@ -37,26 +37,41 @@ def fork_points(p: Prices, f: fvs.ForkParams, history: int, sheet=None, when=Non
 def verify(study: str, p: Prices, f, sheet=None, when=None, designs_: list | None = None) -> dict:
     pairs: list[tuple[Decimal, Decimal]] = []
     against = "scenario builder + runner"
+    m = p.model
     if study == "fork-vs-subagent":
         for d in designs_ or [f]:
             for h in FORK_HISTORIES:
                 pairs += fork_points(p, d, h, sheet, when)
-    else:
+    elif study == "ttl":
+        gaps = [10, 299, 300, 1200, 3599, 3600, 7200]
+        for t in ("5m", "1h"):
+            played = designs.play(designs.resent(m, t, f.prefix, gaps, sheet), when)["default"]
+            prefix, lengths = designs.resent_sizes(played)
+            pairs.append((ttlmod.cost_at(p, t, gaps, prefix, lengths), played.input_cost(played.main())))
+    elif study == "stagger":
+        for d in (0.0, f.ttft / 2, f.ttft):
+            played = designs.play(designs.stagger(m, f, d, sheet), when)["default"]
+            shared, lengths = designs.stagger_sizes(played)
+            pairs.append((stg.cost_at(p, f, d, shared, lengths),
+                          played.input_cost([o for s in played.streams() for o in s])))
+    elif study == "invalidation":
+        for kind in ("tools", "system", "messages"):
+            for turn in (2, max(2, f.turns // 3)):
+                played = designs.play(designs.invalidation(m, f, kind, turn, sheet), when)
+                static, before, length, changed, extra = designs.invalidation_sizes(played)
+                pairs.append((inv.extra_at(p, f, kind, static, before, length, changed), extra))
+        # a model switch moves the session to another model's cache (and prices): checked on the
+        # runner with the fixed-size requests, the builder's sessions being one model's
         book = PriceBook(sheet, when=when)
-        against = "runner"
-        if study == "ttl":
-            gaps = [10, 299, 300, 1200, 3599, 3600, 7200]
-            for t in ("5m", "1h"):
-                pairs.append((ttlmod.closed_form(p, f, t, gaps), ttlmod.simulate(p, book, f, t, gaps)))
-        elif study == "stagger":
-            for d in (0.0, f.ttft / 2, f.ttft):
-                pairs.append((stg.closed_form(p, f, d), stg.simulate(p, book, f, d)))
-        elif study == "invalidation":
-            for kind in inv.KINDS:
-                for m in (2, max(2, f.turns // 3)):
-                    pairs.append((inv.closed_form(p, f, kind, m), inv.simulate(p, book, f, kind, m)))
-        elif study == "minimum":
-            pairs += list(zip(mini.closed_form(p, f), mini.simulate(p, book, f)))
+        against = "scenario builder + runner (a model switch: runner)"
+        for turn in (2, max(2, f.turns // 3)):
+            pairs.append((inv.closed_form(p, f, "model", turn), inv.simulate(p, book, f, "model", turn)))
+    elif study == "minimum":
+        for size in (f.prefix, max(mini.minimum(m), f.prefix)):
+            played = designs.play(designs.resent(m, f.ttl, size, [fvs.PACE] * (f.requests - 1), sheet,
+                                                 "study-minimum"), when)["default"]
+            prefix, lengths = designs.resent_sizes(played)
+            pairs.append((mini.cost_at(p, f, prefix, lengths), played.input_cost(played.main())))
     diff = max((abs(a - b) for a, b in pairs), default=Decimal(0))
     return {"points": len(pairs), "against": against, "max_abs_diff_usd": float(diff),
             "tolerance_usd": float(TOLERANCE), "ok": bool(pairs) and diff <= TOLERANCE}
