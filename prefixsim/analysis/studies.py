@@ -172,7 +172,8 @@ def ttl(p: Prices, f: ttlmod.TTLParams | None = None, gaps: list[float] | None =
                      for g, r in zip(steady, wins))
     reading = (f"A 5-minute write pays for itself after {n5} read, a 1-hour write after {n1}. At a steady gap, "
                f"1h writes cost less in total ({said}); below 5 minutes they only add the "
-               f"{float(p.write_1h / p.write_5m):.1f}x first write, above an hour neither TTL helps.")
+               f"{float(p.write_1h / p.write_5m):.1f}x first write, above an hour neither TTL helps. Counted: the "
+               f"input cost of the {_k(f.prefix)}-token prefix; left out: the rest of each prompt and output tokens.")
     if gaps:
         d = ttlmod.distribution(p, f, gaps)
         tables.append(("observed gaps: expected cost per request", [d]))
@@ -208,7 +209,8 @@ def stagger(p: Prices, f: stg.StaggerParams | None = None) -> Study:
                       note=f"prices: {p.source}")
     reading = (f"Launched together, all {f.children} children pay the write (${together:.4f}); holding the "
                f"siblings until the first response begins ({f.ttft:g} s) costs ${held:.4f}, "
-               f"{(1 - held / together):.0%} less, for {f.ttft:g} s of latency.")
+               f"{(1 - held / together):.0%} less, for {f.ttft:g} s of latency. Counted: the input cost of each "
+               f"child's first request; left out: the children's later turns and output tokens.")
     return Study("stagger", "Parallel children: simultaneous vs staggered", table, curve, chart, reading,
                  asdict(f))
 
@@ -231,7 +233,9 @@ def invalidation(p: Prices, f: inv.InvalidationParams | None = None) -> Study:
     more = f", {late / early:.0f}x more" if early else ""
     reading = (f"Changing the tool list or system prompt at turn 2 costs ${early:.4f} extra; at turn {f.turns} "
                f"it costs ${late:.4f}{more} (at turn 1 nothing is cached yet), because everything after the "
-               f"change is written again at {float(p.write(f.ttl) / p.input):.2f}x instead of read at {float(p.read / p.input):.2f}x.")
+               f"change is written again at {float(p.write(f.ttl) / p.input):.2f}x instead of read at "
+               f"{float(p.read / p.input):.2f}x. Counted: the extra input cost of the changed request over the "
+               "same request unchanged; left out: output tokens (later requests read the new prefix as before).")
     return Study("invalidation", "Cache-invalidation cost vs when it happens", table, curve, chart, reading,
                  asdict(f))
 
@@ -254,7 +258,9 @@ def minimum(p: Prices, f: mini.MinimumParams | None = None) -> Study:
                       note=f"prices: {p.source}")
     reading = (f"{p.model} caches nothing below {m:,} tokens. Sent {f.requests} times, a prefix of "
                + (f"{_k(breakeven)} tokens or more is cheaper padded up to the minimum." if breakeven else
-                  "any size below the minimum is cheaper sent as is."))
+                  "any size below the minimum is cheaper sent as is.")
+               + " Counted: the prefix's input cost over the requests; left out: the rest of each prompt and "
+                 "output tokens.")
     return Study("minimum", "Minimum cacheable length", table, curve, chart, reading,
                  asdict(f))
 
