@@ -1,4 +1,5 @@
 """Break-even studies: every closed form agrees with the simulator, and the crossings mean what they say."""
+import json
 import os
 from dataclasses import replace
 from decimal import Decimal
@@ -207,3 +208,80 @@ def test_property_closed_form_equals_runner(children, turns, parent_static, sub_
     s = STUDIES["fork-vs-subagent"](p, f, {"children": [children]}, max_history=200_000)
     assert [r["children"] for r in s.table] == [children]
     assert f"With {children} {'child' if children == 1 else 'children'} of {turns} " in s.reading
+
+
+def test_the_runner_names_the_lookback_miss_the_closed_form_counts(sonnet):
+    """The builder's fork of 10 children: the runner explains child 1's first request as
+    lookback_exceeded, and at 9 children it does not (the closed form's N ≤ 9 rule)."""
+    from prefixsim.analysis import designs
+    from prefixsim.model import CauseKind
+
+    p, _ = sonnet
+    for n, exceeded in ((9, False), (10, True)):
+        played = designs.play(designs.fork_vs_subagent(p.model, fvs.ForkParams(children=n, turns=1), 20_000),
+                              PRICE_DATE)
+        first = played["fork"].streams()[0][0]
+        assert (first.cause.kind is CauseKind.LOOKBACK_EXCEEDED) is exceeded, first.cause
+
+
+# --- the command line: every value used, one table per question -----------------------------------------
+def _cli(args, tmp_path):
+    from click.testing import CliRunner
+
+    from prefixsim.commands.analysis import breakeven
+    return CliRunner().invoke(breakeven, [*args, "--out", str(tmp_path), "--price-date", "2026-11-30"])
+
+
+def test_ttl_gaps_replace_the_built_in_rows_and_money_is_money(tmp_path):
+    res = _cli(["ttl", "--gaps", "120,900", "--format", "table"], tmp_path)
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert "requests at a steady gap before 1h writes cost less in total than 5m" in out
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith(("120.0", "900.0", "60.0", "5400.0"))]
+    assert [r[0] for r in rows] == ["120.0", "900.0"]          # only the gaps asked about
+    # 20 K prefix, Sonnet 4.5: a read is $0.30/MTok x 20,000 = $0.006; a 5m write at 900 s $3.75 x 0.02 = $0.075
+    assert rows[0][1:3] == ["$0.006000", "$0.006000"] and rows[1][1:3] == ["$0.0750", "$0.006000"]
+    assert "(120 s: never, 900 s: from request 2)" in out
+
+
+def test_ttl_gaps_from_real_traffic_get_their_own_table_and_a_rug(tmp_path):
+    from conftest import data_file
+
+    from prefixsim.analysis.common import prices_for
+    res = _cli(["ttl", "--gaps-from", str(data_file("claude-code", "spotter", "tool_heavy.jsonl")), "--format", "json"],
+               tmp_path)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    titles = [t for t, _ in doc["tables"]]
+    assert titles == ["reads before a write pays for itself",
+                      "requests at a steady gap before 1h writes cost less in total than 5m",
+                      "observed gaps: expected cost per request"]
+    assert doc["tables"][2][1][0]["requests"] == 4
+    p, _ = prices_for("claude-sonnet-4-5", when=PRICE_DATE)
+    s = STUDIES["ttl"](p, ttl.TTLParams(), gaps=[4.5, 10.0, 84.0])
+    assert s.chart.rug == [4.5, 10.0, 84.0] and s.chart.rug_label == "3 observed gaps"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["stagger", "-p", "children=3,4"], "stagger takes one value"),
+    (["fork-vs-subagent", "-p", "children=3", "-p", "children=4"], "given twice"),
+    (["fork-vs-subagent", "-p", "children=3,3"], "listed twice"),
+    (["fork-vs-subagent", "-p", "ttft=11"], "ttft: at most 10 s"),
+    (["fork-vs-subagent", "-p", "children=0"], "children: at least 1"),
+    (["stagger", "--gaps", "60"], "belong to the ttl study"),
+])
+def test_every_value_is_used_or_refused(tmp_path, args, message):
+    from prefixsim.errors import UserError
+    res = _cli(args, tmp_path)   # UserError: the console entry point prints it in one line, exit 2
+    assert isinstance(res.exception, UserError) and message in str(res.exception), res.output
+
+
+@pytest.mark.parametrize("study,args,said", [
+    ("stagger", ["-p", "children=3"], "all 3 children pay the write"),
+    ("invalidation", ["-p", "turns=30"], "at turn 30 it costs"),
+    ("minimum", ["-p", "requests=4"], "Sent 4 times"),
+    ("ttl", ["-p", "prefix=5000"], "the 5.0 K-token prefix"),
+])
+def test_other_studies_use_the_value_given(tmp_path, study, args, said):
+    res = _cli([study, *args], tmp_path)
+    assert res.exit_code == 0 and said in res.output, res.output
