@@ -172,7 +172,7 @@ def test_report_draws_the_studies_a_scenario_names(tmp_path):
 def test_report_takes_params(tmp_path):
     (tmp_path / "s.yaml").write_text(STUDIED)
     rc, out, err = cli("report", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out") + "/",
-                       "--price-date", "2026-11-30", "-p", "fork-vs-subagent.children=3,6", "-p", "prefix=5000")
+                       "--price-date", "2026-11-30", "-p", "children=3,6", "-p", "ttl.prefix=5000")
     assert rc == 0, err
     md = (tmp_path / "out" / "report.md").read_text()
     assert "With 3 children of 2 turns each" in md and "With 6 children of 2 turns each" in md

@@ -159,7 +159,7 @@ def study_designs(files: list[str], params: tuple[str, ...] | list[str] = ()):
     import dataclasses
 
     from ..analysis.fork_vs_subagent import DEFAULT_CHILDREN
-    from ..analysis.params import STUDY_NAMES, as_lists, params_class, study_params
+    from ..analysis.params import LIST_STUDIES, STUDY_NAMES, as_lists, params_class, study_params
     from ..scenario.loader import load_runs
 
     given: dict[str, dict[str, list[str]]] = {n: {} for n in STUDY_NAMES}
@@ -167,8 +167,10 @@ def study_designs(files: list[str], params: tuple[str, ...] | list[str] = ()):
         key, sep, value = pair.partition("=")
         study, dot, field = key.strip().rpartition(".")
         field = field.replace("-", "_")
+        several = "," in value   # a list compares designs: only the studies that compare take it
         targets = [study] if dot else [n for n in STUDY_NAMES
-                                       if field in {f.name for f in dataclasses.fields(params_class(n))}]
+                                       if field in {f.name for f in dataclasses.fields(params_class(n))}
+                                       and (not several or n in LIST_STUDIES)]
         if not sep or (dot and study not in STUDY_NAMES) or not targets:
             raise UserError(f"--param {pair!r}: KEY=VALUE (for every study with KEY) or STUDY.KEY=VALUE, "
                             f"STUDY one of {', '.join(STUDY_NAMES)}")
