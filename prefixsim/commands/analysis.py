@@ -103,7 +103,8 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
       stagger           children shared task ttft ttl
       invalidation      tools system growth turns ttl
       minimum           prefix requests ttl
-    Each is computed in closed form and checked against a simulation through the provider rules.
+    Each is computed in closed form and checked against the scenario runner on designs the
+  scenario builder makes from the same parameters (CHECK FAILED and exit 1 if they differ).
 
     \b
     Examples:
