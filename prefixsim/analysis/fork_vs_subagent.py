@@ -9,7 +9,8 @@ The two designs, as the scenario builder makes them (designs.py) and Claude Code
 - sub-agent: each child sends its own static prefix S (siblings of one type share it) and a task T.
 
 Each child then runs a K-request tool loop, every turn adding its reply and a tool result (g tokens,
-three blocks). Per request of prompt length L the rules (A-PC) decide the read part R; the request
+three blocks). Per request of prompt length L the rules (A-PC;
+docs/rules.md#anthropic-prefix-breakpoints-and-lookback) decide the read part R; the request
 then writes L − R (if L reaches the model's minimum M, else nothing is cached and L − R is uncached):
 
     fork child 0, request 1:  R = P        if the parent's write is within the 20-block lookback of
@@ -29,7 +30,7 @@ designs), the results the children return to the parent.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from ..providers.tables import ANTHROPIC_LOOKBACK, anthropic_min_tokens
@@ -173,33 +174,12 @@ def crossing(p: Prices, f: ForkParams) -> int | None:
     return 0
 
 
-def crossing_history(p: Prices, f: ForkParams) -> float:
-    """Backward-compatible: the crossing as a number (MAX_HISTORY when the fork always wins)."""
-    h = crossing(p, f)
-    return float(MAX_HISTORY if h is None else h)
-
-
-def with_children(f: ForkParams, n: int) -> ForkParams:
-    from dataclasses import replace
-    return replace(f, children=n)
-
-
-def curves(p: Prices, base: ForkParams, histories: list[int], children=DEFAULT_CHILDREN) -> list[dict]:
-    rows = []
-    for n in children:
-        f = with_children(base, n)
-        for h in histories:
-            fork, sub = closed_form(p, f, h)
-            rows.append({"children": n, "history_tokens": h, "fork_usd": float(fork), "subagent_usd": float(sub)})
-    return rows
-
-
 def crossings(p: Prices, base: ForkParams, children=DEFAULT_CHILDREN) -> list[dict]:
     """One row per number of children: the crossing (`always`: a sub-agent is cheaper at every
     history; `never`: the fork is, up to MAX_HISTORY) and the sub-agent design's cost."""
     out = []
     for n in children:
-        f = with_children(base, n)
+        f = replace(base, children=n)
         h = crossing(p, f)
         sub = sub_cost(p, f, sub_shape(f))
         out.append({"children": n, "turns": f.turns,
