@@ -162,7 +162,7 @@ def test_report_draws_the_studies_a_scenario_names(tmp_path):
     md = (tmp_path / "out" / "report.md").read_text()
     fork = md[md.index("## Break-even: Fork vs fresh sub-agent"):]
     fork = fork[:fork.index("\n## ", 1)]
-    assert "four-forks" in fork and "Parameters from scenario four-forks's studies:" in fork
+    assert "four-forks" in fork and "Parameters from the `studies:` of scenario four-forks: children 4;" in fork
     assert "children 4;" in fork and "parent_static 30000" in fork
     assert "With 4 children of 2 turns each" in fork and "With 5 children" not in fork
     assert "| 4 | 2 | always |" in fork                       # the design's answer, in its table

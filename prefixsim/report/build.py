@@ -191,8 +191,8 @@ def study_designs(files: list[str], params: tuple[str, ...] | list[str] = ()):
             shown_ = {**dataclasses.asdict(f), **{k: ", ".join(map(str, v)) for k, v in lists.items()}}
             text = "; ".join(f"{k} {v}" for k, v in shown_.items())
             if label:
-                caption = f"Parameters from scenario {label}'s studies:" + (" and -p" if given[n] else "") + \
-                    f" {text}."
+                caption = f"Parameters from the `studies:` of scenario {label}" + (" and -p" if given[n] else "") + \
+                    f": {text}."
             else:
                 caption = ("No scenario names this study (`studies:`), so it uses the defaults"
                            + (" with -p" if given[n] else "") + f": {text}.")
