@@ -72,3 +72,32 @@ def test_readme_reconciliation_figures():
     assert ratio(together) == 1.51
     text = (ROOT / "README.md").read_text()
     assert "3.03" in text and "2.08" in text and "1.51" in text
+
+
+def test_scenario_at_writes_the_designs_for_run(tmp_path, monkeypatch):
+    """--scenario-at: the study's own designs as a scenario; `run` of it prints the children's costs the
+    study prices (input of the fork.* / sub.* streams), next to the parent's turn and output it leaves out."""
+    from prefixsim.analysis import fork_vs_subagent as fvs
+    from prefixsim.analysis.common import prices_for
+    from prefixsim.analysis.designs import Played, fork_shapes
+    from prefixsim.api import run_scenario
+
+    monkeypatch.chdir(ROOT)
+    args = ["breakeven", "fork-vs-subagent", "-p", "children=4", "-p", "turns=2", "-p", "parent_static=30000",
+            "-p", "sub_static=4500", "-p", "task=500", "--scenario-at", "30000", "--price-date", "2026-11-30",
+            "--out", str(tmp_path)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    when = dt.date(2026, 11, 30)
+    res = run_scenario(str(tmp_path / "fork-vs-subagent.scenario.yaml"), when)
+    assert [v.variant for v in res.variants] == ["fork, 4 children", "sub-agent, 4 children"]
+    totals = {v.variant: round(float(sum(o.cost_usd for o in v.outcomes)), 4) for v in res.variants}
+    assert totals == {"fork, 4 children": 0.4661, "sub-agent, 4 children": 0.3448}   # README figures
+    played = {v.variant.split(",")[0]: Played(list(v.outcomes), next(iter(v.rates.values()))) for v in res.variants}
+    p, _ = prices_for("claude-sonnet-4-5", when=when)
+    f = fvs.ForkParams(children=4, turns=2, parent_static=30_000, sub_static=4_500, task=500)
+    fs, ss = fork_shapes(played)
+    kids = lambda v: [o for s in played[v].streams() for o in s]  # noqa: E731
+    assert played["fork"].input_cost(kids("fork")) == fvs.fork_cost(p, f, fs)
+    assert played["sub-agent"].input_cost(kids("sub-agent")) == fvs.sub_cost(p, f, ss)
+    text = (ROOT / "README.md").read_text()
+    assert "$0.4661" in text and "$0.3448" in text

@@ -125,6 +125,26 @@ def fork_vs_subagent(model: str, f, history: int, sheet: dict | None = None) -> 
     return doc
 
 
+def fork_scenario_text(model: str, designs: list, labels: list[str], history: int, sheet: dict | None = None) -> str:
+    """The designs at `history` tokens as one scenario file for `prefixsim run`: variants `fork, LABEL`
+    and `sub-agent, LABEL`, each with its own sizes. The children's streams are named fork.* and sub.*;
+    the `main` stream is the parent's own turn, which the study leaves out."""
+    out = None
+    for f, label in zip(designs, labels):
+        doc = fork_vs_subagent(model, f, history, sheet)
+        if out is None:
+            out = {k: v for k, v in doc.items() if k not in ("variants", "base", "ttl", "ttft")}
+            out["name"] = "fork-vs-subagent-study"
+            out["description"] = (f"The fork-vs-subagent study's designs at {history:,} tokens of parent history, as "
+                                  "its check replays them. The study counts the fork.* and sub.* streams' input "
+                                  "cost: not `main` (the parent's turn) and not output tokens.")
+            out["variants"] = []
+        for v in doc["variants"]:
+            out["variants"].append({"name": f"{v['name']}, {label}", "ttl": doc["ttl"], "ttft": doc["ttft"],
+                                    "base": doc["base"], "timeline": v["timeline"]})
+    return json.dumps(out, indent=1) + "\n"
+
+
 def fork_shapes(played: dict[str, Played]):
     """The sizes the builder made, read off the requests: (ForkShape, SubShape)."""
     from .fork_vs_subagent import ForkShape, SubShape

@@ -76,6 +76,14 @@ def fork_designs(f: fvs.ForkParams, lists: dict[str, list] | None = None) -> lis
     return [replace(f, **dict(zip(keys, combo))) for combo in itertools.product(*(lists[k] for k in keys))] or [f]
 
 
+def design_labels(f: fvs.ForkParams, lists: dict[str, list]) -> tuple[list[fvs.ForkParams], list[str]]:
+    """The designs compared (default children list included) and their labels."""
+    lists = lists if "children" in lists else {"children": list(fvs.DEFAULT_CHILDREN), **lists}
+    designs = fork_designs(f, lists)
+    varied = [k for k in lists if len(lists[k]) > 1]
+    return designs, [_design_label(d, varied) for d in designs]
+
+
 def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, lists: dict[str, list] | None = None,
                      max_history: int = 200_000) -> Study:
     """`lists`: parameter -> values compared (one row and one line per combination)."""

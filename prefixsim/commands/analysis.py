@@ -91,8 +91,11 @@ def _observed_gaps(from_paths: tuple[str, ...]) -> list[float] | None:
               help="ttl: real traffic (transcripts or API logs) whose gaps are summarized and drawn on the chart.")
 @click.option("--out", default="reports/breakeven", show_default=True, type=click.Path(file_okay=False),
               help="Folder for <study>.csv, .png and .svg.")
+@click.option("--scenario-at", "scenario_at", type=click.IntRange(0, 10_000_000), metavar="TOKENS",
+              help="fork-vs-subagent: also write the designs at TOKENS of parent history as a scenario "
+                   "(<out>/fork-vs-subagent.scenario.yaml) for `prefixsim run`.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt):
+def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt, scenario_at):
     """Crossing points of a design choice, with the curve behind them (CSV + PNG + SVG).
 
     \b
@@ -121,6 +124,10 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
 
     base = Path(out) / study
     written = [base.with_suffix(".csv"), base.with_suffix(".png"), base.with_suffix(".svg")]
+    if scenario_at is not None:
+        if study != "fork-vs-subagent":
+            raise UserError(f"--scenario-at belongs to the fork-vs-subagent study, not {study}")
+        written.append(base.with_suffix(".scenario.yaml"))
     check_outputs([*([sheet] if sheet else []), *gaps_from], files=written)
     f, lists = _parse_params(study, params)
     try:
@@ -136,7 +143,12 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
                          observed=_observed_gaps(gaps_from))
     cols = list(dict.fromkeys(k for row in s.curve for k in row))
     png, svg = render_both(line_figure(s.chart))
-    write_files(dict(zip(written, (csv_text(s.curve, cols), png, svg))))
+    files = [csv_text(s.curve, cols), png, svg]
+    if scenario_at is not None:
+        from ..analysis.designs import fork_scenario_text
+        from ..analysis.studies import design_labels
+        files.append(fork_scenario_text(model, *design_labels(f, lists), scenario_at, sheet_doc))
+    write_files(dict(zip(written, files)))
     if fmt == "json":
         click.echo(json_text({"study": study, "model": model, "prices": p.source, "params": s.params,
                               "reading": s.reading, "crossings": s.table, "tables": s.tables, "check": check,
@@ -151,7 +163,7 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
         click.echo("")
         click.echo(s.reading)
         click.echo(check_line(check))
-    click.echo(f"wrote {written[0]}, {written[1]}, {written[2]}", err=True)
+    click.echo(f"wrote {', '.join(map(str, written))}", err=True)
     if not check["ok"]:
         click.echo(check_line(check), err=True)
         raise SystemExit(1)
