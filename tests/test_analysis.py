@@ -285,3 +285,14 @@ def test_every_value_is_used_or_refused(tmp_path, args, message):
 def test_other_studies_use_the_value_given(tmp_path, study, args, said):
     res = _cli([study, *args], tmp_path)
     assert res.exit_code == 0 and said in res.output, res.output
+
+
+def test_the_issue_command_answers_for_four_children(tmp_path):
+    """Issue 15: `-p children=4 …` recorded 4 and answered "With 5 children" from the fixed 1, 2, 5, 8, 16 list."""
+    res = _cli(["fork-vs-subagent", "-p", "children=4", "-p", "turns=2", "-p", "parent_static=30000", "-p",
+                "sub_static=4500", "-p", "task=500", "--format", "json"], tmp_path)
+    doc = json.loads(res.stdout)
+    assert [r["children"] for r in doc["crossings"]] == [4] and doc["params"]["children"] == 4
+    assert doc["reading"].startswith("With 4 children of 2 turns each") and "5 children" not in doc["reading"]
+    # 30 K of static prefix re-read on each of 8 requests outweighs a 4.5 K sub-agent at any history
+    assert doc["crossings"][0]["sub_agent_cheaper_from"] == "always" and doc["check"]["ok"]
