@@ -128,16 +128,19 @@ def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, lists: dict[str
                              f"that a fresh sub-agent ({_k(d.sub_static)} static + {_k(d.task)} task, "
                              f"${float(sub):.4f}) is cheaper" + (", sooner because the spawn exceeds the 20-block "
                                                                   "lookback" if exceeded else "") + ".")
-    every = ", ".join(f"{k}={getattr(f, k)}" for k in ("turns", "parent_static", "sub_static", "task", "directive",
+    every = "  ".join(f"{k} {getattr(f, k)}" for k in ("turns", "parent_static", "sub_static", "task", "directive",
                                                        "call", "growth", "ttl") if k not in varied)
     chart = LineChart(f"Fork vs fresh sub-agent, {f.turns} turns per child ({p.model})" if "turns" not in varied
                       else f"Fork vs fresh sub-agent ({p.model})",
                       "parent history inherited by a fork (tokens, log scale)",
                       "fork cost ÷ sub-agent cost (above 1: sub-agent cheaper)",
                       series, marks, hlines=[(1.0, "break-even")], logx=True,
-                      note=f"{every}; prices: {p.source}")
+                      note=f"prices: {p.source}", subtitle=every)
+    tier = min((t for t, _ in p.rates.input.tiers), default=None) if p.rates else None
     reading = " ".join(sentences) + " Every fork turn re-reads the whole history, a sub-agent's does not. " \
-        + FORK_SCOPE.format(stagger=f.stagger, ttft=f.ttft)
+        + FORK_SCOPE.format(stagger=f.stagger, ttft=f.ttft) \
+        + (f" A prompt over {_k(tier)} tokens pays {p.model}'s long-context rates for all its tokens (the jump "
+           f"at the right of the chart)." if tier else "")
     params = asdict(f)
     for k, vs in (lists or {}).items():
         params[k] = list(vs) if len(vs) > 1 else vs[0]

@@ -57,6 +57,7 @@ class LineChart:
     note: str = ""
     rug: Sequence[float] = ()   # observed x values drawn as ticks along the bottom (e.g. real gaps)
     rug_label: str = ""
+    subtitle: str = ""          # a study's parameters, in small type above the note
 
 
 def line_figure(c: LineChart):
@@ -89,9 +90,10 @@ def line_figure(c: LineChart):
     ax.set_xlabel(c.xlabel)
     ax.set_ylabel(c.ylabel)
     ax.legend(loc="best", fontsize=8.5)
-    if c.note:
-        fig.text(0.01, 0.01, c.note, fontsize=7.5, color="#555555", ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.04 if c.note else 0, 1, 1))
+    note = "\n".join(x for x in (c.subtitle, c.note) if x)
+    if note:
+        fig.text(0.01, 0.01, note, fontsize=7.5, color="#555555", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.035 * (note.count("\n") + 1) + 0.005 if note else 0, 1, 1))
     return fig
 
 
