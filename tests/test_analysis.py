@@ -205,8 +205,13 @@ def test_property_closed_form_equals_runner(children, turns, parent_static, sub_
         assume(False)   # beyond the scenario builder's scale limits: not a design it can make
     for closed, run in points:
         assert abs(closed - run) <= TOLERANCE, (f, history, closed, run)
-    s = STUDIES["fork-vs-subagent"](p, f, {"children": [children]}, max_history=200_000)
-    assert [r["children"] for r in s.table] == [children]
+    given = {k: [getattr(f, k)] for k in ("children", "turns", "parent_static", "sub_static", "task", "directive",
+                                          "call", "growth", "stagger", "ttft", "ttl")}
+    s = STUDIES["fork-vs-subagent"](p, f, given, max_history=200_000)
+    [row] = s.table
+    for k, [v] in given.items():            # every value given, in the table and the reading
+        assert row[k] == v
+        assert (f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}") in s.reading
     assert f"With {children} {'child' if children == 1 else 'children'} of {turns} " in s.reading
 
 
@@ -293,6 +298,7 @@ def test_the_issue_command_answers_for_four_children(tmp_path):
                 "sub_static=4500", "-p", "task=500", "--format", "json"], tmp_path)
     doc = json.loads(res.stdout)
     assert [r["children"] for r in doc["crossings"]] == [4] and doc["params"]["children"] == 4
-    assert doc["reading"].startswith("With 4 children of 2 turns each") and "5 children" not in doc["reading"]
+    assert doc["reading"].startswith("Asked: children 4; turns 2; parent_static 30000; sub_static 4500; task 500. "
+                                     "With 4 children of 2 turns each") and "5 children" not in doc["reading"]
     # 30 K of static prefix re-read on each of 8 requests outweighs a 4.5 K sub-agent at any history
     assert doc["crossings"][0]["sub_agent_cheaper_from"] == "always" and doc["check"]["ok"]

@@ -39,7 +39,7 @@ def test_readme_breakeven_example_prints_what_the_readme_shows(args, shown, tmp_
     for line in shown:
         assert line.rstrip() in printed, f"README shows {line!r}; `prefixsim {' '.join(args)}` does not print it"
     # every listed value is answered in the reading
-    reading = next(x for x in printed if x.startswith("With "))
+    reading = next(x for x in printed if x.startswith("Asked: "))
     for n in next(a for a in args if a.startswith("children=")).split("=")[1].split(","):
         assert f"With {n} children" in reading
 

@@ -165,7 +165,7 @@ def test_report_draws_the_studies_a_scenario_names(tmp_path):
     assert "four-forks" in fork and "Parameters from the `studies:` of scenario four-forks: children 4;" in fork
     assert "children 4;" in fork and "parent_static 30000" in fork
     assert "With 4 children of 2 turns each" in fork and "With 5 children" not in fork
-    assert "| 4 | 2 | always |" in fork                       # the design's answer, in its table
+    assert "| 4 | 2 | 30,000 | 4,500 | 500 | always |" in fork    # the design's answer, in its table
     assert "No scenario names this study (`studies:`), so it uses the defaults: prefix 20000." in md
 
 

@@ -86,10 +86,12 @@ def design_labels(f: fvs.ForkParams, lists: dict[str, list]) -> tuple[list[fvs.F
 
 def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, lists: dict[str, list] | None = None,
                      max_history: int = 200_000) -> Study:
-    """`lists`: parameter -> values compared (one row and one line per combination)."""
+    """`lists`: the parameters given (-p or a scenario's `studies:`), each with its values; a list
+    compares (one row and one line per combination). Every value given shows in the table and the
+    reading; without `children` the study compares DEFAULT_CHILDREN."""
     f = f or fvs.ForkParams()
-    if lists is None:
-        lists = {"children": list(fvs.DEFAULT_CHILDREN)}
+    given = dict(lists or {})
+    lists = given if "children" in given else {"children": list(fvs.DEFAULT_CHILDREN), **given}
     designs = fork_designs(f, lists)
     varied = [k for k in lists if len(lists[k]) > 1]
     hs = list(range(0, max_history + 1, max_history // 40))
@@ -100,7 +102,7 @@ def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, lists: dict[str
         h = fvs.crossing(p, d)
         sub = fvs.sub_cost(p, d, fvs.sub_shape(d))
         exceeded = fvs.spawn_blocks(d.children) >= fvs.ANTHROPIC_LOOKBACK.value
-        row = {k: getattr(d, k) for k in dict.fromkeys(["children", "turns", *varied])}
+        row = {k: getattr(d, k) for k in dict.fromkeys(["children", "turns", *varied, *given])}
         row.update({"sub_agent_cheaper_from": "never" if h is None else "always" if h == 0 else h,
                     "fork_at_0_history_usd": float(fvs.fork_cost(p, d, fvs.fork_shape(d, 0))),
                     "sub_agent_usd": float(sub), "lookback_exceeded": exceeded})
@@ -137,7 +139,9 @@ def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, lists: dict[str
                       series, marks, hlines=[(1.0, "break-even")], logx=True,
                       note=f"prices: {p.source}", subtitle=every)
     tier = min((t for t, _ in p.rates.input.tiers), default=None) if p.rates else None
-    reading = " ".join(sentences) + " Every fork turn re-reads the whole history, a sub-agent's does not. " \
+    asked = "; ".join(f"{k} {', '.join(f'{v:g}' if isinstance(v, float) else str(v) for v in vs)}"
+                      for k, vs in given.items())
+    reading = (f"Asked: {asked}. " if asked else "") + " ".join(sentences) + " Every fork turn re-reads the whole history, a sub-agent's does not. " \
         + FORK_SCOPE.format(stagger=f.stagger, ttft=f.ttft) \
         + (f" A prompt over {_k(tier)} tokens pays {p.model}'s long-context rates for all its tokens (the jump "
            f"at the right of the chart)." if tier else "")
@@ -291,9 +295,8 @@ def run_study(study: str, p, f, lists: dict, sheet_doc=None, when=None, steady=N
     from .verify import verify
 
     if study == "fork-vs-subagent":
-        lists = lists if "children" in lists else {"children": list(fvs.DEFAULT_CHILDREN), **lists}
         s = fork_vs_subagent(p, f, lists)
-        check = verify(study, p, f, sheet_doc, when, fork_designs(f, lists))
+        check = verify(study, p, f, sheet_doc, when, design_labels(f, lists)[0])
     else:
         kwargs = {"gaps": observed, "steady": steady} if study == "ttl" else {}
         s = STUDIES[study](p, f, **kwargs)

@@ -186,9 +186,9 @@ def study_designs(files: list[str], params: tuple[str, ...] | list[str] = ()):
         where = f"--param ({n})"
         for label, values in named[n] or [("", {})]:
             f, lists = study_params(n, {**values, **given[n]}, where=where)
-            if n == "fork-vs-subagent" and "children" not in lists:
-                lists = {"children": list(DEFAULT_CHILDREN), **lists}
-            shown_ = {**dataclasses.asdict(f), **{k: ", ".join(map(str, v)) for k, v in lists.items()}}
+            listed = {"children": list(DEFAULT_CHILDREN), **lists} if n == "fork-vs-subagent" and \
+                "children" not in lists else lists
+            shown_ = {**dataclasses.asdict(f), **{k: ", ".join(map(str, v)) for k, v in listed.items()}}
             text = "; ".join(f"{k} {v}" for k, v in shown_.items())
             if label:
                 caption = f"Parameters from the `studies:` of scenario {label}" + (" and -p" if given[n] else "") + \
