@@ -121,9 +121,10 @@ def test_names_on_the_command_line_get_the_nearest_valid_one(args, needle, tmp_p
 
 
 def test_study_sizes_take_suffixes(tmp_path):
-    from prefixsim.commands.analysis import _parse_params
+    from prefixsim.analysis.params import parse_pairs
 
-    assert _parse_params("fork-vs-subagent", ("parent_static=30K", "children=4")).parent_static == 30_000
+    f, lists = parse_pairs("fork-vs-subagent", ("parent_static=30K", "children=4", "sub_static=1.5k"))
+    assert (f.parent_static, f.sub_static, f.children) == (30_000, 1_500, 4)
 
 
 def test_an_unpriced_model_gets_the_nearest_priced_one():

@@ -31,8 +31,10 @@ def test_breakeven_json_and_params(tmp_path):
     rc, out, err = cli("breakeven", "fork-vs-subagent", "-p", "children=5", "-p", "turns=3", "--format", "json",
                        "--out", str(tmp_path), "--price-date", "2026-11-30")
     doc = json.loads(out)
-    row = next(r for r in doc["crossings"] if r["children"] == 5)
-    assert row["crossing_history_tokens"] > 0 and doc["check"]["max_abs_diff_usd"] == 0.0
+    [row] = doc["crossings"]            # the one design asked about, not the default list
+    assert row["children"] == 5 and row["turns"] == 3 and doc["params"]["children"] == 5
+    assert row["sub_agent_cheaper_from"] > 0 and doc["check"]["max_abs_diff_usd"] == 0.0
+    assert doc["check"]["ok"] and doc["check"]["against"] == "scenario builder + runner"
     assert "claude-sonnet-4-5" in doc["prices"]
 
 
@@ -138,3 +140,52 @@ def test_a_report_that_opens_with_a_non_claude_scenario_prices_its_studies_with_
     assert rc == 0, err
     md = (tmp_path / "out" / "report.md").read_text()
     assert "anthropic/claude-sonnet-4-5" in md.split("## Scenario:")[0]
+
+
+STUDIED = """name: four-forks
+model: claude-sonnet-4-5
+tokenizer: approx
+studies:
+  fork-vs-subagent: {parent_static: 30000, sub_static: 4500, task: 500, children: 4, turns: 2}
+base: {system: 2000}
+timeline: [request: 1]
+"""
+
+
+def test_report_draws_the_studies_a_scenario_names(tmp_path):
+    """The scenario's own design, not the defaults: one fork-vs-subagent chart for 4 children, captioned
+    with where its parameters come from; the studies it does not name say they use the defaults."""
+    (tmp_path / "s.yaml").write_text(STUDIED)
+    rc, out, err = cli("report", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out") + "/",
+                       "--price-date", "2026-11-30")
+    assert rc == 0, err
+    md = (tmp_path / "out" / "report.md").read_text()
+    fork = md[md.index("## Break-even: Fork vs fresh sub-agent"):]
+    fork = fork[:fork.index("\n## ", 1)]
+    assert "four-forks" in fork and "Parameters from the `studies:` of scenario four-forks: children 4;" in fork
+    assert "children 4;" in fork and "parent_static 30000" in fork
+    assert "With 4 children of 2 turns each" in fork and "With 5 children" not in fork
+    assert "| 4 | 2 | 30,000 | 4,500 | 500 | always |" in fork    # the design's answer, in its table
+    assert "No scenario names this study (`studies:`), so it uses the defaults: prefix 20000." in md
+
+
+def test_report_takes_params(tmp_path):
+    (tmp_path / "s.yaml").write_text(STUDIED)
+    rc, out, err = cli("report", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out") + "/",
+                       "--price-date", "2026-11-30", "-p", "children=3,6", "-p", "ttl.prefix=5000")
+    assert rc == 0, err
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "With 3 children of 2 turns each" in md and "With 6 children of 2 turns each" in md
+    assert "With 4 children" not in md
+    assert "defaults with -p: prefix 5000." in md
+    rc, out, err = cli("report", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out2") + "/", "-p", "bogus=1")
+    assert rc == 2 and "--param 'bogus=1'" in err and not (tmp_path / "out2").exists()
+
+
+def test_a_bad_study_in_a_scenario_is_named_at_its_line(tmp_path):
+    (tmp_path / "s.yaml").write_text(STUDIED.replace("task: 500", "task: lots"))
+    rc, out, err = cli("validate", str(tmp_path / "s.yaml"))
+    assert rc == 2 and "s.yaml:4:" in err and "task: 'lots' is not a whole number of tokens" in err
+    (tmp_path / "s.yaml").write_text(STUDIED.replace("fork-vs-subagent:", "fork-vs-sub:"))
+    rc, out, err = cli("validate", str(tmp_path / "s.yaml"))
+    assert rc == 2 and "unknown study 'fork-vs-sub'" in err

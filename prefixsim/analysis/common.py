@@ -3,7 +3,7 @@ built from fixed token sizes so the simulation and the closed form see exactly t
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Mapping
 
@@ -23,9 +23,19 @@ class Prices:
     write_5m: Decimal
     write_1h: Decimal
     source: str
+    rates: Rates | None = field(default=None, compare=False)   # with the long-context tiers
 
     def write(self, ttl: str) -> Decimal:
         return self.write_1h if ttl == "1h" else self.write_5m
+
+    def input_cost(self, prompt: int, read: int, write: int, uncached: int, ttl: str) -> Decimal:
+        """One request's input cost (USD) at the rates its prompt length pays (a long prompt can
+        cross a tier where every token pays more, as `run` prices it)."""
+        r = self.rates
+        if r is None:
+            return read * self.read + write * self.write(ttl) + uncached * self.input
+        w = r.cache_write_1h if ttl == "1h" else r.cache_write_5m
+        return (read * r.cache_read.at(prompt) + write * w.at(prompt) + uncached * r.input.at(prompt)) / MTOK
 
 
 def prices_for(model: str, sheet: Mapping[str, Mapping[str, object]] | None = None,
@@ -35,7 +45,7 @@ def prices_for(model: str, sheet: Mapping[str, Mapping[str, object]] | None = No
     r: Rates = book.rates(model, provider)
     per = r.per_mtok()
     return Prices(model, per["input"] / MTOK, per["output"] / MTOK, per["cache_read"] / MTOK,
-                  per["cache_write_5m"] / MTOK, per["cache_write_1h"] / MTOK, r.source), book
+                  per["cache_write_5m"] / MTOK, per["cache_write_1h"] / MTOK, r.source, r), book
 
 
 class Builder:
@@ -69,3 +79,11 @@ def simulate_cost(calls: list[Call], book: PriceBook, ttft: float = 1.0, streams
         if streams is None or streams(o.call.stream):
             total += o.cost_usd - o.usage.output_tokens * book.rates(o.call.request.model, "anthropic").output.base / MTOK
     return total
+
+
+def request_cost(p: Prices, ttl: str, minimum: int, length: int, read: int) -> Decimal:
+    """One request of `length` prompt tokens that reads `read` of them from the cache (A-PC): the rest
+    is written at its last breakpoint if the prompt reaches the model's minimum, else sent uncached.
+    (Every study's requests have their last breakpoint on the last block.)"""
+    write = length - read if length >= minimum else 0
+    return p.input_cost(length, read, write, length - read - write, ttl)

@@ -1,24 +1,49 @@
-"""Fork vs fresh sub-agent: the cost of N children as a function of the history they would inherit.
+"""Fork vs fresh sub-agent: the input cost of N children as a function of the history they would inherit.
 
-A fork child starts from the parent's exact prefix P = parent static + history H, so its first
-request reads P; but it carries P on every turn of its own K-turn loop (seed 003's warning). A fresh
-sub-agent starts from its own static prefix S (siblings of one type share it) and a task T. Both
-loops grow by g tokens a turn. With 5m writes (w), reads (r) and siblings launched far enough apart
-to read each other's writes (CC-WF: Claude Code holds them until the first response begins):
+The two designs, as the scenario builder makes them (designs.py) and Claude Code sends them:
 
-    fork(H) = r·P + w·(c + d) + (N−1)·(r·(P + c) + w·d) + N·Σ_{j=1}^{K−1} (r·(P + c + d + (j−1)·g) + w·g)
-    sub     = w·(S + T)       + (N−1)·(r·S + w·T)       + N·Σ_{j=1}^{K−1} (r·(S + T + (j−1)·g) + w·g)
+- fork: each child re-sends the parent's prompt P (static prefix + history), the parent's reply that
+  spawns the children (a text block and N tool_use blocks) and a user message of N placeholder
+  results plus its own directive d. Breakpoints: end of the static prefix, the last placeholder
+  (the boundary the siblings share, seed 000) and the last message.
+- sub-agent: each child sends its own static prefix S (siblings of one type share it) and a task T.
 
-fork(H) grows with slope N·K·r in H, so a sub-agent is cheaper past H* = (sub − fork(0)) / (N·K·r).
-c is the spawning call plus placeholder results (shared by the siblings), d one child's directive.
+Each child then runs a K-request tool loop, every turn adding its reply and a tool result (g tokens,
+three blocks). Per request of prompt length L the rules (A-PC;
+docs/rules.md#anthropic-prefix-breakpoints-and-lookback) decide the read part R; the request
+then writes L − R (if L reaches the model's minimum M, else nothing is cached and L − R is uncached):
+
+    fork child 0, request 1:  R = P        if the parent's write is within the 20-block lookback of
+                                           the shared boundary: 2N + 1 ≤ 19 blocks, i.e. N ≤ 9
+                              R = static   otherwise (lookback_exceeded: the history is written again)
+    fork sibling i, request 1: R = P + spawn   if i·stagger ≥ ttft (child 0's write is readable), else as child 0
+    sub child 0, request 1:   R = 0;   sibling i: R = S if i·stagger ≥ ttft, else 0
+    request j > 1:            R = the previous request's prompt (written one pace earlier)
+
+and each entry counts only where its prefix reaches M. The cost of fork grows with the history H at
+N·K·r a token (plus the write of it past the lookback), the sub-agent's does not depend on H: a
+sub-agent is cheaper past the crossing H*, found exactly on the piecewise-linear fork(H).
+
+Counted: the children's input tokens (reads, writes, uncached). Left out, the same in both designs or
+outside the choice: output tokens, the parent's own turn before the spawn (it warms P in both
+designs), the results the children return to the parent.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from ..model import Call, Layer
-from .common import Builder, Prices, request, simulate_cost
+from ..providers.tables import ANTHROPIC_LOOKBACK, anthropic_min_tokens
+from .common import Prices, request_cost
+
+#: Seconds between one child's requests, and between the parent's turn and the spawn: the
+#: scenario builder's default pace; ttft must not exceed it (each request reads the one before).
+PACE = 10.0
+#: blocks one tool-loop turn adds: the tool result, the reply's text and its tool_use
+TURN_BLOCKS = 3
+#: History past this is beyond any model's context: a crossing further out is reported as `never`.
+MAX_HISTORY = 1_000_000
+DEFAULT_CHILDREN = (1, 2, 5, 8, 16)
 
 
 @dataclass(frozen=True)
@@ -29,82 +54,136 @@ class ForkParams:
     sub_static: int = 16_000       # a sub-agent's own tools + system (most tools, its own prompt)
     task: int = 1_000              # a sub-agent's task: it must restate the context it needs
     directive: int = 200           # a fork child's directive
-    call: int = 120                # per child: its tool_use in the spawning message + placeholder result
+    call: int = 120                # per child: its tool_use in the spawning reply + its placeholder result
     growth: int = 1_500            # tokens a loop turn adds (reply + tool result)
+    stagger: float = 2.0           # seconds between sibling launches (CC-WF: held until the first response)
+    ttft: float = 2.0              # seconds until a write is readable
     ttl: str = "5m"
 
-    @property
-    def spawn(self) -> int:
-        return self.children * self.call
+
+@dataclass(frozen=True)
+class ForkShape:
+    """Prompt sizes (tokens) of the fork design's requests."""
+
+    static: int                 # the parent's tools + system (first breakpoint)
+    parent: int                 # the parent's last prompt, which it wrote: static + history
+    shared: int                 # + spawning reply + N placeholder results (the siblings' boundary)
+    lengths: tuple[tuple[int, ...], ...]   # child i, request j: whole prompt
+
+
+@dataclass(frozen=True)
+class SubShape:
+    static: int
+    lengths: tuple[tuple[int, ...], ...]
+
+
+def fork_shape(f: ForkParams, history: int) -> ForkShape:
+    parent = f.parent_static + history
+    shared = parent + f.children * f.call
+    row = tuple(shared + f.directive + j * f.growth for j in range(f.turns))
+    return ForkShape(f.parent_static, parent, shared, (row,) * f.children)
+
+
+def sub_shape(f: ForkParams) -> SubShape:
+    row = tuple(f.sub_static + f.task + j * f.growth for j in range(f.turns))
+    return SubShape(f.sub_static, (row,) * f.children)
+
+
+def spawn_blocks(children: int) -> int:
+    """Blocks from the parent's last write to the shared boundary: the spawning reply's text and N
+    tool_use blocks, then N placeholder results (the boundary sits on the last)."""
+    return 2 * children + 1
+
+
+def sibling_reads(i: int, f: ForkParams) -> bool:
+    """Child i starts i·stagger after child 0, whose write is readable ttft after it starts (the
+    clock of the scenario: the spawn comes one pace after the parent's turn)."""
+    return i > 0 and PACE + f.ttft <= PACE + i * f.stagger
+
+
+def _loop(p: Prices, f: ForkParams, minimum: int, lengths: tuple[int, ...], first_read: int) -> Decimal:
+    total, read = Decimal(0), first_read
+    for length in lengths:
+        total += request_cost(p, f.ttl, minimum, length, read)
+        # the next request reads this one's write (TURN_BLOCKS < the lookback, pace ≥ ttft)
+        read = length if length >= minimum else 0
+    return total
+
+
+def fork_cost(p: Prices, f: ForkParams, shape: ForkShape) -> Decimal:
+    minimum = anthropic_min_tokens(p.model).value
+    reach = spawn_blocks(len(shape.lengths)) < ANTHROPIC_LOOKBACK.value
+    if reach and shape.parent >= minimum:
+        inherited = shape.parent
+    else:
+        inherited = shape.static if shape.static >= minimum else 0
+    total = Decimal(0)
+    for i, lengths in enumerate(shape.lengths):
+        first = shape.shared if sibling_reads(i, f) and shape.shared >= minimum else inherited
+        total += _loop(p, f, minimum, lengths, first)
+    return total
+
+
+def sub_cost(p: Prices, f: ForkParams, shape: SubShape) -> Decimal:
+    minimum = anthropic_min_tokens(p.model).value
+    total = Decimal(0)
+    for i, lengths in enumerate(shape.lengths):
+        first = shape.static if sibling_reads(i, f) and shape.static >= minimum else 0
+        total += _loop(p, f, minimum, lengths, first)
+    return total
 
 
 def closed_form(p: Prices, f: ForkParams, history: int) -> tuple[Decimal, Decimal]:
-    """(fork, sub-agent) input cost in USD for `history` tokens of parent history."""
-    r, w = p.read, p.write(f.ttl)
-    n, k, g = f.children, f.turns, f.growth
-    big_p = f.parent_static + history
-    c, d = f.spawn, f.directive
-    loop = lambda first: sum(r * (first + j * g) + w * g for j in range(k - 1))  # noqa: E731
-    fork = r * big_p + w * (c + d) + (n - 1) * (r * (big_p + c) + w * d) + n * loop(big_p + c + d)
-    s, t = f.sub_static, f.task
-    sub = w * (s + t) + (n - 1) * (r * s + w * t) + n * loop(s + t)
-    return fork, sub
+    """(fork, sub-agent) input cost in USD of the children, for `history` tokens of parent history."""
+    return fork_cost(p, f, fork_shape(f, history)), sub_cost(p, f, sub_shape(f))
 
 
-def crossing_history(p: Prices, f: ForkParams) -> float:
-    """History size (tokens) past which the sub-agent design is cheaper (0: always cheaper)."""
-    fork0, sub = closed_form(p, f, 0)
-    slope = f.children * f.turns * p.read
-    return max(0.0, float((sub - fork0) / slope))
+def _kinks(p: Prices, f: ForkParams) -> list[int]:
+    """Histories where fork(H) may change slope or jump: a prompt reaching the minimum or a price
+    tier. Between two of them fork(H) is linear in H."""
+    minimum = anthropic_min_tokens(p.model).value
+    r = p.rates
+    tiers = {s for t in ((r.input, r.cache_read, r.cache_write_5m, r.cache_write_1h) if r else ())
+             for s, _ in t.tiers}
+    zero = fork_shape(f, 0)
+    offsets = {zero.parent, zero.shared, *{x for row in zero.lengths for x in row}}
+    out = {0, MAX_HISTORY}
+    for o in offsets:
+        out.add(minimum - o)           # first H where a size reaches the minimum
+        out |= {s + 1 - o for s in tiers}   # first H past a tier's start
+    return sorted(h for h in out if 0 <= h <= MAX_HISTORY)
 
 
-def simulate(p: Prices, book, f: ForkParams, history: int, ttft: float = 2.0) -> tuple[Decimal, Decimal]:
-    """The same two designs replayed through the Anthropic rules; only the children are counted."""
-    b = Builder()
-    m = p.model
-    gap = ttft + 1.0  # siblings launched once the first response has begun
-
-    parent = [b.blk("parent-static", f.parent_static, Layer.TOOLS)] + ([b.blk("history", history)] if history else [])
-    calls = [Call(0.0, request(m, parent, [-1], f.ttl), stream="parent")]
-    spawn = b.blk("spawn", f.spawn)
-    for i in range(f.children):
-        blocks = parent + [spawn, b.blk(f"directive-{i}", f.directive)]
-        t0 = 10.0 + i * gap
-        for j in range(f.turns):
-            if j:
-                blocks = blocks + [b.blk(f"fork-{i}-turn-{j}", f.growth)]
-            calls.append(Call(t0 + j * 10.0, request(m, blocks, [len(parent), -1], f.ttl), stream=f"fork{i}"))
-    fork = simulate_cost(calls, book, ttft, streams=lambda s: s.startswith("fork"))
-
-    calls = []
-    static = b.blk("sub-static", f.sub_static, Layer.TOOLS)
-    for i in range(f.children):
-        blocks = [static, b.blk(f"task-{i}", f.task)]
-        t0 = 10.0 + i * gap
-        for j in range(f.turns):
-            if j:
-                blocks = blocks + [b.blk(f"sub-{i}-turn-{j}", f.growth)]
-            calls.append(Call(t0 + j * 10.0, request(m, blocks, [0, -1], f.ttl), stream=f"sub{i}"))
-    sub = simulate_cost(calls, book, ttft)
-    return fork, sub
+def crossing(p: Prices, f: ForkParams) -> int | None:
+    """The least history H (tokens) such that a sub-agent is cheaper for every history ≥ H:
+    0 when it always is, None when the fork stays cheaper up to MAX_HISTORY."""
+    sub = sub_cost(p, f, sub_shape(f))
+    fork = lambda h: fork_cost(p, f, fork_shape(f, h))  # noqa: E731
+    ks = _kinks(p, f)
+    if fork(MAX_HISTORY) <= sub:
+        return None
+    segments = [(a, b - 1) for a, b in zip(ks, ks[1:])] + [(MAX_HISTORY, MAX_HISTORY)]
+    for a, b in reversed(segments):
+        fa = fork(a)
+        if fa > sub:
+            continue
+        if fork(b) <= sub:
+            return b + 1
+        slope = fork(a + 1) - fa   # linear on [a, b]
+        return a + int((sub - fa) // slope) + 1
+    return 0
 
 
-def curves(p: Prices, base: ForkParams, histories: list[int], children=(1, 2, 5, 8, 16)) -> list[dict]:
-    rows = []
-    for n in children:
-        f = replace(base, children=n)
-        for h in histories:
-            fork, sub = closed_form(p, f, h)
-            rows.append({"children": n, "history_tokens": h, "fork_usd": float(fork), "subagent_usd": float(sub)})
-    return rows
-
-
-def crossings(p: Prices, base: ForkParams, children=(1, 2, 5, 8, 16)) -> list[dict]:
+def crossings(p: Prices, base: ForkParams, children=DEFAULT_CHILDREN) -> list[dict]:
+    """One row per number of children: the crossing (`always`: a sub-agent is cheaper at every
+    history; `never`: the fork is, up to MAX_HISTORY) and the sub-agent design's cost."""
     out = []
     for n in children:
         f = replace(base, children=n)
-        h = crossing_history(p, f)
-        fork, sub = closed_form(p, f, int(round(h)))
-        out.append({"children": n, "turns": f.turns, "crossing_history_tokens": round(h),
-                    "cost_at_crossing_usd": round(float(sub), 6)})
+        h = crossing(p, f)
+        sub = sub_cost(p, f, sub_shape(f))
+        out.append({"children": n, "turns": f.turns,
+                    "sub_agent_cheaper_from": "never" if h is None else "always" if h == 0 else h,
+                    "lookback_exceeded": spawn_blocks(n) >= ANTHROPIC_LOOKBACK.value,
+                    "sub_agent_cost_usd": float(sub)})
     return out

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..model import Call, Layer, Request
-from .common import Builder, Prices, request, simulate_cost
+from ..providers.tables import anthropic_min_tokens
+from .common import Builder, Prices, request, request_cost, simulate_cost
 
 KINDS = ("tools", "system", "messages", "model")
 
@@ -31,9 +32,21 @@ class InvalidationParams:
 
 
 def closed_form(p: Prices, f: InvalidationParams, kind: str, turn: int) -> Decimal:
-    history = (turn - 1) * f.growth
-    lost = f.tools + f.system + history if kind in ("tools", "system", "model") else history
-    return (p.write(f.ttl) - p.read) * lost
+    static = f.tools + f.system
+    before = static + (turn - 1) * f.growth
+    return extra_at(p, f, kind, static, before if turn > 1 else 0, static + turn * f.growth)
+
+
+def extra_at(p: Prices, f: InvalidationParams, kind: str, static: int, before: int, length: int,
+             changed: int | None = None) -> Decimal:
+    """The same rule at given sizes: request m (prompt `length`) normally reads request m − 1's write
+    (`before`); after a tools or system change it reads nothing, after a messages-layer change only the
+    static prefix (`static`, breakpoint on the system prompt). `changed`: the changed request's own
+    prompt size, when the change does not keep it exactly."""
+    m = anthropic_min_tokens(p.model).value
+    usual = request_cost(p, f.ttl, m, length, before if before >= m else 0)
+    read = 0 if kind in ("tools", "system", "model") else (static if static >= m else 0)
+    return request_cost(p, f.ttl, m, length if changed is None else changed, read) - usual
 
 
 def _session(p: Prices, f: InvalidationParams, kind: str | None, turn: int) -> list[Call]:

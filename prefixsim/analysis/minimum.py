@@ -10,9 +10,8 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..model import Call, Layer
 from ..providers.tables import anthropic_min_tokens
-from .common import Builder, Prices, request, simulate_cost
+from .common import Prices
 
 
 @dataclass(frozen=True)
@@ -34,14 +33,17 @@ def closed_form(p: Prices, f: MinimumParams) -> tuple[Decimal, Decimal]:
     return as_sent, p.write(f.ttl) * m + (n - 1) * p.read * m
 
 
-def simulate(p: Prices, book, f: MinimumParams) -> tuple[Decimal, Decimal]:
-    b = Builder()
-    costs = []
-    for size in (f.prefix, max(minimum(p.model), f.prefix)):
-        blk = b.blk(f"prefix-{size}", size, Layer.SYSTEM)
-        costs.append(simulate_cost([Call(i * 10.0, request(p.model, [blk], [-1], f.ttl)) for i in range(f.requests)],
-                                   book, ttft=1.0))
-    return costs[0], costs[1]
+def cost_at(p: Prices, f: MinimumParams, prefix: int, lengths: list[int]) -> Decimal:
+    """n requests whose first `prefix` tokens carry a breakpoint (the rest uncached), within the TTL of
+    each other: the first writes the prefix, the others read it, if it reaches the minimum; else
+    every request sends it uncached."""
+    m = minimum(p.model)
+    total = Decimal(0)
+    for j, n in enumerate(lengths):
+        read = prefix if j and prefix >= m else 0
+        write = prefix - read if prefix >= m else 0
+        total += p.input_cost(n, read, write, n - read - write, f.ttl)
+    return total
 
 
 def requests_to_pay_off(p: Prices, prefix: int, ttl: str = "5m") -> int | None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..model import Call, Layer
-from .common import Builder, Prices, request, simulate_cost
+from ..providers.tables import anthropic_min_tokens
+from .common import Prices, request_cost
 
 
 @dataclass(frozen=True)
@@ -31,21 +31,20 @@ def writers(f: StaggerParams, delay: float) -> int:
 
 
 def closed_form(p: Prices, f: StaggerParams, delay: float) -> Decimal:
-    w, r = p.write(f.ttl), p.read
-    k = writers(f, delay)
-    return k * w * (f.shared + f.task) + (f.children - k) * (r * f.shared + w * f.task)
+    return cost_at(p, f, delay, f.shared, [f.shared + f.task] * f.children)
 
 
-def simulate(p: Prices, book, f: StaggerParams, delay: float) -> Decimal:
-    b = Builder()
-    shared = b.blk("shared", f.shared, Layer.SYSTEM)
-    calls = [Call(i * delay, request(p.model, [shared, b.blk(f"task-{i}", f.task)], [0, -1], f.ttl),
-                  stream=f"child{i}") for i in range(f.children)]
-    return simulate_cost(calls, book, ttft=f.ttft)
+def cost_at(p: Prices, f: StaggerParams, delay: float, shared: int, lengths: list[int]) -> Decimal:
+    """The same rule at given sizes (the shared prefix, each child's whole prompt), the model's
+    minimum included: child i reads the shared prefix iff it is not a writer and the prefix reaches
+    the minimum (the first child starts at t = 0, its write readable at ttft)."""
+    m = anthropic_min_tokens(p.model).value
+    return sum((request_cost(p, f.ttl, m, n, shared if i and not i * delay < f.ttft and shared >= m else 0)
+                for i, n in enumerate(lengths)), Decimal(0))
 
 
 def curve(p: Prices, f: StaggerParams, delays: list[float]) -> list[dict]:
-    return [{"stagger_s": d, "cost_usd": float(closed_form(p, f, d)), "writers": writers(f, d),
+    return [{"stagger_s": d, "input_cost_usd": float(closed_form(p, f, d)), "writers": writers(f, d),
              "last_child_delay_s": (f.children - 1) * d} for d in delays]
 
 

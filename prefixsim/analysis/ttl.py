@@ -12,8 +12,9 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..model import TTL_SECONDS, Call, Layer
-from .common import Builder, Prices, request, simulate_cost
+from ..model import TTL_SECONDS
+from ..providers.tables import anthropic_min_tokens
+from .common import Prices
 
 
 @dataclass(frozen=True)
@@ -27,16 +28,20 @@ def per_request(p: Prices, f: TTLParams, ttl: str, gap: float) -> Decimal:
 
 def closed_form(p: Prices, f: TTLParams, ttl: str, gaps: list[float]) -> Decimal:
     """The first write plus one request per gap."""
-    return p.write(ttl) * f.prefix + sum((per_request(p, f, ttl, g) for g in gaps), Decimal(0))
+    return cost_at(p, ttl, gaps, f.prefix, [f.prefix] * (len(gaps) + 1))
 
 
-def simulate(p: Prices, book, f: TTLParams, ttl: str, gaps: list[float]) -> Decimal:
-    blk = Builder().blk("prefix", f.prefix, Layer.SYSTEM)
-    t, calls = 0.0, []
-    for g in [0.0, *gaps]:
-        t += g
-        calls.append(Call(t, request(p.model, [blk], [-1], ttl)))
-    return simulate_cost(calls, book, ttft=0.0)
+def cost_at(p: Prices, ttl: str, gaps: list[float], prefix: int, lengths: list[int]) -> Decimal:
+    """The same rule at given sizes: the prefix (a breakpoint on it) is read when the gap since the
+    previous request is under the TTL, else written (sent uncached below the model's minimum); the
+    rest of each prompt has no breakpoint and is sent uncached."""
+    m = anthropic_min_tokens(p.model).value
+    total = Decimal(0)
+    for j, n in enumerate(lengths):
+        read = prefix if j > 0 and gaps[j - 1] < TTL_SECONDS[ttl] and prefix >= m else 0
+        write = prefix - read if prefix >= m else 0
+        total += p.input_cost(n, read, write, n - read - write, ttl)
+    return total
 
 
 def reads_to_pay_off(p: Prices, ttl: str) -> tuple[float, int]:

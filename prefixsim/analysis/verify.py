@@ -1,9 +1,14 @@
-"""Each closed form checked against the simulator on sample points: the curves we draw are the
-numbers `prefixsim run` would print for the same requests."""
+"""Each closed form checked against the scenario runner: the curves we draw are the numbers
+`prefixsim run` prints for the same design. For fork-vs-subagent the design is built by the scenario
+builder from the study's parameters (designs.py: real rendered blocks, breakpoints, write
+availability, stagger) and the closed form is evaluated at the sizes the builder made; any
+difference above TOLERANCE is a failure, which the CLI reports loudly and the tests assert."""
 from __future__ import annotations
 
 from decimal import Decimal
 
+from ..pricing import PriceBook
+from . import designs
 from . import fork_vs_subagent as fvs
 from . import invalidation as inv
 from . import minimum as mini
@@ -11,24 +16,62 @@ from . import stagger as stg
 from . import ttl as ttlmod
 from .common import Prices
 
+TOLERANCE = Decimal("0.000001")
 
-def verify(study: str, p: Prices, book, f) -> dict:
+
+class CheckFailed(Exception):
+    """A closed form and the runner disagree beyond TOLERANCE: the figures must not be used."""
+#: parent histories at which each fork design is replayed
+FORK_HISTORIES = (0, 40_000)
+
+
+def fork_points(p: Prices, f: fvs.ForkParams, history: int, sheet=None, when=None) -> list[tuple[Decimal, Decimal]]:
+    """(closed form, runner) for the fork and the sub-agent design built from `f` at `history`."""
+    played = designs.play(designs.fork_vs_subagent(p.model, f, history, sheet), when)
+    fs, ss = designs.fork_shapes(played)
+    fork_run = played["fork"].input_cost([o for s in played["fork"].streams() for o in s])
+    sub_run = played["sub-agent"].input_cost([o for s in played["sub-agent"].streams() for o in s])
+    return [(fvs.fork_cost(p, f, fs), fork_run), (fvs.sub_cost(p, f, ss), sub_run)]
+
+
+def verify(study: str, p: Prices, f, sheet=None, when=None, designs_: list | None = None) -> dict:
     pairs: list[tuple[Decimal, Decimal]] = []
+    against = "scenario builder + runner"
+    m = p.model
     if study == "fork-vs-subagent":
-        for h in (0, 20_000, 80_000):
-            pairs += list(zip(fvs.closed_form(p, f, h), fvs.simulate(p, book, f, h)))
+        for d in designs_ or [f]:
+            for h in FORK_HISTORIES:
+                pairs += fork_points(p, d, h, sheet, when)
     elif study == "ttl":
         gaps = [10, 299, 300, 1200, 3599, 3600, 7200]
         for t in ("5m", "1h"):
-            pairs.append((ttlmod.closed_form(p, f, t, gaps), ttlmod.simulate(p, book, f, t, gaps)))
+            played = designs.play(designs.resent(m, t, f.prefix, gaps, sheet), when)["default"]
+            prefix, lengths = designs.resent_sizes(played)
+            pairs.append((ttlmod.cost_at(p, t, gaps, prefix, lengths), played.input_cost(played.main())))
     elif study == "stagger":
         for d in (0.0, f.ttft / 2, f.ttft):
-            pairs.append((stg.closed_form(p, f, d), stg.simulate(p, book, f, d)))
+            played = designs.play(designs.stagger(m, f, d, sheet), when)["default"]
+            shared, lengths = designs.stagger_sizes(played)
+            pairs.append((stg.cost_at(p, f, d, shared, lengths),
+                          played.input_cost([o for s in played.streams() for o in s])))
     elif study == "invalidation":
-        for kind in inv.KINDS:
-            for m in (2, max(2, f.turns // 3)):
-                pairs.append((inv.closed_form(p, f, kind, m), inv.simulate(p, book, f, kind, m)))
+        for kind in ("tools", "system", "messages"):
+            for turn in (2, max(2, f.turns // 3)):
+                played = designs.play(designs.invalidation(m, f, kind, turn, sheet), when)
+                static, before, length, changed, extra = designs.invalidation_sizes(played)
+                pairs.append((inv.extra_at(p, f, kind, static, before, length, changed), extra))
+        # a model switch moves the session to another model's cache (and prices): checked on the
+        # runner with the fixed-size requests, the builder's sessions being one model's
+        book = PriceBook(sheet, when=when)
+        against = "scenario builder + runner (a model switch: runner)"
+        for turn in (2, max(2, f.turns // 3)):
+            pairs.append((inv.closed_form(p, f, "model", turn), inv.simulate(p, book, f, "model", turn)))
     elif study == "minimum":
-        pairs += list(zip(mini.closed_form(p, f), mini.simulate(p, book, f)))
+        for size in (f.prefix, max(mini.minimum(m), f.prefix)):
+            played = designs.play(designs.resent(m, f.ttl, size, [fvs.PACE] * (f.requests - 1), sheet,
+                                                 "study-minimum"), when)["default"]
+            prefix, lengths = designs.resent_sizes(played)
+            pairs.append((mini.cost_at(p, f, prefix, lengths), played.input_cost(played.main())))
     diff = max((abs(a - b) for a, b in pairs), default=Decimal(0))
-    return {"points": len(pairs), "max_abs_diff_usd": float(diff)}
+    return {"points": len(pairs), "against": against, "max_abs_diff_usd": float(diff),
+            "tolerance_usd": float(TOLERANCE), "ok": bool(pairs) and diff <= TOLERANCE}

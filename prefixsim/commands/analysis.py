@@ -1,16 +1,15 @@
 """`prefixsim breakeven` (crossing points, CSV + PNG + SVG) and `prefixsim report` (the design-review page)."""
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import click
 
 from ..errors import UserError
+from ..analysis.params import STUDY_NAMES
+from ..analysis.params import parse_pairs as _parse_params
 from ..suggest import unknown
 from .run import parse_price_date
-
-STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
 
 
 class NamedChoice(click.Choice):
@@ -24,76 +23,6 @@ class NamedChoice(click.Choice):
         if value in self.choices:
             return value
         self.fail(unknown(self.kind, value, self.choices), param, ctx)
-
-
-def _params_class(study: str):
-    from ..analysis import fork_vs_subagent, invalidation, minimum, stagger, ttl
-
-    return {"fork-vs-subagent": fork_vs_subagent.ForkParams, "ttl": ttl.TTLParams,
-            "stagger": stagger.StaggerParams, "invalidation": invalidation.InvalidationParams,
-            "minimum": minimum.MinimumParams}[study]
-
-
-#: Study parameters that count requests or agents; every other whole-number parameter is a size in
-#: tokens and every fractional one a time in seconds. Each has a scenario's limit (schema.py); and as a
-#: study simulates its designs at several sample points, children x turns is held to STUDY_REQUESTS
-#: (measured: 1,000 children x 10 turns verify in about 5 s of CPU; 10,000 x 20 took 96 s).
-COUNT_PARAMS = ("children", "turns", "requests")
-STUDY_REQUESTS = 10_000
-
-
-def _parse_params(study: str, pairs: tuple[str, ...]):
-    import math
-
-    from ..scenario.schema import MAX_COUNT, MAX_SECONDS, MAX_TOKENS
-
-    cls = _params_class(study)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    values = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep:
-            raise UserError(f"--param {pair!r}: {study} takes KEY=VALUE with KEY one of {', '.join(fields)}")
-        if key not in fields:
-            raise UserError(f"--param {pair!r}: {unknown(f'{study} parameter', key, fields, show=20)}")
-        default = fields[key].default
-        try:
-            values[key] = _param_value(key, default, raw)
-        except ValueError:
-            what = ("a whole number of tokens (e.g. 30000 or 30K)" if isinstance(default, int) and key not in COUNT_PARAMS
-                    else "a whole number" if isinstance(default, int) else "a number of seconds (e.g. 2.5)")
-            raise UserError(f"--param {key}: {raw!r} is not {what}") from None
-        v = values[key]
-        if isinstance(v, (int, float)):
-            if not math.isfinite(v) or v < 0:
-                raise UserError(f"--param {key}: {raw!r} must be a finite number, not negative")
-            limit, unit = ((MAX_COUNT, "") if key in COUNT_PARAMS else (MAX_SECONDS, " seconds")
-                           if isinstance(v, float) else (MAX_TOKENS, " tokens"))
-            if v > limit:
-                raise UserError(f"--param {key}: {raw} is too large (at most {limit:,}{unit}; more is a typo, "
-                                "not a design)")
-    if values.get("ttl", "5m") not in ("5m", "1h"):
-        raise UserError("--param ttl: 5m or 1h")
-    f = cls(**values)
-    requests = getattr(f, "children", 1) * getattr(f, "turns", 1)
-    if requests > STUDY_REQUESTS:
-        raise UserError(f"--param children x turns = {requests:,} requests per simulated design (at most "
-                        f"{STUDY_REQUESTS:,}); lower children or turns")
-    return f
-
-
-def _param_value(key: str, default, raw: str):
-    """A -p value in the type of the parameter's default; token sizes as a scenario takes them (30K)."""
-    if isinstance(default, str):
-        return raw
-    if isinstance(default, int) and key not in COUNT_PARAMS:
-        from ..scenario.schema import size_value
-
-        n = size_value(raw)
-        if n is not None:
-            return n
-    return type(default)(raw)
 
 
 def _load_sheet(path: str | None) -> dict | None:
@@ -129,23 +58,37 @@ def _checked_sheet(path: str, doc: object) -> dict:
     return {str(m): {str(k): v for k, v in row.items()} for m, row in doc.items()}
 
 
-def _gaps(spec: str | None, from_paths: tuple[str, ...]) -> list[float] | None:
-    gaps: list[float] = []
-    if spec:
-        try:
-            gaps += [float(x) for x in spec.split(",") if x.strip()]
-        except ValueError:
-            raise UserError(f"--gaps {spec!r}: a comma-separated list of seconds") from None
-    if from_paths:
-        from ..sources import open_many
+def _steady_gaps(spec: str | None) -> list[float] | None:
+    """--gaps: the steady gaps (seconds) the ttl study answers for, replacing its built-in rows."""
+    import math
 
-        by_stream: dict[str, list[float]] = {}
-        for rec in open_many(list(from_paths)):
-            by_stream.setdefault(rec.call.stream, []).append(rec.call.t)
-        for times in by_stream.values():
-            times.sort()
-            gaps += [b - a for a, b in zip(times, times[1:])]
-    return gaps or None
+    if not spec:
+        return None
+    try:
+        gaps = [float(x) for x in spec.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--gaps {spec!r}: a comma-separated list of seconds") from None
+    if not gaps or any(not math.isfinite(g) or g < 0 or g > 365 * 24 * 3600 for g in gaps):
+        raise UserError(f"--gaps {spec!r}: seconds from 0 to a year, comma-separated")
+    return list(dict.fromkeys(gaps))
+
+
+def _observed_gaps(from_paths: tuple[str, ...]) -> list[float] | None:
+    """--gaps-from: the gaps between consecutive requests of each stream of real traffic."""
+    if not from_paths:
+        return None
+    from ..sources import open_many
+
+    gaps: list[float] = []
+    by_stream: dict[str, list[float]] = {}
+    for rec in open_many(list(from_paths)):
+        by_stream.setdefault(rec.call.stream, []).append(rec.call.t)
+    for times in by_stream.values():
+        times.sort()
+        gaps += [b - a for a, b in zip(times, times[1:])]
+    if not gaps:
+        raise UserError(f"--gaps-from {', '.join(from_paths)}: no stream with two requests, so no gap to study")
+    return gaps
 
 
 @click.command()
@@ -155,32 +98,38 @@ def _gaps(spec: str | None, from_paths: tuple[str, ...]) -> list[float] | None:
 @click.option("--price-date", help="genai-prices rates in force on this date (YYYY-MM-DD; default today).")
 @click.option("-p", "--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Study parameter, e.g. -p children=5 -p turns=3 (see the list below).")
-@click.option("--gaps", help="ttl: observed gaps between requests, seconds, comma-separated.")
+@click.option("--gaps", help="ttl: steady gaps to answer for (seconds, comma-separated); replaces the "
+                              "built-in 60, 600, 1800, 5400.")
 @click.option("--gaps-from", multiple=True, type=click.Path(exists=True),
-              help="ttl: take the gaps from real traffic (transcripts or API logs).")
+              help="ttl: real traffic (transcripts or API logs) whose gaps are summarized and drawn on the chart.")
 @click.option("--out", default="reports/breakeven", show_default=True, type=click.Path(file_okay=False),
               help="Folder for <study>.csv, .png and .svg.")
+@click.option("--scenario-at", "scenario_at", type=click.IntRange(0, 10_000_000), metavar="TOKENS",
+              help="fork-vs-subagent: also write the designs at TOKENS of parent history as a scenario "
+                   "(<out>/fork-vs-subagent.scenario.yaml) for `prefixsim run`.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt):
+def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt, scenario_at):
     """Crossing points of a design choice, with the curve behind them (CSV + PNG + SVG).
 
     \b
     Studies and their parameters (-p KEY=VALUE):
-      fork-vs-subagent  children turns parent_static sub_static task directive call growth ttl
+      fork-vs-subagent  children turns parent_static sub_static task directive call growth
+                        stagger ttft ttl   (any of them as a list to compare: -p children=3,4,6)
       ttl               prefix                  (plus --gaps / --gaps-from)
       stagger           children shared task ttft ttl
       invalidation      tools system growth turns ttl
       minimum           prefix requests ttl
-    Each is computed in closed form and checked against a simulation through the provider rules.
+    Each is computed in closed form and checked against the scenario runner on designs the
+  scenario builder makes from the same parameters (CHECK FAILED and exit 1 if they differ).
 
     \b
     Examples:
       prefixsim breakeven fork-vs-subagent -p children=5 -p turns=3
-      prefixsim breakeven ttl --gaps-from ~/.claude/projects/my-project/
+      prefixsim breakeven fork-vs-subagent -p children=3,4,6 -p parent_static=30000
+      prefixsim breakeven ttl --gaps 120,900 --gaps-from ~/.claude/projects/my-project/
     """
-    from ..analysis import studies
     from ..analysis.common import prices_for
-    from ..analysis.verify import verify
+    from ..analysis.studies import check_line, run_study, shown
     from ..fsutil import check_outputs, write_files
     from ..providers.tables import anthropic_min_tokens
     from ..report.charts import line_figure, render_both
@@ -189,32 +138,49 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
 
     base = Path(out) / study
     written = [base.with_suffix(".csv"), base.with_suffix(".png"), base.with_suffix(".svg")]
+    if scenario_at is not None:
+        if study != "fork-vs-subagent":
+            raise UserError(f"--scenario-at belongs to the fork-vs-subagent study, not {study}")
+        written.append(base.with_suffix(".scenario.yaml"))
     check_outputs([*([sheet] if sheet else []), *gaps_from], files=written)
-    f = _parse_params(study, params)
+    f, lists = _parse_params(study, params)
     try:
         anthropic_min_tokens(model)
     except UserError as e:
         raise UserError(f"{e.message}; the studies model Anthropic's rules, so name a Claude model and "
                         "override its prices with --prices if yours differ") from None
-    p, book = prices_for(model, _load_sheet(sheet), parse_price_date(price_date), sheet_source=f"price sheet {sheet}")
-    kwargs = {"gaps": _gaps(gaps, gaps_from)} if study == "ttl" else {}
-    s = studies.STUDIES[study](p, f, **kwargs)
-    check = verify(study, p, book, f)
+    sheet_doc, when = _load_sheet(sheet), parse_price_date(price_date)
+    p, _ = prices_for(model, sheet_doc, when, sheet_source=f"price sheet {sheet}")
+    if (gaps or gaps_from) and study != "ttl":
+        raise UserError(f"--gaps and --gaps-from belong to the ttl study, not {study}")
+    s, check = run_study(study, p, f, lists, sheet_doc, when, steady=_steady_gaps(gaps),
+                         observed=_observed_gaps(gaps_from))
     cols = list(dict.fromkeys(k for row in s.curve for k in row))
     png, svg = render_both(line_figure(s.chart))
-    write_files(dict(zip(written, (csv_text(s.curve, cols), png, svg))))
+    files = [csv_text(s.curve, cols), png, svg]
+    if scenario_at is not None:
+        from ..analysis.designs import fork_scenario_text
+        from ..analysis.studies import design_labels
+        files.append(fork_scenario_text(model, *design_labels(f, lists), scenario_at, sheet_doc))
+    write_files(dict(zip(written, files)))
     if fmt == "json":
         click.echo(json_text({"study": study, "model": model, "prices": p.source, "params": s.params,
-                              "reading": s.reading, "crossings": s.table, "check": check, "curve": s.curve}), nl=False)
-        return
-    click.echo(f"{s.title} — {model}")
-    click.echo(wrap_block(f"prices: {p.source}", DEFAULT_WIDTH, "  "))
-    tcols = list(dict.fromkeys(k for row in s.table for k in row))
-    click.echo(grid(s.table, tcols))
-    click.echo("")
-    click.echo(wrap_block(s.reading, DEFAULT_WIDTH))
-    click.echo(f"closed form vs simulation: {check['points']} points, largest difference ${check['max_abs_diff_usd']:.9f}")
-    click.echo(f"wrote {written[0]}, {written[1]}, {written[2]}", err=True)
+                              "reading": s.reading, "crossings": s.table, "tables": s.tables, "check": check,
+                              "curve": s.curve}), nl=False)
+    else:
+        click.echo(f"{s.title} — {model}")
+        click.echo(wrap_block(f"prices: {p.source}", DEFAULT_WIDTH, "  "))
+        for title, rows in s.tables:
+            if len(s.tables) > 1:
+                click.echo(f"\n{title}")
+            click.echo(grid(shown(rows), list(dict.fromkeys(k for row in rows for k in row))))
+        click.echo("")
+        click.echo(wrap_block(s.reading, DEFAULT_WIDTH))
+        click.echo(wrap_block(check_line(check), DEFAULT_WIDTH))
+    click.echo(f"wrote {', '.join(map(str, written))}", err=True)
+    if not check["ok"]:
+        click.echo(check_line(check), err=True)
+        raise SystemExit(1)
 
 
 @click.command()
@@ -225,7 +191,10 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
 @click.option("--model", help="Model for the break-even studies (default: the first scenario's).")
 @click.option("--title", default="Prompt-cache design review", show_default=True)
 @click.option("--price-date", help="genai-prices rates in force on this date (YYYY-MM-DD; default today).")
-def report(paths, output, model, title, price_date):
+@click.option("-p", "--param", "params", multiple=True, metavar="[STUDY.]KEY=VALUE",
+              help="Break-even study parameter over the scenarios' `studies:` and the defaults, e.g. "
+                   "-p children=4 or -p fork-vs-subagent.turns=2,5.")
+def report(paths, output, model, title, price_date, params):
     """One self-contained HTML page for a design review (and report.md with PNGs beside it).
 
     \b
@@ -236,6 +205,8 @@ def report(paths, output, model, title, price_date):
     from ..report.build import build_report
     from .run import Progress
 
+    from ..analysis.verify import CheckFailed
+
     bar = Progress(0)   # a bar on stderr once the report has taken more than a second (terminals only)
 
     def progress(done: int, total: int, label: str) -> None:
@@ -244,7 +215,10 @@ def report(paths, output, model, title, price_date):
 
     try:
         out = build_report(list(paths), output, model=model, title=title, when=parse_price_date(price_date),
-                           progress=progress)
+                           params=params, progress=progress)
+    except CheckFailed as e:
+        click.echo(f"prefixsim: {e}", err=True)
+        raise SystemExit(1) from None
     finally:
         bar.close()
     click.echo(f"wrote {out[0]} and {out[1]}", err=True)

@@ -135,11 +135,12 @@ def report_paths(output: str | os.PathLike) -> tuple[Path, Path, Path]:
 
 def build_report(paths: list[str], output: str | os.PathLike, model: str | None = None,
                  title: str = "Prompt-cache design review", when: dt.date | None = None,
+                 params: tuple[str, ...] | list[str] = (),
                  progress: Callable[[int, int, str], None] | None = None) -> tuple[Path, Path]:
     """Run the scenarios in `paths` and write the page, its Markdown twin and PNGs (see report_paths);
     returns the page's and the twin's paths. Nothing is written if an output is one of the inputs."""
-    from ..analysis import studies
     from ..analysis.common import prices_for
+    from ..analysis.studies import check_line, run_study, shown as money_shown
     from ..scenario.loader import scenario_files
     from .folders import check_distinct, scenario_inputs
 
@@ -151,11 +152,10 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     check_replaceable(img_dir, IMAGES, _png)
     check_distinct(named)   # one folder name per scenario: figure files and page anchors are named by it
     when = when or dt.datetime.now(dt.UTC).date()
+    designs = study_designs(files, params)   # -p checked before any scenario runs
     from ..parallel import run_files
 
-    from ..analysis.studies import STUDIES
-
-    steps = len(files) + len(STUDIES)
+    steps = len(files) + len(designs)
     results = []
     for i, res in enumerate(run_files(files, when, 1, "local", None, None)):
         if isinstance(res, UserError):
@@ -184,21 +184,80 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     model = model or _first_model(results) or "claude-sonnet-4-5"
     p, _ = prices_for(model, when=when)
     assumptions.append(("break-even studies priced with", p.source))
-    for k, (name, fn) in enumerate(studies.STUDIES.items()):
+    failed = []
+    for k, (name, label, f, lists, caption) in enumerate(designs):
         if progress:
             progress(len(files) + k + 1, steps, f"break-even: {name}")
-        s = fn(p)
-        cols = list(dict.fromkeys(k for row in s.table for k in row))
-        sections.append(Section(f"Break-even: {s.title}", "", s.reading, [("crossing points", s.table, cols)],
-                                [Figure(s.chart.title, render_both(line_figure(s.chart))[0], f"breakeven-{name}")],
-                                anchor=f"breakeven-{name}"))
+        s, check = run_study(name, p, f, lists, when=when)
+        if not check["ok"]:
+            failed.append(f"{name} ({label})")
+        anchor = f"breakeven-{name}" + (f"-{slug(label)}" if label else "")
+        sections.append(Section(f"Break-even: {s.title}" + (f" — {label}" if label else ""), "",
+                                f"{s.reading} {check_line(check)}",
+                                [(t, money_shown(rows), list(dict.fromkeys(k for row in rows for k in row)))
+                                 for t, rows in s.tables],
+                                [Figure(s.chart.title, render_both(line_figure(s.chart))[0], anchor, caption)],
+                                anchor=anchor))
     # The PNGs as one folder (an earlier report's PNGs that this one does not draw go), then the page
     # and its twin together.
     replace_folder(img_dir, {f"{f.name}.png": f.png for s in sections for f in s.figures}, IMAGES, _png)
     summary_rows = [scenario_summary(res) for res in results]
     write_files({html_path: page(title, sections, assumptions, when, summary_rows),
                  md_path: markdown(title, sections, assumptions, when, img_dir.name, summary_rows)})
+    if failed:
+        from ..analysis.verify import CheckFailed
+        raise CheckFailed(f"wrote {html_path}, but the closed form disagrees with the scenario runner for "
+                          f"{', '.join(failed)}: CHECK FAILED, do not use those figures")
     return html_path, md_path
+
+
+def study_designs(files: list[str], params: tuple[str, ...] | list[str] = ()):
+    """(study, label, params, lists, caption) for every study chart of the report: the parameters each
+    scenario's `studies:` names (one chart per scenario that names the study), else the defaults,
+    each with the report's -p values on top (KEY=VALUE for every study that has KEY, or
+    STUDY.KEY=VALUE for one). The caption says where the parameters come from."""
+    import dataclasses
+
+    from ..analysis.fork_vs_subagent import DEFAULT_CHILDREN
+    from ..analysis.params import LIST_STUDIES, STUDY_NAMES, as_lists, params_class, study_params
+    from ..scenario.loader import load_runs
+
+    given: dict[str, dict[str, list[str]]] = {n: {} for n in STUDY_NAMES}
+    for pair in params:
+        key, sep, value = pair.partition("=")
+        study, dot, field = key.strip().rpartition(".")
+        field = field.replace("-", "_")
+        several = "," in value   # a list compares designs: only the studies that compare take it
+        targets = [study] if dot else [n for n in STUDY_NAMES
+                                       if field in {f.name for f in dataclasses.fields(params_class(n))}
+                                       and (not several or n in LIST_STUDIES)]
+        if not sep or (dot and study not in STUDY_NAMES) or not targets:
+            raise UserError(f"--param {pair!r}: KEY=VALUE (for every study with KEY) or STUDY.KEY=VALUE, "
+                            f"STUDY one of {', '.join(STUDY_NAMES)}")
+        for t in targets:
+            given[t][field] = [v.strip() for v in value.split(",")]
+    named: dict[str, list[tuple[str, dict]]] = {n: [] for n in STUDY_NAMES}
+    for path in files:
+        sc = load_runs(path)[0].scenario
+        for n, values in (sc.studies or {}).items():
+            named[n].append((sc.name, as_lists(values or {})))
+    out = []
+    for n in STUDY_NAMES:
+        where = f"--param ({n})"
+        for label, values in named[n] or [("", {})]:
+            f, lists = study_params(n, {**values, **given[n]}, where=where)
+            listed = {"children": list(DEFAULT_CHILDREN), **lists} if n == "fork-vs-subagent" and \
+                "children" not in lists else lists
+            shown_ = {**dataclasses.asdict(f), **{k: ", ".join(map(str, v)) for k, v in listed.items()}}
+            text = "; ".join(f"{k} {v}" for k, v in shown_.items())
+            if label:
+                caption = f"Parameters from the `studies:` of scenario {label}" + (" and -p" if given[n] else "") + \
+                    f": {text}."
+            else:
+                caption = ("No scenario names this study (`studies:`), so it uses the defaults"
+                           + (" with -p" if given[n] else "") + f": {text}.")
+            out.append((n, label, f, lists, caption))
+    return out
 
 
 def scenario_assumptions(res: ScenarioResult) -> list[dict]:

@@ -61,6 +61,9 @@ class LineChart:
     hlines: list[tuple[float, str]] = field(default_factory=list)
     logx: bool = False
     note: str = ""
+    rug: Sequence[float] = ()   # observed x values drawn as ticks along the bottom (e.g. real gaps)
+    rug_label: str = ""
+    subtitle: str = ""          # a study's parameters, in small type above the note
 
 
 def line_figure(c: LineChart):
@@ -84,13 +87,19 @@ def line_figure(c: LineChart):
         ax.plot([m.x], [m.y], "o", color="#000000", markersize=6, zorder=5)
         ax.annotate(m.text, (m.x, m.y), textcoords="offset points", xytext=offsets[i % len(offsets)], fontsize=8.5,
                     bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": "#999999", "alpha": 0.9})
+    if c.rug:
+        lo, hi = ax.get_ylim()
+        ax.plot(list(c.rug), [lo + 0.02 * (hi - lo)] * len(c.rug), "|", color="#000000", alpha=0.35,
+                markersize=12, label=c.rug_label or "observed")
+        ax.set_ylim(lo, hi)
     ax.set_title(c.title)
     ax.set_xlabel(c.xlabel)
     ax.set_ylabel(c.ylabel)
     ax.legend(loc="best", fontsize=8.5)
-    if c.note:
-        fig.text(0.01, 0.01, c.note, fontsize=7.5, color="#555555", ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.04 if c.note else 0, 1, 1))
+    note = "\n".join(x for x in (c.subtitle, c.note) if x)
+    if note:
+        fig.text(0.01, 0.01, note, fontsize=7.5, color="#555555", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.035 * (note.count("\n") + 1) + 0.005 if note else 0, 1, 1))
     return fig
 
 

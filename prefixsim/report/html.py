@@ -112,7 +112,7 @@ def markdown(title: str, sections: list[Section], assumptions: list[tuple[str, s
         if s.reading:
             out += [f"> {s.reading}", ""]
         for f in s.figures:
-            out += [f"![{f.title}]({image_dir}/{f.name}.png)", ""]
+            out += [f"![{f.title}]({image_dir}/{f.name}.png)", ""] + ([f"*{f.caption}*", ""] if f.caption else [])
         for caption, rows, cols in s.tables:
             out += [f"### {caption}", "", "| " + " | ".join(HEADERS.get(c, c) for c in cols) + " |",
                     "|" + "---|" * len(cols)]

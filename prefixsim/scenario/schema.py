@@ -367,6 +367,18 @@ class Scenario(Settings):
                                                 "matters for time-of-day prices (DeepSeek off-peak). Default: 07:00 "
                                                 "UTC on the price date, a peak hour for every DeepSeek model.")
     vars: dict[str, Any] | None = Field(None, description="Values for `${name}` placeholders.")
+    studies: dict[str, dict[str, Any]] | None = Field(
+        None, description="Break-even studies of this design, drawn by `prefixsim report` with these parameters "
+                          "instead of the defaults, e.g. {fork-vs-subagent: {parent_static: 30000, sub_static: 4500, "
+                          "children: 4, turns: 2}}; a list compares values ({children: [3, 4, 6]}).")
+
+    @field_validator("studies")
+    @classmethod
+    def _studies(cls, v):
+        if v is not None:
+            from ..analysis.params import check_studies
+            check_studies(v)
+        return v
 
 
 Modification.model_rebuild()
