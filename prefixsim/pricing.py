@@ -69,7 +69,11 @@ def _tiered(value) -> Tiered | None:
     return Tiered(Decimal(str(base)), tiers)
 
 
-_GENAI_PROVIDER = {"anthropic": "anthropic", "openai": "openai", "deepseek": "deepseek"}
+#: genai-prices' provider of each of our providers: Claude on Bedrock is `aws` (it distinguishes
+#: `global.` cross-region profiles from `regional.` ids, +10 % on newer models), Claude on Vertex and
+#: Gemini are `google`.
+_GENAI_PROVIDER = {"anthropic": "anthropic", "openai": "openai", "deepseek": "deepseek",
+                   "bedrock": "aws", "vertex": "google", "gemini": "google"}
 
 #: Serving engines (prefixsim.engines.ENGINES) run on the user's own GPUs: a hosted API's token
 #: prices for the same model would be someone else's bill, so only a price sheet prices them.
@@ -167,7 +171,8 @@ class PriceBook:
         if provider in SELF_HOSTED:
             free = Tiered(Decimal(0))
             return Rates(model, free, free, free, free, free, SELF_HOSTED_SOURCE)
-        return _from_genai_prices(model, _GENAI_PROVIDER.get(provider or ""), at)
+        gp = _GENAI_PROVIDER.get(provider or "")
+        return _from_genai_prices(bedrock_price_id(model) if gp == "aws" else model, gp, at, model)
 
 
 def _key(model: str, provider: str | None, at: dt.datetime, cuts: tuple[int, ...]) -> tuple:
@@ -211,7 +216,26 @@ def sheet_price(model: str, key: str, value: object) -> Decimal:
     return price
 
 
-def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime) -> Rates:
+def bedrock_price_id(model: str) -> str:
+    """genai-prices' `aws` id of a Claude model named any way (`claude-sonnet-4-5`, the Claude API's
+    dated id, a Bedrock model id or inference profile): `global.…` for a global profile, else the
+    `regional.…` price (in-region ids and geographic profiles such as `us.` pay the regional rate).
+    A model genai-prices' aws table does not hold passes through (the lookup then names it)."""
+    from genai_prices import data
+
+    from .providers.tables import canonical_model
+
+    want = canonical_model(model)
+    scope = "global." if model.strip().lower().startswith("global.") else "regional."
+    for p in data.providers:
+        if p.id == "aws":
+            ids = [m.id for m in p.models if m.id.startswith(scope) and canonical_model(m.id) == want]
+            # genai-prices matches a regional price by the ids Bedrock uses, not by its own `regional.`
+            return min(ids).removeprefix("regional.") if ids else model
+    return model
+
+
+def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime, shown: str | None = None) -> Rates:
     import genai_prices
     from genai_prices import Usage as GUsage
 
@@ -235,7 +259,7 @@ def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime) -> 
     when = at.date().isoformat() + (f" {at:%H:%M} UTC" if cuts else "")
     source = (f"genai-prices {genai_prices.__version__} bundled data: {calc.provider.id}/{calc.model.id}, "
               f"prices as of {when}")
-    return Rates(model, inp, out, read, w5, w1, source, cuts)
+    return Rates(shown or model, inp, out, read, w5, w1, source, cuts)
 
 
 def _genai_cuts(info) -> tuple[int, ...]:

@@ -43,7 +43,9 @@ class Simulator:
         return [self.step(c) for _, c in ordered]
 
     def namespace(self, req: Request) -> bytes:
-        key = (canonical_model(req.model), req.workspace, req.cache_salt)
+        # Bedrock and Vertex share entries across the organisation / project, not per workspace (A-PC)
+        ws = "" if getattr(self.policy, "org_wide", False) else req.workspace
+        key = (canonical_model(req.model), ws, req.cache_salt)
         d0 = self._ns.get(key)
         if d0 is None:
             d0 = self._ns[key] = namespace_digest(self.provider, *key)
@@ -123,7 +125,7 @@ class Simulator:
                              f"t={entry.available_at:g}s")
             if state is State.EVICTED:
                 return Cause(CauseKind.EVICTED, f"entry at {where} evicted for capacity")
-            if state is State.LIVE and self.policy.name != "anthropic":
+            if state is State.LIVE and getattr(self.policy, "family", self.policy.name) != "anthropic":
                 return Cause(CauseKind.LOOKBACK_EXCEEDED, f"entry at {where} is not one of this request's "
                                                           "cache lookup boundaries")
             if state is State.LIVE:
@@ -146,7 +148,7 @@ class Simulator:
                 return Cause(CauseKind.BELOW_MINIMUM, f"{total} tokens")
             if call.event:
                 return Cause(call.event)
-            if not breakpoints and self.policy.name == "anthropic":
+            if not breakpoints and getattr(self.policy, "family", self.policy.name) == "anthropic":
                 return Cause(CauseKind.COLD, "no cache_control breakpoint")
             return Cause(CauseKind.COLD)
         return Cause()

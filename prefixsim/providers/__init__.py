@@ -8,8 +8,9 @@ from .anthropic import AnthropicPolicy
 from .automatic import deepseek, openai
 from .base import Decision, Policy
 from .prefix import PrefixPolicy
+from .tables import CLAUDE_PLATFORMS
 
-PROVIDERS = ("anthropic", "openai", "deepseek", "prefix", "vllm", "sglang")
+PROVIDERS = ("anthropic", "bedrock", "vertex", "openai", "deepseek", "prefix", "vllm", "sglang")
 
 
 def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> Policy:
@@ -18,8 +19,8 @@ def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> 
     picks the end of a documented retention range (openai, deepseek): "pessimistic" or "optimistic"."""
     if engine_options and name not in ("vllm", "sglang"):
         raise UserError(f"provider {name!r} takes no engine settings (they apply to vllm and sglang)")
-    if name == "anthropic":
-        return AnthropicPolicy()
+    if name in CLAUDE_PLATFORMS:
+        return AnthropicPolicy(CLAUDE_PLATFORMS[name])
     if name == "openai":
         return openai(bound)
     if name == "deepseek":

@@ -125,7 +125,10 @@ def canonical_model(model: str) -> str:
     -> the id our tables use (`claude-sonnet-4-5`, `claude-haiku-3-5`, …). Other ids pass through lowercased."""
     m = model.strip().lower()
     m = m.rsplit("/", 1)[-1]
-    m = re.sub(r"^(?:[a-z]{2,4}\.)?anthropic\.", "", m)       # Bedrock inference profiles
+    # Bedrock: base ids `anthropic.…`, inference profiles `us.`/`eu.`/`apac.`/`us-gov.`/`global.anthropic.…`,
+    # genai-prices' `regional.anthropic.…`; Vertex: `claude-sonnet-4-5@20250929`
+    m = re.sub(r"^(?:[a-z][a-z-]{1,9}\.)?anthropic\.", "", m)
+    m = re.sub(r"@\d{8}$", "", m)
     m = re.sub(r"-v\d+(?::\d+)?$", "", m)
     m = re.sub(r"-latest$", "", m)
     m = _DATE.sub("", m)
@@ -142,6 +145,48 @@ def anthropic_min_tokens(model: str) -> Row:
     if row is None:
         raise UserError(f"unknown Anthropic model {model!r} (known: {', '.join(sorted(ANTHROPIC_MIN_TOKENS))})")
     return row
+
+
+# --- Claude on Bedrock and Vertex --------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ClaudePlatform:
+    """Where Claude is served, and how its prompt caching differs from the Claude API's (A-PC rules).
+
+    `one_hour`: the canonical models that offer ttl '1h' (None: every model, as on the API); a 1h
+    breakpoint on another model is written and billed as 5m. `org_wide`: entries are shared across
+    the organisation / project, not per workspace. `spaced`: each checkpoint needs the minimum number
+    of tokens past the previous checkpoint, not only from the start."""
+
+    name: str
+    one_hour: frozenset[str] | None
+    org_wide: bool
+    spaced: bool
+    source: str
+
+    def offers_1h(self, model: str) -> bool:
+        return self.one_hour is None or canonical_model(model) in self.one_hour
+
+
+CLAUDE_API = ClaudePlatform("anthropic", None, False, False,
+                            "A-PC, docs/rules.md#anthropic-prefix-breakpoints-and-lookback")
+#: 1h on Bedrock: AWS lists Claude Sonnet 4.5, Haiku 4.5 and Opus 4.5 (1-hour TTL launch, Jan 2026);
+#: Sonnet 4.6 / Opus 4.6 are reported working (anomalyco/opencode issue #23106); later models are
+#: assumed to keep it (UNCONFIRMED). Claude 4.1 and older: 5m only.
+_BEDROCK_1H = frozenset({"claude-opus-5", "claude-fable-5", "claude-mythos-5", "claude-mythos-preview",
+                         "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6", "claude-opus-4-5",
+                         "claude-sonnet-5", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-haiku-4-5"})
+BEDROCK = ClaudePlatform(
+    "bedrock", _BEDROCK_1H, True, True,
+    "AWS, docs/rules.md#bedrock-and-vertex-claude: cachePoint checkpoints (at most 4; the simplified single "
+    "cachePoint checks about 20 preceding blocks), each at least the model's minimum past the previous one "
+    "(1,024 then 2,048 cumulative on Claude 3.7 Sonnet); TTL 5m, 1h on Claude 4.5 and later; caches shared "
+    "per AWS account (organisation), not per workspace (A-PC)")
+VERTEX = ClaudePlatform(
+    "vertex", None, True, False,
+    "V-PC, docs/rules.md#bedrock-and-vertex-claude: 'behaves as described in the Anthropic documentation'; "
+    "caches unique to the Google Cloud project, shared across it, not per workspace (A-PC)")
+CLAUDE_PLATFORMS = {p.name: p for p in (CLAUDE_API, BEDROCK, VERTEX)}
 
 
 # --- Automatic prefix caching (OpenAI, DeepSeek) --------------------------------------------

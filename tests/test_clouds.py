@@ -1,0 +1,105 @@
+"""Claude on Bedrock and Vertex, and Gemini (docs/rules.md#bedrock-and-vertex-claude, #google-gemini).
+Every expected number is the documented one, written here by hand from the rule."""
+from dataclasses import replace
+from decimal import Decimal
+
+import pytest
+
+from prefixsim.model import Call, CauseKind
+from prefixsim.pricing import PriceBook
+from prefixsim.providers import get_policy
+from prefixsim.providers.tables import canonical_model
+from prefixsim.runner import Simulator
+
+from conftest import PRICE_DATE, make_request, split
+
+
+def sim(provider, **kw):
+    return Simulator(provider, tokenizer="approx", prices=PriceBook(when=PRICE_DATE), **kw)
+
+
+# --- model ids as the platforms write them ---------------------------------------------------
+
+@pytest.mark.parametrize("given,canonical", [
+    ("anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
+    ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
+    ("eu.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5"),
+    ("global.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
+    ("us-gov.anthropic.claude-3-7-sonnet-20250219-v1:0", "claude-sonnet-3-7"),
+    ("regional.anthropic.claude-opus-4-1-20250805-v1:0", "claude-opus-4-1"),
+    ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),
+    ("claude-3-5-sonnet-v2@20241022", "claude-sonnet-3-5"),
+    ("claude-opus-4-1@20250805", "claude-opus-4-1"),
+])
+def test_bedrock_and_vertex_model_ids_map_to_our_tables(given, canonical):
+    assert canonical_model(given) == canonical
+
+
+# --- Bedrock -----------------------------------------------------------------------------------
+
+def test_bedrock_second_checkpoint_needs_the_minimum_past_the_first():
+    # Sonnet 4.5, minimum 1,024: checkpoints at 1,500 and 2,300 cumulative. On the Claude API both
+    # prefixes reach 1,024 and both are written; on Bedrock the second is only 800 past the first.
+    req = make_request([1000, 500, 800, 10], {2: "5m", 3: "5m"})
+    api = sim("anthropic").step(Call(0, req))
+    assert split(api) == (0, 0, 2300, 10)
+    bed = sim("bedrock").step(Call(0, req))
+    assert split(bed) == (0, 0, 1500, 810)
+    # 1,100 past the first: written (1,500 + 1,100 = 2,600 cumulative)
+    ok = sim("bedrock").step(Call(0, make_request([1000, 500, 1100, 10], {2: "5m", 3: "5m"})))
+    assert split(ok) == (0, 0, 2600, 10)
+
+
+def test_bedrock_offers_1h_on_claude_4_5_not_on_4_1():
+    req = make_request([4000, 100], {2: "1h"}, model="claude-sonnet-4-5")
+    assert split(sim("bedrock").step(Call(0, req))) == (0, 4100, 0, 0)
+    old = make_request([4000, 100], {2: "1h"}, model="claude-opus-4-1")
+    s = sim("bedrock")
+    assert split(s.step(Call(0, old))) == (0, 0, 4100, 0)    # written and billed as 5m
+    late = s.step(Call(600, old))                            # a 5m entry is gone after 10 minutes
+    assert split(late) == (0, 0, 4100, 0) and late.cause.kind == CauseKind.TTL_EXPIRED
+    assert "5m only" in get_policy("bedrock").describe("claude-opus-4-1")["ttl"]
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "vertex"])
+def test_bedrock_and_vertex_share_caches_across_workspaces(provider):
+    s = sim(provider)
+    s.step(Call(0, replace(make_request([4000, 100], {2: "5m"}), workspace="a")))
+    other = s.step(Call(10, replace(make_request([4000, 100], {2: "5m"}), workspace="b")))
+    assert split(other) == (4100, 0, 0, 0)
+
+
+def test_bedrock_lookback_and_four_checkpoints_as_on_the_api():
+    # 20-block lookback per checkpoint: a breakpoint 21 blocks past the written entry misses it.
+    s = sim("bedrock")
+    s.step(Call(0, make_request([2000, 100], {2: "5m"})))
+    far = s.step(Call(10, make_request([2000, 100] + [10] * 20, {22: "5m"})))
+    assert far.usage.cache_read == 0 and far.cause.kind == CauseKind.LOOKBACK_EXCEEDED
+    near = sim("bedrock")
+    near.step(Call(0, make_request([2000, 100], {2: "5m"})))
+    assert near.step(Call(10, make_request([2000, 100] + [10] * 19, {21: "5m"}))).usage.cache_read == 2100
+
+
+def test_bedrock_prices_regional_and_global_from_genai_prices(prices):
+    # genai-prices `aws`: Sonnet 4.5 regional 3.30 / 0.33 / 4.125 / 6.60 / 16.50, global 3 / 0.30 / 3.75 / 6 / 15
+    regional = prices.rates("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock").per_mtok()
+    assert regional == {"input": Decimal("3.3"), "cache_read": Decimal("0.33"), "cache_write_5m": Decimal("4.125"),
+                        "cache_write_1h": Decimal("6.6"), "output": Decimal("16.5")}
+    assert prices.rates("claude-sonnet-4-5-20250929", "bedrock").per_mtok() == regional   # what-if: regional
+    glob = prices.rates("global.anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock").per_mtok()
+    assert (glob["input"], glob["cache_write_5m"], glob["output"]) == (Decimal(3), Decimal("3.75"), Decimal(15))
+    assert "aws/regional.anthropic.claude-sonnet-4-5" in prices.rates("claude-sonnet-4-5", "bedrock").source
+
+
+def test_vertex_prices_from_genai_prices_google(prices):
+    r = prices.rates("claude-sonnet-4-5@20250929", "vertex")
+    assert r.per_mtok()["input"] == Decimal(3) and r.per_mtok()["cache_write_1h"] == Decimal(6)
+    assert r.source.split(": ")[1].startswith("google/claude-sonnet-4-5")
+
+
+def test_vertex_keeps_the_api_rules_1h_on_every_model():
+    s = sim("vertex")
+    out = s.step(Call(0, make_request([4000, 100], {2: "1h"}, model="claude-opus-4-1")))
+    assert split(out) == (0, 4100, 0, 0)
+    # 1,500 then 800 more: the API rule (each prefix from the start) writes both
+    assert split(sim("vertex").step(Call(0, make_request([1000, 500, 800, 10], {2: "5m", 3: "5m"})))) == (0, 0, 2300, 10)
