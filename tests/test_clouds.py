@@ -103,3 +103,68 @@ def test_vertex_keeps_the_api_rules_1h_on_every_model():
     assert split(out) == (0, 4100, 0, 0)
     # 1,500 then 800 more: the API rule (each prefix from the start) writes both
     assert split(sim("vertex").step(Call(0, make_request([1000, 500, 800, 10], {2: "5m", 3: "5m"})))) == (0, 0, 2300, 10)
+
+
+# --- Gemini implicit caching -----------------------------------------------------------------
+
+def other_last(req):
+    """`req` with a different last block (same size)."""
+    b = req.blocks[-1]
+    return replace(req, blocks=req.blocks[:-1] + (replace(b, data=b"other " + b.data),))
+
+
+def gemini(bound="optimistic"):
+    return sim("gemini", policy=get_policy("gemini", bound))
+
+
+@pytest.mark.parametrize("model,minimum", [
+    ("gemini-2.5-flash", 2048), ("gemini-2.5-pro", 2048), ("gemini-3.1-pro-preview", 4096),
+    ("gemini-3.5-flash", 4096), ("gemini-3-flash-preview", 1024), ("gemini-3-pro-preview", 4096),
+])
+def test_gemini_implicit_minimum_by_model(model, minimum):
+    # a prefix one token short of the minimum is never cached; one at the minimum is read back
+    s = gemini()
+    s.step(Call(0, make_request([minimum - 1, 100], model=model, tag=b"short")))
+    short = s.step(Call(10, other_last(make_request([minimum - 1, 100], model=model, tag=b"short"))))
+    assert short.usage.cache_read == 0
+    s.step(Call(20, make_request([minimum, 100], model=model)))
+    assert s.step(Call(30, other_last(make_request([minimum, 100], model=model)))).usage.cache_read == minimum
+
+
+def test_gemini_best_effort_is_a_range():
+    req = make_request([3000, 100], model="gemini-2.5-pro")
+    pess = sim("gemini")                       # the default, printed figure: no hit is guaranteed
+    pess.step(Call(0, req))
+    assert split(pess.step(Call(10, req))) == (0, 0, 0, 3100)
+    opt = gemini()
+    opt.step(Call(0, req))
+    assert split(opt.step(Call(10, req))) == (3100, 0, 0, 0)   # implicit writes cost plain input
+    assert get_policy("gemini").has_range("gemini-2.5-pro")
+
+
+def test_gemini_implicit_entries_expire_24_hours_after_the_write():
+    req = make_request([3000, 100], model="gemini-2.5-flash")
+    s = gemini()
+    s.step(Call(0, req))
+    assert s.step(Call(86000, req)).usage.cache_read == 3100
+    late = s.step(Call(86500, req))    # read 500 s ago, but written 86,500 s ago: past 24 h
+    assert late.usage.cache_read == 0 and late.cause.kind == CauseKind.TTL_EXPIRED
+
+
+def test_gemini_cached_tokens_cost_a_tenth_of_input(prices):
+    pro = prices.rates("gemini-2.5-pro", "gemini").per_mtok()
+    assert (pro["input"], pro["cache_read"], pro["output"]) == (Decimal("1.25"), Decimal("0.125"), Decimal(10))
+    flash = prices.rates("gemini-2.5-flash", "gemini").per_mtok()
+    assert (flash["input"], flash["cache_read"]) == (Decimal("0.3"), Decimal("0.03"))
+    # 3,100 read + 100 uncached on 2.5 Pro: (3,100 x 0.125 + 100 x 1.25) / 1e6 = $0.0005125
+    s = sim("gemini", policy=get_policy("gemini", "optimistic"))
+    req = make_request([3000, 100], model="gemini-2.5-pro")
+    s.step(Call(0, req))
+    req2 = make_request([3000, 100, 100], model="gemini-2.5-pro")
+    assert s.step(Call(10, req2)).cost_usd == Decimal("0.0005125")
+
+
+def test_gemini_models_before_2_5_have_no_implicit_caching():
+    from prefixsim.errors import UserError
+    with pytest.raises(UserError, match="unknown Gemini model"):
+        get_policy("gemini").describe("gemini-2.0-flash")

@@ -282,3 +282,41 @@ def openai_rule(model: str, retention: str = "") -> AutoRule:
     if retention == "in_memory" and rule is _OPENAI_24H:
         return _OPENAI_IN_MEMORY
     return rule
+
+
+# --- Google Gemini implicit caching -----------------------------------------------------------
+
+# G-CC = ai.google.dev/gemini-api/docs/caching, stored copy "Last updated 2026-10-13 UTC" (read
+# 2026-11-30); the older interactions/caching copy of 2026-05-07 gave other minimums (2.5 Flash
+# 1,024, 2.5 Pro 4,096, 3 Pro Preview 4,096, 3 Flash Preview 1,024). G-VX = Google Cloud "Context
+# cache overview" (Vertex AI / Gemini Enterprise Agent Platform, read 2026-11-30): implicit prefixes
+# "expire within 24 hours" of creation, most sooner; cached tokens 90 % off; no storage fee.
+def _gemini(minimum: int, note: str) -> AutoRule:
+    return AutoRule(
+        minimum, 1, 0.0, 86400.0, 86400.0, False,
+        f"G-CC, docs/rules.md#google-gemini: implicit caching on 2.5 and later, automatic and best effort "
+        f"('no guarantee' of a hit): pessimistic = nothing read, optimistic = every prefix kept up to 24 h "
+        f"from its write (G-VX); min {minimum:,} tokens ({note}); writes cost plain input; read at block "
+        f"boundaries", partial=False)
+
+
+_G25 = "G-CC 2026-10-13; the 2026-05-07 copy says 1,024 for 2.5 Flash and 4,096 for 2.5 Pro"
+#: Longest matching prefix of the model id wins (gemini-2.5-flash covers -lite and dated previews).
+GEMINI_RULES: dict[str, AutoRule] = {
+    "gemini-2.5-flash": _gemini(2048, _G25), "gemini-2.5-pro": _gemini(2048, _G25),
+    "gemini-3-flash": _gemini(1024, "G-CC 2026-05-07 only: Gemini 3 Flash Preview"),
+    "gemini-3-pro": _gemini(4096, "G-CC 2026-05-07: Gemini 3 Pro Preview"),
+    "gemini-3.1": _gemini(4096, "G-CC 2026-10-13: Gemini 3.1 Pro Preview"),
+    **{f"gemini-3.{v}": _gemini(4096, "G-CC 2026-10-13: Gemini 3.5-3.8 Flash") for v in (5, 6, 7, 8)},
+    "gemini-4": _gemini(4096, "G-CC 2026-10-13: Gemini 4 Argon"),
+}
+
+
+def gemini_rule(model: str, retention: str = "") -> AutoRule:
+    """The implicit-caching rule of a Gemini model (2.5 and later; earlier models have none)."""
+    m = model.strip().lower().rsplit("/", 1)[-1]
+    best = max((k for k in GEMINI_RULES if m.startswith(k)), key=len, default=None)
+    if best is None:
+        raise UserError(f"unknown Gemini model {model!r} for implicit caching (2.5 and later; known families: "
+                        f"{', '.join(sorted(GEMINI_RULES))})")
+    return GEMINI_RULES[best]
