@@ -188,12 +188,13 @@ def _hhmm(sec: int) -> str:
 
 
 def _from_sheet(model: str, row: Mapping[str, object], source: str) -> Rates:
-    unknown = set(row) - set(PRICE_KEYS)
+    # storage_mtok_hour: Gemini explicit caches' storage (prefixsim/analysis/gemini_explicit.py), not a token class
+    unknown = set(row) - set(PRICE_KEYS) - {"storage_mtok_hour"}
     if unknown:
         raise UserError(f"price sheet for {model}: unknown keys {sorted(unknown)} (valid: {', '.join(PRICE_KEYS)})")
     if "input" not in row or "output" not in row:
         raise UserError(f"price sheet for {model}: 'input' and 'output' (USD per MTok) are required")
-    vals = {k: sheet_price(model, k, row[k]) for k in row}
+    vals = {k: sheet_price(model, k, row[k]) for k in row if k in PRICE_KEYS}
     inp = vals["input"]
     # Unset cache prices default to Anthropic's multipliers (A-PR: 0.1x read, 1.25x 5m, 2x 1h write).
     return Rates(model, Tiered(inp), Tiered(vals["output"]),

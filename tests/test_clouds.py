@@ -168,3 +168,58 @@ def test_gemini_models_before_2_5_have_no_implicit_caching():
     from prefixsim.errors import UserError
     with pytest.raises(UserError, match="unknown Gemini model"):
         get_policy("gemini").describe("gemini-2.0-flash")
+
+
+# --- Gemini explicit context caching: the break-even study --------------------------------------
+
+def _gx(prefix=100_000, sheet=None):
+    from prefixsim.analysis import gemini_explicit as gx
+    book = PriceBook(sheet, when=PRICE_DATE)
+    return gx, book
+
+
+def test_gemini_explicit_break_even_read_rate():
+    # 2.5 Pro: input 1.25, cached 0.125, storage 4.50 per MTok(-hour). k* = s/(i-c) + i/((i-c)·T):
+    # T = 1 h: 4.50/1.125 + 1.25/1.125 = 4 + 1.111 = 5.111 reads an hour; T = 24 h: 4 + 0.0463
+    gx, book = _gx()
+    assert round(gx.break_even_reads("gemini-2.5-pro", book, 100_000, 1.0), 4) == Decimal("5.1111")
+    assert round(gx.break_even_reads("gemini-2.5-pro", book, 100_000, 24.0), 4) == Decimal("4.0463")
+    # above 200 K the long-context rates apply (2.50 / 0.25): 4.50/2.25 + 2.50/2.25 = 3.111
+    assert round(gx.break_even_reads("gemini-2.5-pro", book, 300_000, 1.0), 4) == Decimal("3.1111")
+
+
+def test_gemini_explicit_costs_per_design():
+    # 100 K tokens read 6 times in the hour the cache is kept, 2.5 Pro:
+    # none 6 x 0.125 = 0.75; implicit optimistic 0.125 + 5 x 0.0125 = 0.1875;
+    # explicit 0.125 (creation) + 0.45 (storage) + 6 x 0.0125 = 0.65
+    gx, book = _gx()
+    c = gx.costs("gemini-2.5-pro", book, 100_000, 6, 1.0)
+    assert c == {"none": Decimal("0.75"), "implicit_optimistic": Decimal("0.1875"), "explicit": Decimal("0.65")}
+
+
+def test_gemini_explicit_storage_price_from_a_sheet():
+    sheet = {"gemini-2.5-pro": {"input": 1.25, "output": 10, "cache_read": 0.125, "storage_mtok_hour": 9}}
+    gx, book = _gx(sheet=sheet)
+    assert round(gx.break_even_reads("gemini-2.5-pro", book, 100_000, 1.0), 4) == Decimal("9.1111")
+    assert gx.storage("gemini-2.5-flash", PriceBook(when=PRICE_DATE))[0] * 1_000_000 == Decimal("1.00")
+
+
+def test_gemini_explicit_study_closed_form_matches_the_gemini_policy(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def cli(*args):
+        p = subprocess.run([sys.executable, "-c", "from prefixsim.cli import main; main()", *args],
+                           capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+        return p.returncode, p.stdout, p.stderr
+
+    rc, out, err = cli("breakeven", "gemini-explicit", "--price-date", "2026-11-30", "--out", str(tmp_path),
+                       "--format", "json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["model"] == "gemini-2.5-pro" and doc["check"]["points"] == 6
+    assert doc["check"]["max_abs_diff_usd"] == 0.0
+    rc, out, err = cli("breakeven", "gemini-explicit", "--model", "gemini-3.5-flash", "--out", str(tmp_path))
+    assert rc == 2 and "storage_mtok_hour" in err and "Traceback" not in err

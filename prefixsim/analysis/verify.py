@@ -30,5 +30,8 @@ def verify(study: str, p: Prices, book, f) -> dict:
                 pairs.append((inv.closed_form(p, f, kind, m), inv.simulate(p, book, f, kind, m)))
     elif study == "minimum":
         pairs += list(zip(mini.closed_form(p, f), mini.simulate(p, book, f)))
+    elif study == "gemini-explicit":
+        from .gemini_explicit import check_pairs
+        pairs += check_pairs(p, book, f)
     diff = max((abs(a - b) for a, b in pairs), default=Decimal(0))
     return {"points": len(pairs), "max_abs_diff_usd": float(diff)}

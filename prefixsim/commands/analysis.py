@@ -9,15 +9,17 @@ import click
 from ..errors import UserError
 from .run import parse_price_date
 
-STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
+STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum", "gemini-explicit")
+#: Studies priced on another provider than Anthropic, and their default model.
+OTHER_PROVIDER = {"gemini-explicit": ("gemini", "gemini-2.5-pro")}
 
 
 def _params_class(study: str):
-    from ..analysis import fork_vs_subagent, invalidation, minimum, stagger, ttl
+    from ..analysis import fork_vs_subagent, gemini_explicit, invalidation, minimum, stagger, ttl
 
     return {"fork-vs-subagent": fork_vs_subagent.ForkParams, "ttl": ttl.TTLParams,
             "stagger": stagger.StaggerParams, "invalidation": invalidation.InvalidationParams,
-            "minimum": minimum.MinimumParams}[study]
+            "minimum": minimum.MinimumParams, "gemini-explicit": gemini_explicit.ExplicitParams}[study]
 
 
 #: Study parameters that count requests or agents; every other whole-number parameter is a size in
@@ -119,7 +121,7 @@ def _gaps(spec: str | None, from_paths: tuple[str, ...]) -> list[float] | None:
 
 @click.command()
 @click.argument("study", type=click.Choice(STUDY_NAMES))
-@click.option("--model", default="claude-sonnet-4-5", show_default=True, help="Model whose prices apply.")
+@click.option("--model", help="Model whose prices apply (default claude-sonnet-4-5; gemini-2.5-pro for gemini-explicit).")
 @click.option("--prices", "sheet", type=click.Path(dir_okay=False), help="Price sheet (YAML/JSON, USD per MTok).")
 @click.option("--price-date", help="genai-prices rates in force on this date (YYYY-MM-DD; default today).")
 @click.option("-p", "--param", "params", multiple=True, metavar="KEY=VALUE",
@@ -140,6 +142,7 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
       stagger           children shared task ttft ttl
       invalidation      tools system growth turns ttl
       minimum           prefix requests ttl
+      gemini-explicit   prefix reads ttl_s     (Gemini CachedContent vs implicit and no caching)
     Each is computed in closed form and checked against a simulation through the provider rules.
 
     \b
@@ -159,14 +162,20 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
     written = [base.with_suffix(".csv"), base.with_suffix(".png"), base.with_suffix(".svg")]
     check_outputs([*([sheet] if sheet else []), *gaps_from], files=written)
     f = _parse_params(study, params)
+    provider, default_model = OTHER_PROVIDER.get(study, ("anthropic", "claude-sonnet-4-5"))
+    model = model or default_model
     try:
-        anthropic_min_tokens(model)
+        if provider == "anthropic":
+            anthropic_min_tokens(model)
     except UserError as e:
         raise UserError(f"{e.message}; the studies model Anthropic's rules, so name a Claude model and "
                         "override its prices with --prices if yours differ") from None
-    p, book = prices_for(model, _load_sheet(sheet), parse_price_date(price_date), sheet_source=f"price sheet {sheet}")
-    kwargs = {"gaps": _gaps(gaps, gaps_from)} if study == "ttl" else {}
-    s = studies.STUDIES[study](p, f, **kwargs)
+    p, book = prices_for(model, _load_sheet(sheet), parse_price_date(price_date), provider=provider,
+                         sheet_source=f"price sheet {sheet}")
+    kwargs = {"gaps": _gaps(gaps, gaps_from)} if study == "ttl" else {"book": book} if provider == "gemini" else {}
+    # gemini-explicit stays out of STUDIES: the design-review report runs those on a Claude model
+    from ..analysis import gemini_explicit
+    s = (gemini_explicit.study if study == "gemini-explicit" else studies.STUDIES[study])(p, f, **kwargs)
     check = verify(study, p, book, f)
     cols = list(dict.fromkeys(k for row in s.curve for k in row))
     png, svg = render_both(line_figure(s.chart))

@@ -320,3 +320,15 @@ def gemini_rule(model: str, retention: str = "") -> AutoRule:
         raise UserError(f"unknown Gemini model {model!r} for implicit caching (2.5 and later; known families: "
                         f"{', '.join(sorted(GEMINI_RULES))})")
     return GEMINI_RULES[best]
+
+
+#: Explicit context caching (`CachedContent`) storage, USD per MTok per hour kept (genai-prices has
+#: none). G-PR = ai.google.dev/gemini-api/docs/pricing, stored copies read 2026-11-30 ("Context
+#: caching price ... storage price"): 2.5 Pro $4.50, 2.5 Flash $1.00 per 1,000,000 tokens per hour.
+#: A price sheet's `storage_mtok_hour` overrides it (prefixsim/analysis/gemini_explicit.py).
+GEMINI_STORAGE_MTOK_HOUR: dict[str, Row] = {
+    "gemini-2.5-pro": Row("4.50", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
+    "gemini-2.5-flash": Row("1.00", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
+}
+#: Explicit caches live 1 hour unless created with another TTL (G-CC "Explicit caching").
+GEMINI_EXPLICIT_DEFAULT_TTL = Row(3600.0, "G-CC, docs/rules.md#gemini-explicit-context-caching: TTL defaults to 1 hour")
