@@ -116,6 +116,10 @@ class Simulator:
                 return Cause(CauseKind.TTL_EXPIRED,
                              f"entry at {where} written {now - entry.written_at:.0f} s ago, past its "
                              f"{entry.cap - entry.written_at:.0f} s maximum lifetime")
+            if state is State.EXPIRED and entry is not None and entry.ttl == 0:
+                # a best-effort cache at its pessimistic end (Gemini implicit): no hit is promised
+                return Cause(CauseKind.TTL_EXPIRED, f"entry at {where}: best effort, no hit assumed at the "
+                                                    "pessimistic end (the optimistic figures assume one)")
             if state is State.EXPIRED and entry is not None:
                 return Cause(CauseKind.TTL_EXPIRED,
                              f"entry at {where} idle {now - entry.last_used:.0f} s > ttl {entry.ttl:.0f} s")

@@ -135,7 +135,8 @@ def test_gemini_best_effort_is_a_range():
     req = make_request([3000, 100], model="gemini-2.5-pro")
     pess = sim("gemini")                       # the default, printed figure: no hit is guaranteed
     pess.step(Call(0, req))
-    assert split(pess.step(Call(10, req))) == (0, 0, 0, 3100)
+    miss = pess.step(Call(10, req))
+    assert split(miss) == (0, 0, 0, 3100) and "best effort, no hit assumed" in miss.cause.detail
     opt = gemini()
     opt.step(Call(0, req))
     assert split(opt.step(Call(10, req))) == (3100, 0, 0, 0)   # implicit writes cost plain input
