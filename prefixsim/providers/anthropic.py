@@ -42,14 +42,9 @@ def breakpoints(request: Request, marks: list[tuple[int, str]] | None = None) ->
 
 
 class AnthropicPolicy:
-    #: the rule family the runner explains misses by (breakpoints and lookback), whatever the platform
-    family = "anthropic"
-
     def __init__(self, platform: ClaudePlatform = CLAUDE_API) -> None:
         self.platform = platform
         self.name = platform.name
-        #: entries shared across workspaces (the runner leaves the workspace out of the namespace)
-        self.org_wide = platform.org_wide
 
     def describe(self, model: str) -> dict[str, str]:
         row = anthropic_min_tokens(model)
