@@ -6,7 +6,7 @@ runs in a child process; its peak resident set size is the figure. `--single` wr
 instead, a conversation that never compacts (request i carries i history blocks): the case where
 holding every request would grow with requests x history.
 
-    python bench/memory.py [--small] [--gb 1.0] [--single]
+    python bench/memory.py [--small] [--gb 1.0] [--single] [--json]
 """
 from __future__ import annotations
 
@@ -76,6 +76,7 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--small", action="store_true", help="a 2 MB folder (CI smoke run)")
     ap.add_argument("--gb", type=float, default=1.0, help="folder size in GB (default 1)")
     ap.add_argument("--single", action="store_true", help="one session of that size (one long conversation)")
+    ap.add_argument("--json", action="store_true", help="replay with --format json (the document streamed out)")
     args = ap.parse_args(argv)
     target = 2_000_000 if args.small else int(args.gb * 1e9)
     with tempfile.TemporaryDirectory() as d:
@@ -88,15 +89,16 @@ def main(argv=None) -> list[dict]:
             size, sessions = write_folder(root, target, 20 if args.small else 150)
         made = time.perf_counter() - t
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", "from prefixsim.cli import main; main()", "replay", str(root)],
+        fmt = ["--format", "json"] if args.json else []
+        proc = subprocess.run([sys.executable, "-c", "from prefixsim.cli import main; main()", "replay", str(root), *fmt],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         took = time.perf_counter() - t
     if proc.returncode != 0:
         raise SystemExit(f"replay failed: {proc.stderr[-2000:]}")
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024   # KiB on Linux
     print(f"{size / 1e6:,.0f} MB in {sessions} sessions (written in {made:.0f} s); replay {took:.1f} s, "
-          f"{size / 1e6 / took:.0f} MB/s, peak RSS {peak_mb:.0f} MB")
-    what = "one transcript" if args.single else "transcripts"
+          f"{size / 1e6 / took:.0f} MB/s, peak RSS {peak_mb:.0f} MB ({peak_mb / (size / 1e6):.2f} MB per MB)")
+    what = ("one transcript" if args.single else "transcripts") + (", --format json" if args.json else "")
     return [report(f"(f) peak RSS replaying {size / 1e9:.2f} GB of {what}, MB", peak_mb, "< 500", peak_mb < 500)]
 
 

@@ -10,7 +10,7 @@ import argparse
 import importlib
 
 SCRIPTS = ("incremental", "tokenize_once", "naive", "jsonl_throughput", "cold_run", "memory", "scaleout",
-           "interleaved", "fork_memory")
+           "interleaved", "fork_memory", "stream_scaling", "startup", "shard_replay")
 
 
 def main(argv=None) -> list[dict]:

@@ -29,6 +29,11 @@ def content_key(layer: int, data: bytes) -> bytes:
     return xxhash.xxh3_128_digest(bytes((layer,)) + data)
 
 
+#: The content of a synthetic block holding the few tokens that close a rendered prompt after its
+#: last block (reported uncached past a breakpoint on that block); automatic caching skips it.
+PROMPT_END = b"prompt end"
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
     """One unit of a rendered request: a tool definition, a system text block or a message content block.

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import statistics
+import time
 from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
@@ -46,6 +48,17 @@ def _simulate(path: str, index: int, price_date: dt.date | None, start: dt.datet
         return (type(e), e.message, e.path, e.line, e.col)
 
 
+def _simulate_runs(path: str, first: int, stop: int, price_date: dt.date | None,
+                   start: dt.datetime | None = None) -> list:
+    """Runs first..stop-1 of a scenario file, in one worker (`_simulate` for each)."""
+    return [_simulate(path, i, price_date, start) for i in range(first, stop)]
+
+
+#: Seconds a local pool costs before its first result: process start, imports, the tokenizer and the
+#: scenario files loaded again in each worker (loky; 2-6 s on a loaded 2-core machine, bench/scaleout.py).
+POOL_COST = 2.5
+
+
 def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list, tuple], Iterator]:
     """A function running `_simulate` over (path, index) tasks, yielding results in the tasks' order."""
     if executor not in EXECUTORS:
@@ -68,12 +81,48 @@ def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[lis
         raise UserError("--scheduler applies to --executor dask only")
     if workers == 1:
         return lambda tasks, clock: (_simulate(p, i, *clock) for p, i in tasks)
+    return lambda tasks, clock: _local(tasks, workers, clock)
 
-    def on_joblib(tasks: list, clock: tuple) -> Iterator:
-        from joblib import Parallel, delayed
 
-        return Parallel(n_jobs=workers, return_as="generator")(delayed(_simulate)(p, i, *clock) for p, i in tasks)
-    return on_joblib
+def _local(tasks: list, workers: int, clock: tuple) -> Iterator:
+    """`tasks`' results in order, serially until the pool pays: at each file's start, the runs so far
+    predict the rest (their median; the first run is left out: it pays this process's one-time loads, which the
+    workers pay in POOL_COST); the pool starts only when the rest, shared by `workers` processes,
+    would end sooner even after paying POOL_COST. Each worker then takes whole files (or, when fewer
+    files than workers are left, contiguous slices of their runs): a file is loaded once per worker."""
+    files: list[list] = []   # [path, first index, stop]
+    for p, i in tasks:
+        if files and files[-1][0] == p and files[-1][2] == i:
+            files[-1][2] += 1
+        else:
+            files.append([p, i, i + 1])
+    timed: list[float] = []   # seconds of each run after the first
+    for k, (path, first, stop) in enumerate(files):
+        left = sum(b - a for _, a, b in files[k:])
+        if timed and left > 1:
+            rest = statistics.median(timed) * left   # the median: later runs still warm up (imports)
+            if rest > POOL_COST + rest / workers:
+                yield from _pool(files[k:], workers, clock)
+                return
+        for i in range(first, stop):
+            began = time.perf_counter()
+            out = _simulate(path, i, *clock)
+            if k or i > first:
+                timed.append(time.perf_counter() - began)
+            yield out
+
+
+def _pool(files: list[list], workers: int, clock: tuple) -> Iterator:
+    from joblib import Parallel, delayed
+
+    parts = max(1, -(-workers // len(files)))   # slices per file, so that every worker has one
+    chunks = []
+    for path, first, stop in files:
+        size = -(-(stop - first) // parts)
+        chunks += [(path, a, min(a + size, stop)) for a in range(first, stop, size)]
+    for out in Parallel(n_jobs=min(workers, len(chunks)), return_as="generator")(
+            delayed(_simulate_runs)(p, a, b, *clock) for p, a, b in chunks):
+        yield from out
 
 
 def local_workers(asked: int, tasks: int) -> int:
@@ -88,7 +137,7 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
     """Each scenario file's result (or the first UserError of its load or runs), in file order.
 
     `workers`: local processes (1: this one; 0 or -1: one per core), at most one per task and per
-    core (`local_workers`). With `executor="dask"` runs go to
+    core (`local_workers`), started only when the work left pays for them (`_local`). With `executor="dask"` runs go to
     the dask.distributed scheduler at `scheduler`, sharded by run (one scenario variant's sessions).
     """
     from .api import collect

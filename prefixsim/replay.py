@@ -144,6 +144,8 @@ def apply_variant(call: Call, v: Variant, main: bool | None = None) -> Call:
     """The same request under another TTL, model or breakpoint placement. For a harness with TTL
     buckets (`main` not None: Claude Code), a TTL what-if is the main conversation's: the other
     bucket keeps writing 5m (CC-PC), as the harness would."""
+    if v.ttl == "observed" and v.breakpoints == "observed" and not v.model:
+        return call   # the request as recorded: no per-block work (the default replay, every request)
     req = call.request
     blocks = req.blocks
     auto = req.auto_cache
@@ -250,6 +252,10 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
             out = sim.step(call, at)
             opt = alt.step(call, at) if alt is not None else None
+            for it in rec.iterations:   # server tools: more model iterations under the same usage
+                it = apply_variant(it, variant, rec.main)
+                out = _joined(out, sim.step(it, at))
+                opt = _joined(opt, alt.step(it, at)) if alt is not None and opt is not None else opt
             price_sources.add(out.price_source)
             obs = rec.observed
             # What was paid: the recorded model at the recorded provider's prices, whatever the variant.
@@ -268,6 +274,16 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
     summary = _summarize(rows, variant, price_sources, output_in_cost, top)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
+
+
+def _joined(first, later):
+    """One request's outcome over its iterations: usage and costs summed, the first one's cause."""
+    u, v = first.usage, later.usage
+    usage = Usage(input_tokens=u.input_tokens + v.input_tokens, cache_write_5m=u.cache_write_5m + v.cache_write_5m,
+                  cache_write_1h=u.cache_write_1h + v.cache_write_1h, cache_read=u.cache_read + v.cache_read,
+                  output_tokens=u.output_tokens + v.output_tokens)
+    return replace(first, usage=usage, cost_usd=first.cost_usd + later.cost_usd,
+                   cost_no_cache_usd=first.cost_no_cache_usd + later.cost_no_cache_usd)
 
 
 def _instant(stamp: str) -> dt.datetime | None:
@@ -359,19 +375,30 @@ def _rate(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
+def row_json(r: Row) -> dict:
+    """One request as it appears in the `--format json` document's "requests" list."""
+    doc = {"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp, "stream": r.stream,
+           "model": r.model, "provider": r.provider, "observed": None if r.observed is None else _usage_dict(r.observed),
+           "predicted": {**_usage_dict(r.predicted), "cache_write_5m_tokens": r.predicted.cache_write_5m,
+                         "cache_write_1h_tokens": r.predicted.cache_write_1h},
+           "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
+           "cause_detail": r.cause.detail or None, "cost_observed_usd": _money(r.cost_observed),
+           "cost_predicted_usd": _money(r.cost_predicted)}
+    if r.predicted_optimistic is not None:
+        doc["predicted_optimistic"] = _usage_dict(r.predicted_optimistic)
+        doc["cost_predicted_optimistic_usd"] = _money(r.cost_predicted_optimistic)
+    return doc
+
+
 def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
     """The `--format json` document: {"requests": [...], "summary": {...}} (+ "what_if" for a variant)."""
+    doc = summary_json(result, what_if)
+    return {"requests": [row_json(r) for r in result.rows], **doc}
+
+
+def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
+    """The `--format json` document without its "requests": {"summary": {...}} (+ "what_if")."""
     s = result.summary
-    reqs = [{"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp, "stream": r.stream,
-             "model": r.model, "provider": r.provider, "observed": None if r.observed is None else _usage_dict(r.observed),
-             "predicted": {**_usage_dict(r.predicted), "cache_write_5m_tokens": r.predicted.cache_write_5m,
-                           "cache_write_1h_tokens": r.predicted.cache_write_1h},
-             "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
-             "cause_detail": r.cause.detail or None, "cost_observed_usd": _money(r.cost_observed),
-             "cost_predicted_usd": _money(r.cost_predicted),
-             **({} if r.predicted_optimistic is None else
-                {"predicted_optimistic": _usage_dict(r.predicted_optimistic),
-                 "cost_predicted_optimistic_usd": _money(r.cost_predicted_optimistic)})} for r in result.rows]
     summary = {
         "requests": s.requests, "observed_requests": s.observed_requests,
         "read_share_observed": _rate(s.read_share_observed), "read_share_predicted": _rate(s.prefixsim.read_share),
@@ -403,7 +430,7 @@ def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
                         "read_share_predicted_optimistic": _rate(sum(u.cache_read for u in opt) / prompt
                                                                  if prompt else None),
                         "cost_predicted_optimistic_usd": _money(sum(opt_cost, Decimal(0)))})
-    doc: dict = {"requests": reqs, "summary": summary}
+    doc: dict = {"summary": summary}
     if what_if is not None:
         v = what_if.variant.summary.variant
         doc["what_if"] = {
@@ -411,6 +438,6 @@ def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
             "streams": [{"stream": d.stream, "cost_usd": _money(d.cost_base), "cost_what_if_usd": _money(d.cost_variant),
                          "cost_difference_usd": _money(d.cost_delta), "rebuilds": d.rebuilds_base,
                          "rebuilds_what_if": d.rebuilds_variant} for d in (*what_if.streams, what_if.total)],
-            "summary": to_json(what_if.variant)["summary"],
+            "summary": summary_json(what_if.variant)["summary"],
         }
     return doc

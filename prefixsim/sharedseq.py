@@ -173,6 +173,10 @@ class PrefixList(Sequence):
 _SHARING = (PrefixTuple, PrefixList)
 
 
+#: Trailing positions `common_prefix` looks at one by one before comparing the rest at once.
+TAIL = 4
+
+
 def common_prefix(a: Sequence, b: Sequence, stop: int | None = None) -> int:
     """Length of the longest common prefix of two sequences, by equality. Two sharing sequences
     skip the part they hold in common by reference; the rest is compared as tuples or lists, in C
@@ -189,10 +193,21 @@ def common_prefix(a: Sequence, b: Sequence, stop: int | None = None) -> int:
         skip = min(b.k, n)
     if skip == n:
         return n
-    x, y = _window(a, skip, n), _window(b, skip, n)
-    n -= skip
+    # A stream's next request usually differs from the previous one in its last few blocks (an
+    # appended turn, a moved marker, a replaced tail): look at those one by one, then compare
+    # everything before them at once, so the usual request costs one copy and one comparison.
+    w = n - TAIL if n - skip > TAIL else skip
+    first = n
+    for i in range(n - 1, w - 1, -1):
+        p, q = a[i], b[i]
+        if p is not q and p != q:
+            first = i
+    if w == skip:
+        return first
+    x, y = _window(a, skip, w), _window(b, skip, w)
     if x == y:
-        return skip + n
+        return first
+    n = w - skip
     lo, hi, step = 0, n, 1
     while True:
         k = max(hi - step, 0)

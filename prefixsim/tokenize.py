@@ -6,7 +6,6 @@ session is tokenized once per run.
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from pathlib import Path
 from typing import Protocol
@@ -38,38 +37,61 @@ def bpe_path(name: str) -> Path:
 
 def verify_bpe(name: str) -> None:
     """Refuse a BPE file whose bytes are not the ones tiktoken pins (a corrupt or swapped file)."""
-    if name in _verified:
-        return
-    path = bpe_path(name)
-    expected = BPE_FILES[name][1]
-    try:
-        actual = hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError as e:
-        raise RuntimeError(f"BPE file for {name} is missing from the installation: {path}") from e
-    if actual != expected:
-        raise RuntimeError(f"BPE file {path} has sha256 {actual}, expected {expected}")
-    _verified.add(name)
+    if name not in _verified:
+        _verified_bytes(name)
+
+
+#: Encodings loaded in this process: a load is ~0.1-0.3 s (100 K ranks parsed, the BPE built).
+_ENCODINGS: dict[str, object] = {}
 
 
 def load_encoding(name: str):
-    """A tiktoken Encoding read from our verified copy through tiktoken's own cache mechanism.
+    """A tiktoken Encoding built from our verified copy of its BPE file, once per process.
 
-    TIKTOKEN_CACHE_DIR points tiktoken at the package folder only for the duration of the load;
-    since the file is verified first, tiktoken finds a matching cache entry and never downloads.
+    tiktoken's own constructor (tiktoken_ext.openai_public) gives the pattern and special tokens;
+    the ranks are read from the verified bytes with one C base64 call per line (tiktoken's reader
+    spends most of its time in base64.b64decode's Python checks) and no cache directory is looked at.
     """
+    enc = _ENCODINGS.get(name)
+    if enc is not None:
+        return enc
     import tiktoken
+    import tiktoken_ext.openai_public as public
 
     with _lock:
-        verify_bpe(name)
-        saved = os.environ.get("TIKTOKEN_CACHE_DIR")
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(ENCODINGS_DIR)
-        try:
-            return tiktoken.get_encoding(name)
-        finally:
-            if saved is None:
-                del os.environ["TIKTOKEN_CACHE_DIR"]
-            else:
-                os.environ["TIKTOKEN_CACHE_DIR"] = saved
+        enc = _ENCODINGS.get(name)
+        if enc is None:
+            ranks = read_ranks(name)
+            saved = public.load_tiktoken_bpe
+            public.load_tiktoken_bpe = lambda *args, **kwargs: ranks
+            try:
+                params = getattr(public, name)()
+            finally:
+                public.load_tiktoken_bpe = saved
+            enc = _ENCODINGS[name] = tiktoken.Encoding(**params)
+    return enc
+
+
+def read_ranks(name: str) -> dict[bytes, int]:
+    """The BPE file of `name` (verified against tiktoken's pinned sha256) as token bytes -> rank,
+    the mapping tiktoken.load.load_tiktoken_bpe reads from the same file."""
+    from binascii import a2b_base64
+
+    words = _verified_bytes(name).split()   # "token rank" lines; base64 has no whitespace
+    return dict(zip(map(a2b_base64, words[::2]), map(int, words[1::2])))
+
+
+def _verified_bytes(name: str) -> bytes:
+    path = bpe_path(name)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise RuntimeError(f"BPE file for {name} is missing from the installation: {path}") from e
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != BPE_FILES[name][1]:
+        raise RuntimeError(f"BPE file {path} has sha256 {actual}, expected {BPE_FILES[name][1]}")
+    _verified.add(name)
+    return data
 
 
 class Tokenizer(Protocol):
@@ -139,12 +161,25 @@ def pieces(text: str, size: int = CHUNK_CHARS):
 
 
 class TiktokenTokenizer:
+    """A tiktoken encoding, loaded when the first text is counted (a replay whose counts all come
+    from observed usage never loads it)."""
+
     def __init__(self, name: str) -> None:
+        if name not in BPE_FILES:
+            raise UserError(f"unknown tokenizer {name!r} (valid: {', '.join(TOKENIZERS)})")
         self.name = name
-        self.enc = load_encoding(name)
+        self._enc = None
+
+    @property
+    def enc(self):
+        if self._enc is None:
+            self._enc = load_encoding(self.name)
+        return self._enc
 
     def count_text(self, text: str) -> int:
         # encode_ordinary: special-token strings in user content are plain text, never an error.
+        if not text:
+            return 0   # without loading the encoding
         if len(text) <= CHUNK_CHARS:
             return len(self.enc.encode_ordinary(text))
         return sum(len(self.enc.encode_ordinary(part)) for part in pieces(text))
@@ -158,12 +193,20 @@ def get_tokenizer(name: str) -> Tokenizer:
     raise UserError(f"unknown tokenizer {name!r} (valid: {', '.join(TOKENIZERS)})")
 
 
+#: tokenizer name -> block content key -> tokens, shared by every TokenCounter of the process: the
+#: variants and sweep values of `run scenarios/` send the same blocks again (5.06 of 8.06 MB were
+#: repeats with a memo per simulator). The chars/4 estimate is cheaper than a lookup kept for ever.
+_SHARED_MEMOS: dict[str, dict[bytes, int]] = {}
+
+
 class TokenCounter:
-    """Counts block tokens once per distinct block content; a block with a fixed size skips it."""
+    """Counts block tokens once per distinct block content (a BPE tokenizer's counts: once per
+    process); a block with a fixed size skips it. `bytes_tokenized`: what this counter tokenized."""
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
-        self._memo: dict[bytes, int] = {}
+        shared = isinstance(tokenizer, TiktokenTokenizer)
+        self._memo: dict[bytes, int] = _SHARED_MEMOS.setdefault(tokenizer.name, {}) if shared else {}
         self.bytes_tokenized = 0
 
     def count(self, block: Block) -> int:

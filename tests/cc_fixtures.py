@@ -3,6 +3,7 @@ import datetime as dt
 import json
 
 T0 = dt.datetime(2026, 1, 5, 10, 0, 0, tzinfo=dt.UTC)
+NOTIFICATION = "<task-notification>\n<task-id>x</task-id>\n</task-notification>"
 
 
 def stamp(s):
@@ -50,6 +51,11 @@ class Transcript:
                                            "content": content or [{"type": "text", "text": "ok"}], "usage": usage}})
             self.last = uid
 
+    def queue(self, t, content):
+        """The harness queues an injected message (a background task's notification) for later."""
+        self.lines.append({"type": "queue-operation", "operation": "enqueue", "timestamp": stamp(t),
+                           "sessionId": self.session, "content": content})
+
     def write(self, path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(x) + "\n" for x in self.lines))
@@ -65,12 +71,13 @@ def session(tmp_path, with_agent=True):
     m.call(10, "r1", 20000, 500)                 # B 20,500
     m.user(1000, "after a long pause")
     m.call(1000, "r2", 0, 20900)                 # ttl expired, B 20,900
+    m.queue(1050, NOTIFICATION)                  # queued before the compaction, delivered after it
     m.system(1100, "compact_boundary", compactMetadata={"trigger": "auto", "preTokens": 21000})
     m.user(1100, "This session is being continued...", isCompactSummary=True)
     m.call(1100, "r3", 8000, 4000)               # compaction: static 8,000 read
     m.user(1110, "go on")
     m.call(1110, "r4", 12000, 300)               # B 12,300
-    m.user(1120, "<task-notification>\n<task-id>x</task-id>\n</task-notification>")
+    m.user(1120, NOTIFICATION)
     m.call(1120, "r5", 8000, 4500)               # re-rendered history
     main = m.write(tmp_path / "proj" / "s1.jsonl")
     if with_agent:

@@ -112,6 +112,16 @@ def test_equal_prefix(a, b, n):
     assert equal_prefix(a, b) == n
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 3), max_size=40), st.lists(st.integers(0, 3), max_size=40))
+def test_equal_prefix_is_the_first_difference(a, b):
+    """Wherever the two differ (in the looked-at tail, before it, both): the first difference."""
+    want = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    assert equal_prefix(tuple(a), tuple(b)) == want
+    shared = tuple(range(100, 130))   # a long equal history, then the two tails
+    assert equal_prefix(shared + tuple(a), shared + tuple(b)) == 30 + want
+
+
 def test_render_memo_keeps_key_order_and_exact_text():
     from prefixsim.render import dumps, message_blocks
     parts = [{"type": "text", "text": "a"}, {"text": "a", "type": "text"}, {"type": "text", "text": "a"},

@@ -52,3 +52,45 @@ def test_a_bad_file_is_reported_with_workers_as_without(tmp_path):
 def test_option_mistakes_exit_2(args, needle):
     p = prefixsim("run", FILES[0], "--no-write", *args)
     assert p.returncode == 2 and needle in p.stderr, p.stderr
+
+
+def _json(results):
+    from prefixsim.report.tables import json_text
+    return [json_text(r.to_json()) for r in results]
+
+
+def test_small_jobs_run_serially_without_a_pool(monkeypatch):
+    """Runs worth less than a pool's start-up never start one (`--workers 2` was 2x slower than serial)."""
+    import joblib
+
+    from prefixsim import parallel
+    from prefixsim.api import run_paths
+
+    monkeypatch.setattr(parallel, "POOL_COST", 3600.0)
+    monkeypatch.setattr(joblib, "Parallel", lambda *a, **k: pytest.fail("a pool was started"))
+    date = __import__("datetime").date(2026, 11, 30)
+    assert _json(run_paths(FILES, date, workers=2)) == _json(run_paths(FILES, date))
+
+
+def test_a_pool_that_pays_takes_slices_of_whole_files_and_gives_the_serial_output(monkeypatch):
+    import joblib
+
+    from prefixsim import parallel
+    from prefixsim.api import run_paths
+
+    tasks = []
+    real = joblib.Parallel
+
+    def recording(*args, **kwargs):
+        pool = real(*args, **kwargs)
+        return lambda jobs: pool(tasks.append(j) or j for j in jobs)
+
+    date = __import__("datetime").date(2026, 11, 30)
+    want = _json(run_paths(FILES * 2, date))
+    monkeypatch.setattr(parallel, "POOL_COST", 0.0)
+    monkeypatch.setattr(joblib, "Parallel", recording)
+    assert _json(run_paths(FILES * 2, date, workers=2)) == want
+    # the first file ran here (its runs after the first measure the work); the other three went to the pool
+    chunks = [args[:3] for _, args, _ in tasks]
+    assert [c[0] for c in chunks] == [FILES[1], FILES[0], FILES[1]]
+    assert all(c[1] == 0 and c[2] == len(parallel.scenario_runs(c[0])) for c in chunks)

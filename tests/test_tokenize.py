@@ -125,3 +125,38 @@ def test_a_megabyte_of_whitespace_does_not_overflow_o200k():
     """tiktoken's o200k_base pattern overflows its regex stack (a Rust panic, not an Exception) on
     about 1 M characters of whitespace in one call; pieces keep every call far below that."""
     assert get_tokenizer("o200k_base").count_text(" " * 1_500_000) == 11_720
+
+
+# --- loading: once per process, only when a text is counted ---------------------------------------
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_ranks_read_as_tiktokens_own_reader_reads_them(name):
+    from tiktoken.load import load_tiktoken_bpe
+
+    ours = tokenize.read_ranks(name)
+    theirs = load_tiktoken_bpe(str(tokenize.bpe_path(name)), expected_hash=tokenize.BPE_FILES[name][1])
+    assert ours == theirs
+
+
+def test_the_encoding_loads_at_the_first_count_and_once(monkeypatch):
+    loads = []
+    real = tokenize.read_ranks
+    monkeypatch.setattr(tokenize, "_ENCODINGS", {})
+    monkeypatch.setattr(tokenize, "read_ranks", lambda name: loads.append(name) or real(name))
+    tok = get_tokenizer("cl100k_base")
+    assert loads == []                                   # a tokenizer nobody asks to count costs nothing
+    assert tok.count_text("hello world") == 2
+    assert get_tokenizer("cl100k_base").count_text("hello there") == 2
+    assert loads == ["cl100k_base"]
+
+
+def test_counters_share_one_memo_per_process(monkeypatch):
+    monkeypatch.setattr(tokenize, "_SHARED_MEMOS", {})
+    block = Block(Layer.MESSAGES, "a block two simulators both send".encode())
+    first, second = TokenCounter(get_tokenizer("cl100k_base")), TokenCounter(get_tokenizer("cl100k_base"))
+    assert first.count(block) == second.count(block) == len(get_tokenizer("cl100k_base").enc.encode_ordinary(
+        "a block two simulators both send"))
+    assert (first.bytes_tokenized, second.bytes_tokenized) == (len(block.data), 0)
+    other = TokenCounter(get_tokenizer("o200k_base"))     # another encoding counts for itself
+    other.count(block)
+    assert other.bytes_tokenized == len(block.data)

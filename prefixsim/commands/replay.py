@@ -55,10 +55,17 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 @click.option("--block-size", type=int, help="Engine traces: tokens per block (default: the trace's).")
 @click.option("--strict", is_flag=True, help="A corrupt or unusable line is fatal (default: skip it, count it and "
                                             "name it on stderr).")
+@click.option("--workers", default=1, show_default=True,
+              help="Transcripts and request logs: replay shards of the traffic that share no cache (namespace: "
+                   "provider, model, workspace) in this many processes, 0 for one per core; the output is the "
+                   "serial one. Small traffic (under 5,000 requests) and one namespace replay in one process.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where shards run: local processes, or a dask.distributed cluster (--scheduler).")
+@click.option("--scheduler", help="--executor dask: the scheduler's address, e.g. tcp://10.0.0.5:8786.")
 @click.option("--export-mooncake", "export_path", type=click.Path(dir_okay=False),
               help="Also write the replayed requests as a Mooncake trace (JSONL, 512-token hash_ids) for other tools.")
 def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity, kv_model, eviction, block_size,
-           strict, export_path):
+           strict, workers, executor, scheduler, export_path):
     """Replay real traffic and explain every cache miss.
 
     PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
@@ -87,7 +94,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     if kind in sources.TRACE_FORMATS:
         click.echo(_trace(paths, kind, fmt, _capacities(capacity, kv_model), eviction, block_size), nl=False)
         return
-    from ..replay import Variant, compare, replay as run_replay, to_json
+    from ..replay import Variant, compare, replay as run_replay
 
     from ..sources.problems import collecting
 
@@ -106,19 +113,57 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
 
         n = export_mooncake(traffic, export_path)
         click.echo(f"wrote {n:,} requests to {export_path} (Mooncake trace)", err=True)
-    base = run_replay(traffic, top=top)   # each request under the rules of the provider it was sent to
+    from ..gcpolicy import few_collections
+
     variant = Variant(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
-    what_if = None
-    if variant != Variant():
-        what_if = compare(base, run_replay(traffic, variant, top=top))
+    # each request under the rules of the provider it was sent to, then under the what-if design
+    designs = [Variant(), *([variant] if variant != Variant() else [])]
+    with few_collections():
+        if workers == 1 and executor == "local" and not scheduler:
+            results = [run_replay(traffic, v, top=top) for v in designs]
+        else:
+            from ..shard import replay_sharded
+
+            results = replay_sharded(traffic, designs, top, workers, executor, scheduler)
+    base = results[0]
+    what_if = compare(base, results[1]) if len(results) > 1 else None
     if fmt == "json":
-        click.echo(json.dumps(to_json(base, what_if), indent=2, ensure_ascii=False))
+        for chunk in json_chunks(base, what_if):
+            click.echo(chunk, nl=False)
     elif fmt == "csv":
         click.echo(_csv(base), nl=False)
     else:
         click.echo(_text(base, what_if, markdown=fmt == "markdown"), nl=False)
     if failed:
         raise _failure(failed, paths)
+
+
+#: Characters of JSON gathered before each write to stdout.
+JSON_CHUNK = 1 << 16
+
+
+def json_chunks(base, what_if=None):
+    """The `--format json` document (`replay.to_json`) as text, in pieces of about JSON_CHUNK
+    characters: one request per line, each encoded by json's C encoder as it is reached, so neither
+    the whole document nor its text is ever held (json.dumps with indent= is the pure-Python
+    encoder). The summary and what-if parts, small, are indented as json.dumps(indent=2) would: the
+    document parses to exactly `to_json(base, what_if)`."""
+    from ..replay import row_json, summary_json
+
+    row = json.JSONEncoder(ensure_ascii=False).encode
+    parts: list[str] = ['{\n  "requests": [']
+    size = 0
+    for i, r in enumerate(base.rows):
+        text = row(row_json(r))
+        parts.append(("\n    " if i == 0 else ",\n    ") + text)
+        size += len(text)
+        if size >= JSON_CHUNK:
+            yield "".join(parts)
+            parts, size = [], 0
+    parts.append("\n  ]," if base.rows else "],")
+    rest = json.dumps(summary_json(base, what_if), indent=2, ensure_ascii=False)
+    parts.append(rest[1:] + "\n")   # its keys, at the document's first level
+    yield "".join(parts)
 
 
 #: Skipped lines named one by one on stderr before the rest are only counted.

@@ -4,7 +4,7 @@ differences (tables.ClaudePlatform)."""
 from __future__ import annotations
 
 from ..errors import RequestError
-from ..model import TTL_SECONDS, Request
+from ..model import PROMPT_END, TTL_SECONDS, Request
 from ..store import State, Store
 from .base import Decision
 from .tables import (ANTHROPIC_LOOKBACK, ANTHROPIC_MAX_BREAKPOINTS, CLAUDE_API, ClaudePlatform,
@@ -20,6 +20,8 @@ def breakpoints(request: Request, marks: list[tuple[int, str]] | None = None) ->
     limit = ANTHROPIC_MAX_BREAKPOINTS.value
     if request.auto_cache and request.blocks:
         last = len(request.blocks) - 1
+        if last > 0 and request.blocks[last].data == PROMPT_END:   # not content: the prompt's closing tokens
+            last -= 1
         explicit_last = request.blocks[last].breakpoint
         if explicit_last and explicit_last != request.auto_cache:
             raise RequestError(f"automatic cache_control (ttl {request.auto_cache}) conflicts with an explicit "

@@ -126,9 +126,9 @@ def canonical_model(model: str) -> str:
     m = model.strip().lower()
     m = m.rsplit("/", 1)[-1]
     # Bedrock: base ids `anthropic.…`, inference profiles `us.`/`eu.`/`apac.`/`us-gov.`/`global.anthropic.…`,
-    # genai-prices' `regional.anthropic.…`; Vertex: `claude-sonnet-4-5@20250929`
-    m = re.sub(r"^(?:[a-z][a-z-]{1,9}\.)?anthropic\.", "", m)
-    m = re.sub(r"@\d{8}$", "", m)
+    # genai-prices' `regional.anthropic.…`; Vertex: `claude-sonnet-4-5@20250929`, `claude-3-5-sonnet-v2@20241022`
+    m = re.sub(r"^(?:[a-z-]+\.)?anthropic\.", "", m)
+    m = re.sub(r"(?:-v\d+)?@\d{8}$", "", m)
     m = re.sub(r"-v\d+(?::\d+)?$", "", m)
     m = re.sub(r"-latest$", "", m)
     m = _DATE.sub("", m)

@@ -2,20 +2,25 @@
 VCR cassettes (YAML with `interactions[].request.parsed_body` / `response.parsed_body`).
 
 Bodies are rendered exactly as sent (`render_anthropic`). Block sizes are counted with cl100k; when
-the log has the response's usage, sizes are scaled so the prompt totals the observed size, which
-keeps predicted and observed numbers on one scale (Claude's tokenizer is not public).
+the log has the response's usage, the blocks not sized before are scaled so the prompt totals the
+observed size, which keeps predicted and observed numbers on one scale (Claude's tokenizer is not
+public), while a block once sized keeps its size. Bedrock and Vertex AI bodies take their model
+from the URL; a request that ran server tools is replayed as its model iterations.
 """
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
+import re
+from urllib.parse import unquote
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
 from . import problems
-from ..model import Block, Call, Request, Usage
+from ..model import PROMPT_END, Block, Call, Layer, Request, Usage
 from ..providers.anthropic import breakpoints as anthropic_breakpoints
 from ..render import History, render_anthropic
 from .problems import guarded
@@ -30,6 +35,43 @@ def is_body(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("messages"), list) and "model" in obj
 
 
+#: Cloud endpoints that carry the model in the URL, not the body (the body has `anthropic_version`):
+#: Bedrock `/model/{modelId}/invoke` and `/invoke-with-response-stream`; Vertex AI
+#: `.../publishers/anthropic/models/{model}:rawPredict` and `:streamRawPredict`.
+_CLOUD_URLS = (("bedrock", re.compile(r"/model/([^/?#]+)/invoke(?:-with-response-stream)?(?:[?#/]|$)")),
+               ("vertex", re.compile(r"/publishers/anthropic/models/([^/?#:]+):(?:stream)?[rR]awPredict(?:[?#]|$)")))
+
+
+def cloud_model(url: object) -> tuple[str, str] | None:
+    """(platform, model id) of a Bedrock or Vertex AI Messages URL; None for any other URL."""
+    if not isinstance(url, str):
+        return None
+    for platform, pattern in _CLOUD_URLS:
+        m = pattern.search(url)
+        if m:
+            return platform, unquote(m.group(1))
+    return None
+
+
+def with_url_model(body: Any, url: object) -> Any:
+    """A Bedrock / Vertex body (`anthropic_version`, messages, no `model`) with the model its URL
+    names, mapped to the Anthropic id our tables and prices use (`us.anthropic.claude-sonnet-4-5-
+    20250929-v1:0`, `claude-sonnet-4-5@20250929` -> `claude-sonnet-4-5`); any other body as it is."""
+    from ..providers.tables import canonical_model
+
+    if not (isinstance(body, dict) and "model" not in body and "anthropic_version" in body
+            and isinstance(body.get("messages"), list)):
+        return body
+    found = cloud_model(url)
+    return body if found is None else {**body, "model": canonical_model(found[1])}
+
+
+def _url_of(obj: dict) -> object:
+    req = obj.get("request")
+    return obj.get("url") or obj.get("uri") or (
+        (req.get("url") or req.get("uri")) if isinstance(req, dict) else None)
+
+
 def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
     """(request body, usage, timestamp) of one log entry in any of the accepted shapes."""
     if not isinstance(obj, dict):
@@ -37,15 +79,25 @@ def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
     stamp = obj.get("timestamp") or obj.get("time")
     if is_body(obj):
         return obj, obj.get("usage") if isinstance(obj.get("usage"), dict) else None, stamp
-    body = obj.get("request") or obj.get("body") or obj.get("params")
+    url = _url_of(obj)
+    body = with_url_model(obj.get("request") or obj.get("body") or obj.get("params"), url)
     if isinstance(body, dict) and not is_body(body):
-        body = body.get("body") or body.get("parsed_body")
+        body = with_url_model(body.get("body") or body.get("parsed_body"), url)
     resp = obj.get("response") or {}
     if isinstance(resp, dict) and isinstance(resp.get("body"), dict):
         resp = resp["body"]
     usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else (
         resp.get("usage") if isinstance(resp, dict) else None)
     return (body if is_body(body) else None), usage, stamp
+
+
+def response_content(obj: Any) -> list | None:
+    """The content blocks of a log entry's response, when the log kept them."""
+    resp = obj.get("response") if isinstance(obj, dict) else None
+    if isinstance(resp, dict) and isinstance(resp.get("body"), dict):
+        resp = resp["body"]
+    content = resp.get("content") if isinstance(resp, dict) else None
+    return content if isinstance(content, list) else None
 
 
 def observed_usage(u: dict | None) -> Usage | None:
@@ -67,12 +119,14 @@ class Sizer:
     whole history in every request, so tokenizing follows the distinct content, not the file's size.
     With `share`, equal contents also come back as one bytes object, for a caller that holds every
     request (`load`); a replay walk drops each request, so it keeps only the counts (memory per
-    distinct block, not per byte of it)."""
+    distinct block, not per byte of it). It also keeps the size each content was given once scaled
+    to an observed total (`sized`): the same bytes have the same size in every request."""
 
     def __init__(self, count_text, share: bool = True) -> None:
         self.count_text = count_text
         self.share = share
         self._seen: dict[bytes, tuple[bytes | None, int]] = {}
+        self.scaled: dict[bytes, int] = {}
 
     def __call__(self, b: Block) -> tuple[bytes, int]:
         hit = self._seen.get(b.key)
@@ -83,39 +137,138 @@ class Sizer:
 
 
 def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
-    """Fix every block's size: counted, then scaled (cumulatively, so no rounding drift) to `total`."""
+    """Fix every block's size. Without an observed total, the cl100k counts. With one, a block whose
+    content an earlier request already sized keeps that size (one prefix, one size: rescaling every
+    request would give the same bytes a different size in each, and a cached prefix would seem to
+    grow or shrink); the blocks not seen before share the rest of the total in proportion to their
+    counts (cumulatively, so no rounding drift). When the known blocks already exceed the total, the
+    new ones keep their counts; the request's total then differs from the observed one."""
     shared = [sizer(b) for b in request.blocks]
     counts = [n for _, n in shared]
-    counted = sum(counts)
-    if total is None or counted == 0:
+    if total is None or sum(counts) == 0:
         sizes = counts
     else:
-        sizes, cum, prev = [], 0, 0
-        for c in counts:
-            cum += c
-            here = round(total * cum / counted)
-            sizes.append(here - prev)
-            prev = here
+        known = [sizer.scaled.get(b.key) for b in request.blocks]
+        fresh = [c for c, k in zip(counts, known) if k is None]
+        rest = total - sum(k for k in known if k is not None)
+        counted = sum(fresh)
+        scaled: list[int] = []
+        if rest >= 0 and counted > 0:
+            cum = prev = 0
+            for c in fresh:
+                cum += c
+                here = round(rest * cum / counted)
+                scaled.append(here - prev)
+                prev = here
+        else:
+            scaled = fresh
+        new = iter(scaled)
+        sizes = [k if k is not None else next(new) for k in known]
+        for b, k, n in zip(request.blocks, known, sizes):
+            if k is None:
+                sizer.scaled.setdefault(b.key, n)
     blocks = tuple(Block(b.layer, data, b.path, b.breakpoint, tokens=n)
                    for b, (data, _), n in zip(request.blocks, shared, sizes))
     return replace(request, blocks=blocks)
 
 
+def prompt_end(request: Request, obs: Usage | None) -> int:
+    """The uncached tokens the API reports past a breakpoint on the prompt's last block (the few
+    tokens that close the prompt: 1 to 3 in the recordings of tests/data). They are a property of
+    the request, as its size is, so they are kept as observed rather than spread over the blocks,
+    which would make the cached prefix look that much longer. 0 when the last block is not cached
+    (its uncached tail then holds real blocks) or the usage is unknown."""
+    if obs is None or not request.blocks or obs.input_tokens >= obs.prompt_tokens:
+        return 0
+    return obs.input_tokens if (request.blocks[-1].breakpoint or request.auto_cache) else 0
+
+
 def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path: str, line: int,
-            sizer: Sizer, rid: str | None = None, history: History | None = None) -> Record:
-    """One request (UserError: the body, its usage or its timestamp cannot be used)."""
+            sizer: Sizer, rid: str | None = None, history: History | None = None,
+            content: list | None = None) -> Record:
+    """One request (UserError: the body, its usage or its timestamp cannot be used); `content` is
+    its response's content blocks, when the log kept them (server-tool iterations)."""
     request = render_anthropic(body, history)
     check_model(request.model, "anthropic")
     anthropic_breakpoints(request)   # a request the API would reject (a fifth breakpoint) never ran
     obs = observed_usage(usage)
-    request = sized(request, sizer, obs.prompt_tokens if obs else None)
+    try:
+        later = [_server_breakpoint(render_anthropic(b)) for b in server_iterations(body, content)]
+    except UserError:   # a response whose blocks cannot be rendered: the request as one iteration
+        later = []
+    if later:
+        request, *later = sized_many([request, *later], sizer, obs.prompt_tokens if obs else None)
+    else:
+        trailer = prompt_end(request, obs)
+        request = sized(request, sizer, obs.prompt_tokens - trailer if obs else None)
+        if trailer:
+            request = replace(request, blocks=(*request.blocks, Block(
+                Layer.MESSAGES, PROMPT_END, "end of the prompt after the last breakpoint", tokens=trailer)))
     t = _seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING
     meta = body.get("metadata")
     stream = (request_key(meta.get("user_id"), "metadata.user_id") if isinstance(meta, dict) else None) or "main"
     rid = rid or generated_id(path, index)
     call = Call(t=t, request=request, stream=stream, label=rid, output_tokens=obs.output_tokens if obs else 0,
                 ttft=DEFAULT_TTFT)
-    return Record(call, rid, _stamp_text(stamp, t), obs, path, line)
+    # Each iteration samples once the previous one's response (its server-tool call) is out.
+    its = tuple(Call(t=t + 2 * DEFAULT_TTFT * k, request=r, stream=stream, label=f"{rid} iteration {k + 1}",
+                     output_tokens=0, ttft=DEFAULT_TTFT) for k, r in enumerate(later, start=1))
+    return Record(call, rid, _stamp_text(stamp, t), obs, path, line, iterations=its)
+
+
+def _is_server_result(block: Any) -> bool:
+    """A result block the API appends itself after running a server tool (web_search_tool_result,
+    web_fetch_tool_result, code_execution_tool_result, bash_code_execution_tool_result, …); a client
+    tool's `tool_result` never appears in a response."""
+    t = block.get("type") if isinstance(block, dict) else None
+    return isinstance(t, str) and t.endswith("_tool_result") and t != "tool_result"
+
+
+def server_iterations(body: dict, content: list | None) -> list[dict]:
+    """The request bodies of the model iterations after the first of a request that ran server
+    tools: the response's content up to each run of server-tool results that the model went on
+    from, as an assistant turn (a response that stops at a result, `pause_turn`, ran no iteration
+    after it)."""
+    if not content or not isinstance(body.get("messages"), list):
+        return []
+    out = []
+    for i, block in enumerate(content):
+        if _is_server_result(block) and i + 1 < len(content) and not _is_server_result(content[i + 1]):
+            out.append({**body, "messages": [*body["messages"], {"role": "assistant", "content": content[:i + 1]}]})
+    return out
+
+
+def _server_breakpoint(request: Request) -> Request:
+    """The API caches up to the last server-tool result when the request has any cache_control, with a
+    5-minute TTL (docs/rules.md#anthropic-server-tools). Under automatic caching that is already its
+    last block; with four explicit breakpoints there is no slot left (*simplified*: none is added)."""
+    marked = sum(1 for b in request.blocks if b.breakpoint)
+    if request.auto_cache or not marked or marked >= 4 or request.blocks[-1].breakpoint:
+        return request
+    return replace(request, blocks=(*request.blocks[:-1], request.blocks[-1].with_breakpoint("5m")))
+
+
+def sized_many(requests: list[Request], sizer: Sizer, total: int | None) -> list[Request]:
+    """Sizes for the iterations of one request whose observed usage sums them: blocks sized before
+    keep their size; the rest of `total` goes to the new contents in proportion to their counts,
+    each counted as often as the iterations carry it (rounded per content, so the sum may differ
+    from `total` by a few tokens)."""
+    shared = [[sizer(b) for b in r.blocks] for r in requests]
+    counts = {b.key: n for r, sh in zip(requests, shared) for b, (_, n) in zip(r.blocks, sh)}
+    size = {k: sizer.scaled[k] for k in counts if k in sizer.scaled}
+    if total is not None:
+        occurrences = [b.key for r in requests for b in r.blocks]
+        rest = total - sum(size[k] for k in occurrences if k in size)
+        counted = sum(counts[k] for k in occurrences if k not in size)
+        factor = rest / counted if rest >= 0 and counted > 0 else 1.0
+        for k, n in counts.items():
+            if k not in size:
+                size[k] = sizer.scaled[k] = round(n * factor)
+    out = []
+    for r, sh in zip(requests, shared):
+        out.append(replace(r, blocks=tuple(Block(b.layer, data, b.path, b.breakpoint, tokens=size.get(b.key, n))
+                                           for b, (data, n) in zip(r.blocks, sh))))
+    return out
 
 
 def generated_id(path: str, index: int) -> str:
@@ -214,7 +367,7 @@ def line_record(obj: Any, rid: str | None, index: int, path: str, line: int, siz
     """The request of a line `request_id` accepted (UserError: its body, usage or timestamp cannot
     be used); `history` is the same reader's previous line, whose equal messages are not rendered again."""
     body, usage, stamp = split_entry(obj)
-    return _record(body, usage, stamp, index, path, line, sizer, rid, history)
+    return _record(body, usage, stamp, index, path, line, sizer, rid, history, response_content(obj))
 
 
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
@@ -248,10 +401,19 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions", []), list):
         raise UserError("a cassette is a mapping with a list of `interactions:`", str(path), 1)
     out: list[Record] = []
+    platforms: set[str] = set()
     for i, inter in enumerate(doc.get("interactions") or []):
         rec = guarded(str(path), None, _interaction, inter, i, path, len(out), sizer, where=f"interaction {i}")
         if rec is not None:
             out.append(rec)
+            req = inter.get("request") if isinstance(inter, dict) else None
+            found = cloud_model(req.get("uri")) if isinstance(req, dict) else None
+            if found:
+                platforms.add(found[0])
+    if platforms:
+        names = " and ".join("Amazon Bedrock" if p == "bedrock" else "Vertex AI" for p in sorted(platforms))
+        problems.note(str(path), None, f"requests sent to {names} are cached and priced as the Anthropic model "
+                                       "(the platform's own prices are not applied)")
     return out
 
 
@@ -261,10 +423,29 @@ def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer) -> Re
         raise UserError("is not a mapping")
     req = inter.get("request") or {}
     uri = str(req.get("uri", "")) if isinstance(req, dict) else ""
-    body = req.get("parsed_body") if isinstance(req, dict) else None
+    body = with_url_model(_parsed(req), uri) if isinstance(req, dict) else None
     if not is_body(body) or "count_tokens" in uri:
         return None
     resp = inter.get("response") or {}
-    resp = resp.get("parsed_body") if isinstance(resp, dict) else None
+    resp = _parsed(resp) if isinstance(resp, dict) else None
     usage = resp.get("usage") if isinstance(resp, dict) else None
-    return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}")
+    content = resp.get("content") if isinstance(resp, dict) and isinstance(resp.get("content"), list) else None
+    return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}", content=content)
+
+
+def _parsed(part: dict) -> Any:
+    """A cassette request's or response's JSON body: `parsed_body`, else `body` as JSON text (vcrpy
+    writes `body: {string: ...}` or the text itself); None when neither is JSON (a binary event stream)."""
+    if "parsed_body" in part:
+        return part["parsed_body"]
+    body = part.get("body")
+    if isinstance(body, dict):
+        body = body.get("string")
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", errors="replace")
+    if not isinstance(body, str):
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None

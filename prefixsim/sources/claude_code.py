@@ -6,23 +6,27 @@ B = cache_read + cache_creation is the prompt up to the last breakpoint and `inp
 after it. Both are properties of the request, whatever the cache held; how B splits into read and
 write is what the replay predicts.
 
-Blocks of one request: [static prefix (tools + system)] [one block per earlier request's growth]
-[tail]. Breakpoints sit on the static block and the last history block, as Claude Code marks the
-system prompt and the last message. The static block's digest names the prompt family (session,
-main or agent type, model), not its size: when a later observation reveals the size better, the
-same cached content is simply measured better.
+Blocks of one request: [cross-session prefix] [the session's own static part] [one block per
+earlier request's growth] [tail]. Breakpoints sit on the two static blocks and the last history
+block, as Claude Code marks the system prompt and the last message. The cross-session block's
+digest names harness version, prompt type and model (every session of a replayed folder shares it,
+one cache in time order); the own block's names the prompt family (session, main or agent type,
+model). Neither names a size: when a later observation reveals a size better, the same cached
+content is simply measured better.
 
 Mechanisms read from the transcript, never from the usage of the request being predicted:
-- an epoch starts at a stream's first request, after `compact_boundary`, after an injected
-  `<task-notification>` message (the harness re-renders the history), or when the prompt shrinks;
-  a new epoch keeps only the static prefix;
+- an epoch starts at a stream's first request, after `compact_boundary`, when a user message's
+  parent chain (followed through system / progress records) reaches no message, after a
+  `<task-notification>` queued before the latest compaction or an MCP reconnect (the harness
+  re-renders the history), or when the prompt shrinks; a new epoch keeps only the static prefix;
 - the compaction call (`agent-acompact-*`) forks the main conversation: its blocks are the main
   stream's current blocks plus its own tail, so it reads the conversation's cache;
 - sub-agents of one type share the static prefix; parallel starts see it only once the first
   response has begun (start = the prompt's last line, time to first token = the response line);
-- the static size comes from earlier observations of the family (a partial read exposes a cached
-  boundary, usable once that response has been logged), else the previous epoch, else the request's
-  size minus the visible text of its first message (counted with cl100k).
+- the static sizes come from earlier observations (a partial read exposes a cached boundary, usable
+  once that response has been logged: at a family's first request the cross-session prefix, later
+  the session's system entry), else another session's own part, else the previous epoch, else the
+  request's size minus the visible text of its first message (counted with cl100k).
 """
 from __future__ import annotations
 
@@ -42,6 +46,9 @@ from .jsonl import iter_jsonl
 from .record import Record, check_model, request_key, shown, token_count
 
 INJECTED_PREFIXES = ("<task-notification>",)
+#: Local-command output after which the harness re-renders the history: `/mcp` reconnecting an MCP
+#: server changes the tool context its first message carries (observed; docs/rules.md#claude-code-transcripts-parent-chain).
+RERENDER_MARKERS = ("<local-command-stdout>Reconnected to",)
 #: Record types Claude Code writes that carry no API call; any other type is named in a note, since
 #: new versions add types (forward compatible, never fatal).
 KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation",
@@ -87,6 +94,7 @@ class Raw:
     event: str | None    # compaction | rerender | None: the history before this call was replaced
     first_text: str      # visible text of the stream's first user message (for the static estimate)
     order: int
+    shared: str = ""     # who shares the cross-session prefix: harness version, main or agent type, model
 
 
 def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]]:
@@ -185,6 +193,11 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     first_text: dict[str, str] = {}
     pending: dict[str, str] = {}
     unknown: dict[str, list[int]] = {}   # record type -> [first line, count]
+    links: dict[str, str | None] = {}    # non-message record uuid -> its parentUuid (the chain runs through them)
+    said: set[str] = set()               # uuids of user / assistant messages
+    queued: dict[str, float] = {}        # injected text -> when the harness queued it (queue-operation)
+    compacted: dict[str, float] = {}     # stream -> time of its latest compact_boundary
+    requested: set[str] = set()          # streams that have made a request
     out: list[Raw] = []
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
@@ -211,6 +224,16 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             stamps[o["uuid"]] = o["timestamp"]
         session = session or (o.get("sessionId") if isinstance(o.get("sessionId"), str) else None)
         typ = o.get("type")
+        uid = o.get("uuid")
+        if isinstance(uid, str):
+            if typ in ("user", "assistant"):
+                said.add(uid)
+            else:
+                links[uid] = o.get("parentUuid") if isinstance(o.get("parentUuid"), str) else None
+        if typ == "queue-operation" and o.get("operation") == "enqueue" and isinstance(o.get("content"), str):
+            when = _time_or_none(o.get("timestamp"))   # a record with no API call: never skipped for it
+            if when is not None:
+                queued[o["content"].strip()] = when
         if typ not in ("user", "assistant", "system"):
             if typ not in KNOWN_TYPES:
                 unknown.setdefault(shown(typ) if not isinstance(typ, str) else typ, [n, 0])[1] += 1
@@ -220,11 +243,16 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if typ == "system":
             if o.get("subtype") == "compact_boundary":
                 pending[stream] = "compaction"
+                when = _time_or_none(o.get("timestamp"))
+                if when is not None:
+                    compacted[stream] = when
             return None
         if typ == "user":
             text = _text_of(msg)
             first_text.setdefault(stream, text)
-            if not o.get("isMeta") and text.lstrip().startswith(INJECTED_PREFIXES):
+            if not o.get("isMeta") and stream in requested and (_new_history(
+                    o.get("parentUuid"), text, links, said, queued, compacted.get(stream))
+                    or text.lstrip().startswith(RERENDER_MARKERS)):
                 pending.setdefault(stream, "rerender")
             return None
         for part in msg.get("content") or []:
@@ -247,13 +275,15 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         used = _usage(usage)
         model = check_model(msg.get("model"), "anthropic")
         seen.add(rid)
+        requested.add(stream)
         text = first_text.get(stream, "")
         family = "main" if skind in ("main", "compaction") else \
             f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
+        version = o.get("version") if isinstance(o.get("version"), str) else ""
         return Raw(rid, prefix + stream, skind, f"{session or where}/{family}", model, start, response,
                    used, _iso(start), where, n,
                    prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
-                   text, order_start + len(out))
+                   text, order_start + len(out), f"{version}|{family}|{model}")
 
     for n, o in iter_jsonl(path):
         raw = problems.guarded(where, n, one, n, o)
@@ -263,6 +293,34 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
                                         "(no API call in them as far as prefixsim knows)")
     return out
+
+
+def _time_or_none(stamp: object) -> float | None:
+    try:
+        return parse_time(stamp)
+    except UserError:
+        return None
+
+
+def _new_history(parent: object, text: str, links: dict[str, str | None], said: set[str],
+                 queued: dict[str, float], compacted: float | None) -> bool:
+    """Whether a user message of a stream that has made requests starts a new history rather than
+    continuing the conversation. Its `parentUuid` may name a non-message record (`system`:
+    stop_hook_summary, turn_duration, local_command; `progress`; …) whose own parent leads back to a
+    message: the conversation goes on through them. A chain that reaches no message starts anew.
+    A `<task-notification>` continues as well, except one the harness queued before the stream's
+    latest compaction: delivered into the compacted conversation, it came with the history re-rendered
+    (observed: read the static entry only; docs/rules.md#claude-code-transcripts-parent-chain)."""
+    hops = 0
+    while isinstance(parent, str) and parent not in said and hops < 10_000:
+        parent = links.get(parent)
+        hops += 1
+    if not isinstance(parent, str):
+        return True
+    if text.lstrip().startswith(INJECTED_PREFIXES):
+        when = queued.get(text.strip())
+        return when is not None and compacted is not None and when < compacted
+    return False
 
 
 def _iso(t: float) -> str:
@@ -285,13 +343,19 @@ class Calibrator:
     def __init__(self, count_text) -> None:
         self.count_text = count_text
         self.streams: dict[str, _Stream] = {}
-        self.learned: dict[str, int] = {}
-        self._pending: list[tuple[float, int, str, int]] = []  # (usable from, seq, family, size)
+        self.learned: dict[str, int] = {}    # family -> size of its system entry (the whole static prefix)
+        self.shared: dict[str, int] = {}     # shared key -> size of the cross-session prefix
+        self.families: set[str] = set()      # families that have made a request
+        self.own: dict[str, int] = {}        # shared key -> the latest session's own part (entry - shared)
+        #: (usable from, seq, cross-session?, key, size, shared key)
+        self._pending: list[tuple[float, int, bool, str, int, str]] = []
 
     def _learn_until(self, now: float) -> None:
         while self._pending and self._pending[0][0] <= now:
-            _, _, family, size = heapq.heappop(self._pending)
-            self.learned[family] = size
+            _, _, cross, key, size, shared_key = heapq.heappop(self._pending)
+            (self.shared if cross else self.learned)[key] = size
+            if not cross and self.shared.get(shared_key):
+                self.own[shared_key] = max(0, size - self.shared[shared_key])
 
     def step(self, r: Raw) -> Record:
         self._learn_until(r.start)
@@ -308,23 +372,35 @@ class Calibrator:
             st.blocks = _grow(blocks, size - parent.size, r, st.epoch)
         elif prev is None or r.event or size < prev.size:
             static = self.learned.get(r.family)
+            if static is None and prev is None and r.shared in self.own and self.shared.get(r.shared):
+                # the session's own part as large as an earlier session's (same harness, type, model)
+                static = self.shared[r.shared] + self.own[r.shared]
             if static is None:
                 static = prev.static if prev else max(0, size - self.count_text(r.first_text))
             static = min(static, size)
             epoch = prev.epoch + 1 if prev else 0
-            head = Block(Layer.SYSTEM, f"cc-static|{r.family}".encode(), f"{r.family} static prefix",
-                         tokens=static)
-            st = _Stream([head], static, epoch, static, ttl, r.model)
+            st = _Stream(self._static_blocks(r, static), static, epoch, static, ttl, r.model)
             st.blocks = _grow(st.blocks, size - static, r, epoch)
         else:
             st = prev
             st.ttl, st.model = ttl, r.model
+            if st.blocks[0].tokens == 0 and self.shared.get(r.shared, 0) and st.blocks[0].data == \
+                    f"cc-shared|{r.shared}".encode():
+                # The cross-session prefix became known after this epoch began (its first read showed
+                # it): the same entries, measured better; from now on the stream writes it for others.
+                st.blocks = [*self._static_blocks(r, st.static), *st.blocks[2:]]
             st.blocks = _grow(st.blocks, size - prev.size, r, st.epoch)
         st.size = size
         self.streams[r.stream] = st
         if r.parent is None and 0 < u.cache_read < size and (prev is None or r.event or u.cache_read < prev_size):
-            # A partial read exposes a cached boundary of the static prefix; usable once logged.
-            heapq.heappush(self._pending, (r.response, r.order, r.family, u.cache_read))
+            # A partial read exposes a cached boundary of the static prefix, usable once logged: a
+            # family's first request can only have read what another session wrote (the cross-session
+            # prefix); a later one, past that, reads its own system entry (after a compaction, an expiry).
+            first = r.family not in self.families
+            if first or u.cache_read > self.shared.get(r.shared, 0):
+                heapq.heappush(self._pending, (r.response, r.order, first, r.shared if first else r.family,
+                                               u.cache_read, r.shared))
+        self.families.add(r.family)
         blocks = _mark(st.blocks, ttl)
         if u.input_tokens:
             blocks.append(Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
@@ -336,6 +412,19 @@ class Calibrator:
         return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main")
 
 
+    def _static_blocks(self, r: Raw, static: int) -> list[Block]:
+        """The static prefix as two cached entries: the cross-session prefix (tools and the shared part
+        of the system prompt, named by harness version, prompt type and model, so every session of the
+        folder shares it) and the session's own part (environment, memory files), named by the family.
+        Their names carry no size: each request measures them with what is known before it starts.
+        Until a read has shown the cross-session prefix it is taken as empty: sessions share nothing
+        that no observation showed them sharing."""
+        shared = min(self.shared.get(r.shared, 0), static)
+        return [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
+                Block(Layer.SYSTEM, f"cc-static|{r.family}".encode(), f"{r.family} static prefix",
+                      tokens=static - shared)]
+
+
 def _grow(blocks: list[Block], delta: int, r: Raw, epoch: int) -> list[Block]:
     if delta <= 0:
         return blocks
@@ -345,10 +434,11 @@ def _grow(blocks: list[Block], delta: int, r: Raw, epoch: int) -> list[Block]:
 
 
 def _mark(blocks: list[Block], ttl: str) -> list[Block]:
-    """Breakpoints on the static prefix and the last history block, none elsewhere (a stream's
-    blocks carry none, so only those two are replaced: no per-block work on a long history)."""
+    """Breakpoints on the two static entries and the last history block, none elsewhere (a stream's
+    blocks carry none, so only those are replaced: no per-block work on a long history)."""
     out = list(blocks)
     out[0] = out[0].with_breakpoint(ttl)
+    out[1] = out[1].with_breakpoint(ttl)
     out[-1] = out[-1].with_breakpoint(ttl)
     return out
 

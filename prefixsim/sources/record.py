@@ -35,6 +35,9 @@ class Record:
     output_final: bool = True
     main: bool | None = None
     provider: str = "anthropic"
+    #: The model iterations after the first of a request that ran server tools (web search, code
+    #: execution): one request, one observed usage summing them all; each is stepped in turn.
+    iterations: tuple[Call, ...] = ()
 
 
 def shown(value: object) -> str:
