@@ -74,7 +74,7 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
     assumptions = {"tokenizer": tokenizer}
     if policy is None:  # a serving engine has no TTL, no breakpoints and no wait for the first token
         assumptions["time to first token"] = f"{1.0 if s.ttft is None else s.ttft:g} s"
-        if provider not in ("openai", "deepseek"):   # automatic caches have no breakpoints or ttl setting
+        if provider not in ("openai", "deepseek", "gemini"):   # automatic caches have no breakpoints or ttl setting
             assumptions.update({"breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"})
             buckets = _ttl_buckets(s)
             if buckets:

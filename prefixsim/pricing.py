@@ -71,7 +71,11 @@ def _tiered(value) -> Tiered | None:
     return Tiered(Decimal(str(base)), tiers)
 
 
-_GENAI_PROVIDER = {"anthropic": "anthropic", "openai": "openai", "deepseek": "deepseek"}
+#: genai-prices' provider of each of our providers: Claude on Bedrock is `aws` (it distinguishes
+#: `global.` cross-region profiles from `regional.` ids, +10 % on newer models), Claude on Vertex and
+#: Gemini are `google`.
+_GENAI_PROVIDER = {"anthropic": "anthropic", "openai": "openai", "deepseek": "deepseek",
+                   "bedrock": "aws", "vertex": "google", "gemini": "google"}
 
 #: Serving engines (prefixsim.engines.ENGINES) run on the user's own GPUs: a hosted API's token
 #: prices for the same model would be someone else's bill, so only a price sheet prices them.
@@ -169,15 +173,17 @@ class PriceBook:
         if provider in SELF_HOSTED:
             free = Tiered(Decimal(0))
             return Rates(model, free, free, free, free, free, SELF_HOSTED_SOURCE)
+        gp = _GENAI_PROVIDER.get(provider or "")
+        name = bedrock_price_id(model) if gp == "aws" else model
         try:
-            return _from_genai_prices(model, _GENAI_PROVIDER.get(provider or ""), at)
+            return _from_genai_prices(name, gp, at, model)
         except UserError:
             # As the providers write names: `openai/gpt-5.6-sol` (a router's prefix), a dated snapshot
             # `gpt-5.6-2026-05-14` that genai-prices lists by its family only.
-            plain = _DATED.sub("", model.rsplit("/", 1)[-1])
-            if plain == model:
+            plain = _DATED.sub("", name.rsplit("/", 1)[-1])
+            if plain == name:
                 raise
-            return _from_genai_prices(plain, _GENAI_PROVIDER.get(provider or ""), at)
+            return _from_genai_prices(plain, gp, at, model)
 
 
 _DATED = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8})$")
@@ -196,12 +202,13 @@ def _hhmm(sec: int) -> str:
 
 
 def _from_sheet(model: str, row: Mapping[str, object], source: str) -> Rates:
-    unknown = set(row) - set(PRICE_KEYS)
+    # storage_mtok_hour: Gemini explicit caches' storage (prefixsim/analysis/gemini_explicit.py), not a token class
+    unknown = set(row) - set(PRICE_KEYS) - {"storage_mtok_hour"}
     if unknown:
         raise UserError(f"price sheet for {model}: unknown keys {sorted(unknown)} (valid: {', '.join(PRICE_KEYS)})")
     if "input" not in row or "output" not in row:
         raise UserError(f"price sheet for {model}: 'input' and 'output' (USD per MTok) are required")
-    vals = {k: sheet_price(model, k, row[k]) for k in row}
+    vals = {k: sheet_price(model, k, row[k]) for k in row if k in PRICE_KEYS}
     inp = vals["input"]
     # Unset cache prices default to Anthropic's multipliers (A-PR: 0.1x read, 1.25x 5m, 2x 1h write).
     return Rates(model, Tiered(inp), Tiered(vals["output"]),
@@ -224,7 +231,26 @@ def sheet_price(model: str, key: str, value: object) -> Decimal:
     return price
 
 
-def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime) -> Rates:
+def bedrock_price_id(model: str) -> str:
+    """genai-prices' `aws` id of a Claude model named any way (`claude-sonnet-4-5`, the Claude API's
+    dated id, a Bedrock model id or inference profile): `global.…` for a global profile, else the
+    `regional.…` price (in-region ids and geographic profiles such as `us.` pay the regional rate).
+    A model genai-prices' aws table does not hold passes through (the lookup then names it)."""
+    from genai_prices import data
+
+    from .providers.tables import canonical_model
+
+    want = canonical_model(model)
+    scope = "global." if model.strip().lower().startswith("global.") else "regional."
+    for p in data.providers:
+        if p.id == "aws":
+            ids = [m.id for m in p.models if m.id.startswith(scope) and canonical_model(m.id) == want]
+            # genai-prices matches a regional price by the ids Bedrock uses, not by its own `regional.`
+            return min(ids).removeprefix("regional.") if ids else model
+    return model
+
+
+def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime, shown: str | None = None) -> Rates:
     import genai_prices
     from genai_prices import Usage as GUsage
 
@@ -250,7 +276,7 @@ def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime) -> 
     when = at.date().isoformat() + (f" {at:%H:%M} UTC" if cuts else "")
     source = (f"genai-prices {genai_prices.__version__} bundled data: {calc.provider.id}/{calc.model.id}, "
               f"prices as of {when}")
-    return Rates(model, inp, out, read, w5, w1, source, cuts)
+    return Rates(shown or model, inp, out, read, w5, w1, source, cuts)
 
 
 def _nearest_priced(model: str, provider_id: str | None) -> str | None:

@@ -14,7 +14,7 @@ from .incremental import View, note_births, view
 from .model import Call, Cause, CauseKind, Layer, Outcome, Request, Usage
 from .pricing import PriceBook
 from .providers import Policy, get_policy
-from .providers.tables import anthropic_strips_thinking, canonical_model
+from .providers.tables import CLAUDE_PLATFORMS, anthropic_strips_thinking, canonical_model
 from .store import State, Store, namespace_digest
 from .tokenize import TokenCounter, Tokenizer, get_tokenizer
 
@@ -27,6 +27,11 @@ class Simulator:
                  policy: Policy | None = None) -> None:
         self.provider = provider
         self.policy = policy or get_policy(provider)
+        # Claude on the API, Bedrock or Vertex: misses are explained by breakpoints and lookback, and
+        # Bedrock and Vertex share entries across the organisation / project, not per workspace (A-PC)
+        platform = CLAUDE_PLATFORMS.get(self.policy.name)
+        self._breakpoint_rules = platform is not None
+        self._org_wide = platform is not None and platform.org_wide
         tok = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
         self.counter = TokenCounter(tok)
         self.store = Store(capacity)
@@ -43,7 +48,8 @@ class Simulator:
         return [self.step(c) for _, c in ordered]
 
     def namespace(self, req: Request) -> bytes:
-        key = (canonical_model(req.model), req.workspace, req.cache_salt)
+        ws = "" if self._org_wide else req.workspace
+        key = (canonical_model(req.model), ws, req.cache_salt)
         d0 = self._ns.get(key)
         if d0 is None:
             d0 = self._ns[key] = namespace_digest(self.provider, *key)
@@ -114,6 +120,10 @@ class Simulator:
                 return Cause(CauseKind.TTL_EXPIRED,
                              f"entry at {where} written {now - entry.written_at:.0f} s ago, past its "
                              f"{entry.cap - entry.written_at:.0f} s maximum lifetime")
+            if state is State.EXPIRED and entry is not None and entry.ttl == 0:
+                # a best-effort cache at its pessimistic end (Gemini implicit): no hit is promised
+                return Cause(CauseKind.TTL_EXPIRED, f"entry at {where}: best effort, no hit assumed at the "
+                                                    "pessimistic end (the optimistic figures assume one)")
             if state is State.EXPIRED and entry is not None:
                 return Cause(CauseKind.TTL_EXPIRED,
                              f"entry at {where} idle {now - entry.last_used:.0f} s > ttl {entry.ttl:.0f} s")
@@ -123,7 +133,7 @@ class Simulator:
                              f"t={entry.available_at:g}s")
             if state is State.EVICTED:
                 return Cause(CauseKind.EVICTED, f"entry at {where} evicted for capacity")
-            if state is State.LIVE and self.policy.name != "anthropic":
+            if state is State.LIVE and not self._breakpoint_rules:
                 return Cause(CauseKind.LOOKBACK_EXCEEDED, f"entry at {where} is not one of this request's "
                                                           "cache lookup boundaries")
             if state is State.LIVE:
@@ -146,7 +156,7 @@ class Simulator:
                 return Cause(CauseKind.BELOW_MINIMUM, f"{total} tokens")
             if call.event:
                 return Cause(call.event)
-            if not breakpoints and self.policy.name == "anthropic":
+            if not breakpoints and self._breakpoint_rules:
                 return Cause(CauseKind.COLD, "no cache_control breakpoint")
             return Cause(CauseKind.COLD)
         return Cause()

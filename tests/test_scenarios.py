@@ -3,6 +3,7 @@
 Golden files are regenerated with `PREFIXSIM_UPDATE_GOLDEN=1 python -m pytest tests/test_scenarios.py`
 and reviewed in the diff."""
 import json
+from decimal import Decimal
 import os
 from pathlib import Path
 
@@ -119,3 +120,21 @@ def test_invalidation_matrix_layers(results):
 def test_stagger_helps_subagents_of_one_type(results):
     s = {x["variant"]: x for x in results["parallel-children-stagger"].comparison()}
     assert s["fresh sub-agents of one type [stagger=3]"]["cost_usd"] < s["fresh sub-agents of one type [stagger=0]"]["cost_usd"]
+
+
+def test_multi_cloud_prices_each_platform(results):
+    """One design on five clouds (docs/rules.md#bedrock-and-vertex-claude, #google-gemini): the same
+    Claude tokens on the API, Bedrock and Vertex; Bedrock's regional list price is 10 % above the
+    API's (Sonnet 4.5: 3.30 vs 3 per MTok input, genai-prices aws), its global profile the same as
+    the API; Gemini's best effort is a range whose printed end reads nothing."""
+    res = results["multi-cloud"]
+    by = {v.variant: v for v in res.variants}
+    api, bed, glob, vtx = by["claude api"], by["bedrock"], by["bedrock global"], by["vertex"]
+    split_of = lambda v: [(o.usage.cache_read, o.usage.cache_write_5m, o.usage.input_tokens) for o in v.outcomes]
+    assert split_of(api) == split_of(bed) == split_of(glob) == split_of(vtx)
+    api_cost = sum(o.cost_usd for o in api.outcomes)
+    assert sum(o.cost_usd for o in bed.outcomes) == api_cost * Decimal("1.1")
+    assert sum(o.cost_usd for o in glob.outcomes) == api_cost == sum(o.cost_usd for o in vtx.outcomes)
+    gem = by["gemini"]
+    assert sum(o.usage.cache_read for o in gem.outcomes) == 0
+    assert gem.optimistic is not None and sum(o.usage.cache_read for o in gem.optimistic[1:]) > 0

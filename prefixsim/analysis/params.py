@@ -12,11 +12,11 @@ STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
 
 
 def params_class(study: str):
-    from . import fork_vs_subagent, invalidation, minimum, stagger, ttl
+    from . import fork_vs_subagent, gemini_explicit, invalidation, minimum, stagger, ttl
 
     return {"fork-vs-subagent": fork_vs_subagent.ForkParams, "ttl": ttl.TTLParams,
             "stagger": stagger.StaggerParams, "invalidation": invalidation.InvalidationParams,
-            "minimum": minimum.MinimumParams}[study]
+            "minimum": minimum.MinimumParams, "gemini-explicit": gemini_explicit.ExplicitParams}[study]
 
 
 #: Study parameters that count requests or agents; every other whole-number parameter is a size in

@@ -294,7 +294,13 @@ def run_study(study: str, p, f, lists: dict, sheet_doc=None, when=None, steady=N
     """(Study, check) for one study's parameters, as `breakeven` and `report` show it."""
     from .verify import verify
 
-    if study == "fork-vs-subagent":
+    if study == "gemini-explicit":   # priced with Gemini's storage table (a sheet may override it)
+        from ..pricing import PriceBook
+        from .gemini_explicit import study as explicit
+
+        s = explicit(p, f, book=PriceBook(sheet_doc, when=when))
+        check = verify(study, p, f, sheet_doc, when)
+    elif study == "fork-vs-subagent":
         s = fork_vs_subagent(p, f, lists)
         check = verify(study, p, f, sheet_doc, when, design_labels(f, lists)[0])
     else:

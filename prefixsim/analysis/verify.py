@@ -72,6 +72,11 @@ def verify(study: str, p: Prices, f, sheet=None, when=None, designs_: list | Non
                                                  "study-minimum"), when)["default"]
             prefix, lengths = designs.resent_sizes(played)
             pairs.append((mini.cost_at(p, f, prefix, lengths), played.input_cost(played.main())))
+    elif study == "gemini-explicit":
+        # the no-caching and optimistic implicit lines replayed through the gemini policy
+        from .gemini_explicit import check_pairs
+        against = "the gemini policy through the runner"
+        pairs += check_pairs(p, PriceBook(sheet, when=when), f)
     diff = max((abs(a - b) for a, b in pairs), default=Decimal(0))
     return {"points": len(pairs), "against": against, "max_abs_diff_usd": float(diff),
             "tolerance_usd": float(TOLERANCE), "ok": bool(pairs) and diff <= TOLERANCE}

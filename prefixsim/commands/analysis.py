@@ -11,6 +11,10 @@ from ..analysis.params import parse_pairs as _parse_params
 from ..suggest import unknown
 from .run import parse_price_date
 
+#: `breakeven` also answers studies priced on another provider than Anthropic (their default
+#: model); they stay out of the design-review report, whose studies run on the scenarios' Claude model.
+OTHER_PROVIDER = {"gemini-explicit": ("gemini", "gemini-2.5-pro")}
+BREAKEVEN_STUDIES = (*STUDY_NAMES, *OTHER_PROVIDER)
 
 class NamedChoice(click.Choice):
     """A choice whose refusal names the nearest valid value (and keeps click's shell completion)."""
@@ -92,8 +96,8 @@ def _observed_gaps(from_paths: tuple[str, ...]) -> list[float] | None:
 
 
 @click.command()
-@click.argument("study", type=NamedChoice(STUDY_NAMES, "study"), metavar="STUDY")
-@click.option("--model", default="claude-sonnet-4-5", show_default=True, help="Model whose prices apply.")
+@click.argument("study", type=NamedChoice(BREAKEVEN_STUDIES, "study"), metavar="STUDY")
+@click.option("--model", help="Model whose prices apply (default claude-sonnet-4-5; gemini-2.5-pro for gemini-explicit).")
 @click.option("--prices", "sheet", type=click.Path(dir_okay=False), help="Price sheet (YAML/JSON, USD per MTok).")
 @click.option("--price-date", help="genai-prices rates in force on this date (YYYY-MM-DD; default today).")
 @click.option("-p", "--param", "params", multiple=True, metavar="KEY=VALUE",
@@ -119,6 +123,7 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
       stagger           children shared task ttft ttl
       invalidation      tools system growth turns ttl
       minimum           prefix requests ttl
+      gemini-explicit   prefix reads ttl_s     (Gemini CachedContent vs implicit and no caching)
     Each is computed in closed form and checked against the scenario runner on designs the
   scenario builder makes from the same parameters (CHECK FAILED and exit 1 if they differ).
 
@@ -144,13 +149,16 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
         written.append(base.with_suffix(".scenario.yaml"))
     check_outputs([*([sheet] if sheet else []), *gaps_from], files=written)
     f, lists = _parse_params(study, params)
+    provider, default_model = OTHER_PROVIDER.get(study, ("anthropic", "claude-sonnet-4-5"))
+    model = model or default_model
     try:
-        anthropic_min_tokens(model)
+        if provider == "anthropic":
+            anthropic_min_tokens(model)
     except UserError as e:
         raise UserError(f"{e.message}; the studies model Anthropic's rules, so name a Claude model and "
                         "override its prices with --prices if yours differ") from None
     sheet_doc, when = _load_sheet(sheet), parse_price_date(price_date)
-    p, _ = prices_for(model, sheet_doc, when, sheet_source=f"price sheet {sheet}")
+    p, _ = prices_for(model, sheet_doc, when, provider=provider, sheet_source=f"price sheet {sheet}")
     if (gaps or gaps_from) and study != "ttl":
         raise UserError(f"--gaps and --gaps-from belong to the ttl study, not {study}")
     s, check = run_study(study, p, f, lists, sheet_doc, when, steady=_steady_gaps(gaps),

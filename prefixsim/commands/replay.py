@@ -41,7 +41,7 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
                    "conversation's; sub-agents and compaction keep writing 5m, as Claude Code does.")
 @click.option("--model", help="What-if: send the same traffic to another model.")
 @click.option("--provider", default="observed", show_default=True,
-              help="What-if: another provider's cache rules (anthropic, openai, deepseek, prefix); "
+              help="What-if: another provider's cache rules (anthropic, bedrock, vertex, gemini, openai, deepseek, prefix); "
                    "observed = each request's own (Anthropic, or OpenAI / DeepSeek for an OpenAI log).")
 @click.option("--breakpoints", type=click.Choice(["observed", "last", "auto", "none"]), default="observed",
               show_default=True, help="What-if: cache_control placement.")

@@ -6,25 +6,28 @@ from typing import Any
 from ..suggest import unknown
 from ..errors import UserError
 from .anthropic import AnthropicPolicy
-from .automatic import deepseek, openai
+from .automatic import deepseek, gemini, openai
 from .base import Decision, Policy
 from .prefix import PrefixPolicy
+from .tables import CLAUDE_PLATFORMS
 
-PROVIDERS = ("anthropic", "openai", "deepseek", "prefix", "vllm", "sglang")
+PROVIDERS = ("anthropic", "bedrock", "vertex", "gemini", "openai", "deepseek", "prefix", "vllm", "sglang")
 
 
 def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> Policy:
     """The policy of provider `name`; the serving engines (vllm, sglang) take their cache settings
     as keywords (`prefixsim.engines.policy.EnginePolicy`), the provider APIs take none. `bound`
-    picks the end of a documented retention range (openai, deepseek): "pessimistic" or "optimistic"."""
+    picks the end of a documented retention range (openai, deepseek, gemini): "pessimistic" or "optimistic"."""
     if engine_options and name not in ("vllm", "sglang"):
         raise UserError(f"provider {name!r} takes no engine settings (they apply to vllm and sglang)")
-    if name == "anthropic":
-        return AnthropicPolicy()
+    if name in CLAUDE_PLATFORMS:
+        return AnthropicPolicy(CLAUDE_PLATFORMS[name])
     if name == "openai":
         return openai(bound)
     if name == "deepseek":
         return deepseek(bound)
+    if name == "gemini":
+        return gemini(bound)
     if name == "prefix":
         return PrefixPolicy()
     if name in ("vllm", "sglang"):

@@ -1,12 +1,14 @@
 """Anthropic Messages API prompt caching (A-PC): breakpoints, the 20-block lookback, minimum length,
-5m/1h TTLs and the A/B/C mixed-TTL billing."""
+5m/1h TTLs and the A/B/C mixed-TTL billing; the same rules on Bedrock and Vertex with each platform's
+differences (tables.ClaudePlatform)."""
 from __future__ import annotations
 
 from ..errors import RequestError
 from ..model import PROMPT_END, TTL_SECONDS, Request
 from ..store import State, Store
 from .base import Decision
-from .tables import ANTHROPIC_LOOKBACK, ANTHROPIC_MAX_BREAKPOINTS, anthropic_min_tokens
+from .tables import (ANTHROPIC_LOOKBACK, ANTHROPIC_MAX_BREAKPOINTS, CLAUDE_API, ClaudePlatform,
+                     anthropic_min_tokens)
 
 
 def breakpoints(request: Request, marks: list[tuple[int, str]] | None = None) -> list[tuple[int, str]]:
@@ -42,19 +44,31 @@ def breakpoints(request: Request, marks: list[tuple[int, str]] | None = None) ->
 
 
 class AnthropicPolicy:
-    name = "anthropic"
+    def __init__(self, platform: ClaudePlatform = CLAUDE_API) -> None:
+        self.platform = platform
+        self.name = platform.name
 
     def describe(self, model: str) -> dict[str, str]:
         row = anthropic_min_tokens(model)
-        return {"provider": "anthropic", "minimum cacheable tokens": f"{row.value} ({row.source})",
-                "breakpoints": f"at most {ANTHROPIC_MAX_BREAKPOINTS.value}; writes only at breakpoints",
-                "lookback": f"{ANTHROPIC_LOOKBACK.value} blocks per breakpoint ({ANTHROPIC_LOOKBACK.source})",
-                "ttl": "5m default or 1h, refreshed by a hit, counted from request start (A-PC)"}
+        p = self.platform
+        out = {"provider": p.name, "minimum cacheable tokens": f"{row.value} ({row.source})"
+               + ("; on this platform each checkpoint needs it past the previous checkpoint" if p.spaced else ""),
+               "breakpoints": f"at most {ANTHROPIC_MAX_BREAKPOINTS.value}; writes only at breakpoints",
+               "lookback": f"{ANTHROPIC_LOOKBACK.value} blocks per breakpoint ({ANTHROPIC_LOOKBACK.source})",
+               "ttl": "5m default or 1h, refreshed by a hit, counted from request start (A-PC)"}
+        if not p.offers_1h(model):
+            out["ttl"] = f"5m only on {p.name} for {model}: a 1h breakpoint is written and billed as 5m"
+        if p is not CLAUDE_API:
+            out["platform rules"] = p.source
+        return out
 
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
                now: float, available_at: float, *, marks: list[tuple[int, str]] | None = None,
                d0: bytes = b"", counter: object = None, call: object = None) -> Decision:
         bps = breakpoints(request, marks)
+        p = self.platform
+        if not p.offers_1h(request.model):
+            bps = [(i, "5m") for i, _ in bps]
         total = cum[-1] if cum else 0
         minimum = anthropic_min_tokens(request.model).value
         window = ANTHROPIC_LOOKBACK.value
@@ -72,8 +86,14 @@ class AnthropicPolicy:
         if hit >= 0:
             store.touch_prefix(digests, hit, now)
         read = cum[hit] if hit >= 0 else 0
-        # Only breakpoints past the hit write, and only where the prefix reaches the minimum.
-        later = [(i, ttl) for i, ttl in bps if i > hit and cum[i] >= minimum]
+        # Only breakpoints past the hit write, and only where the prefix reaches the minimum (on a
+        # spaced platform: the minimum past the previous checkpoint that reached it).
+        later, last = [], 0
+        for i, ttl in bps:
+            if cum[i] - (last if p.spaced else 0) >= minimum:
+                last = cum[i]
+                if i > hit:
+                    later.append((i, ttl))
         for i, ttl in later:
             store.write(digests[i], cum[i], now, available_at, TTL_SECONDS[ttl], i)
         # A-PC mixed-TTL billing: A = highest hit, B = highest 1h breakpoint after A, C = last breakpoint.

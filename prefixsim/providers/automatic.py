@@ -17,7 +17,7 @@ from ..model import Block, Layer, Request
 from ..store import State, Store, extend_chain
 from ..tokenize import TokenCounter, common_prefix_tokens
 from .base import Decision
-from .tables import DEEPSEEK_RULE, AutoRule, openai_rule
+from .tables import DEEPSEEK_RULE, AutoRule, gemini_rule, openai_rule
 
 #: Parents whose next block is remembered (least recently written forgotten first), and the bytes of
 #: remembered block text at most: memory stays bounded on long traffic; a forgotten parent only loses
@@ -340,3 +340,7 @@ def openai(bound: str = "pessimistic") -> AutomaticPolicy:
 
 def deepseek(bound: str = "pessimistic") -> AutomaticPolicy:
     return AutomaticPolicy("deepseek", lambda model, retention: DEEPSEEK_RULE, bound)
+
+
+def gemini(bound: str = "pessimistic") -> AutomaticPolicy:
+    return AutomaticPolicy("gemini", gemini_rule, bound)

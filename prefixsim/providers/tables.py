@@ -126,11 +126,13 @@ def canonical_model(model: str) -> str:
     -> the id our tables use (`claude-sonnet-4-5`, `claude-haiku-3-5`, …). Other ids pass through lowercased."""
     m = model.strip().lower()
     m = m.rsplit("/", 1)[-1]
-    m = re.sub(r"^(?:[a-z-]+\.)?anthropic\.", "", m)            # Bedrock: us., eu., global., … profiles
+    # Bedrock: base ids `anthropic.…`, inference profiles `us.`/`eu.`/`apac.`/`us-gov.`/`global.anthropic.…`,
+    # genai-prices' `regional.anthropic.…`; Vertex: `claude-sonnet-4-5@20250929`, `claude-3-5-sonnet-v2@20241022`
+    m = re.sub(r"^(?:[a-z-]+\.)?anthropic\.", "", m)
+    m = re.sub(r"(?:-v\d+)?@\d{8}$", "", m)
     m = re.sub(r"-v\d+(?::\d+)?$", "", m)
     m = re.sub(r"-latest$", "", m)
     m = _DATE.sub("", m)
-    m = re.sub(r"@\d{8}$", "", m)                              # Vertex AI: claude-sonnet-4-5@20250929
     old = _OLD_STYLE.match(m)
     if old:
         major, minor, family, rest = old.groups()
@@ -144,6 +146,48 @@ def anthropic_min_tokens(model: str) -> Row:
     if row is None:
         raise UserError(unknown("Anthropic model", model, sorted(ANTHROPIC_MIN_TOKENS), show=6))
     return row
+
+
+# --- Claude on Bedrock and Vertex --------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ClaudePlatform:
+    """Where Claude is served, and how its prompt caching differs from the Claude API's (A-PC rules).
+
+    `one_hour`: the canonical models that offer ttl '1h' (None: every model, as on the API); a 1h
+    breakpoint on another model is written and billed as 5m. `org_wide`: entries are shared across
+    the organisation / project, not per workspace. `spaced`: each checkpoint needs the minimum number
+    of tokens past the previous checkpoint, not only from the start."""
+
+    name: str
+    one_hour: frozenset[str] | None
+    org_wide: bool
+    spaced: bool
+    source: str
+
+    def offers_1h(self, model: str) -> bool:
+        return self.one_hour is None or canonical_model(model) in self.one_hour
+
+
+CLAUDE_API = ClaudePlatform("anthropic", None, False, False,
+                            "A-PC, docs/rules.md#anthropic-prefix-breakpoints-and-lookback")
+#: 1h on Bedrock: AWS lists Claude Sonnet 4.5, Haiku 4.5 and Opus 4.5 (1-hour TTL launch, Jan 2026);
+#: Sonnet 4.6 / Opus 4.6 are reported working (anomalyco/opencode issue #23106); later models are
+#: assumed to keep it (UNCONFIRMED). Claude 4.1 and older: 5m only.
+_BEDROCK_1H = frozenset({"claude-opus-5", "claude-fable-5", "claude-mythos-5", "claude-mythos-preview",
+                         "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6", "claude-opus-4-5",
+                         "claude-sonnet-5", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-haiku-4-5"})
+BEDROCK = ClaudePlatform(
+    "bedrock", _BEDROCK_1H, True, True,
+    "AWS, docs/rules.md#bedrock-and-vertex-claude: cachePoint checkpoints (at most 4; the simplified single "
+    "cachePoint checks about 20 preceding blocks), each at least the model's minimum past the previous one "
+    "(1,024 then 2,048 cumulative on Claude 3.7 Sonnet); TTL 5m, 1h on Claude 4.5 and later; caches shared "
+    "per AWS account (organisation), not per workspace (A-PC)")
+VERTEX = ClaudePlatform(
+    "vertex", None, True, False,
+    "V-PC, docs/rules.md#bedrock-and-vertex-claude: 'behaves as described in the Anthropic documentation'; "
+    "caches unique to the Google Cloud project, shared across it, not per workspace (A-PC)")
+CLAUDE_PLATFORMS = {p.name: p for p in (CLAUDE_API, BEDROCK, VERTEX)}
 
 
 # --- Automatic prefix caching (OpenAI, DeepSeek) --------------------------------------------
@@ -239,3 +283,53 @@ def openai_rule(model: str, retention: str = "") -> AutoRule:
     if retention == "in_memory" and rule is _OPENAI_24H:
         return _OPENAI_IN_MEMORY
     return rule
+
+
+# --- Google Gemini implicit caching -----------------------------------------------------------
+
+# G-CC = ai.google.dev/gemini-api/docs/caching, stored copy "Last updated 2026-10-13 UTC" (read
+# 2026-11-30); the older interactions/caching copy of 2026-05-07 gave other minimums (2.5 Flash
+# 1,024, 2.5 Pro 4,096, 3 Pro Preview 4,096, 3 Flash Preview 1,024). G-VX = Google Cloud "Context
+# cache overview" (Vertex AI / Gemini Enterprise Agent Platform, read 2026-11-30): implicit prefixes
+# "expire within 24 hours" of creation, most sooner; cached tokens 90 % off; no storage fee.
+def _gemini(minimum: int, note: str) -> AutoRule:
+    return AutoRule(
+        minimum, 1, 0.0, 86400.0, 86400.0, False,
+        f"G-CC, docs/rules.md#google-gemini: implicit caching on 2.5 and later, automatic and best effort "
+        f"('no guarantee' of a hit): pessimistic = nothing read, optimistic = every prefix kept up to 24 h "
+        f"from its write (G-VX); min {minimum:,} tokens ({note}); writes cost plain input; read at block "
+        f"boundaries", partial=False)
+
+
+_G25 = "G-CC 2026-10-13; the 2026-05-07 copy says 1,024 for 2.5 Flash and 4,096 for 2.5 Pro"
+#: Longest matching prefix of the model id wins (gemini-2.5-flash covers -lite and dated previews).
+GEMINI_RULES: dict[str, AutoRule] = {
+    "gemini-2.5-flash": _gemini(2048, _G25), "gemini-2.5-pro": _gemini(2048, _G25),
+    "gemini-3-flash": _gemini(1024, "G-CC 2026-05-07 only: Gemini 3 Flash Preview"),
+    "gemini-3-pro": _gemini(4096, "G-CC 2026-05-07: Gemini 3 Pro Preview"),
+    "gemini-3.1": _gemini(4096, "G-CC 2026-10-13: Gemini 3.1 Pro Preview"),
+    **{f"gemini-3.{v}": _gemini(4096, "G-CC 2026-10-13: Gemini 3.5-3.8 Flash") for v in (5, 6, 7, 8)},
+    "gemini-4": _gemini(4096, "G-CC 2026-10-13: Gemini 4 Argon"),
+}
+
+
+def gemini_rule(model: str, retention: str = "") -> AutoRule:
+    """The implicit-caching rule of a Gemini model (2.5 and later; earlier models have none)."""
+    m = model.strip().lower().rsplit("/", 1)[-1]
+    best = max((k for k in GEMINI_RULES if m.startswith(k)), key=len, default=None)
+    if best is None:
+        raise UserError(f"unknown Gemini model {model!r} for implicit caching (2.5 and later; known families: "
+                        f"{', '.join(sorted(GEMINI_RULES))})")
+    return GEMINI_RULES[best]
+
+
+#: Explicit context caching (`CachedContent`) storage, USD per MTok per hour kept (genai-prices has
+#: none). G-PR = ai.google.dev/gemini-api/docs/pricing, stored copies read 2026-11-30 ("Context
+#: caching price ... storage price"): 2.5 Pro $4.50, 2.5 Flash $1.00 per 1,000,000 tokens per hour.
+#: A price sheet's `storage_mtok_hour` overrides it (prefixsim/analysis/gemini_explicit.py).
+GEMINI_STORAGE_MTOK_HOUR: dict[str, Row] = {
+    "gemini-2.5-pro": Row("4.50", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
+    "gemini-2.5-flash": Row("1.00", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
+}
+#: Explicit caches live 1 hour unless created with another TTL (G-CC "Explicit caching").
+GEMINI_EXPLICIT_DEFAULT_TTL = Row(3600.0, "G-CC, docs/rules.md#gemini-explicit-context-caching: TTL defaults to 1 hour")

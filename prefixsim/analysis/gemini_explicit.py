@@ -1,0 +1,135 @@
+"""Gemini explicit context caching (`CachedContent`) against implicit caching and no caching: a
+prefix of P tokens read k times an hour by reference, the explicit cache kept for its TTL T (hours).
+
+    no caching:          n·i·P                          n = k·T reads in the cache's life
+    implicit (a range):  pessimistic = no caching;  optimistic = i·P + (n − 1)·c·P
+    explicit:            i·P (creating it) + s·P·T (storage) + n·c·P (reads at the cached rate)
+    explicit beats no caching once k > k* = s / (i − c) + i / ((i − c)·T)
+
+i, c: input and cached rates at P (genai-prices `google`, long-context tier above 200 K included);
+s: storage per token-hour (providers/tables.py GEMINI_STORAGE_MTOK_HOUR, or the price sheet's
+`storage_mtok_hour`). Against implicit caching at its optimistic end explicit always costs s·P·T + c·P
+more: what it buys is the certainty implicit caching does not give (docs/rules.md#google-gemini).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from decimal import Decimal
+
+from ..errors import UserError
+from ..model import Call, Layer
+from ..pricing import MTOK, PriceBook, sheet_price
+from ..providers import get_policy
+from ..providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL, GEMINI_STORAGE_MTOK_HOUR
+from ..report.charts import LineChart, Series
+from ..runner import Simulator
+from .common import Builder, Prices, request
+
+PROVIDER = "gemini"
+DEFAULT_MODEL = "gemini-2.5-pro"
+READ_RATES = (0.5, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 30, 45, 60)
+TTLS_H = (0.25, 1.0, 6.0, 24.0)
+
+
+@dataclass(frozen=True)
+class ExplicitParams:
+    prefix: int = 100_000
+    reads: int = 6                        # reads of the prefix per hour
+    ttl_s: float = float(GEMINI_EXPLICIT_DEFAULT_TTL.value)
+
+
+def storage(model: str, book: PriceBook) -> tuple[Decimal, str]:
+    """USD per token-hour kept, and where it came from."""
+    row = book.sheet.get(model, {})
+    if "storage_mtok_hour" in row:
+        return sheet_price(model, "storage_mtok_hour", row["storage_mtok_hour"]) / MTOK, book.sheet_source
+    m = model.strip().lower().rsplit("/", 1)[-1]
+    best = max((k for k in GEMINI_STORAGE_MTOK_HOUR if m.startswith(k)), key=len, default=None)
+    if best is None:
+        raise UserError(f"no explicit-cache storage price for {model!r} (known: {', '.join(sorted(GEMINI_STORAGE_MTOK_HOUR))}); "
+                        "give storage_mtok_hour (USD per MTok per hour) in a price sheet")
+    r = GEMINI_STORAGE_MTOK_HOUR[best]
+    return Decimal(str(r.value)) / MTOK, r.source
+
+
+def _rates(model: str, book: PriceBook, prefix: int) -> tuple[Decimal, Decimal]:
+    r = book.rates(model, PROVIDER)
+    return r.input.at(prefix) / MTOK, r.cache_read.at(prefix) / MTOK
+
+
+def costs(model: str, book: PriceBook, prefix: int, reads_per_hour: float, ttl_h: float) -> dict[str, Decimal]:
+    """Total cost over one explicit cache's life (n = k·T reads), per design."""
+    i, c = _rates(model, book, prefix)
+    s, _ = storage(model, book)
+    n = Decimal(str(reads_per_hour)) * Decimal(str(ttl_h))
+    p = Decimal(prefix)
+    return {"none": n * i * p, "implicit_optimistic": (i * p + (n - 1) * c * p) if n >= 1 else n * i * p,
+            "explicit": i * p + s * p * Decimal(str(ttl_h)) + n * c * p}
+
+
+def break_even_reads(model: str, book: PriceBook, prefix: int, ttl_h: float) -> Decimal | None:
+    """k*: reads per hour above which an explicit cache kept ttl_h hours beats no caching."""
+    i, c = _rates(model, book, prefix)
+    s, _ = storage(model, book)
+    if i <= c:
+        return None
+    return s / (i - c) + i / ((i - c) * Decimal(str(ttl_h)))
+
+
+def study(p: Prices, f: ExplicitParams | None = None, book: PriceBook | None = None):
+    from .studies import Study, _k
+
+    f = f or ExplicitParams()
+    book = book or PriceBook()
+    model = p.model
+    s, s_source = storage(model, book)
+    ttls = sorted({*TTLS_H, f.ttl_s / 3600})
+    curve = []
+    for t in ttls:
+        for k in READ_RATES:
+            c = costs(model, book, f.prefix, k, t)
+            n = Decimal(str(k)) * Decimal(str(t))
+            curve.append({"ttl_h": t, "reads_per_hour": k,
+                          **{f"{d}_usd_per_read": float(v / n) for d, v in c.items()}})
+    table = []
+    for t in ttls:
+        ks = break_even_reads(model, book, f.prefix, t)
+        table.append({"ttl_h": t, "explicit_beats_no_caching_above_reads_per_hour":
+                      round(float(ks), 2) if ks is not None else "never",
+                      "explicit_vs_implicit_optimistic": "never cheaper",
+                      "storage_usd": float(s * f.prefix * Decimal(str(t)))})
+    mine = f.ttl_s / 3600
+    at = costs(model, book, f.prefix, f.reads, mine)
+    table.append({"ttl_h": mine, "reads_per_hour": f.reads, **{f"{d}_usd": float(v) for d, v in at.items()}})
+    series = [Series("no caching (= implicit, pessimistic)", list(READ_RATES),
+                     [r["none_usd_per_read"] for r in curve if r["ttl_h"] == mine], ":"),
+              Series("implicit, optimistic", list(READ_RATES),
+                     [r["implicit_optimistic_usd_per_read"] for r in curve if r["ttl_h"] == mine], "--")]
+    series += [Series(f"explicit, kept {t:g} h", list(READ_RATES),
+                      [r["explicit_usd_per_read"] for r in curve if r["ttl_h"] == t]) for t in ttls]
+    chart = LineChart(f"Explicit vs implicit caching, {_k(f.prefix)}-token prefix ({model})",
+                      "reads of the prefix per hour", "prefix cost per read (USD)", series, logx=True,
+                      note=f"prices: {p.source}; storage: {s_source}")
+    ks = break_even_reads(model, book, f.prefix, mine)
+    reading = (f"Kept {mine:g} h, an explicit cache of {_k(f.prefix)} tokens on {model} beats sending the prefix "
+               f"uncached once it is read more than {float(ks):.1f} times an hour (storage "
+               f"${float(s * MTOK):.2f}/MTok·h); implicit caching costs less whenever it hits, so the "
+               "explicit cache buys certainty, not a lower best case." if ks is not None else
+               f"On {model} the cached rate is not below the input rate: an explicit cache never pays.")
+    return Study("gemini-explicit", "Gemini explicit context caching vs implicit and none", table, curve, chart,
+                 reading, {**asdict(f), "storage_source": s_source})
+
+
+def check_pairs(p: Prices, book: PriceBook, f: ExplicitParams) -> list[tuple[Decimal, Decimal]]:
+    """The no-caching and optimistic implicit lines, closed form vs the gemini policy's replay (the
+    explicit line has no cache policy to replay: its terms are the three prices above)."""
+    pairs = []
+    blk = Builder().blk("prefix", f.prefix, Layer.SYSTEM)
+    for k in (1, f.reads or 1, 12):
+        n = max(1, int(k * f.ttl_s / 3600))
+        calls = [Call(j * 3600.0 / k, request(p.model, [blk], [])) for j in range(n)]
+        c = costs(p.model, book, f.prefix, k, n / k)
+        for bound, key in (("pessimistic", "none"), ("optimistic", "implicit_optimistic")):
+            sim = Simulator(PROVIDER, tokenizer="approx", prices=book, policy=get_policy(PROVIDER, bound))
+            pairs.append((c[key], sum((o.cost_usd for o in sim.run(calls)), Decimal(0))))
+    return pairs
