@@ -40,7 +40,7 @@ def _simulate(path: str, index: int, price_date: dt.date | None, start: dt.datet
     schema classes built at load time, which pickle only by value and slowly; each worker loads a
     file once (so a cluster's workers must see the files at the same paths). A UserError comes back
     as data: pickling an exception keeps only its message, and the CLI needs its file and line."""
-    from .api import simulate
+    from .variants import simulate
 
     try:
         return simulate(_runs(path)[index], price_date, start)
@@ -140,7 +140,7 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
     core (`local_workers`), started only when the work left pays for them (`_local`). With `executor="dask"` runs go to
     the dask.distributed scheduler at `scheduler`, sharded by run (one scenario variant's sessions).
     """
-    from .api import collect
+    from .variants import collect
 
     if workers < -1:
         raise UserError(f"--workers must be a count of processes, 0 or -1 for every core; got {workers}")

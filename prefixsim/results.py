@@ -219,9 +219,7 @@ class ScenarioResult:
         """The comparison of variants as a DataFrame (every summary column, GPU-seconds and the
         optimistic bound where they apply; `vs_cheapest` within each sweep value). Calling it,
         `res.comparison()`, gives the same rows as dicts."""
-        from .report.tables import comparison_rows
-
-        rows = [{k: val for k, val in r.items() if not k.startswith("_")} for r in comparison_rows(self)]
+        rows = [{k: val for k, val in r.items() if not k.startswith("_")} for r in ranked_comparison(self)]
         for r, v in zip(rows, self.variants):
             r["variant"] = v.base_variant
         cols = list(dict.fromkeys(["scenario", "variant", *self._params(), *(k for r in rows for k in r)]))
@@ -262,3 +260,20 @@ class ScenarioResult:
                 d["sweep"] = {"param": v.sweep_param, "value": v.sweep_value}
             variants.append(d)
         return {"name": self.name, "path": self.path, "description": self.description, "variants": variants}
+
+
+def ranked_comparison(res: "ScenarioResult") -> list[dict[str, Any]]:
+    """The comparison with `x cheapest` taken among designs that compare: at the same sweep value,
+    and of the same kind (provider APIs in dollars; engines have no dollar cost to divide by)."""
+    comp = res.comparison_rows()
+    for v, row in zip(res.variants, comp):
+        row["_base"] = v.base_variant
+        row["_sweep_value"] = v.sweep_value
+        row["_kind"] = v.self_hosted
+        if v.sweep_param is not None:
+            row[v.sweep_param] = v.sweep_value
+    for row in comp:
+        peers = [r for r in comp if r["_sweep_value"] == row["_sweep_value"] and r["_kind"] == row["_kind"]]
+        cheapest = min(r["cost_usd"] for r in peers)
+        row["vs_cheapest"] = None if row["_kind"] else (round(row["cost_usd"] / cheapest, 6) if cheapest else 1.0)
+    return comp

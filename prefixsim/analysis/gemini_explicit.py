@@ -13,29 +13,24 @@ more: what it buys is the certainty implicit caching does not give (docs/rules.m
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from decimal import Decimal
 
 from ..errors import UserError
 from ..model import Call, Layer
 from ..pricing import MTOK, PriceBook, sheet_price
 from ..providers import get_policy
-from ..providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL, GEMINI_STORAGE_MTOK_HOUR
+from ..providers.tables import GEMINI_STORAGE_MTOK_HOUR
 from ..report.charts import LineChart, Series
 from ..runner import Simulator
+from ..scenario.studyparams import ExplicitParams
 from .common import Builder, Prices, request
+from .study import Study, k_tokens as _k
 
 PROVIDER = "gemini"
 DEFAULT_MODEL = "gemini-2.5-pro"
 READ_RATES = (0.5, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 30, 45, 60)
 TTLS_H = (0.25, 1.0, 6.0, 24.0)
-
-
-@dataclass(frozen=True)
-class ExplicitParams:
-    prefix: int = 100_000
-    reads: int = 6                        # reads of the prefix per hour
-    ttl_s: float = float(GEMINI_EXPLICIT_DEFAULT_TTL.value)
 
 
 def storage(model: str, book: PriceBook) -> tuple[Decimal, str]:
@@ -77,7 +72,6 @@ def break_even_reads(model: str, book: PriceBook, prefix: int, ttl_h: float) -> 
 
 
 def study(p: Prices, f: ExplicitParams | None = None, book: PriceBook | None = None):
-    from .studies import Study, _k
 
     f = f or ExplicitParams()
     book = book or PriceBook()

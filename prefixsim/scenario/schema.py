@@ -376,7 +376,7 @@ class Scenario(Settings):
     @classmethod
     def _studies(cls, v):
         if v is not None:
-            from ..analysis.params import check_studies
+            from .studyparams import check_studies
             check_studies(v)
         return v
 

@@ -308,51 +308,6 @@ def _seconds(stamp: Any, path: str, line: int) -> float:
     return t
 
 
-class LineChecks:
-    """Per-log bookkeeping that turns a line into a skip or a note: duplicate request ids (the first
-    is kept), timestamps that go backwards (requests are replayed in time order anyway) and
-    requests without usage (nothing to compare the prediction with)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = str(path)
-        self.ids: dict[str, int] = {}
-        self.last_t: float | None = None
-        self.backwards = 0
-        self.first_backwards: int | None = None
-        self.no_usage = 0
-        self.first_no_usage: int | None = None
-
-    def duplicate(self, rid: str | None, line: int) -> bool:
-        if rid is None:
-            return False
-        first = self.ids.setdefault(rid, line)
-        if first != line:
-            problems.skip(self.path, line, f"duplicate request id {rid!r} (first at line {first})")
-            return True
-        return False
-
-    def time(self, t: float, line: int) -> None:
-        if self.last_t is not None and t < self.last_t:
-            self.backwards += 1
-            self.first_backwards = self.first_backwards or line
-        self.last_t = t if self.last_t is None else max(self.last_t, t)
-
-    def usage(self, observed: Usage | None, line: int) -> None:
-        if observed is None:
-            self.no_usage += 1
-            self.first_no_usage = self.first_no_usage or line
-
-    def finish(self) -> None:
-        if self.no_usage:
-            problems.note(self.path, self.first_no_usage,
-                          f"{self.no_usage} request{'s' if self.no_usage > 1 else ''} without usage "
-                          "(predicted, not compared with an observation)")
-        if self.backwards:
-            problems.note(self.path, self.first_backwards,
-                          f"{self.backwards} request{'s' if self.backwards > 1 else ''} logged out of time order "
-                          "(replayed in time order)")
-
-
 def request_id(obj: Any) -> str | None:
     """A log line's request id (None without one); UserError: the line is no Messages request."""
     if split_entry(obj)[0] is None:
@@ -373,7 +328,7 @@ def line_record(obj: Any, rid: str | None, index: int, path: str, line: int, siz
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
     """A JSONL log: one request per line (a body, or {request, response|usage, timestamp}), in file
     order. A line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
-    from .api_log import scan
+    from .scan import scan
 
     return [rec for _, rec in scan(path, request_id, line_record, sizer)]
 

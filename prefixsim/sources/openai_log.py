@@ -467,7 +467,7 @@ def line_record(obj: dict, rid: str | None, index: int, path: str, line: int, si
 def load_jsonl(path: Path, sizer: Sizer, provider: str | None = None) -> list[Record]:
     """One request per line: a body, or {request|body, response|usage, timestamp}, in file order. A
     line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
-    from .api_log import scan
+    from .scan import scan
 
     def one(obj, rid, index, p, line, s, history):
         return line_record(obj, rid, index, p, line, s, history, provider)
@@ -526,7 +526,7 @@ def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list
     """A VCR cassette's Chat Completions / Responses calls (other endpoints are passed over). An
     interaction that cannot be used is skipped and named."""
     from . import problems
-    from .anthropic_log import LineChecks
+    from .scan import LineChecks
     from .cassette import interactions, load_document, request_of
 
     doc = load_document(path)
