@@ -121,3 +121,11 @@ def test_imports_point_one_way():
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_extending_examples_print_what_the_page_says(monkeypatch):
+    monkeypatch.chdir(ROOT.parent)   # the examples name files from the repository's root
+    examples = doc_examples("extending.md")
+    assert len(examples) == 4, "docs/extending.md: one example per recipe"
+    for code, shown in examples:
+        assert run_example(code) == shown, code
