@@ -50,7 +50,8 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
     s = run.settings
     calls = Timeline(s, run.base_dir, lambda rel: load_json_file(run, rel)).play()
     when, at = _start(run, price_date, start)
-    prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at)
+    prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at,
+                       designs=True)
     provider, tokenizer = s.provider or "anthropic", s.tokenizer or "cl100k_base"
     policy = None
     if provider in ENGINES:  # a serving engine's cache is set up by `engine:`; the provider APIs ignore it
