@@ -59,7 +59,8 @@ class AutomaticPolicy:
     def describe(self, model: str) -> dict[str, str]:
         r = self._rule_for(model, "")
         where = "inside blocks (token level)" if r.partial else "at block boundaries"
-        writes = "every position past the minimum" if r.writes == "every" else "the request's end"
+        writes = {"every": "every position past the minimum", "end": "the request's end",
+                  "breakpoints": "its breakpoints (the latest eligible message end, explicit markers)"}[r.writes]
         if r.common_units:
             writes += ", and the common prefix of two requests (read from the next)"
         cap = "none" if r.max_lifetime == float("inf") else f"{r.max_lifetime:.0f} s from the write"
