@@ -159,3 +159,206 @@ def test_gpt_5_6_write_premium_arithmetic_on_an_appended_turn():
              blk(Layer.MESSAGES, '{"role":"user"}3', 76, "messages[3]"))                  # 1,676
     # read 1,400 at the exact boundary; the new user message's end is written: 276 tokens at the premium
     assert split(s.step(Call(10, Request("gpt-5.6", turn2)))) == (1400, 0, 276, 0)
+
+
+# --- GPT-5.6+: which message ends are breakpoints (O-PC "How prefix matching works") ---------------------
+
+def part(path, data, tokens):
+    return Block(Layer.MESSAGES, data.encode(), path, tokens=tokens)
+
+
+DEV = blk(Layer.SYSTEM, "input[0]", 600)
+
+
+def test_gpt_5_6_only_the_last_tool_response_of_a_group_is_a_breakpoint():
+    s = sim()
+    user_ = part("input[1]", '{"role":"user","content":"go"}', 100)
+    call = part("input[2]", '{"type":"function_call","call_id":"c1"}', 50)
+    out1 = part("input[3]", '{"type":"function_call_output","call_id":"c1","output":"one"}', 200)
+    out2 = part("input[4]", '{"type":"function_call_output","call_id":"c2","output":"two"}', 100)
+    # request 1 ends with a group of one tool response: the implicit breakpoint is its end, 1,450
+    assert split(s.step(Call(0, Request("gpt-5.6", (TOOLS, DEV, user_, call, out1))))) == (0, 0, 1450, 0)
+    # request 2 adds a second response to that group: only the group's last is eligible, so the end of
+    # the first (cached) is no lookup boundary; the user message end and developer end were not written
+    second = s.step(Call(10, Request("gpt-5.6", (TOOLS, DEV, user_, call, out1, out2))))
+    assert split(second) == (0, 0, 1550, 0)
+    assert str(second.cause) == ("lookback_exceeded (entry at input[3] is not one of this request's cache "
+                                 "lookup boundaries)")
+
+
+def test_gpt_5_6_chat_tool_messages_form_groups_too():
+    s = sim()
+    user_ = part("messages[1]", '{"role":"user","content":"go"}', 100)
+    asst = part("messages[2]", '{"role":"assistant","tool_calls":[]}', 50)
+    t1 = part("messages[3]", '{"role":"tool","tool_call_id":"c1","content":"one"}', 200)
+    t2 = part("messages[4]", '{"role":"tool","tool_call_id":"c2","content":"two"}', 100)
+    assert split(s.step(Call(0, Request("gpt-5.6", (TOOLS, DEV, user_, asst, t1, t2))))) == (0, 0, 1550, 0)
+
+
+def test_gpt_5_6_a_message_of_several_blocks_ends_at_its_last_block():
+    s = sim()
+    first = part("messages[1].content[0]", '{"role":"user"}{"type":"text","text":"a"}', 100)
+    second = part("messages[1].content[1]", '{"type":"text","text":"b"}', 100)
+    assert split(s.step(Call(0, Request("gpt-5.6", (TOOLS, DEV, first, second))))) == (0, 0, 1300, 0)
+    # a whole prompt that is one two-block user message (no tools, no developer message)
+    s = sim()
+    a = part("messages[0].content[0]", '{"role":"user"}{"type":"text","text":"a"}', 600)
+    b = part("messages[0].content[1]", '{"type":"text","text":"b"}', 600)
+    assert split(s.step(Call(0, Request("gpt-5.6", (a, b))))) == (0, 0, 1200, 0)
+
+
+def test_gpt_5_6_unnamed_blocks_are_messages_of_their_own():
+    s = sim()
+    user_ = part("", '{"role":"user","content":"q"}', 100)
+    asst = part("", '{"role":"assistant","content":"a"}', 100)
+    # the latest user message ends at block 2; the assistant block after it is not part of it
+    assert split(s.step(Call(0, Request("gpt-5.6", (TOOLS, DEV, user_, asst))))) == (0, 0, 1200, 100)
+
+
+def test_gpt_5_6_text_that_is_not_json_counts_as_a_user_message():
+    s = sim()
+    odd = part("messages[1]", "{not json", 100)
+    assert split(s.step(Call(0, Request("gpt-5.6", (TOOLS, DEV, odd))))) == (0, 0, 1200, 0)
+
+
+def test_gpt_5_6_without_a_user_message_writes_at_the_developer_end():
+    s = sim()
+    asst = part("messages[1]", '{"role":"assistant","content":"a"}', 100)
+    assert split(s.step(Call(0, Request("gpt-5.6", (TOOLS, DEV, asst))))) == (0, 0, 1100, 100)
+
+
+# --- DeepSeek: persisted prefix units (DS kv_cache) ------------------------------------------------------
+
+def text(layer, s, path):
+    return Block(layer, s.encode(), path)
+
+
+A = blk(Layer.SYSTEM, "messages[0]", 1100)
+
+
+def ds_sim(**kw):
+    return sim("deepseek", **kw)
+
+
+def test_deepseek_request_end_of_exactly_64_tokens_is_cached():
+    s = ds_sim()
+    r = Request("deepseek-chat", (blk(Layer.MESSAGES, "messages[0]", 64),))
+    assert split(s.step(Call(0, r))) == (0, 0, 0, 64)
+    assert split(s.step(Call(10, r))) == (64, 0, 0, 0)
+    s = ds_sim()
+    r = Request("deepseek-chat", (blk(Layer.MESSAGES, "messages[0]", 63),))
+    s.step(Call(0, r))
+    got = s.step(Call(10, r))
+    assert split(got) == (0, 0, 0, 63) and str(got.cause) == "below_minimum (63 tokens)"
+
+
+def test_deepseek_common_prefix_ending_at_a_block_boundary():
+    # A + B, A + C: A is persisted as their common prefix; A + D reads it (1,100 -> 1,088 in 64s)
+    s = ds_sim()
+    s.step(Call(0, Request("deepseek-chat", (A, blk(Layer.MESSAGES, "B-messages[1]", 100, "messages[1]")))))
+    second = s.step(Call(10, Request("deepseek-chat", (A, blk(Layer.MESSAGES, "C-messages[1]", 100, "messages[1]"))),
+                         stream="2"))
+    assert second.usage.cache_read == 0
+    third = s.step(Call(20, Request("deepseek-chat", (A, blk(Layer.MESSAGES, "X-messages[1]", 100, "messages[1]"))),
+                        stream="3"))
+    assert split(third) == (1088, 0, 0, 112) and third.read_blocks == 1
+
+
+def test_deepseek_common_prefix_of_exactly_64_tokens():
+    s = ds_sim()
+    for t, tail in ((0, "B"), (10, "C")):
+        s.step(Call(t, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 256 + tail * 40, "messages[0]"),)),
+                    stream=tail))
+    third = s.step(Call(20, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 256 + "X" * 40, "messages[0]"),)),
+                        stream="X"))
+    assert split(third) == (64, 0, 0, 10)
+
+
+@pytest.mark.parametrize("common", [63, 40])
+def test_deepseek_common_prefix_below_64_tokens_is_not_persisted(common):
+    s = ds_sim()
+    for t, tail in ((0, "B"), (10, "C"), (20, "X")):
+        got = s.step(Call(t, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * (4 * common) + tail * 200,
+                                                               "messages[0]"),)), stream=tail))
+        assert split(got) == (0, 0, 0, common + 50) and got.cause.kind == CauseKind.COLD
+    assert len(s.store) == 3                                       # the three request ends, no common unit
+
+
+def test_deepseek_short_shared_start_at_a_block_boundary_is_not_persisted():
+    s = ds_sim()
+    head = blk(Layer.SYSTEM, "messages[0]", 40)
+    for t, tail in ((0, "B"), (10, "C"), (20, "X")):
+        got = s.step(Call(t, Request("deepseek-chat", (head, blk(Layer.MESSAGES, tail, 100, "messages[1]"))),
+                          stream=tail))
+        assert split(got) == (0, 0, 0, 140) and got.read_blocks == 0 and got.cause.kind == CauseKind.COLD
+    assert len(s.store) == 3
+
+
+def test_deepseek_common_prefix_one_token_into_a_block():
+    s = ds_sim()
+    for t, tail in ((0, "B"), (10, "C")):
+        s.step(Call(t, Request("deepseek-chat", (A, text(Layer.MESSAGES, "ZZZZ" + tail * 40, "messages[1]"))),
+                    stream=tail))
+    third = s.step(Call(20, Request("deepseek-chat", (A, text(Layer.MESSAGES, "ZZZZ" + "X" * 40, "messages[1]"))),
+                        stream="X"))
+    assert third.usage.cache_read == 1088                          # 1,100 + 1 = 1,101 -> 1,088
+
+
+def test_deepseek_two_common_units_under_one_parent_both_stay_readable():
+    s = ds_sim()
+    p, r = "p" * 400, "r" * 400                                     # 100 tokens each
+    for t, tail in ((0, p + "B" * 40), (10, p + "C" * 40), (20, r + "D" * 40), (30, r + "E" * 40)):
+        s.step(Call(t, Request("deepseek-chat", (A, text(Layer.MESSAGES, tail, "messages[1]"))), stream=tail))
+    # A + p.. is a unit of 1,200 tokens (1,152 read); A alone (persisted when r.. followed p..) gives 1,088
+    got = s.step(Call(40, Request("deepseek-chat", (A, text(Layer.MESSAGES, p + "F" * 40, "messages[1]"))), stream="F"))
+    assert got.usage.cache_read == 1152
+    got = s.step(Call(50, Request("deepseek-chat", (A, text(Layer.MESSAGES, r + "G" * 40, "messages[1]"))), stream="G"))
+    assert got.usage.cache_read == 1152
+
+
+def test_deepseek_an_expired_common_unit_is_not_read():
+    s = ds_sim()
+    for t, head, tail in ((0, "D", "B"), (10, "D", "C"), (3000, "E", "B"), (3010, "E", "C")):
+        s.step(Call(t, Request("deepseek-chat", (text(Layer.MESSAGES, head * 1000 + tail * 200, "messages[0]"),)),
+                    stream=f"{t}"))
+    # the D unit was written at t=10: idle past 1 h at t=3,700 (the E unit, written at 3,010, is live)
+    got = s.step(Call(3700, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1000 + "X" * 200, "messages[0]"),)),
+                      stream="late"))
+    assert got.usage.cache_read == 0
+    got = s.step(Call(3701, Request("deepseek-chat", (text(Layer.MESSAGES, "E" * 1000 + "X" * 200, "messages[0]"),)),
+                      stream="late-e"))
+    assert got.usage.cache_read == 192                             # 250 -> 192
+
+
+def test_deepseek_common_unit_keeps_the_optimistic_window():
+    s = ds_sim(bound="optimistic")
+    for t, tail in ((0, "B"), (10, "C")):
+        s.step(Call(t, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1000 + tail * 200, "messages[0]"),)),
+                    stream=tail))
+    got = s.step(Call(7210, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1000 + "X" * 200, "messages[0]"),)),
+                      stream="X"))
+    assert got.usage.cache_read == 192                             # 2 h idle: inside the optimistic 24 h
+
+
+@pytest.mark.parametrize("capacity,read", [(850, 256), (849, 192)])
+def test_deepseek_common_unit_takes_its_tokens_in_a_bounded_store(capacity, read):
+    # two request ends of 300 tokens and their 250-token common unit: 850 tokens in all
+    s = Simulator("deepseek", tokenizer="approx", policy=get_policy("deepseek"), capacity=capacity)
+    r1 = Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1000 + "B" * 200, "messages[0]"),))
+    s.step(Call(0, r1))
+    s.step(Call(10, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1000 + "C" * 200, "messages[0]"),)), stream="c"))
+    # at 849 the first end was evicted for the unit: the same request again reads the unit, 250 -> 192
+    assert s.step(Call(20, r1, stream="again")).usage.cache_read == read
+
+
+def test_deepseek_common_prefix_counts_tokenizer_tokens():
+    from prefixsim.tokenize import get_tokenizer
+
+    tok = get_tokenizer("cl100k_base")
+    doc = " word" * 300                                           # 300 cl100k tokens, 1,500 bytes
+    s = Simulator("deepseek", tokenizer="cl100k_base", policy=get_policy("deepseek"))
+    for t, tail in ((0, " alpha"), (10, " omega")):
+        s.step(Call(t, Request("deepseek-chat", (text(Layer.MESSAGES, doc + tail, "messages[0]"),)), stream=tail))
+    got = s.step(Call(20, Request("deepseek-chat", (text(Layer.MESSAGES, doc + " delta", "messages[0]"),)), stream="d"))
+    assert tok.count_text(doc) == 300
+    assert got.usage.cache_read == 256                             # 300 -> 256 (the chars/4 count, 375, would give 320)
