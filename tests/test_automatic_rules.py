@@ -362,3 +362,47 @@ def test_deepseek_common_prefix_counts_tokenizer_tokens():
     got = s.step(Call(20, Request("deepseek-chat", (text(Layer.MESSAGES, doc + " delta", "messages[0]"),)), stream="d"))
     assert tok.count_text(doc) == 300
     assert got.usage.cache_read == 256                             # 300 -> 256 (the chars/4 count, 375, would give 320)
+
+
+def test_gpt_5_6_initial_developer_group_ends_at_its_last_message():
+    s = sim()
+    dev2 = blk(Layer.SYSTEM, "input[1]", 300)
+    asst = part("input[2]", '{"role":"assistant","content":"a"}', 100)
+    got = s.step(Call(0, Request("gpt-5.6", (TOOLS, DEV, dev2, asst))))
+    assert split(got) == (0, 0, 1400, 100) and got.read_blocks == 0
+    # no tools: the developer group starts the prompt
+    s = sim()
+    first = blk(Layer.SYSTEM, "input[0]", 1100)
+    assert split(s.step(Call(0, Request("gpt-5.6", (first, asst))))) == (0, 0, 1100, 100)
+    # a prompt that ends with the developer group, and one of tools only
+    assert split(sim().step(Call(0, Request("gpt-5.6", (TOOLS, DEV))))) == (0, 0, 1100, 0)
+    only_tools = sim().step(Call(0, Request("gpt-5.6", (blk(Layer.TOOLS, "tools[0]", 1100),))))
+    assert split(only_tools) == (0, 0, 0, 1100) and only_tools.cause.kind == CauseKind.COLD
+
+
+def test_empty_requests_cost_nothing():
+    for model in ("gpt-5.6", "gpt-4.1"):
+        got = sim().step(Call(0, Request(model, ())))
+        assert split(got) == (0, 0, 0, 0) and got.read_blocks == 0
+    got = ds_sim().step(Call(0, Request("deepseek-chat", ())))
+    assert split(got) == (0, 0, 0, 0)
+
+
+def test_gpt_5_6_explicit_marker_past_the_end_is_ignored():
+    got = sim().step(Call(0, Request("gpt-5.6", (TOOLS, DEV), cache_mode="explicit", explicit=(1, 2))))
+    assert split(got) == (0, 0, 1100, 0)
+
+
+@pytest.mark.parametrize("later,read", [(50, 0), (49, 1200)])
+def test_gpt_5_6_looks_up_the_first_2_and_latest_50_explicit_breakpoints(later, read):
+    # O-PC: lookups at the first 2 and the latest 50 explicit breakpoints. Request 1 marks blocks 0, 1,
+    # 2 and writes at block 2 (1,200; the first two are below the minimum). Request 2 marks 0, 1, 2
+    # and `later` more: with 50 more, block 2 is the 51st latest and neither of the first two.
+    head = (part("messages[0]", "m0", 100), part("messages[1]", "m1", 100), part("messages[2]", "m2", 1000))
+    s = sim()
+    first = s.step(Call(0, Request("gpt-5.6", head, cache_mode="explicit", explicit=(0, 1, 2))))
+    assert split(first) == (0, 0, 1200, 0)
+    tail = tuple(part(f"messages[{3 + k}]", f"t{k}", 10) for k in range(later))
+    got = s.step(Call(10, Request("gpt-5.6", head + tail, cache_mode="explicit", explicit=tuple(range(3 + later)))))
+    # written: from the read to the deepest of the (at most four) marked ends
+    assert split(got) == (read, 0, 1200 + 10 * later - read, 0)
