@@ -170,11 +170,13 @@ def part(path, data, tokens):
 DEV = blk(Layer.SYSTEM, "input[0]", 600)
 
 
-def test_gpt_5_6_only_the_last_tool_response_of_a_group_is_a_breakpoint():
+@pytest.mark.parametrize("output", [b"one", b"\xff bytes that are no UTF-8"])
+def test_gpt_5_6_only_the_last_tool_response_of_a_group_is_a_breakpoint(output):
     s = sim()
     user_ = part("input[1]", '{"role":"user","content":"go"}', 100)
     call = part("input[2]", '{"type":"function_call","call_id":"c1"}', 50)
-    out1 = part("input[3]", '{"type":"function_call_output","call_id":"c1","output":"one"}', 200)
+    out1 = Block(Layer.MESSAGES, b'{"type":"function_call_output","call_id":"c1","output":"' + output + b'"}',
+                 "input[3]", tokens=200)
     out2 = part("input[4]", '{"type":"function_call_output","call_id":"c2","output":"two"}', 100)
     # request 1 ends with a group of one tool response: the implicit breakpoint is its end, 1,450
     assert split(s.step(Call(0, Request("gpt-5.6", (TOOLS, DEV, user_, call, out1))))) == (0, 0, 1450, 0)
@@ -406,3 +408,57 @@ def test_gpt_5_6_looks_up_the_first_2_and_latest_50_explicit_breakpoints(later, 
     got = s.step(Call(10, Request("gpt-5.6", head + tail, cache_mode="explicit", explicit=tuple(range(3 + later)))))
     # written: from the read to the deepest of the (at most four) marked ends
     assert split(got) == (read, 0, 1200 + 10 * later - read, 0)
+
+
+# --- OpenAI before GPT-5.6: reads inside the first differing block, only where bytes compare --------------
+
+def test_openai_reads_inside_a_system_block():
+    # tools 500 + 1,500 common system tokens (6,000 equal characters) = 2,000 -> 1,920
+    s = sim()
+    s.step(Call(0, Request("gpt-4.1", (TOOLS, text(Layer.SYSTEM, "S" * 6000 + "a" * 40, "messages[0]")))))
+    got = s.step(Call(10, Request("gpt-4.1", (TOOLS, text(Layer.SYSTEM, "S" * 6000 + "b" * 40, "messages[0]"))),
+                      stream="b"))
+    assert got.usage.cache_read == 1920 and got.read_blocks == 1
+
+
+def test_openai_does_not_read_into_a_block_of_fixed_size_or_of_another_layer():
+    # a block sized by a count may hold a label, not its text; a block in another layer follows other
+    # layer parameters: neither is compared byte by byte (docs/rules.md#openai-automatic-prompt-caching)
+    s = sim()
+    s.step(Call(0, Request("gpt-4.1", (TOOLS, text(Layer.SYSTEM, "S" * 6000 + "a" * 40, "messages[0]")))))
+    fixed = Block(Layer.SYSTEM, b"S" * 6000 + b"b" * 40, "messages[0]", tokens=1510)
+    assert s.step(Call(10, Request("gpt-4.1", (TOOLS, fixed)), stream="b")).usage.cache_read == 0
+    other_layer = text(Layer.MESSAGES, "S" * 6000 + "c" * 40, "messages[0]")
+    assert s.step(Call(20, Request("gpt-4.1", (TOOLS, other_layer)), stream="c")).usage.cache_read == 0
+
+
+def test_deepseek_entry_read_is_older_than_the_end_written_after_it():
+    # capacity 2,500: A+B (1,200) then A+B+C reads it and writes 1,300; a 200-token request then evicts
+    # the least recently used, A+B (read before A+B+C was written), so A+B+D reads nothing
+    s = Simulator("deepseek", tokenizer="approx", policy=get_policy("deepseek"), capacity=2500)
+    b, c, d = (blk(Layer.MESSAGES, f"{x}-messages[1]", 100, "messages[1]") for x in "BCD")
+    s.step(Call(0, Request("deepseek-chat", (A, b))))
+    assert s.step(Call(10, Request("deepseek-chat", (A, b, blk(Layer.MESSAGES, "C2", 100, "messages[2]"))))).usage.cache_read == 1152
+    s.step(Call(20, Request("deepseek-chat", (blk(Layer.MESSAGES, "other", 200, "messages[0]"),)), stream="x"))
+    got = s.step(Call(30, Request("deepseek-chat", (A, b, d)), stream="y"))
+    assert got.usage.cache_read == 0 and got.cause.kind == CauseKind.EVICTED
+
+
+def test_deepseek_common_units_are_remembered_for_a_bounded_number_of_parents(monkeypatch):
+    from prefixsim.providers import automatic
+
+    monkeypatch.setattr(automatic, "REMEMBERED_PARENTS", 2)
+    s = ds_sim()
+    heads = [blk(Layer.SYSTEM, f"head-{k}", 1100, "messages[0]") for k in range(3)]
+    t = 0
+    for head in heads:                      # a common unit under each of three parents, oldest first
+        for tail in ("B", "C"):
+            t += 10
+            s.step(Call(t, Request("deepseek-chat", (head, text(Layer.MESSAGES, "p" * 400 + tail * 40, "messages[1]"))),
+                        stream=f"{t}"))
+    reads = [s.step(Call(100 + k, Request("deepseek-chat", (head, text(Layer.MESSAGES, "p" * 400 + "X" * 40,
+                                                                            "messages[1]"))), stream=f"r{k}")).usage.cache_read
+             for k, head in enumerate(heads)]
+    # the oldest parent's unit is forgotten (its head alone, persisted at the block boundary, is not: the
+    # two requests under it parted inside the block); the two newest still read 1,100 + 100 -> 1,152
+    assert reads == [0, 1152, 1152]
