@@ -462,3 +462,13 @@ def test_deepseek_common_units_are_remembered_for_a_bounded_number_of_parents(mo
     # the oldest parent's unit is forgotten (its head alone, persisted at the block boundary, is not: the
     # two requests under it parted inside the block); the two newest still read 1,100 + 100 -> 1,152
     assert reads == [0, 1152, 1152]
+
+
+def test_deepseek_a_read_of_a_common_unit_refreshes_it():
+    # 1 h idle (pessimistic): the unit D.. written at t=10 is read at 3,000 (by a request that shares more
+    # with the latest one, so its own new unit is D.. + C..) and again at 6,500, 3,500 s after that read
+    s = ds_sim()
+    for t, tail in ((0, "B" * 200), (10, "C" * 200), (3000, "C" * 100 + "Z" * 100), (6500, "Y" * 200)):
+        got = s.step(Call(t, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1000 + tail, "messages[0]"),)),
+                          stream=str(t)))
+        assert got.usage.cache_read == (192 if t > 10 else 0)
