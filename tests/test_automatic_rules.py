@@ -359,9 +359,10 @@ def test_deepseek_common_prefix_counts_tokenizer_tokens():
     tok = get_tokenizer("cl100k_base")
     doc = " word" * 300                                           # 300 cl100k tokens, 1,500 bytes
     s = Simulator("deepseek", tokenizer="cl100k_base", policy=get_policy("deepseek"))
-    for t, tail in ((0, " alpha"), (10, " omega")):
-        s.step(Call(t, Request("deepseek-chat", (text(Layer.MESSAGES, doc + tail, "messages[0]"),)), stream=tail))
-    got = s.step(Call(20, Request("deepseek-chat", (text(Layer.MESSAGES, doc + " delta", "messages[0]"),)), stream="d"))
+    for t, tail in ((0, " alpha"), (10, " omega")):                # tails of 200 tokens
+        s.step(Call(t, Request("deepseek-chat", (text(Layer.MESSAGES, doc + tail * 200, "messages[0]"),)), stream=tail))
+    got = s.step(Call(20, Request("deepseek-chat", (text(Layer.MESSAGES, doc + " delta" * 200, "messages[0]"),)),
+                      stream="d"))
     assert tok.count_text(doc) == 300
     assert got.usage.cache_read == 256                             # 300 -> 256 (the chars/4 count, 375, would give 320)
 
@@ -472,3 +473,12 @@ def test_deepseek_a_read_of_a_common_unit_refreshes_it():
         got = s.step(Call(t, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1000 + tail, "messages[0]"),)),
                           stream=str(t)))
         assert got.usage.cache_read == (192 if t > 10 else 0)
+
+
+def test_deepseek_common_prefix_of_exactly_64_tokens_at_a_block_boundary():
+    s = ds_sim()
+    head = blk(Layer.SYSTEM, "messages[0]", 64)
+    for t, tail in ((0, "B"), (10, "C")):
+        s.step(Call(t, Request("deepseek-chat", (head, blk(Layer.MESSAGES, tail, 100, "messages[1]"))), stream=tail))
+    got = s.step(Call(20, Request("deepseek-chat", (head, blk(Layer.MESSAGES, "X", 100, "messages[1]"))), stream="X"))
+    assert split(got) == (64, 0, 0, 100) and got.read_blocks == 1
