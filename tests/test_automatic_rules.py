@@ -482,3 +482,12 @@ def test_deepseek_common_prefix_of_exactly_64_tokens_at_a_block_boundary():
         s.step(Call(t, Request("deepseek-chat", (head, blk(Layer.MESSAGES, tail, 100, "messages[1]"))), stream=tail))
     got = s.step(Call(20, Request("deepseek-chat", (head, blk(Layer.MESSAGES, "X", 100, "messages[1]"))), stream="X"))
     assert split(got) == (64, 0, 0, 100) and got.read_blocks == 1
+
+
+def test_deepseek_a_request_that_is_exactly_the_common_prefix_reads_it():
+    s = ds_sim()
+    for t, tail in ((0, "B"), (10, "C")):
+        s.step(Call(t, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1000 + tail * 200, "messages[0]"),)),
+                    stream=tail))
+    got = s.step(Call(20, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1000, "messages[0]"),)), stream="d"))
+    assert split(got) == (192, 0, 0, 58)                            # 250 tokens, the whole unit -> 192
