@@ -170,12 +170,14 @@ def part(path, data, tokens):
 DEV = blk(Layer.SYSTEM, "input[0]", 600)
 
 
-@pytest.mark.parametrize("output", [b"one", b"\xff bytes that are no UTF-8"])
-def test_gpt_5_6_only_the_last_tool_response_of_a_group_is_a_breakpoint(output):
+@pytest.mark.parametrize("kind,output", [(b"function_call_output", b"one"),
+                                         (b"function_call_output", b"\xff bytes that are no UTF-8"),
+                                         (b"custom_tool_call_output", b"one")])
+def test_gpt_5_6_only_the_last_tool_response_of_a_group_is_a_breakpoint(kind, output):
     s = sim()
-    user_ = part("input[1]", '{"role":"user","content":"go"}', 100)
+    user_ = part("input[1]", '{"content":"go","role":"user"}', 100)        # role not first: decoded
     call = part("input[2]", '{"type":"function_call","call_id":"c1"}', 50)
-    out1 = Block(Layer.MESSAGES, b'{"type":"function_call_output","call_id":"c1","output":"' + output + b'"}',
+    out1 = Block(Layer.MESSAGES, b'{"type":"' + kind + b'","call_id":"c1","output":"' + output + b'"}',
                  "input[3]", tokens=200)
     out2 = part("input[4]", '{"type":"function_call_output","call_id":"c2","output":"two"}', 100)
     # request 1 ends with a group of one tool response: the implicit breakpoint is its end, 1,450
@@ -491,3 +493,10 @@ def test_deepseek_a_request_that_is_exactly_the_common_prefix_reads_it():
                     stream=tail))
     got = s.step(Call(20, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1000, "messages[0]"),)), stream="d"))
     assert split(got) == (192, 0, 0, 58)                            # 250 tokens, the whole unit -> 192
+
+
+def test_gpt_5_6_a_user_message_is_recognised_wherever_its_role_key_is():
+    s = sim()
+    user_ = part("messages[1]", '{"content":"go","role":"user"}', 100)
+    asst = part("messages[2]", '{"content":"ok","role":"assistant"}', 100)
+    assert split(s.step(Call(0, Request("gpt-5.6", (TOOLS, DEV, user_, asst))))) == (0, 0, 1200, 100)
