@@ -500,3 +500,35 @@ def test_gpt_5_6_a_user_message_is_recognised_wherever_its_role_key_is():
     user_ = part("messages[1]", '{"content":"go","role":"user"}', 100)
     asst = part("messages[2]", '{"content":"ok","role":"assistant"}', 100)
     assert split(s.step(Call(0, Request("gpt-5.6", (TOOLS, DEV, user_, asst))))) == (0, 0, 1200, 100)
+
+
+def test_gpt_5_6_exact_minimum_and_below_it():
+    exact = sim().step(Call(0, Request("gpt-5.6", (TOOLS, blk(Layer.SYSTEM, "input[0]", 524)))))
+    assert split(exact) == (0, 0, 1024, 0) and exact.cause.kind == CauseKind.COLD
+    short = sim().step(Call(0, Request("gpt-5.6", (TOOLS, blk(Layer.SYSTEM, "input[0]", 500),
+                                                   part("input[1]", '{"role":"user"}', 10)))))
+    assert split(short) == (0, 0, 0, 1010) and str(short.cause) == "below_minimum (1010 tokens)"
+
+
+def test_gpt_5_6_a_read_of_the_first_block_refreshes_it():
+    # 30 min after the latest write or reuse (O-PC): block 0 written at 0, read at 1,000, read again at 2,500
+    s = sim()
+    first = blk(Layer.SYSTEM, "input[0]", 1100)
+    for t in (0, 1000, 2500):
+        got = s.step(Call(t, Request("gpt-5.6", (first, part("input[1]", '{"role":"user"}%d' % t, 100)), explicit=(0,))))
+        assert got.usage.cache_read == (1100 if t else 0)
+
+
+def test_gpt_5_6_writes_at_most_four_breakpoints_the_deepest():
+    s = sim()
+    marked = tuple(part(f"messages[{k}]", f"m{k}", 1100 if k == 0 else 100) for k in range(5))   # 1,100 .. 1,500
+    assert split(s.step(Call(0, Request("gpt-5.6", marked, cache_mode="explicit", explicit=tuple(range(5)))))) \
+        == (0, 0, 1500, 0)
+    # the shallowest marked end was not written
+    got = s.step(Call(10, Request("gpt-5.6", (marked[0], part("messages[1]", "other", 100)), cache_mode="explicit",
+                                  explicit=(0,))))
+    assert got.usage.cache_read == 0
+
+
+def test_describe_gives_the_rule_source():
+    assert openai().describe("gpt-4o")["source"] == openai().rule(Request("gpt-4o", ())).source
