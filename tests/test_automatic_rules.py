@@ -532,3 +532,19 @@ def test_gpt_5_6_writes_at_most_four_breakpoints_the_deepest():
 
 def test_describe_gives_the_rule_source():
     assert openai().describe("gpt-4o")["source"] == openai().rule(Request("gpt-4o", ())).source
+
+
+def test_openai_a_part_block_read_rounded_to_nothing_is_no_hit():
+    # bug found by mutation testing: 100 + 100 common tokens round down to 0 (under 1,024), yet the
+    # request was reported as a hit of one block; it is a miss, below the minimum for its 250 tokens
+    s = sim()
+    head = blk(Layer.SYSTEM, "messages[0]", 100)
+    s.step(Call(0, Request("gpt-4.1", (head, text(Layer.MESSAGES, "D" * 4000, "messages[1]")))))
+    got = s.step(Call(10, Request("gpt-4.1", (head, text(Layer.MESSAGES, "D" * 400 + "E" * 200, "messages[1]"))),
+                      stream="b"))
+    assert split(got) == (0, 0, 0, 250) and got.read_blocks == 0
+    assert str(got.cause) == "below_minimum (250 tokens)"
+    # above the minimum, the same rounded-away read is a cold miss
+    got = s.step(Call(20, Request("gpt-4.1", (head, text(Layer.MESSAGES, "D" * 400 + "F" * 4000, "messages[1]"))),
+                      stream="c"))
+    assert got.usage.cache_read == 0 and got.read_blocks == 0 and got.cause.kind == CauseKind.COLD

@@ -94,6 +94,8 @@ class AutomaticPolicy:
                 break
         matched = (cum[hit] if hit >= 0 else 0) + extra
         read = _rounded(matched, rule)
+        if read == 0:   # a part-block read rounded down to nothing reads nothing (O-PC: none below the minimum)
+            hit, unit = -1, None
         if hit >= 0:   # reading a prefix keeps its shorter prefixes alive too (Store.touch_prefix)
             store.touch_prefix(digests, hit, now)
         if unit is not None:   # a common-prefix unit read is refreshed like any entry
