@@ -548,3 +548,42 @@ def test_openai_a_part_block_read_rounded_to_nothing_is_no_hit():
     got = s.step(Call(20, Request("gpt-4.1", (head, text(Layer.MESSAGES, "D" * 400 + "F" * 4000, "messages[1]"))),
                       stream="c"))
     assert got.usage.cache_read == 0 and got.read_blocks == 0 and got.cause.kind == CauseKind.COLD
+
+
+def test_openai_a_common_start_one_token_short_of_the_minimum_reads_nothing():
+    s = sim()
+    s.step(Call(0, Request("gpt-4.1", (text(Layer.MESSAGES, "D" * 4092 + "a" * 400, "messages[0]"),))))
+    got = s.step(Call(10, Request("gpt-4.1", (text(Layer.MESSAGES, "D" * 4092 + "b" * 400, "messages[0]"),)), stream="b"))
+    assert got.usage.cache_read == 0                               # 1,023 common tokens: under 1,024
+
+
+def test_openai_a_read_of_the_first_block_refreshes_it():
+    # in_memory, 300 s idle: block 0 (1,100) written at 0, read at 240 and at 480 by other continuations
+    s = sim()
+    first = blk(Layer.SYSTEM, "messages[0]", 1100)
+    for t in (0, 240, 480):
+        got = s.step(Call(t, Request("gpt-4o", (first, msg(1, 100, str(t)))), stream=str(t)))
+        assert got.usage.cache_read == (1024 if t else 0)
+
+
+def test_deepseek_a_whole_first_block_that_is_the_common_prefix_reads_all_of_it():
+    s = ds_sim()
+    for t, tail in ((0, "B"), (10, "C")):
+        s.step(Call(t, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1024 + tail * 200, "messages[0]"),)),
+                    stream=tail))
+    got = s.step(Call(20, Request("deepseek-chat", (text(Layer.MESSAGES, "D" * 1024, "messages[0]"),)), stream="d"))
+    assert split(got) == (256, 0, 0, 0)
+
+
+@pytest.mark.parametrize("tokenizer,common", [("approx", 5750), ("cl100k_base", 4600)])
+def test_openai_reads_the_common_start_in_tokens_not_bytes(tokenizer, common):
+    from prefixsim.tokenize import get_tokenizer
+
+    tok = get_tokenizer(tokenizer)
+    doc = " word" * 4600                                          # 23,000 characters
+    s = Simulator("openai", tokenizer=tokenizer, policy=get_policy("openai"))
+    s.step(Call(0, Request("gpt-4.1", (text(Layer.MESSAGES, doc + " alpha" * 2000, "messages[0]"),))))
+    got = s.step(Call(10, Request("gpt-4.1", (text(Layer.MESSAGES, doc + " omega" * 2000, "messages[0]"),)), stream="b"))
+    # cl100k: one token per " word"; chars/4: 23,001 common characters (with the next space) -> 5,750
+    assert tokenizer == "approx" or tok.count_text(doc) == common
+    assert got.usage.cache_read == common - common % 128
