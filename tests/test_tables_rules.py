@@ -29,10 +29,15 @@ def test_canonical_model(given, canonical):
 
 
 def test_unknown_anthropic_model_names_the_known_ones():
+    # a near miss gets the nearest name; a name near none gets the known ones (cut to six)
     with pytest.raises(UserError) as e:
-        anthropic_min_tokens("claude-foo")
-    known = ", ".join(sorted(tables.ANTHROPIC_MIN_TOKENS))
-    assert str(e.value) == f"unknown Anthropic model 'claude-foo' (known: {known})"
+        anthropic_min_tokens("claude-sonet-4-5")
+    assert str(e.value) == "unknown Anthropic model 'claude-sonet-4-5' (did you mean 'claude-sonnet-4-5'?)"
+    with pytest.raises(UserError) as e:
+        anthropic_min_tokens("claude-nonesuch-9")
+    known = sorted(tables.ANTHROPIC_MIN_TOKENS)
+    assert str(e.value) == (f"unknown Anthropic model 'claude-nonesuch-9' (valid: {', '.join(known[:6])}, ... "
+                            f"({len(known)} in all))")
     assert anthropic_min_tokens("claude-3-5-haiku-20241022").value == 2048
 
 
