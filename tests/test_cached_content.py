@@ -2,8 +2,7 @@ from decimal import Decimal
 
 import pytest
 
-from prefixsim.analysis.cached_content import CachedContent
-from prefixsim.analysis.gemini_explicit import storage
+from prefixsim.cached_content import CachedContent, storage, storage_cost
 from prefixsim.errors import UserError
 from prefixsim.pricing import PriceBook
 
@@ -11,28 +10,28 @@ from prefixsim.pricing import PriceBook
 def test_storage_two_hours_2_5_pro():
     # G-PR: 2.5 Pro storage $4.50 / MTok / h; 100 K tokens kept 2 h = 0.1 × 2 × 4.50 = $0.90
     s, _ = storage("gemini-2.5-pro", PriceBook())
-    c = CachedContent.create("ctx", 100_000, 0.0, ttl_s=7200)
-    assert c.storage_usd(s) == Decimal("0.90")
+    c = CachedContent.create("ctx", 0.0, ttl_s=7200)
+    assert storage_cost(100_000, c.kept_s, s) == Decimal("0.90")
 
 
 def test_default_ttl_one_hour_and_expiry():
-    c = CachedContent.create("ctx", 1_000_000, 10.0)
+    c = CachedContent.create("ctx", 10.0)
     assert c.end == 3610.0 and c.alive(3609.9) and not c.alive(3610.0)
     s, _ = storage("gemini-2.5-flash", PriceBook())   # $1.00 / MTok / h
-    assert c.storage_usd(s) == Decimal("1.00")
+    assert storage_cost(1_000_000, c.kept_s, s) == Decimal("1.00")
 
 
 def test_update_ttl_counts_from_update_and_delete_ends_billing():
-    c = CachedContent.create("ctx", 100_000, 0.0)     # expires at 1 h
-    c.update_ttl(1800.0, 7200)                         # now expires at 2.5 h
+    c = CachedContent.create("ctx", 0.0)     # expires at 1 h
+    c.update_ttl(1800.0, 7200)               # now expires at 2.5 h
     assert c.end == 9000.0
-    c.delete(5400.0)                                   # kept 1.5 h
+    c.delete(5400.0)                         # kept 1.5 h
     s, _ = storage("gemini-2.5-pro", PriceBook())
-    assert c.storage_usd(s) == Decimal("0.675")        # 0.1 × 1.5 × 4.50
+    assert storage_cost(100_000, c.kept_s, s) == Decimal("0.675")   # 0.1 × 1.5 × 4.50
     with pytest.raises(UserError):
         c.update_ttl(6000.0, 60)
 
 
 def test_bad_ttl():
     with pytest.raises(UserError):
-        CachedContent.create("ctx", 1, 0.0, ttl_s=0)
+        CachedContent.create("ctx", 0.0, ttl_s=0)
