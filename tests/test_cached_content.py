@@ -35,3 +35,17 @@ def test_update_ttl_counts_from_update_and_delete_ends_billing():
 def test_bad_ttl():
     with pytest.raises(UserError):
         CachedContent.create("ctx", 0.0, ttl_s=0)
+
+
+def test_simulator_creation_storage_and_read_by_reference():
+    from prefixsim.model import Block, CachedRef, Call, Layer, Request
+    from prefixsim.runner import Simulator
+    prefix = Block(Layer.SYSTEM, b"p" * 64, "system", None, 100_000)
+    turn = Block(Layer.MESSAGES, b"q" * 64, "messages[0]", None, 1_000)
+    sim = Simulator("gemini", tokenizer="approx")   # pessimistic implicit: no implicit hit
+    made = sim.step(Call(0.0, Request("gemini-2.5-pro", (prefix,)), stream="cache c",
+                         cached=CachedRef("c", 1, create=True, kept_s=7200)))
+    assert made.usage.input_tokens == 100_000 and made.storage_usd == Decimal("0.90")
+    assert made.cost_usd == Decimal("0.125")          # 0.1 MTok at $1.25 input (≤200K)
+    read = sim.step(Call(60.0, Request("gemini-2.5-pro", (prefix, turn)), cached=CachedRef("c", 1)))
+    assert read.usage.cache_read == 100_000 and read.usage.input_tokens == 1_000
