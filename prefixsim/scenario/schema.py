@@ -192,6 +192,30 @@ class ImageSpec(StepBase):
     size: Tokens = 1600
 
 
+class CreateCacheSpec(StepBase):
+    """Gemini explicit caching: create a CachedContent holding the conversation's tools, system
+    instruction and first `messages` messages (all so far by default). Creating it is billed as input
+    tokens; it is kept, and its storage billed per MTok-hour, until deleted or `ttl` after the last
+    create or update. While it lives, requests that start with it read it at the cached rate."""
+
+    name: str = "cache"
+    messages: Count | None = Field(None, description="Messages of the conversation it holds (default: all so far).")
+    ttl: Duration = Field(3600.0, description="Time to live (default 1 h, G-CC).")
+
+
+class UpdateCacheSpec(StepBase):
+    """Set a live CachedContent's TTL: it now expires `ttl` after this step."""
+
+    name: str = "cache"
+    ttl: Duration = 3600.0
+
+
+class DeleteCacheSpec(StepBase):
+    """Delete a live CachedContent: its storage stops here."""
+
+    name: str = "cache"
+
+
 def _step_key(v: Any) -> str | None:
     if isinstance(v, BaseModel):  # an already-validated step (variants re-validate merged settings)
         return next(iter(type(v).model_fields))
@@ -210,6 +234,7 @@ def _single(kind: str, spec: type) -> type:
 STEP_SPECS: dict[str, type] = {
     "request": RequestSpec, "fork": ForkSpec, "subagent": SubagentSpec, "btw": BtwSpec,
     "wait": WaitSpec, "compact": CompactSpec, "add_image": ImageSpec,
+    "create_cache": CreateCacheSpec, "update_cache": UpdateCacheSpec, "delete_cache": DeleteCacheSpec,
 }
 #: Parent-level changes take the same value as the matching Modification field.
 CHANGE_STEPS = ("remove_tool", "add_tool", "reorder_tools", "reorder_keys", "edit_system",
@@ -218,7 +243,8 @@ STEP_KINDS = tuple(STEP_SPECS) + CHANGE_STEPS
 
 # The scalar shorthand each step accepts: `- wait: 5m`, `- fork: 5`, `- request: 3`.
 SHORTHAND = {"wait": "seconds", "fork": "children", "subagent": "children", "request": "turns",
-             "btw": "question", "compact": "summary", "add_image": "size"}
+             "btw": "question", "compact": "summary", "add_image": "size",
+             "create_cache": "name", "update_cache": "name", "delete_cache": "name"}
 
 
 _STEP_MODELS = {k: _single(k, v) for k, v in STEP_SPECS.items()}
