@@ -12,7 +12,8 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, Discriminator, 
 
 # The format's value types and limits (re-exported: other modules read the limits here).
 from .fields import (MAX_COUNT, MAX_SECONDS, MAX_SWEEP, MAX_TOKENS, TTL, Count, Duration,  # noqa: F401
-                     Price, Strict, Tokens, parse_duration, parse_size, size_value)
+                     Price, StepBase, Strict, Tokens, parse_duration, parse_size, size_value)
+from .cache_specs import CreateCacheSpec, DeleteCacheSpec, UpdateCacheSpec
 
 
 def _text_or_size(v: Any) -> Any:
@@ -84,12 +85,6 @@ class Conversation(Strict):
 
 
 # --- timeline steps ----------------------------------------------------------------------------
-
-class StepBase(Strict):
-    label: str | None = None
-    after: Duration | None = Field(None, description="Start this long after the previous step.")
-    at: Duration | None = Field(None, description="Start at this time since the scenario began.")
-
 
 class RequestSpec(StepBase):
     """The parent takes `turns` turns of its tool loop."""
@@ -190,30 +185,6 @@ class ImageSpec(StepBase):
     """A user message with an image (images invalidate the messages layer, A-PC)."""
 
     size: Tokens = 1600
-
-
-class CreateCacheSpec(StepBase):
-    """Gemini explicit caching: create a CachedContent holding the conversation's tools, system
-    instruction and first `messages` messages (all so far by default). Creating it is billed as input
-    tokens; it is kept, and its storage billed per MTok-hour, until deleted or `ttl` after the last
-    create or update. While it lives, requests that start with it read it at the cached rate."""
-
-    name: str = "cache"
-    messages: Count | None = Field(None, description="Messages of the conversation it holds (default: all so far).")
-    ttl: Duration = Field(3600.0, description="Time to live (default 1 h, G-CC).")
-
-
-class UpdateCacheSpec(StepBase):
-    """Set a live CachedContent's TTL: it now expires `ttl` after this step."""
-
-    name: str = "cache"
-    ttl: Duration = 3600.0
-
-
-class DeleteCacheSpec(StepBase):
-    """Delete a live CachedContent: its storage stops here."""
-
-    name: str = "cache"
 
 
 def _step_key(v: Any) -> str | None:
