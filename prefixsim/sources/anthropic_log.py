@@ -12,8 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import re
-from urllib.parse import unquote
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from ..model import PROMPT_END, Block, Call, Layer, Request, Usage
 from ..providers.anthropic import breakpoints as anthropic_breakpoints
 from ..render import History, render_anthropic
 from .problems import guarded
+from .cloud import cloud_model, with_url_model
 from .record import Record, check_model, checked_usage, request_key, shown, token_count
 
 #: Seconds between consecutive requests of a log without timestamps (well inside any TTL).
@@ -33,37 +32,6 @@ DEFAULT_TTFT = 1.0
 
 def is_body(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("messages"), list) and "model" in obj
-
-
-#: Cloud endpoints that carry the model in the URL, not the body (the body has `anthropic_version`):
-#: Bedrock `/model/{modelId}/invoke` and `/invoke-with-response-stream`; Vertex AI
-#: `.../publishers/anthropic/models/{model}:rawPredict` and `:streamRawPredict`.
-_CLOUD_URLS = (("bedrock", re.compile(r"/model/([^/?#]+)/invoke(?:-with-response-stream)?(?:[?#/]|$)")),
-               ("vertex", re.compile(r"/publishers/anthropic/models/([^/?#:]+):(?:stream)?[rR]awPredict(?:[?#]|$)")))
-
-
-def cloud_model(url: object) -> tuple[str, str] | None:
-    """(platform, model id) of a Bedrock or Vertex AI Messages URL; None for any other URL."""
-    if not isinstance(url, str):
-        return None
-    for platform, pattern in _CLOUD_URLS:
-        m = pattern.search(url)
-        if m:
-            return platform, unquote(m.group(1))
-    return None
-
-
-def with_url_model(body: Any, url: object) -> Any:
-    """A Bedrock / Vertex body (`anthropic_version`, messages, no `model`) with the model its URL
-    names, mapped to the Anthropic id our tables and prices use (`us.anthropic.claude-sonnet-4-5-
-    20250929-v1:0`, `claude-sonnet-4-5@20250929` -> `claude-sonnet-4-5`); any other body as it is."""
-    from ..providers.tables import canonical_model
-
-    if not (isinstance(body, dict) and "model" not in body and "anthropic_version" in body
-            and isinstance(body.get("messages"), list)):
-        return body
-    found = cloud_model(url)
-    return body if found is None else {**body, "model": canonical_model(found[1])}
 
 
 def _url_of(obj: dict) -> object:
