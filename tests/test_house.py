@@ -129,3 +129,9 @@ def test_extending_examples_print_what_the_page_says(monkeypatch):
     assert len(examples) == 4, "docs/extending.md: one example per recipe"
     for code, shown in examples:
         assert run_example(code) == shown, code
+
+
+def test_no_module_is_over_400_lines():
+    sizes = {str(p.relative_to(ROOT.parent)): len(p.read_text().splitlines()) for p in ROOT.rglob("*.py")}
+    over = {k: v for k, v in sizes.items() if v > 400}
+    assert not over, f"split these by what they hold: {over}"
