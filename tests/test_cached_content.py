@@ -101,3 +101,34 @@ def test_run_table_has_no_storage_column_without_explicit_caches(tmp_path):
     for scenario in ("scenarios/ttl-expiry.yaml", "scenarios/multi-cloud.yaml"):
         out = _run(tmp_path, str(ROOT / scenario), "-v")
         assert "storage $" not in out and "storage_usd" not in out, scenario
+
+
+@pytest.mark.parametrize("model,least", [
+    ("gemini-2.5-flash", 1024),        # the API's own 400 (G-ERR), below the 2026-10-13 page's 2,048
+    ("gemini-2.5-flash-lite", 2048),   # the API's own 400 (G-ERR); no page lists it
+    ("gemini-2.5-pro", 2048), ("models/gemini-2.5-pro-preview-05-06", 2048),
+    ("gemini-3-pro-preview", 4096), ("gemini-3-flash-preview", 1024), ("gemini-3.1-pro-preview", 4096),
+])
+def test_explicit_minimum_by_model(model, least):
+    from prefixsim.providers.tables import gemini_explicit_minimum
+
+    assert gemini_explicit_minimum(model).value == least
+
+
+def test_explicit_cache_below_the_minimum_is_refused(tmp_path):
+    # 2.5 Pro: 2,048 tokens at least. A 1,000-token system instruction (+ 8 framing) is refused with
+    # the API's wording; 2,040 + 8 = 2,048 is created.
+    import subprocess
+    import sys
+
+    small = tmp_path / "small.yaml"
+    small.write_text(STORAGE_SCENARIO.replace("system: 100000", "system: 1000"))
+    p = subprocess.run([sys.executable, "-c", "from prefixsim.cli import main; main()", "run", str(small),
+                        "--out", str(tmp_path / "r")], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2
+    assert (f"{small}:1: create ctx: Cached content is too small. total_token_count=1008, "
+            "min_total_token_count=2048 (gemini-2.5-pro;" in p.stderr)
+    assert "Traceback" not in p.stderr
+    edge = tmp_path / "edge.yaml"
+    edge.write_text(STORAGE_SCENARIO.replace("system: 100000", "system: 2040"))
+    assert "2,048" in _run(tmp_path, str(edge), "-v")
