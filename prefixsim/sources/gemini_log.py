@@ -89,9 +89,9 @@ def looks_gemini(obj: Any) -> bool:
     usage = G.field(ex.response, "usageMetadata")
     if isinstance(usage, dict) and any(k in usage for k in _USAGE_KEYS):
         return True
-    if "generateContent" in ex.uri or "cachedContents" in ex.uri:
+    if "generateContent" in ex.uri or "cachedContents" in ex.uri or ex.method.lower().startswith("caches."):
         return True
-    return "contents" in ex.body and "messages" not in ex.body and "input" not in ex.body
+    return G.setting(ex.body, "contents") is not None and "messages" not in ex.body and "input" not in ex.body
 
 
 def kind(ex: Exchange) -> str:
@@ -177,7 +177,7 @@ def _ttl(ex: Exchange, stamped: str) -> float | None:
     expire, at = G.field(ex.response, "expireTime"), G.field(ex.response, stamped)
     if expire is not None and at is not None:
         return max(0.0, _instant(expire, "expireTime") - _instant(at, stamped))
-    ttl = G.field(ex.body, "ttl")
+    ttl = G.setting(ex.body, "ttl")
     return None if ttl is None else _duration(ttl, "ttl")
 
 

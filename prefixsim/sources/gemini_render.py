@@ -33,8 +33,8 @@ def _snake(name: str) -> str:
 
 
 def setting(body: dict, camel: str) -> Any:
-    """A request field the SDK may put under `config` (GenerateContentConfig): system_instruction,
-    tools, cached_content."""
+    """A request field the SDK may put under `config` (GenerateContentConfig: system_instruction,
+    tools, cached_content; CreateCachedContentConfig: contents, ttl too)."""
     value = field(body, camel)
     if value is None:
         value = field(field(body, "config"), camel)
@@ -127,7 +127,7 @@ def prefix_pieces(body: dict) -> list[Piece]:
 
 def own_pieces(body: dict) -> list[Piece]:
     """The request's tools, system instruction and turns (without any cached content it names)."""
-    return prefix_pieces(body) + _contents(field(body, "contents"), "contents")
+    return prefix_pieces(body) + _contents(setting(body, "contents"), "contents")
 
 
 def output_piece(response: Any) -> Piece | None:
