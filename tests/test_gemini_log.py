@@ -126,3 +126,23 @@ def test_sdk_config_cached_content_and_system_instruction(tmp_path):
     assert rows[0].predicted.input_tokens == 3005
     assert rows[0].storage_usd == 3005 * Decimal(600) / 3600 / M   # never deleted: its 600 s TTL, $1.00
     assert (rows[1].predicted.cache_read, rows[1].predicted.input_tokens) == (3005, 4)
+
+
+def test_a_streamed_response_in_a_cassette_is_joined(tmp_path):
+    # streamGenerateContent: SSE chunks; the usage is the last chunk's, the text chunks one part
+    chunk = lambda text, usage: ("data: " + json.dumps({"candidates": [{"content": {"parts": [{"text": text}],
+                                                                                    "role": "model"}}],
+                                                        "usageMetadata": usage, "responseId": "s1"}) + "\r\n\r\n")
+    sse = chunk("The", {"promptTokenCount": 9}) + chunk(" capital is Paris.", {
+        "promptTokenCount": 9, "candidatesTokenCount": 5, "thoughtsTokenCount": 20})
+    p = tmp_path / "stream.yaml"
+    p.write_text("interactions:\n- request:\n    method: POST\n    parsed_body:\n      contents: [{role: user, "
+                 "parts: [{text: Capital of France?}]}]\n    uri: https://generativelanguage.googleapis.com/v1beta/"
+                 "models/gemini-2.5-flash:streamGenerateContent?alt=sse\n  response:\n    body:\n      string: "
+                 + json.dumps(sse) + "\nversion: 1\n")
+    recs = load(p)
+    assert detect(p) == "gemini" and [r.request_id for r in recs] == ["s1"]
+    assert recs[0].observed.input_tokens == 9 and recs[0].observed.output_tokens == 25
+    assert [b.data for b in recs[0].call.request.output] == [
+        b'{"role":"model","parts":[{"text":"The capital is Paris."}]}']
+    assert replay(recs).rows[0].cost_observed == (9 * Decimal("0.30") + 25 * Decimal("2.50")) / M
