@@ -34,9 +34,9 @@ from ..render import dumps
 from . import gemini_render as G
 from . import problems
 from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
+from .gemini_wire import Exchange, _ttl, is_call, kind, looks_gemini, observed_usage, split, streamed
 from .openai_render import Piece
 from .openai_sizes import State, _chain, _sizes
-from .gemini_wire import Exchange, _ttl, is_call, kind, looks_gemini, observed_usage, split, streamed
 from .record import Record, check_model, request_key, shown, token_count
 
 #: Gemini's tokenizer is not public: counts use this encoding and are pinned to the observed usage.
@@ -252,7 +252,8 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
         if resp is None and ":streamGenerateContent" in uri:
             resp = streamed(inter["response"])
         ex = Exchange(body if isinstance(body, dict) else {}, resp if isinstance(resp, dict) else None, None, uri, method)
-        reader.event(ex, G.field(ex.response, "responseId") if kind(ex) == "generate" else None, 0)
+        rid = request_key(G.field(ex.response, "responseId"), "responseId") if kind(ex) == "generate" else None
+        reader.event(ex, rid, 0)
 
     for i, inter in enumerate(interactions(load_document(path), path)):
         problems.guarded(str(path), None, one, inter, i, where=f"interaction {i}")
