@@ -3,6 +3,7 @@ first-message counts remembered imports neither genai-prices nor tiktoken, and p
 bytes; a memo computed from other package files, or damaged, is not used."""
 import datetime as dt
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ def _replay(cache: Path, *extra: str) -> tuple[str, list[str]]:
             f"    main(['replay', {str(data_file('claude-code'))!r}, *{list(extra)!r}])\n"
             "print(json.dumps([buf.getvalue(), sorted(m for m in sys.modules if m.split('.')[0] in "
             "('genai_prices', 'tiktoken'))]))")
-    env = {"PATH": "/usr/bin:/bin", "PREFIXSIM_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PREFIXSIM_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], cwd=cache.parent, env=env, capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.splitlines()[-1])
