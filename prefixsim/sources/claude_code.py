@@ -319,9 +319,9 @@ def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | Non
 def calibrated(ordered: Iterable[Raw]) -> Iterator[Record]:
     """Records of calls given in start order, built one at a time as they are consumed (a request
     holds its whole history; only the stream's current one is kept)."""
-    from ..tokenize import get_tokenizer
+    from ..tokenize import remembered_count
 
-    return map(Calibrator(get_tokenizer("cl100k_base").count_text).step, ordered)
+    return map(Calibrator(remembered_count("cl100k_base")).step, ordered)
 
 
 def load(path: Path, with_subagents: bool) -> list[Record]:
