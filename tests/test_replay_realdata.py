@@ -140,3 +140,19 @@ def test_code_execution_recording_sums_its_iterations(no_network):
     for row in replay(recs).rows:
         assert row.predicted.cache_read == row.observed.cache_read == 0        # no cache_control
         assert abs(row.predicted.input_tokens - row.observed.input_tokens) <= 1  # per-content rounding
+
+
+def test_scripts_and_tools_rewinds_and_reads_from_outside(no_network):
+    """A 2.0.74 projects folder (tests/data/README.md): rewinds to an earlier reply, one read of a
+    cache the folder never wrote."""
+    res = replay(load_many([data_file("claude-code", "scripts-and-tools")]))
+    s = res.summary
+    assert s.requests == 34
+    assert s.prefixsim.exact == 30 > s.naive.exact == 28
+    main = [r for r in res.rows if r.stream.endswith("b3edadab-bca0-4054-9b41-f7ffa6941260/main")]
+    rewinds = [r for r in main if r.observed.cache_read == 21832 and r.observed.cache_creation in (229, 15)]
+    assert [r.predicted.cache_read for r in rewinds] == [21832, 21832]
+    # the request after the 17-minute pause read 13,289 nobody in the folder wrote; the rest are
+    # off only where an unlogged request cached tokens past the previous prompt (47 + 115 + 89)
+    assert (s.outside.requests, s.outside.tokens) == (1, 13289)
+    assert sum(abs(r.read_error) for r in res.rows) == 13289 + 47 + 115 + 89

@@ -175,6 +175,9 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     queued: dict[str, float] = {}        # injected text -> when the harness queued it (queue-operation)
     compacted: dict[str, float] = {}     # stream -> time of its latest compact_boundary
     requested: set[str] = set()          # streams that have made a request
+    reply_of: dict[str, tuple[str, str]] = {}   # assistant line uuid -> (stream, request id it answers)
+    latest: dict[str, str] = {}          # stream -> its latest request id
+    forks: dict[str, str] = {}           # stream -> the earlier request whose reply its next prompt follows
     out: list[Raw] = []
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
@@ -227,10 +230,18 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if typ == "user":
             text = _text_of(msg)
             first_text.setdefault(stream, text)
-            if not o.get("isMeta") and stream in requested and (_new_history(
-                    o.get("parentUuid"), text, links, said, queued, compacted.get(stream))
-                    or text.lstrip().startswith(RERENDER_MARKERS)):
-                pending.setdefault(stream, "rerender")
+            if not o.get("isMeta") and stream in requested:
+                if _new_history(o.get("parentUuid"), text, links, said, queued, compacted.get(stream)) \
+                        or text.lstrip().startswith(RERENDER_MARKERS):
+                    pending.setdefault(stream, "rerender")
+                else:
+                    # A prompt that follows the reply of an earlier request than the stream's latest: the
+                    # user rewound the conversation (checkpoint, edit): the history returns to that reply.
+                    answered = reply_of.get(_message_of(o.get("parentUuid"), links, said) or "")
+                    if answered is not None and answered[0] == stream and answered[1] != latest.get(stream):
+                        forks[stream] = answered[1]
+                    elif answered is not None:
+                        forks.pop(stream, None)
             return None
         for part in msg.get("content") or []:
             if isinstance(part, dict) and part.get("type") == "tool_use" and part.get("name") in AGENT_TOOLS:
@@ -238,6 +249,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                 if isinstance(inp, dict) and isinstance(inp.get("prompt"), str):
                     agent_types[inp["prompt"].strip()] = str(inp.get("subagent_type") or "agent")
         rid = request_key(o.get("requestId") or msg.get("id"), "requestId")
+        if rid and isinstance(uid, str):
+            reply_of[uid] = (stream, rid)
         usage = msg.get("usage")
         if not rid or rid in seen:
             return None
@@ -253,6 +266,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         model = check_model(msg.get("model"), "anthropic")
         seen.add(rid)
         requested.add(stream)
+        latest[stream] = rid
         text = first_text.get(stream, "")
         family = "main" if skind in ("main", "compaction") else \
             f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
@@ -260,7 +274,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         return Raw(rid, prefix + stream, skind, f"{session or where}/{family}", model, start, response,
                    used, _iso(start), where, n,
                    prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
-                   text, order_start + len(out), f"{version}|{family}|{model}")
+                   text, order_start + len(out), f"{version}|{family}|{model}", forks.pop(stream, None))
 
     for n, o in iter_jsonl(path):
         raw = problems.guarded(where, n, one, n, o)
@@ -288,16 +302,21 @@ def _new_history(parent: object, text: str, links: dict[str, str | None], said: 
     A `<task-notification>` continues as well, except one the harness queued before the stream's
     latest compaction: delivered into the compacted conversation, it came with the history re-rendered
     (observed: read the static entry only; docs/rules.md#claude-code-transcripts-parent-chain)."""
-    hops = 0
-    while isinstance(parent, str) and parent not in said and hops < 10_000:
-        parent = links.get(parent)
-        hops += 1
-    if not isinstance(parent, str):
+    if _message_of(parent, links, said) is None:
         return True
     if text.lstrip().startswith(INJECTED_PREFIXES):
         when = queued.get(text.strip())
         return when is not None and compacted is not None and when < compacted
     return False
+
+
+def _message_of(parent: object, links: dict[str, str | None], said: set[str]) -> str | None:
+    """The message a `parentUuid` leads to through non-message records (None: the chain reaches none)."""
+    hops = 0
+    while isinstance(parent, str) and parent not in said and hops < 10_000:
+        parent = links.get(parent)
+        hops += 1
+    return parent if isinstance(parent, str) else None
 
 
 def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | None]] | None = None,
