@@ -42,6 +42,7 @@ from .anthropic_log import LATEST_EPOCH
 from .files import check_regular, not_regular
 from .jsonl import iter_jsonl
 from .calibrate import Calibrator, Raw, _iso
+from ..providers.tables import anthropic_strips_thinking
 from .record import Record, check_model, request_key, shown, token_count
 
 INJECTED_PREFIXES = ("<task-notification>",)
@@ -53,6 +54,7 @@ RERENDER_MARKERS = ("<local-command-stdout>Reconnected to",)
 KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation",
                          "progress", "attachment", "custom-title", "tag"})
 AGENT_TOOLS = ("Task", "Agent")
+THINKING = ("thinking", "redacted_thinking")
 
 
 def is_transcript_line(obj: object) -> bool:
@@ -178,6 +180,9 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     reply_of: dict[str, tuple[str, str]] = {}   # assistant line uuid -> (stream, request id it answers)
     latest: dict[str, str] = {}          # stream -> its latest request id
     forks: dict[str, str] = {}           # stream -> the earlier request whose reply its next prompt follows
+    turn: dict[str, list[str]] = {}      # stream -> its requests since the latest user message that is not only tool results
+    thought: set[str] = set()            # requests whose response holds a thinking block
+    strips: dict[str, str] = {}          # stream -> the request whose response's thinking the next prompt drops
     out: list[Raw] = []
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
@@ -230,6 +235,14 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if typ == "user":
             text = _text_of(msg)
             first_text.setdefault(stream, text)
+            if _not_only_tool_results(msg.get("content")) and turn.get(stream):
+                # A new user turn: models that keep only the last turn's thinking drop every earlier
+                # response's thinking block. The prompt stays as sent up to the first request of the
+                # turn just ended whose response held one and was sent on (A-TH, A-PC).
+                done = turn.pop(stream)
+                first = next((rid for rid in done[:-1] if rid in thought), None)
+                if first is not None:
+                    strips[stream] = first
             if not o.get("isMeta") and stream in requested:
                 if _new_history(o.get("parentUuid"), text, links, said, queued, compacted.get(stream)) \
                         or text.lstrip().startswith(RERENDER_MARKERS):
@@ -251,6 +264,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         rid = request_key(o.get("requestId") or msg.get("id"), "requestId")
         if rid and isinstance(uid, str):
             reply_of[uid] = (stream, rid)
+        if rid and any(isinstance(p, dict) and p.get("type") in THINKING for p in msg.get("content") or ()):
+            thought.add(rid)
         usage = msg.get("usage")
         if not rid or rid in seen:
             return None
@@ -267,6 +282,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         seen.add(rid)
         requested.add(stream)
         latest[stream] = rid
+        turn.setdefault(stream, []).append(rid)
+        fork, strip = forks.pop(stream, None), strips.pop(stream, None)
         text = first_text.get(stream, "")
         family = "main" if skind in ("main", "compaction") else \
             f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
@@ -274,7 +291,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         return Raw(rid, prefix + stream, skind, f"{session or where}/{family}", model, start, response,
                    used, _iso(start), where, n,
                    prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
-                   text, order_start + len(out), f"{version}|{family}|{model}", forks.pop(stream, None))
+                   text, order_start + len(out), f"{version}|{family}|{model}",
+                   fork or (strip if anthropic_strips_thinking(model) else None))
 
     for n, o in iter_jsonl(path):
         raw = problems.guarded(where, n, one, n, o)
@@ -284,6 +302,13 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
                                         "(no API call in them as far as prefixsim knows)")
     return out
+
+
+def _not_only_tool_results(content: object) -> bool:
+    """Whether a user message carries anything but tool results (text: a new turn for the API)."""
+    if isinstance(content, str):
+        return True
+    return any(isinstance(p, dict) and p.get("type") != "tool_result" for p in content or ())
 
 
 def _time_or_none(stamp: object) -> float | None:
