@@ -19,6 +19,11 @@ Mechanisms read from the transcript, never from the usage of the request being p
   parent chain (followed through system / progress records) reaches no message, after a
   `<task-notification>` queued before the latest compaction or an MCP reconnect (the harness
   re-renders the history), or when the prompt shrinks; a new epoch keeps only the static prefix;
+- a prompt whose parent is the reply of an earlier request of the stream than its latest (a rewind)
+  continues from that reply: the history as that request sent it, then the reply as far as a later
+  read proved it cached (an unlogged request cached it: stepped into the cache after that read);
+- on models that keep only the last turn's thinking, a new user turn keeps the prompt up to the
+  first request of the turn before whose response thought and was sent on (A-TH);
 - the compaction call (`agent-acompact-*`) forks the main conversation: its blocks are the main
   stream's current blocks plus its own tail, so it reads the conversation's cache;
 - sub-agents of one type share the static prefix; parallel starts see it only once the first
