@@ -116,3 +116,16 @@ def test_usage_iterations_are_summed_and_compaction_is_named(tmp_path):
         rec = load(path)[0]
     assert rec.observed == Usage(input_tokens=203000, output_tokens=4500)
     assert any("compaction" in n.message for n in found.notes)
+
+
+def test_iterations_keep_their_time_when_traffic_is_rebased(tmp_path):
+    """`open_many` counts times from the first request: the iterations stepped with a request move
+    with it (else the second iteration ran at the log's absolute time and read nothing)."""
+    from prefixsim import sources
+    from prefixsim.replay import replay
+
+    path = tmp_path / "log.jsonl"
+    path.write_text(json.dumps({"request": BODY, "response": _sse(START, DELTAS),
+                                "timestamp": "2026-01-05T10:00:00Z"}) + "\n")
+    walked, held = replay(sources.open_many([path])).rows[0], replay(load(path)).rows[0]
+    assert walked.predicted == held.predicted and walked.predicted.cache_read > 0
