@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Iterable, Sequence
 
+from .attribution import Outside, outside_reads
 from .errors import UserError
 from .invariants import replay_adds_up
 from .model import TTL_SECONDS, Cause, CauseKind, Usage
@@ -29,7 +30,6 @@ from .whatif import BREAKPOINT_POLICIES, TTL_CHOICES, Variant, apply_variant  # 
 REBUILD_CAUSES = frozenset({CauseKind.TTL_EXPIRED, CauseKind.PREFIX_CHANGED, CauseKind.COMPACTION,
                             CauseKind.MODEL_SWITCH, CauseKind.NOT_YET_AVAILABLE, CauseKind.LOOKBACK_EXCEEDED,
                             CauseKind.EVICTED})
-USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,7 @@ class Summary:
     variant: Variant
     price_source: str
     output_in_cost: bool
+    outside: Outside = Outside()   # reads of a cache no request in the data wrote (attribution.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +210,9 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
                 it = apply_variant(it, variant, rec.main)
                 out = _joined(out, sim.step(it, at))
                 opt = _joined(opt, alt.step(it, at)) if alt is not None and opt is not None else opt
+            for c in rec.unlogged:   # proven by this request's observation: they shape later requests only
+                for s in (sim, alt) if alt is not None else (sim,):
+                    s.step(apply_variant(c, variant, rec.main), at)
             price_sources.add(out.price_source)
             obs = rec.observed
             # What was paid: the recorded model at the recorded provider's prices, whatever the variant.
@@ -232,9 +236,8 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
 def _joined(first, later):
     """One request's outcome over its iterations: usage and costs summed, the first one's cause."""
     u, v = first.usage, later.usage
-    usage = Usage(input_tokens=u.input_tokens + v.input_tokens, cache_write_5m=u.cache_write_5m + v.cache_write_5m,
-                  cache_write_1h=u.cache_write_1h + v.cache_write_1h, cache_read=u.cache_read + v.cache_read,
-                  output_tokens=u.output_tokens + v.output_tokens)
+    usage = Usage(*(getattr(u, k) + getattr(v, k) for k in
+                    ("input_tokens", "cache_write_5m", "cache_write_1h", "cache_read", "output_tokens")))
     return replace(first, usage=usage, cost_usd=first.cost_usd + later.cost_usd,
                    cost_no_cache_usd=first.cost_no_cache_usd + later.cost_no_cache_usd)
 
@@ -277,7 +280,7 @@ def _summarize(rows: list[Row], variant: Variant, price_sources: set[str], outpu
                    sum((r.cost_observed for r in seen), Decimal(0)) if seen else None,  # type: ignore[misc]
                    sum((r.cost_predicted for r in rows), Decimal(0)),
                    tuple(sorted(causes.items())), tuple((k, v[0], v[1], v[2]) for k, v in streams.items()),
-                   tuple(worst), variant, "; ".join(sources), output_in_cost)
+                   tuple(worst), variant, "; ".join(sources), output_in_cost, outside_reads(seen))
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +364,8 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dic
         "exact_match_predicted": s.prefixsim.exact, "exact_match_naive": s.naive.exact,
         "exact_match_rate_predicted": _rate(s.prefixsim.exact_rate), "exact_match_rate_naive": _rate(s.naive.exact_rate),
         "wape_predicted": _rate(s.prefixsim.wape), "wape_naive": _rate(s.naive.wape),
+        "outside_requests": s.outside.requests, "outside_read_tokens": s.outside.tokens,
+        "wape_predicted_in_data": _rate(s.outside.wape_in_data),
         "cost_observed_usd": _money(s.cost_observed_usd), "cost_predicted_usd": _money(s.cost_predicted_usd),
         "cost_includes_output": s.output_in_cost,
         "causes": dict(s.causes),

@@ -285,6 +285,16 @@ def _text(result, what_if, markdown: bool) -> str:
              ["cost" + ("" if s.output_in_cost else " (prompt side)"), _usd(s.cost_predicted_usd), "",
               f"observed {_usd(s.cost_observed_usd)}"]]
     out.append(_grid(["", "prefixsim", "naive", ""], stats, markdown))
+    if s.outside.requests:
+        from ..report.layout import wrap_block
+        from ..report.tables import DEFAULT_WIDTH
+
+        o = s.outside
+        out.append("\n" + wrap_block(
+            f"{o.requests} request{'s' if o.requests > 1 else ''} read {o.tokens:,} tokens that no earlier request "
+            "in the data wrote (a cache left by traffic outside the data, e.g. an earlier session): counted as "
+            f"errors above, as no replay of this data can know them; WAPE over the other requests "
+            f"{_pct(o.wape_in_data)}.", DEFAULT_WIDTH, "") + "\n")
     if result.rows and result.rows[0].predicted_optimistic is not None:
         opt = [r.predicted_optimistic for r in result.rows]
         prompt = sum(u.prompt_tokens for u in opt)

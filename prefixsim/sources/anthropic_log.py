@@ -10,7 +10,6 @@ from the URL; a request that ran server tools is replayed as its model iteration
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -51,27 +50,47 @@ def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
     body = with_url_model(obj.get("request") or obj.get("body") or obj.get("params"), url)
     if isinstance(body, dict) and not is_body(body):
         body = with_url_model(body.get("body") or body.get("parsed_body"), url)
-    resp = obj.get("response") or {}
-    if isinstance(resp, dict) and isinstance(resp.get("body"), dict):
-        resp = resp["body"]
+    resp = _response(obj)
     usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else (
         resp.get("usage") if isinstance(resp, dict) else None)
     return (body if is_body(body) else None), usage, stamp
 
 
+def _response(obj: dict) -> Any:
+    """A log entry's response: an object, its `body`, or a streamed (SSE) text assembled into the
+    message it streamed, with the usage of its last `message_delta` (`cassette.decode_body`)."""
+    from .cassette import decode_body
+
+    resp = obj.get("response") or {}
+    if isinstance(resp, dict) and "body" in resp:
+        resp = resp["body"] if isinstance(resp["body"], dict) else decode_body(resp["body"])
+    elif isinstance(resp, (str, bytes)):
+        resp = decode_body(resp)
+    return resp if isinstance(resp, dict) else {}
+
+
 def response_content(obj: Any) -> list | None:
     """The content blocks of a log entry's response, when the log kept them."""
-    resp = obj.get("response") if isinstance(obj, dict) else None
-    if isinstance(resp, dict) and isinstance(resp.get("body"), dict):
-        resp = resp["body"]
+    resp = _response(obj) if isinstance(obj, dict) else None
     content = resp.get("content") if isinstance(resp, dict) else None
     return content if isinstance(content, list) else None
 
 
 def observed_usage(u: dict | None) -> Usage | None:
-    """The response's usage as token classes; None without one (UserError: a field is not a count)."""
+    """The response's usage as token classes; None without one (UserError: a field is not a count).
+    A usage that lists its sampling `iterations` (threshold compaction: a `compaction` iteration the
+    top-level counts leave out, then the `message` one) is their sum: every iteration was billed."""
     if not isinstance(u, dict) or "input_tokens" not in u:
         return None
+    its = u.get("iterations")
+    if isinstance(its, list) and its and all(isinstance(i, dict) and "input_tokens" in i for i in its):
+        parts = [_one_usage(i) for i in its]
+        return checked_usage(Usage(*(sum(getattr(x, k) for x in parts) for k in (
+            "input_tokens", "cache_write_5m", "cache_write_1h", "cache_read", "output_tokens"))))
+    return _one_usage(u)
+
+
+def _one_usage(u: dict) -> Usage:
     created = token_count(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
     detail = u.get("cache_creation")
     w1h = token_count(detail.get("ephemeral_1h_input_tokens"), "cache_creation.ephemeral_1h_input_tokens") \
@@ -164,6 +183,16 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
         later = [_server_breakpoint(render_anthropic(b)) for b in server_iterations(body, content)]
     except UserError:   # a response whose blocks cannot be rendered: the request as one iteration
         later = []
+    if isinstance(usage, dict) and isinstance(usage.get("iterations"), list) and any(
+            isinstance(i, dict) and i.get("type") == "compaction" for i in usage["iterations"]):
+        problems.note(path, line or None, "a response compacted the conversation (a `compaction` iteration): its "
+                                          "usage is compared and priced as the sum of the iterations, but only "
+                                          "the request as sent is replayed")
+    if any(not r.auto_cache and sum(1 for b in r.blocks if b.breakpoint) >= 4 and not r.blocks[-1].breakpoint
+           for r in later):
+        problems.note(path, line or None, "a request ran server tools with all four breakpoints in use: the API's "
+                                          "automatic 5-minute breakpoint after the server-tool results is not added "
+                                          "(whether it takes a fifth slot is not documented)")
     if later:
         request, *later = sized_many([request, *later], sizer, obs.prompt_tokens if obs else None)
     else:
@@ -357,18 +386,9 @@ def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer) -> Re
 
 
 def _parsed(part: dict) -> Any:
-    """A cassette request's or response's JSON body: `parsed_body`, else `body` as JSON text (vcrpy
-    writes `body: {string: ...}` or the text itself); None when neither is JSON (a binary event stream)."""
-    if "parsed_body" in part:
-        return part["parsed_body"]
-    body = part.get("body")
-    if isinstance(body, dict):
-        body = body.get("string")
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", errors="replace")
-    if not isinstance(body, str):
-        return None
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
+    """A cassette request's or response's JSON body: `parsed_body`, else `body` decoded (JSON text as
+    vcrpy writes it, gzip or base64, a streamed response assembled: `cassette.decode_body`); None
+    when it is none of these."""
+    from .cassette import decode_body
+
+    return part["parsed_body"] if "parsed_body" in part else decode_body(part.get("body"))

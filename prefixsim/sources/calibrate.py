@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..model import Block, Call, Layer, Request, Usage
 from .record import Record
@@ -31,6 +31,7 @@ class Raw:
     first_text: str      # visible text of the stream's first user message (for the static estimate)
     order: int
     shared: str = ""     # who shares the cross-session prefix: harness version, main or agent type, model
+    fork: str | None = None   # the earlier request of the stream whose reply this prompt follows (a rewind)
 
 
 def _iso(t: float) -> str:
@@ -45,6 +46,11 @@ class _Stream:
     static: int
     ttl: str
     model: str
+    #: this epoch's requests: request id -> (blocks, size) of the history it sent (a rewind returns there)
+    marks: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: request id -> size of its prompt through its reply, as a later read proved it cached
+    replies: dict[str, int] = field(default_factory=dict)
+    last: str = ""
 
 
 class Calibrator:
@@ -75,7 +81,21 @@ class Calibrator:
         prev_size = prev.size if prev else 0
         ttl = _ttl_of(u, prev.ttl if prev else "5m")
         parent = self.streams.get(r.parent) if r.parent and prev is None else None
-        if parent is not None and size >= parent.size:
+        back = prev.marks.get(r.fork) if prev is not None and r.fork and not r.event else None
+        unlogged: tuple[Call, ...] = ()
+        rewound = back is not None and size >= back[1]
+        if rewound:
+            # A rewind: the history as request `fork` sent it, then its reply (as large as a later read
+            # proved it cached, if one did), then what this request adds.
+            st = prev
+            st.ttl, st.model = ttl, r.model
+            st.blocks, base = st.blocks[:back[0]], back[1]   # type: ignore[index]
+            reply = st.replies.get(r.fork, 0)
+            if base < reply <= size:
+                st.blocks = [*st.blocks, _reply_block(r.stream, st.epoch, r.fork, reply - base)]
+                base = reply
+            st.blocks = _grow(st.blocks, size - base, r, st.epoch)
+        elif parent is not None and size >= parent.size:
             # The compaction call sends the conversation itself plus its summary instruction.
             blocks = [*parent.blocks]
             st = _Stream(blocks, parent.size, parent.epoch, parent.static, ttl, r.model)
@@ -99,10 +119,22 @@ class Calibrator:
                 # The cross-session prefix became known after this epoch began (its first read showed
                 # it): the same entries, measured better; from now on the stream writes it for others.
                 st.blocks = [*self._static_blocks(r, st.static), *st.blocks[2:]]
+            if prev.last and prev.size < u.cache_read < size:
+                # The read went past the previous request's prompt into its reply: a request the
+                # transcript does not log (sent after that reply) cached it. Learned from this request's
+                # observation, so only later ones can use it: a rewind to that reply reads it.
+                st.replies[prev.last] = u.cache_read
+                reply = _mark([*st.blocks, _reply_block(r.stream, st.epoch, prev.last, u.cache_read - prev.size)], ttl)
+                unlogged = (Call(t=r.start, request=Request(model=r.model, blocks=tuple(reply)),
+                                 stream=f"{r.stream}|unlogged", label=f"{prev.last} reply", ttft=0.001,
+                                 parent=r.stream),)
             st.blocks = _grow(st.blocks, size - prev.size, r, st.epoch)
         st.size = size
+        st.marks[r.request_id] = (len(st.blocks), size)
+        st.last = r.request_id
         self.streams[r.stream] = st
-        if r.parent is None and 0 < u.cache_read < size and (prev is None or r.event or u.cache_read < prev_size):
+        if r.parent is None and not rewound and 0 < u.cache_read < size and (
+                prev is None or r.event or u.cache_read < prev_size):
             # A partial read exposes a cached boundary of the static prefix, usable once logged: a
             # family's first request can only have read what another session wrote (the cross-session
             # prefix); a later one, past that, reads its own system entry (after a compaction, an expiry).
@@ -119,7 +151,8 @@ class Calibrator:
                     label=r.request_id, output_tokens=0, ttft=max(r.response - r.start, 0.001),
                     parent=r.parent,
                     event="compaction" if r.event == "compaction" else None)
-        return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main")
+        return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main",
+                      unlogged=unlogged)
 
 
     def _static_blocks(self, r: Raw, static: int) -> list[Block]:
@@ -133,6 +166,11 @@ class Calibrator:
         return [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
                 Block(Layer.SYSTEM, f"cc-static|{r.family}".encode(), f"{r.family} static prefix",
                       tokens=static - shared)]
+
+
+def _reply_block(stream: str, epoch: int, request_id: str, tokens: int) -> Block:
+    return Block(Layer.MESSAGES, f"cc-reply|{stream}|{epoch}|{request_id}".encode(), f"reply of {request_id}",
+                 tokens=tokens)
 
 
 def _grow(blocks: list[Block], delta: int, r: Raw, epoch: int) -> list[Block]:
