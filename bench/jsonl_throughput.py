@@ -56,7 +56,7 @@ def floor(path: Path) -> float:
     import xxhash
 
     t = time.perf_counter()
-    with path.open("rb") as fh:
+    with path.open("rb", 1 << 20) as fh:   # the reader's buffer (the default 8 KB costs ~0.3 s here)
         for line in fh:
             json.loads(line)
             xxhash.xxh3_128_digest(line)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import operator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,8 @@ class Sizer:
         self.share = share
         self._seen: dict[bytes, tuple[bytes | None, int]] = {}
         self.scaled: dict[bytes, int] = {}
+        # The previous request's rendered blocks, their sizes and its sized blocks (`with_sizes`).
+        self._made: tuple[tuple[Block, ...], list[int], list[Block]] = ((), [], [])
 
     def __call__(self, b: Block) -> tuple[bytes, int]:
         hit = self._seen.get(b.key)
@@ -102,6 +105,23 @@ class Sizer:
             n = self.count_text(b.data.decode("utf-8", errors="replace"))
             hit = self._seen[b.key] = (b.data if self.share else None, n)
         return hit[0] or b.data, hit[1]
+
+    def with_sizes(self, blocks: tuple[Block, ...], sizes: list[int]) -> tuple[Block, ...]:
+        """The blocks (each counted) with their sizes. A log repeats its history, and `render.History`
+        gives it back as the same Block objects: the leading ones that are the previous request's,
+        with the same sizes, are its sized blocks again (list slices), the rest are made."""
+        last, last_sizes, last_made = self._made
+        m = min(len(blocks), len(last))
+        same = list(map(operator.is_, blocks[:m], last[:m]))
+        k = same.index(False) if False in same else m
+        if sizes[:k] != last_sizes[:k]:
+            k = next(i for i, (x, y) in enumerate(zip(sizes, last_sizes)) if x != y)
+        seen = self._seen
+        made = last_made[:k]
+        made += [Block(b.layer, seen[b.key][0] or b.data, b.path, b.breakpoint, tokens=n)
+                 for b, n in zip(blocks[k:], sizes[k:])]
+        self._made = (blocks, sizes, made)
+        return tuple(made)
 
 
 def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
@@ -111,8 +131,8 @@ def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
     grow or shrink); the blocks not seen before share the rest of the total in proportion to their
     counts (cumulatively, so no rounding drift). When the known blocks already exceed the total, the
     new ones keep their counts; the request's total then differs from the observed one."""
-    shared = [sizer(b) for b in request.blocks]
-    counts = [n for _, n in shared]
+    seen = sizer._seen
+    counts = [(seen.get(b.key) or sizer(b))[1] for b in request.blocks]
     if total is None or sum(counts) == 0:
         sizes = counts
     else:
@@ -135,9 +155,7 @@ def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
         for b, k, n in zip(request.blocks, known, sizes):
             if k is None:
                 sizer.scaled.setdefault(b.key, n)
-    blocks = tuple(Block(b.layer, data, b.path, b.breakpoint, tokens=n)
-                   for b, (data, _), n in zip(request.blocks, shared, sizes))
-    return replace(request, blocks=blocks)
+    return replace(request, blocks=sizer.with_sizes(request.blocks, sizes))
 
 
 def prompt_end(request: Request, obs: Usage | None) -> int:
