@@ -8,6 +8,7 @@ import heapq
 from dataclasses import dataclass
 
 from ..model import Block, Call, Layer, Request, Usage
+from ..sharedseq import MIN_SHARED, PrefixTuple
 from .record import Record
 
 
@@ -39,12 +40,16 @@ def _iso(t: float) -> str:
 
 @dataclass(slots=True)
 class _Stream:
-    blocks: list[Block]
+    blocks: list[Block]   # the stream's own list, grown in place (`_grow`)
     size: int          # B of the last request
     epoch: int
     static: int
     ttl: str
     model: str
+    # `blocks` with the two static entries marked with `marked` (their TTL), grown with it: the base
+    # every request of the stream shares its leading blocks with (`_request_blocks`).
+    base: list[Block] | None = None
+    marked: str = ""
 
 
 class Calibrator:
@@ -77,9 +82,8 @@ class Calibrator:
         parent = self.streams.get(r.parent) if r.parent and prev is None else None
         if parent is not None and size >= parent.size:
             # The compaction call sends the conversation itself plus its summary instruction.
-            blocks = [*parent.blocks]
-            st = _Stream(blocks, parent.size, parent.epoch, parent.static, ttl, r.model)
-            st.blocks = _grow(blocks, size - parent.size, r, st.epoch)
+            st = _Stream([*parent.blocks], parent.size, parent.epoch, parent.static, ttl, r.model)
+            _grow(st, size - parent.size, r)
         elif prev is None or r.event or size < prev.size:
             static = self.learned.get(r.family)
             if static is None and prev is None and r.shared in self.own and self.shared.get(r.shared):
@@ -90,7 +94,7 @@ class Calibrator:
             static = min(static, size)
             epoch = prev.epoch + 1 if prev else 0
             st = _Stream(self._static_blocks(r, static), static, epoch, static, ttl, r.model)
-            st.blocks = _grow(st.blocks, size - static, r, epoch)
+            _grow(st, size - static, r)
         else:
             st = prev
             st.ttl, st.model = ttl, r.model
@@ -98,8 +102,8 @@ class Calibrator:
                     f"cc-shared|{r.shared}".encode():
                 # The cross-session prefix became known after this epoch began (its first read showed
                 # it): the same entries, measured better; from now on the stream writes it for others.
-                st.blocks = [*self._static_blocks(r, st.static), *st.blocks[2:]]
-            st.blocks = _grow(st.blocks, size - prev.size, r, st.epoch)
+                st.blocks, st.base = [*self._static_blocks(r, st.static), *st.blocks[2:]], None
+            _grow(st, size - prev.size, r)
         st.size = size
         self.streams[r.stream] = st
         if r.parent is None and 0 < u.cache_read < size and (prev is None or r.event or u.cache_read < prev_size):
@@ -111,11 +115,9 @@ class Calibrator:
                 heapq.heappush(self._pending, (r.response, r.order, first, r.shared if first else r.family,
                                                u.cache_read, r.shared))
         self.families.add(r.family)
-        blocks = _mark(st.blocks, ttl)
-        if u.input_tokens:
-            blocks.append(Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
-                                tokens=u.input_tokens))
-        call = Call(t=r.start, request=Request(model=r.model, blocks=tuple(blocks)), stream=r.stream,
+        tail = (Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
+                      tokens=u.input_tokens),) if u.input_tokens else ()
+        call = Call(t=r.start, request=Request(model=r.model, blocks=_request_blocks(st, ttl, tail)), stream=r.stream,
                     label=r.request_id, output_tokens=0, ttft=max(r.response - r.start, 0.001),
                     parent=r.parent,
                     event="compaction" if r.event == "compaction" else None)
@@ -135,22 +137,33 @@ class Calibrator:
                       tokens=static - shared)]
 
 
-def _grow(blocks: list[Block], delta: int, r: Raw, epoch: int) -> list[Block]:
+def _grow(st: _Stream, delta: int, r: Raw) -> None:
+    """The history block a request added (`delta` tokens), appended in place: requests refer to the
+    stream's lists by their first k items only (`_request_blocks`), which appending never changes."""
     if delta <= 0:
-        return blocks
-    i = len(blocks)
-    return [*blocks, Block(Layer.MESSAGES, f"cc-hist|{r.stream}|{epoch}|{i}|{r.request_id}".encode(),
-                           f"history[{i - 1}] (added by {r.request_id})", tokens=delta)]
+        return
+    i = len(st.blocks)
+    b = Block(Layer.MESSAGES, f"cc-hist|{r.stream}|{st.epoch}|{i}|{r.request_id}".encode(),
+              f"history[{i - 1}] (added by {r.request_id})", tokens=delta)
+    st.blocks.append(b)
+    if st.base is not None:
+        st.base.append(b)
 
 
-def _mark(blocks: list[Block], ttl: str) -> list[Block]:
-    """Breakpoints on the two static entries and the last history block, none elsewhere (a stream's
-    blocks carry none, so only those are replaced: no per-block work on a long history)."""
-    out = list(blocks)
-    out[0] = out[0].with_breakpoint(ttl)
-    out[1] = out[1].with_breakpoint(ttl)
-    out[-1] = out[-1].with_breakpoint(ttl)
-    return out
+def _request_blocks(st: _Stream, ttl: str, tail: tuple[Block, ...]) -> tuple[Block, ...] | PrefixTuple:
+    """The request's blocks: breakpoints on the two static entries and the last history block, none
+    elsewhere, then `tail`. Past MIN_SHARED blocks, the stream's marked base up to the last history
+    block and the rest, by reference (sharedseq.PrefixTuple): no per-request copy of the history, and
+    the runner finds what two requests share without comparing it."""
+    if st.base is None or st.marked != ttl:   # a new epoch, or the harness's TTL changed: marked anew
+        st.base = [st.blocks[0].with_breakpoint(ttl), st.blocks[1].with_breakpoint(ttl), *st.blocks[2:]]
+        st.marked = ttl
+    base = st.base
+    k = max(len(base) - 1, 2)
+    own = (base[-1].with_breakpoint(ttl),) + tail if len(base) > 2 else tail
+    if k < MIN_SHARED:
+        return (*base[:k], *own)
+    return PrefixTuple(base, k, own)
 
 
 def _ttl_of(u: Usage, default: str) -> str:
