@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import operator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from ..providers.anthropic import breakpoints as anthropic_breakpoints
 from ..render import History, render_anthropic
 from .problems import guarded
 from .cloud import cloud_model, with_url_model
+from .server_tools import server_breakpoint, server_iterations  # noqa: F401  (server_iterations: tests)
 from .record import Record, check_model, checked_usage, request_key, shown, token_count
 
 #: Seconds between consecutive requests of a log without timestamps (well inside any TTL).
@@ -114,6 +116,8 @@ class Sizer:
         self.share = share
         self._seen: dict[bytes, tuple[bytes | None, int]] = {}
         self.scaled: dict[bytes, int] = {}
+        # The previous request's rendered blocks, their sizes and its sized blocks (`with_sizes`).
+        self._made: tuple[tuple[Block, ...], list[int], list[Block]] = ((), [], [])
 
     def __call__(self, b: Block) -> tuple[bytes, int]:
         hit = self._seen.get(b.key)
@@ -121,6 +125,23 @@ class Sizer:
             n = self.count_text(b.data.decode("utf-8", errors="replace"))
             hit = self._seen[b.key] = (b.data if self.share else None, n)
         return hit[0] or b.data, hit[1]
+
+    def with_sizes(self, blocks: tuple[Block, ...], sizes: list[int]) -> tuple[Block, ...]:
+        """The blocks (each counted) with their sizes. A log repeats its history, and `render.History`
+        gives it back as the same Block objects: the leading ones that are the previous request's,
+        with the same sizes, are its sized blocks again (list slices), the rest are made."""
+        last, last_sizes, last_made = self._made
+        m = min(len(blocks), len(last))
+        same = list(map(operator.is_, blocks[:m], last[:m]))
+        k = same.index(False) if False in same else m
+        if sizes[:k] != last_sizes[:k]:
+            k = next(i for i, (x, y) in enumerate(zip(sizes, last_sizes)) if x != y)
+        seen = self._seen
+        made = last_made[:k]
+        made += [Block(b.layer, seen[b.key][0] or b.data, b.path, b.breakpoint, tokens=n)
+                 for b, n in zip(blocks[k:], sizes[k:])]
+        self._made = (blocks, sizes, made)
+        return tuple(made)
 
 
 def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
@@ -130,8 +151,8 @@ def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
     grow or shrink); the blocks not seen before share the rest of the total in proportion to their
     counts (cumulatively, so no rounding drift). When the known blocks already exceed the total, the
     new ones keep their counts; the request's total then differs from the observed one."""
-    shared = [sizer(b) for b in request.blocks]
-    counts = [n for _, n in shared]
+    seen = sizer._seen
+    counts = [(seen.get(b.key) or sizer(b))[1] for b in request.blocks]
     if total is None or sum(counts) == 0:
         sizes = counts
     else:
@@ -154,9 +175,7 @@ def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
         for b, k, n in zip(request.blocks, known, sizes):
             if k is None:
                 sizer.scaled.setdefault(b.key, n)
-    blocks = tuple(Block(b.layer, data, b.path, b.breakpoint, tokens=n)
-                   for b, (data, _), n in zip(request.blocks, shared, sizes))
-    return replace(request, blocks=blocks)
+    return replace(request, blocks=sizer.with_sizes(request.blocks, sizes))
 
 
 def prompt_end(request: Request, obs: Usage | None) -> int:
@@ -180,7 +199,7 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
     anthropic_breakpoints(request)   # a request the API would reject (a fifth breakpoint) never ran
     obs = observed_usage(usage)
     try:
-        later = [_server_breakpoint(render_anthropic(b)) for b in server_iterations(body, content)]
+        later = [server_breakpoint(render_anthropic(b)) for b in server_iterations(body, content)]
     except UserError:   # a response whose blocks cannot be rendered: the request as one iteration
         later = []
     if isinstance(usage, dict) and isinstance(usage.get("iterations"), list) and any(
@@ -211,38 +230,6 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
     its = tuple(Call(t=t + 2 * DEFAULT_TTFT * k, request=r, stream=stream, label=f"{rid} iteration {k + 1}",
                      output_tokens=0, ttft=DEFAULT_TTFT) for k, r in enumerate(later, start=1))
     return Record(call, rid, _stamp_text(stamp, t), obs, path, line, iterations=its)
-
-
-def _is_server_result(block: Any) -> bool:
-    """A result block the API appends itself after running a server tool (web_search_tool_result,
-    web_fetch_tool_result, code_execution_tool_result, bash_code_execution_tool_result, …); a client
-    tool's `tool_result` never appears in a response."""
-    t = block.get("type") if isinstance(block, dict) else None
-    return isinstance(t, str) and t.endswith("_tool_result") and t != "tool_result"
-
-
-def server_iterations(body: dict, content: list | None) -> list[dict]:
-    """The request bodies of the model iterations after the first of a request that ran server
-    tools: the response's content up to each run of server-tool results that the model went on
-    from, as an assistant turn (a response that stops at a result, `pause_turn`, ran no iteration
-    after it)."""
-    if not content or not isinstance(body.get("messages"), list):
-        return []
-    out = []
-    for i, block in enumerate(content):
-        if _is_server_result(block) and i + 1 < len(content) and not _is_server_result(content[i + 1]):
-            out.append({**body, "messages": [*body["messages"], {"role": "assistant", "content": content[:i + 1]}]})
-    return out
-
-
-def _server_breakpoint(request: Request) -> Request:
-    """The API caches up to the last server-tool result when the request has any cache_control, with a
-    5-minute TTL (docs/rules.md#anthropic-server-tools). Under automatic caching that is already its
-    last block; with four explicit breakpoints there is no slot left (*simplified*: none is added)."""
-    marked = sum(1 for b in request.blocks if b.breakpoint)
-    if request.auto_cache or not marked or marked >= 4 or request.blocks[-1].breakpoint:
-        return request
-    return replace(request, blocks=(*request.blocks[:-1], request.blocks[-1].with_breakpoint("5m")))
 
 
 def sized_many(requests: list[Request], sizer: Sizer, total: int | None) -> list[Request]:
