@@ -75,3 +75,21 @@ def test_a_streams_next_view_extends_its_lists_in_place(tmp_path, which):
         sim.step(r.call)
         held.append(getattr(sim._last["main"], which))
     assert len({id(x) for x in held}) == 1   # before: a new list per request, a copy of the whole history
+
+
+@pytest.mark.parametrize("folder", ["spotter", "claude-code-viewer", "scripts-and-tools", "claude-code-sidekick"])
+def test_real_sessions_give_the_same_outcome_as_requests_built_afresh(folder, monkeypatch):
+    """Rewinds, compactions, sub-agents and re-measured static entries replace a stream's list rather
+    than cut it, and reset its shared base: every request equals one built afresh from the stream's
+    blocks (a flat copy, breakpoints marked on it), so the JSON is the same."""
+    from conftest import data_file
+
+    root = data_file("claude-code", folder)
+    shared = json.dumps(to_json(replay(sources.open_many([root], None, errors=[]))), sort_keys=True)
+
+    def afresh(st, ttl, tail):
+        return (*calibrate._mark(st.blocks, ttl), *tail)
+
+    monkeypatch.setattr(calibrate, "_request_blocks", afresh)
+    flat = json.dumps(to_json(replay(sources.open_many([root], None, errors=[]))), sort_keys=True)
+    assert shared == flat
