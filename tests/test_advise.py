@@ -26,3 +26,18 @@ def test_no_replay_no_recommendation():
     t = _traffic()
     same = replay(t, Variant())
     assert advise(t, run=lambda traffic, v: same).recommendations == ()
+
+
+def test_cli_json_matches_library():
+    import json
+
+    from click.testing import CliRunner
+
+    from prefixsim.cli import cli
+    t = _traffic()
+    a = advise(t)
+    out = CliRunner().invoke(cli, ["advise", "--format", "json", str(data_file("claude-code", "spotter", "short.jsonl"))])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert doc["predicted_cost_usd"] == float(a.total_usd)
+    assert [r["change"] for r in doc["recommendations"]] == [r.change for r in a.recommendations]
