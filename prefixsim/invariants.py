@@ -28,7 +28,10 @@ def summary_matches_rows(summary: dict[str, Any], rows: list[dict[str, Any]], ou
         assert summary[k] == sum(r[k] for r in rows), k
     for o in outcomes:
         usage_is_sound(o.usage)
-    assert summary["_cost"] == sum((o.cost_usd for o in outcomes), Decimal(0))
+    # the total includes an explicit cache's storage, which the creating request carries
+    assert summary["_cost"] == sum((o.cost_usd + o.storage_usd for o in outcomes), Decimal(0))
+    assert summary.get("storage_usd", 0) == sum(r.get("storage_usd", 0) for r in rows) or \
+        abs(summary["storage_usd"] - sum(r.get("storage_usd", 0) for r in rows)) < 1e-6 * len(rows)
 
 
 def replay_adds_up(rows: Iterable[Any], cost_predicted: Decimal, streams: Iterable[tuple], causes: Iterable[tuple]) -> None:

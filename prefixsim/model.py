@@ -93,6 +93,19 @@ class Request:
 
 
 @dataclass(frozen=True, slots=True)
+class CachedRef:
+    """A Gemini explicit cache (`CachedContent`) a call creates or reads by reference: the request's
+    first `blocks` blocks. A creation (`create`) is billed as input, and its storage for `kept_s`
+    seconds (creation to delete or expiry); a read takes those blocks at the cached rate whatever
+    the implicit cache holds (G-CC, docs/rules.md#gemini-explicit-context-caching)."""
+
+    name: str
+    blocks: int
+    create: bool = False
+    kept_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Call:
     """A request sent at time `t` (seconds) on a stream (main conversation, a sub-agent, ...).
 
@@ -108,6 +121,7 @@ class Call:
     ttft: float | None = None
     parent: str | None = None
     event: str | None = None
+    cached: CachedRef | None = None   # Gemini explicit caching: a CachedContent created or referenced
 
 
 class CauseKind:
@@ -173,3 +187,4 @@ class Outcome:
     price_source: str
     read_blocks: int
     n_blocks: int
+    storage_usd: Decimal = Decimal(0)   # an explicit cache's storage, billed on its creation

@@ -40,7 +40,7 @@ def _simulate(path: str, index: int, price_date: dt.date | None, start: dt.datet
     schema classes built at load time, which pickle only by value and slowly; each worker loads a
     file once (so a cluster's workers must see the files at the same paths). A UserError comes back
     as data: pickling an exception keeps only its message, and the CLI needs its file and line."""
-    from .api import simulate
+    from .variants import simulate
 
     try:
         return simulate(_runs(path)[index], price_date, start)
@@ -59,26 +59,34 @@ def _simulate_runs(path: str, first: int, stop: int, price_date: dt.date | None,
 POOL_COST = 2.5
 
 
-def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list, tuple], Iterator]:
-    """A function running `_simulate` over (path, index) tasks, yielding results in the tasks' order."""
+def dask_client(executor: str, scheduler: str | None):
+    """dask.distributed's Client class for `--executor dask` (None for local runs), once the executor
+    and scheduler options are checked: both the scenario runs and the sharded replay use it."""
     if executor not in EXECUTORS:
         raise UserError(f"unknown executor {executor!r} (valid: {', '.join(EXECUTORS)})")
-    if executor == "dask":
-        if not scheduler:
-            raise UserError("--executor dask needs --scheduler ADDRESS (e.g. tcp://10.0.0.5:8786)")
-        try:
-            from distributed import Client
-        except ImportError:
-            raise UserError("--executor dask needs dask.distributed: pip install 'prefixsim[dask]'") from None
+    if executor != "dask":
+        if scheduler:
+            raise UserError("--scheduler applies to --executor dask only")
+        return None
+    if not scheduler:
+        raise UserError("--executor dask needs --scheduler ADDRESS (e.g. tcp://10.0.0.5:8786)")
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UserError("--executor dask needs dask.distributed: pip install 'prefixsim[dask]'") from None
+    return Client
 
+
+def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list, tuple], Iterator]:
+    """A function running `_simulate` over (path, index) tasks, yielding results in the tasks' order."""
+    Client = dask_client(executor, scheduler)
+    if Client is not None:
         def on_dask(tasks: list, clock: tuple) -> Iterator:
             with Client(scheduler) as client:
                 futures = client.map(_simulate, *zip(*tasks), price_date=clock[0], start=clock[1],
                                      pure=False) if tasks else []
                 yield from client.gather(futures)
         return on_dask
-    if scheduler:
-        raise UserError("--scheduler applies to --executor dask only")
     if workers == 1:
         return lambda tasks, clock: (_simulate(p, i, *clock) for p, i in tasks)
     return lambda tasks, clock: _local(tasks, workers, clock)
@@ -140,7 +148,7 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
     core (`local_workers`), started only when the work left pays for them (`_local`). With `executor="dask"` runs go to
     the dask.distributed scheduler at `scheduler`, sharded by run (one scenario variant's sessions).
     """
-    from .api import collect
+    from .variants import collect
 
     if workers < -1:
         raise UserError(f"--workers must be a count of processes, 0 or -1 for every core; got {workers}")

@@ -114,7 +114,11 @@ class PriceBook:
     time-of-day window (DeepSeek's off-peak hours) and prices that change on a date follow it."""
 
     def __init__(self, sheet: Mapping[str, Mapping[str, object]] | None = None, sheet_source: str = "price sheet",
-                 when: dt.date | None = None, start: dt.datetime | None = None) -> None:
+                 when: dt.date | None = None, start: dt.datetime | None = None, designs: bool = False) -> None:
+        # designs: the book prices designs (scenarios, studies) at a chosen date, where a dated model
+        # id before its own date is a mistake; real traffic is priced at each request's logged time,
+        # whatever that clock said, and is never refused for it.
+        self.designs = designs
         self.sheet = dict(sheet or {})
         self.sheet_source = sheet_source
         self.start = clock_start(when, start)
@@ -173,6 +177,10 @@ class PriceBook:
         if provider in SELF_HOSTED:
             free = Tiered(Decimal(0))
             return Rates(model, free, free, free, free, free, SELF_HOSTED_SOURCE)
+        released = snapshot_date(model)
+        if self.designs and released is not None and at.date() < released:
+            raise UserError(f"{model} is the snapshot of {released.isoformat()}: on {at.date().isoformat()} (the price "
+                            "date) it did not exist yet, so it had no price; give a date on or after its release")
         gp = _GENAI_PROVIDER.get(provider or "")
         name = bedrock_price_id(model) if gp == "aws" else model
         try:
@@ -184,6 +192,23 @@ class PriceBook:
             if plain == name:
                 raise
             return _from_genai_prices(plain, gp, at, model)
+
+
+#: The release date a snapshot id carries: `claude-sonnet-4-5-20250929`, `gpt-4o-2024-08-06`,
+#: Vertex's `claude-sonnet-4-5@20250929`, Bedrock's `anthropic.claude-…-20250929-v1:0`.
+_SNAPSHOT = re.compile(r"[-@](\d{4})-?(\d{2})-?(\d{2})(?:-v\d+(?::\d+)?)?$")
+
+
+def snapshot_date(model: str) -> dt.date | None:
+    """The date in a dated model id (the day that snapshot was released), or None: an alias such as
+    `claude-sonnet-4-5` names no day, and genai-prices records no release dates to check it by."""
+    m = _SNAPSHOT.search(model.strip())
+    if m is None:
+        return None
+    try:
+        return dt.date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
 
 
 _DATED = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8})$")

@@ -17,39 +17,19 @@ from typing import Iterable, Sequence
 
 from .errors import UserError
 from .invariants import replay_adds_up
-from .model import TTL_SECONDS, Call, Cause, CauseKind, Usage
+from .model import TTL_SECONDS, Cause, CauseKind, Usage
 from .pricing import PriceBook
-from .providers.tables import claude_code_ttl
 from .providers import get_policy
 from .runner import Simulator
 from .sources.record import Record
 from .sources.traffic import Traffic
+from .whatif import BREAKPOINT_POLICIES, TTL_CHOICES, Variant, apply_variant  # noqa: F401  (the replay API)
 
-TTL_CHOICES = ("observed", "5m", "1h")
-BREAKPOINT_POLICIES = ("observed", "last", "auto", "none")
 #: Misses of something that was cached before: each one rebuilds a prefix the traffic had paid for.
 REBUILD_CAUSES = frozenset({CauseKind.TTL_EXPIRED, CauseKind.PREFIX_CHANGED, CauseKind.COMPACTION,
                             CauseKind.MODEL_SWITCH, CauseKind.NOT_YET_AVAILABLE, CauseKind.LOOKBACK_EXCEEDED,
                             CauseKind.EVICTED})
 USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-
-
-@dataclass(frozen=True, slots=True)
-class Variant:
-    """The design a replay runs under; every field `observed`/None means as recorded (the provider
-    as recorded is each request's own: Anthropic for transcripts and Messages logs, OpenAI or
-    DeepSeek for an OpenAI-format log)."""
-
-    ttl: str = "observed"
-    model: str | None = None
-    provider: str = "observed"
-    breakpoints: str = "observed"
-
-    def describe(self) -> str:
-        parts = [f"ttl={self.ttl}", f"provider={self.provider}", f"breakpoints={self.breakpoints}"]
-        if self.model:
-            parts.append(f"model={self.model}")
-        return ", ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,34 +118,6 @@ class ReplayResult:
 def _usage_dict(u: Usage) -> dict[str, int]:
     return {"input_tokens": u.input_tokens, "cache_creation_input_tokens": u.cache_creation,
             "cache_read_input_tokens": u.cache_read}
-
-
-def apply_variant(call: Call, v: Variant, main: bool | None = None) -> Call:
-    """The same request under another TTL, model or breakpoint placement. For a harness with TTL
-    buckets (`main` not None: Claude Code), a TTL what-if is the main conversation's: the other
-    bucket keeps writing 5m (CC-PC), as the harness would."""
-    if v.ttl == "observed" and v.breakpoints == "observed" and not v.model:
-        return call   # the request as recorded: no per-block work (the default replay, every request)
-    req = call.request
-    blocks = req.blocks
-    auto = req.auto_cache
-    marked = [i for i, b in enumerate(blocks) if b.breakpoint]
-    if v.breakpoints == "none":
-        blocks, auto = tuple(b.with_breakpoint(None) for b in blocks), None
-    elif v.breakpoints == "last" and marked:
-        last = marked[-1]
-        blocks = tuple(b.with_breakpoint(b.breakpoint if i == last else None) for i, b in enumerate(blocks))
-    elif v.breakpoints == "auto":
-        ttl = next((blocks[i].breakpoint for i in marked), None) or auto or "5m"
-        blocks, auto = tuple(b.with_breakpoint(None) for b in blocks), ttl
-    if v.ttl != "observed":
-        ttl = v.ttl if main is None else claude_code_ttl(main, v.ttl)
-        blocks = tuple(b.with_breakpoint(ttl) if b.breakpoint else b for b in blocks)
-        auto = ttl if auto else None
-    model = v.model or req.model
-    if blocks is req.blocks and auto == req.auto_cache and model == req.model:
-        return call
-    return replace(call, request=replace(req, blocks=tuple(blocks), auto_cache=auto, model=model))
 
 
 class Naive:

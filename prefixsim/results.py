@@ -23,6 +23,9 @@ GPU_COLUMNS = ("gpu_seconds_saved", "gpu_seconds_spent")
 #: Runs under a rule whose retention is a documented range (OpenAI, DeepSeek): the figures above are
 #: the pessimistic bound (`retention_bound`), these the same traffic under the optimistic bound.
 RANGE_COLUMNS = ("cache_read_input_tokens_optimistic", "hit_rate_optimistic", "cost_usd_optimistic")
+#: Runs that keep a Gemini explicit cache (create_cache): its storage, a cost line of its own that
+#: `cost_usd` includes (the requests' rows carry it on the creating request).
+STORAGE_COLUMNS = ("storage_usd",)
 
 
 def usd(x: Decimal) -> float:
@@ -37,7 +40,11 @@ def request_row(o: Outcome) -> dict[str, Any]:
             "cache_creation_input_tokens": u.cache_creation, "cache_write_5m_tokens": u.cache_write_5m,
             "cache_write_1h_tokens": u.cache_write_1h, "cache_read_input_tokens": u.cache_read,
             "output_tokens": u.output_tokens, "hit_rate": round(u.hit_rate, 6), "cost_usd": usd(o.cost_usd),
-            "cause": str(o.cause)}
+            "cause": str(o.cause), **({"storage_usd": usd(o.storage_usd)} if _creates(o) else {})}
+
+
+def _creates(o: Outcome) -> bool:
+    return o.call.cached is not None and o.call.cached.create
 
 
 def summarize(outcomes: list[Outcome]) -> dict[str, Any]:
@@ -46,6 +53,8 @@ def summarize(outcomes: list[Outcome]) -> dict[str, Any]:
                           "cache_read_input_tokens", "output_tokens")}
     cost = Decimal(0)
     no_cache = Decimal(0)
+    kept = Decimal(0)
+    stores = False
     for o in outcomes:
         u = o.usage
         tot["input_tokens"] += u.input_tokens
@@ -53,8 +62,10 @@ def summarize(outcomes: list[Outcome]) -> dict[str, Any]:
         tot["cache_write_1h_tokens"] += u.cache_write_1h
         tot["cache_read_input_tokens"] += u.cache_read
         tot["output_tokens"] += u.output_tokens
-        cost += o.cost_usd
+        cost += o.cost_usd + o.storage_usd
         no_cache += o.cost_no_cache_usd
+        kept += o.storage_usd
+        stores = stores or _creates(o)
     creation = tot["cache_write_5m_tokens"] + tot["cache_write_1h_tokens"]
     prompt = tot["input_tokens"] + creation + tot["cache_read_input_tokens"]
     return {"requests": len(outcomes), "input_tokens": tot["input_tokens"],
@@ -64,6 +75,7 @@ def summarize(outcomes: list[Outcome]) -> dict[str, Any]:
             "hit_rate": round(tot["cache_read_input_tokens"] / prompt, 6) if prompt else 0.0,
             "cost_usd": usd(cost), "cost_no_cache_usd": usd(no_cache),
             "savings_vs_no_cache": round(float(1 - cost / no_cache), 6) if no_cache else 0.0,
+            **({"storage_usd": usd(kept)} if stores else {}),
             "_cost": cost, "_no_cache": no_cache}
 
 
@@ -104,7 +116,7 @@ class VariantResult:
             g = stream_group(o.call.stream)
             groups.setdefault(g, []).append(o)
             names.setdefault(g, set()).add(o.call.stream)
-        total = sum((o.cost_usd for o in self.outcomes), Decimal(0))
+        total = sum((o.cost_usd + o.storage_usd for o in self.outcomes), Decimal(0))
         out = []
         for g, outs in groups.items():
             s = summarize(outs)
@@ -219,9 +231,7 @@ class ScenarioResult:
         """The comparison of variants as a DataFrame (every summary column, GPU-seconds and the
         optimistic bound where they apply; `vs_cheapest` within each sweep value). Calling it,
         `res.comparison()`, gives the same rows as dicts."""
-        from .report.tables import comparison_rows
-
-        rows = [{k: val for k, val in r.items() if not k.startswith("_")} for r in comparison_rows(self)]
+        rows = [{k: val for k, val in r.items() if not k.startswith("_")} for r in ranked_comparison(self)]
         for r, v in zip(rows, self.variants):
             r["variant"] = v.base_variant
         cols = list(dict.fromkeys(["scenario", "variant", *self._params(), *(k for r in rows for k in r)]))
@@ -247,7 +257,8 @@ class ScenarioResult:
         out = []
         for v, s in sums:
             row = {"scenario": self.name, "variant": v.variant,
-                   **{k: s[k] for k in (*SUMMARY_COLUMNS, *GPU_COLUMNS, *RANGE_COLUMNS, "retention_bound")
+                   **{k: s[k] for k in (*SUMMARY_COLUMNS, *STORAGE_COLUMNS, *GPU_COLUMNS, *RANGE_COLUMNS,
+                                                          "retention_bound")
                       if k in s}}
             row["vs_cheapest"] = round(float(s["_cost"] / cheapest), 6) if cheapest else 1.0
             out.append(row)
@@ -262,3 +273,20 @@ class ScenarioResult:
                 d["sweep"] = {"param": v.sweep_param, "value": v.sweep_value}
             variants.append(d)
         return {"name": self.name, "path": self.path, "description": self.description, "variants": variants}
+
+
+def ranked_comparison(res: "ScenarioResult") -> list[dict[str, Any]]:
+    """The comparison with `x cheapest` taken among designs that compare: at the same sweep value,
+    and of the same kind (provider APIs in dollars; engines have no dollar cost to divide by)."""
+    comp = res.comparison_rows()
+    for v, row in zip(res.variants, comp):
+        row["_base"] = v.base_variant
+        row["_sweep_value"] = v.sweep_value
+        row["_kind"] = v.self_hosted
+        if v.sweep_param is not None:
+            row[v.sweep_param] = v.sweep_value
+    for row in comp:
+        peers = [r for r in comp if r["_sweep_value"] == row["_sweep_value"] and r["_kind"] == row["_kind"]]
+        cheapest = min(r["cost_usd"] for r in peers)
+        row["vs_cheapest"] = None if row["_kind"] else (round(row["cost_usd"] / cheapest, 6) if cheapest else 1.0)
+    return comp

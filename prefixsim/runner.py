@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Iterable
 
+from .cached_content import storage, storage_cost
 from .incremental import View, note_births, view
 from .model import Call, Cause, CauseKind, Layer, Outcome, Request, Usage
 from .pricing import PriceBook
 from .providers import Policy, get_policy
+from .providers.base import Decision
 from .providers.tables import CLAUDE_PLATFORMS, anthropic_strips_thinking, canonical_model
 from .store import State, Store, namespace_digest
 from .tokenize import TokenCounter, Tokenizer, get_tokenizer
@@ -59,6 +62,8 @@ class Simulator:
         """One call; priced at `at` (real traffic: the request's own time), else at the price book's
         clock start plus the call's t."""
         req, now = call.request, call.t
+        if call.cached is not None and call.cached.create:
+            return self._create_cached(call, at)
         own = self._last.get(call.stream)
         ref = own or (self._last.get(call.parent) if call.parent else None)
         store = self.store
@@ -77,6 +82,8 @@ class Simulator:
         ttft = self.ttft if call.ttft is None else call.ttft
         dec = self.policy.decide(req, digests, cum, store, now, now + ttft, marks=v.marks, d0=v.d0,
                                  counter=self.counter, call=call)
+        if call.cached is not None:
+            dec = _by_reference(dec, call.cached.blocks, cum)
         if known is None and dec.blocked is not None:
             # A policy with its own cache (the serving engines) reports what the store cannot know.
             known = (dec.blocked[1], dec.blocked[0], None)
@@ -94,6 +101,22 @@ class Simulator:
         return Outcome(call=call, usage=usage, cause=cause, cost_usd=rates.cost(usage),
                        cost_no_cache_usd=rates.cost_without_cache(usage), price_source=rates.source,
                        read_blocks=dec.hit + 1, n_blocks=n)
+
+    def _create_cached(self, call: Call, at: dt.datetime | None) -> Outcome:
+        """Creating a Gemini CachedContent: its tokens billed as input (G-PR), no cache read or write
+        of the implicit kind, and its storage for the time it is kept. Without caching it would not
+        exist, so it costs nothing there."""
+        req, ref = call.request, call.cached
+        assert ref is not None
+        total = sum(self.counter.count(b) for b in req.blocks)
+        usage = Usage(input_tokens=total, output_tokens=call.output_tokens)
+        rates = self.prices.rates(req.model, self.provider, at) if at is not None else \
+            self.prices.rates_at(req.model, self.provider, call.t)
+        per_token_hour, _ = storage(req.model, self.prices)
+        kept = storage_cost(total, ref.kept_s, per_token_hour)
+        return Outcome(call=call, usage=usage, cause=Cause(), cost_usd=rates.cost(usage),
+                       cost_no_cache_usd=Decimal(0), price_source=rates.source, read_blocks=0,
+                       n_blocks=len(req.blocks), storage_usd=kept)
 
     def _settle(self, v: View, now: float) -> None:
         """After the request ran: note the positions it wrote and its extent, the deepest position
@@ -160,6 +183,19 @@ class Simulator:
                 return Cause(CauseKind.COLD, "no cache_control breakpoint")
             return Cause(CauseKind.COLD)
         return Cause()
+
+
+def _by_reference(dec: Decision, blocks: int, cum: list[int]) -> Decision:
+    """A request naming a CachedContent reads its first `blocks` blocks at the cached rate, whatever
+    the implicit cache gave (it is read by reference, not found by lookup: G-CC); the implicit
+    decision stands beyond it. Tokens keep their order: read, then written, then uncached."""
+    e = cum[blocks - 1] if blocks else 0
+    if dec.read >= e:
+        return dec
+    written = max(0, dec.read + dec.write_5m + dec.write_1h - e)
+    total = dec.read + dec.write_5m + dec.write_1h + dec.uncached
+    return replace(dec, read=e, write_5m=written, write_1h=0, uncached=total - e - written,
+                   hit=max(dec.hit, blocks - 1), below_minimum=False)
 
 
 # A rendered thinking block opens with its type (after the role, on a message's first block).

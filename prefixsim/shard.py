@@ -23,13 +23,13 @@ from typing import Callable, Iterator, Sequence
 
 from .errors import UserError
 from .invariants import replay_adds_up
+from .parallel import dask_client
 from .pricing import PriceBook
 from .providers.tables import canonical_model
 from .replay import ReplayResult, Variant, _instant, _summarize, replay
 from .sources.record import Record
 from .sources.traffic import Traffic
 
-EXECUTORS = ("local", "dask")
 #: Requests below which a replay is not sharded locally: a worker's start-up (imports, its requests
 #: unpickled) costs ~1-2 s, what ~5,000 requests take to replay.
 MIN_SHARDED = 5_000
@@ -121,22 +121,12 @@ def merge(results: Sequence[ReplayResult], variant: Variant, top: int) -> Replay
 
 
 def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list], Iterator[ReplayResult]]:
-    if executor not in EXECUTORS:
-        raise UserError(f"unknown executor {executor!r} (valid: {', '.join(EXECUTORS)})")
-    if executor == "dask":
-        if not scheduler:
-            raise UserError("--executor dask needs --scheduler ADDRESS (e.g. tcp://10.0.0.5:8786)")
-        try:
-            from distributed import Client
-        except ImportError:
-            raise UserError("--executor dask needs dask.distributed: pip install 'prefixsim[dask]'") from None
-
+    Client = dask_client(executor, scheduler)
+    if Client is not None:
         def on_dask(jobs: list) -> Iterator[ReplayResult]:
             with Client(scheduler) as client:
                 yield from client.gather([client.submit(_replay_shard, *job, pure=False) for job in jobs])
         return on_dask
-    if scheduler:
-        raise UserError("--scheduler applies to --executor dask only")
 
     def on_joblib(jobs: list) -> Iterator[ReplayResult]:
         from joblib import Parallel, delayed

@@ -23,6 +23,16 @@ from typing import Any
 MIN_SHARED = 64
 
 
+def _item(seq: "PrefixTuple | PrefixList", i: int) -> Any:
+    """Item `i` (negative counts from the end) of a `base[:k] + tail` sequence."""
+    k = seq.k
+    if i < 0:
+        i += k + len(seq.tail)
+        if i < 0:
+            raise IndexError(f"{type(seq).__name__} index out of range")
+    return seq.base[i] if i < k else seq.tail[i - k]
+
+
 class PrefixTuple(Sequence):
     """`base[:k] + tail` as one immutable sequence that compares and hashes as that tuple."""
 
@@ -37,16 +47,7 @@ class PrefixTuple(Sequence):
 
     def __getitem__(self, i: Any) -> Any:
         if type(i) is int:
-            k = self.k
-            if 0 <= i < k:
-                return self.base[i]
-            if i < 0:
-                i += k + len(self.tail)
-                if 0 <= i < k:
-                    return self.base[i]
-            if i < 0:
-                raise IndexError("PrefixTuple index out of range")
-            return self.tail[i - k]
+            return _item(self, i)
         return self.flat()[i]
 
     def __iter__(self):
@@ -99,16 +100,7 @@ class PrefixList(Sequence):
 
     def __getitem__(self, i: Any) -> Any:
         if type(i) is int:
-            k = self.k
-            if 0 <= i < k:
-                return self.base[i]
-            if i < 0:
-                i += k + len(self.tail)
-                if 0 <= i < k:
-                    return self.base[i]
-            if i < 0:
-                raise IndexError("PrefixList index out of range")
-            return self.tail[i - k]
+            return _item(self, i)
         if type(i) is slice and i.step is None and (i.start or 0) == 0 and i.stop is not None \
                 and 0 <= i.stop <= self.k:
             return list(self.base[:i.stop])

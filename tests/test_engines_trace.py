@@ -5,7 +5,8 @@ import pytest
 
 from prefixsim.engines.export import export_mooncake
 from prefixsim.engines.kvsize import capacity_tokens, kv_bytes_per_token, parse_capacity
-from prefixsim.engines.trace import curve_figure, load_trace, render_text, replay, replay_trace
+from prefixsim.engines.trace import load_trace, replay, replay_trace
+from prefixsim.report.traces import curve_figure, render_text
 from prefixsim.errors import UserError
 from prefixsim.model import Block, Call, Layer, Request
 

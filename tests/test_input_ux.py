@@ -121,7 +121,7 @@ def test_names_on_the_command_line_get_the_nearest_valid_one(args, needle, tmp_p
 
 
 def test_study_sizes_take_suffixes(tmp_path):
-    from prefixsim.analysis.params import parse_pairs
+    from prefixsim.scenario.studyparams import parse_pairs
 
     f, lists = parse_pairs("fork-vs-subagent", ("parent_static=30K", "children=4", "sub_static=1.5k"))
     assert (f.parent_static, f.sub_static, f.children) == (30_000, 1_500, 4)
@@ -142,3 +142,46 @@ def test_long_names_need_to_be_close_to_be_suggested():
 
     assert nearest("claude-nonesuch-9", sorted(ANTHROPIC_MIN_TOKENS)) is None
     assert nearest("frok", ["fork", "btw"]) == "fork"
+
+
+def test_dated_model_ids_name_their_snapshot_day():
+    from prefixsim.pricing import snapshot_date
+
+    assert snapshot_date("claude-sonnet-4-5-20250929").isoformat() == "2025-09-29"
+    assert snapshot_date("gpt-4o-2024-08-06").isoformat() == "2024-08-06"
+    assert snapshot_date("anthropic.claude-sonnet-4-5-20250929-v1:0").isoformat() == "2025-09-29"
+    assert snapshot_date("claude-sonnet-4-5@20250929").isoformat() == "2025-09-29"
+    assert snapshot_date("claude-sonnet-4-5") is None and snapshot_date("deepseek-v4-flash") is None
+
+
+def _main(args, capsys):
+    from prefixsim.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    return e.value.code, capsys.readouterr().err
+
+
+def test_a_price_date_before_a_dated_snapshot_says_so(tmp_path, capsys):
+    """A dated model id names the day its snapshot was released: a design priced before that day has
+    no price to use, and says so (run and breakeven, exit 2); from that day on it is priced."""
+    s = tmp_path / "s.yaml"
+    s.write_text("name: s\nmodel: claude-sonnet-4-5-20250929\ntimeline: [request: 2]\n")
+    code, err = _main(["run", str(s), "--no-write", "--price-date", "2025-09-28"], capsys)
+    assert code == 2
+    assert "claude-sonnet-4-5-20250929 is the snapshot of 2025-09-29: on 2025-09-28" in err
+    code, err = _main(["breakeven", "ttl", "--model", "claude-sonnet-4-5-20250929", "--price-date", "2025-01-01",
+                       "--out", str(tmp_path)], capsys)
+    assert code == 2 and "did not exist yet" in err, err
+    code, err = _main(["run", str(s), "--no-write", "--price-date", "2025-09-29"], capsys)
+    assert code in (0, None), err
+
+
+def test_real_traffic_is_priced_at_its_own_time_whatever_the_snapshot_date():
+    """A log's clock is what it is (a fuzzed or hand-made line may say 1970): replay never refuses it."""
+    import datetime as dt
+
+    from prefixsim.pricing import PriceBook
+
+    r = PriceBook(when=dt.date(2025, 1, 1)).rates("claude-sonnet-4-5-20250929", "anthropic")
+    assert "claude-sonnet-4-5" in r.source

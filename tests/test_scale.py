@@ -72,7 +72,7 @@ timeline:
 
 def fork_run(tmp_path: Path, n: int, turns: int = 1) -> tuple[list[Call], Simulator]:
     """The calls of a fork with `n` children of `turns` requests each, and the simulator that ran them."""
-    from prefixsim.api import load_json_file
+    from prefixsim.scenario.loader import load_json_file
     from prefixsim.scenario.builder import Timeline
     from prefixsim.scenario.loader import load_runs
 

@@ -41,7 +41,7 @@ class Prices:
 def prices_for(model: str, sheet: Mapping[str, Mapping[str, object]] | None = None,
                when: dt.date | None = None, provider: str = "anthropic",
                sheet_source: str = "price sheet") -> tuple[Prices, PriceBook]:
-    book = PriceBook(sheet, sheet_source=sheet_source, when=when)
+    book = PriceBook(sheet, sheet_source=sheet_source, when=when, designs=True)
     r: Rates = book.rates(model, provider)
     per = r.per_mtok()
     return Prices(model, per["input"] / MTOK, per["output"] / MTOK, per["cache_read"] / MTOK,

@@ -34,31 +34,14 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from ..providers.tables import ANTHROPIC_LOOKBACK, anthropic_min_tokens
+from ..scenario.studyparams import ForkParams, PACE
 from .common import Prices, request_cost
 
-#: Seconds between one child's requests, and between the parent's turn and the spawn: the
-#: scenario builder's default pace; ttft must not exceed it (each request reads the one before).
-PACE = 10.0
 #: blocks one tool-loop turn adds: the tool result, the reply's text and its tool_use
 TURN_BLOCKS = 3
 #: History past this is beyond any model's context: a crossing further out is reported as `never`.
 MAX_HISTORY = 1_000_000
 DEFAULT_CHILDREN = (1, 2, 5, 8, 16)
-
-
-@dataclass(frozen=True)
-class ForkParams:
-    children: int = 5
-    turns: int = 3                 # requests each child makes (its own loop)
-    parent_static: int = 18_000    # parent tools + system, part of what a fork inherits
-    sub_static: int = 16_000       # a sub-agent's own tools + system (most tools, its own prompt)
-    task: int = 1_000              # a sub-agent's task: it must restate the context it needs
-    directive: int = 200           # a fork child's directive
-    call: int = 120                # per child: its tool_use in the spawning reply + its placeholder result
-    growth: int = 1_500            # tokens a loop turn adds (reply + tool result)
-    stagger: float = 2.0           # seconds between sibling launches (CC-WF: held until the first response)
-    ttft: float = 2.0              # seconds until a write is readable
-    ttl: str = "5m"
 
 
 @dataclass(frozen=True)

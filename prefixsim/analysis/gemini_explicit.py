@@ -13,17 +13,18 @@ more: what it buys is the certainty implicit caching does not give (docs/rules.m
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from decimal import Decimal
 
-from ..errors import UserError
+from ..cached_content import storage
 from ..model import Call, Layer
-from ..pricing import MTOK, PriceBook, sheet_price
+from ..pricing import MTOK, PriceBook
 from ..providers import get_policy
-from ..providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL, GEMINI_STORAGE_MTOK_HOUR
 from ..report.charts import LineChart, Series
 from ..runner import Simulator
+from ..scenario.studyparams import ExplicitParams
 from .common import Builder, Prices, request
+from .study import Study, k_tokens as _k
 
 PROVIDER = "gemini"
 DEFAULT_MODEL = "gemini-2.5-pro"
@@ -31,25 +32,6 @@ READ_RATES = (0.5, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 30, 45, 60)
 TTLS_H = (0.25, 1.0, 6.0, 24.0)
 
 
-@dataclass(frozen=True)
-class ExplicitParams:
-    prefix: int = 100_000
-    reads: int = 6                        # reads of the prefix per hour
-    ttl_s: float = float(GEMINI_EXPLICIT_DEFAULT_TTL.value)
-
-
-def storage(model: str, book: PriceBook) -> tuple[Decimal, str]:
-    """USD per token-hour kept, and where it came from."""
-    row = book.sheet.get(model, {})
-    if "storage_mtok_hour" in row:
-        return sheet_price(model, "storage_mtok_hour", row["storage_mtok_hour"]) / MTOK, book.sheet_source
-    m = model.strip().lower().rsplit("/", 1)[-1]
-    best = max((k for k in GEMINI_STORAGE_MTOK_HOUR if m.startswith(k)), key=len, default=None)
-    if best is None:
-        raise UserError(f"no explicit-cache storage price for {model!r} (known: {', '.join(sorted(GEMINI_STORAGE_MTOK_HOUR))}); "
-                        "give storage_mtok_hour (USD per MTok per hour) in a price sheet")
-    r = GEMINI_STORAGE_MTOK_HOUR[best]
-    return Decimal(str(r.value)) / MTOK, r.source
 
 
 def _rates(model: str, book: PriceBook, prefix: int) -> tuple[Decimal, Decimal]:
@@ -77,7 +59,6 @@ def break_even_reads(model: str, book: PriceBook, prefix: int, ttl_h: float) -> 
 
 
 def study(p: Prices, f: ExplicitParams | None = None, book: PriceBook | None = None):
-    from .studies import Study, _k
 
     f = f or ExplicitParams()
     book = book or PriceBook()

@@ -12,23 +12,14 @@ so its cost grows linearly with the turn it lands on: change what you must early
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 
 from ..model import Call, Layer, Request
 from ..providers.tables import anthropic_min_tokens
+from ..scenario.studyparams import InvalidationParams
 from .common import Builder, Prices, request, request_cost, simulate_cost
 
 KINDS = ("tools", "system", "messages", "model")
-
-
-@dataclass(frozen=True)
-class InvalidationParams:
-    tools: int = 14_000
-    system: int = 4_000
-    growth: int = 1_500
-    turns: int = 100
-    ttl: str = "5m"
 
 
 def closed_form(p: Prices, f: InvalidationParams, kind: str, turn: int) -> Decimal:

@@ -7,18 +7,11 @@ Padding it up to the minimum M makes it cacheable. Re-sent n times within the TT
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from decimal import Decimal
 
 from ..providers.tables import anthropic_min_tokens
+from ..scenario.studyparams import MinimumParams
 from .common import Prices
-
-
-@dataclass(frozen=True)
-class MinimumParams:
-    prefix: int = 800
-    requests: int = 10
-    ttl: str = "5m"
 
 
 def minimum(model: str) -> int:

@@ -9,20 +9,11 @@ Claude Code instead holds all siblings until the first response begins (CC-WF): 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 
 from ..providers.tables import anthropic_min_tokens
+from ..scenario.studyparams import StaggerParams
 from .common import Prices, request_cost
-
-
-@dataclass(frozen=True)
-class StaggerParams:
-    children: int = 5
-    shared: int = 16_000
-    task: int = 1_000
-    ttft: float = 3.0
-    ttl: str = "5m"
 
 
 def writers(f: StaggerParams, delay: float) -> int:

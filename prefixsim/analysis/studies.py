@@ -2,8 +2,8 @@
 behind it, a chart and one plain-language sentence, each priced from a named source."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Callable
+from dataclasses import asdict, replace
+from typing import Callable
 
 from ..report.charts import LineChart, Mark, Series
 from . import fork_vs_subagent as fvs
@@ -12,26 +12,7 @@ from . import minimum as mini
 from . import stagger as stg
 from . import ttl as ttlmod
 from .common import Prices
-
-
-@dataclass
-class Study:
-    name: str
-    title: str
-    table: list[dict]
-    curve: list[dict]
-    chart: LineChart
-    reading: str
-    params: dict[str, Any] = field(default_factory=dict)
-    tables: list[tuple[str, list[dict]]] = field(default_factory=list)   # one per question asked
-
-    def __post_init__(self) -> None:
-        if not self.tables:
-            self.tables = [("crossing points", self.table)]
-
-
-def _k(tokens: float) -> str:
-    return f"{tokens / 1000:,.1f} K" if tokens >= 1000 else f"{tokens:,.0f}"
+from .study import Study, k_tokens as _k
 
 
 def money(v: float) -> str:

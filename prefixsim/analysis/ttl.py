@@ -9,17 +9,12 @@ for 5m (1.25x), 1.11 -> 2 reads for 1h (2x), as A-PC / A-PR state.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from decimal import Decimal
 
 from ..model import TTL_SECONDS
 from ..providers.tables import anthropic_min_tokens
+from ..scenario.studyparams import TTLParams
 from .common import Prices
-
-
-@dataclass(frozen=True)
-class TTLParams:
-    prefix: int = 20_000
 
 
 def per_request(p: Prices, f: TTLParams, ttl: str, gap: float) -> Decimal:

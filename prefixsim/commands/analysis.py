@@ -6,8 +6,8 @@ from pathlib import Path
 import click
 
 from ..errors import UserError
-from ..analysis.params import STUDY_NAMES
-from ..analysis.params import parse_pairs as _parse_params
+from ..scenario.studyparams import STUDY_NAMES
+from ..scenario.studyparams import parse_pairs as _parse_params
 from ..suggest import unknown
 from .run import parse_price_date
 

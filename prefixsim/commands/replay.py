@@ -205,7 +205,9 @@ def _trace(paths, kind, fmt, capacities, eviction, block_size) -> str:
                                 block_size=block_size, fmt="json" if fmt == "json" else "table")
     if fmt == "json":
         return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
-    return trace.render_text(result)
+    from ..report.traces import render_text
+
+    return render_text(result)
 
 
 def _csv(result) -> str:

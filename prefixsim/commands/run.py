@@ -65,13 +65,15 @@ def write_reports(res, out_dir: Path) -> Path:
     from ..report.build import sweep_chart  # a scenario with `sweep:` + `chart:` gets its curve drawn
     from ..report.folders import RUN_FILES, RUN_KIND
     from ..report.tables import csv_text, json_text, scenario_text
-    from ..results import REQUEST_COLUMNS, SUMMARY_COLUMNS
+    from ..results import REQUEST_COLUMNS, STORAGE_COLUMNS, SUMMARY_COLUMNS
 
     d = out_dir / slug(res.name)
     rows = [{"variant": v.variant, **r} for v in res.variants for r in v.rows()]
+    summary = res.comparison_rows()
+    kept = list(STORAGE_COLUMNS) if any("storage_usd" in r for r in summary) else []   # Gemini explicit caches
     files: dict[str, str | bytes] = {
-        "requests.csv": csv_text(rows, ["variant", *REQUEST_COLUMNS]),
-        "summary.csv": csv_text(res.comparison_rows(), ["variant", *SUMMARY_COLUMNS, "vs_cheapest"]),
+        "requests.csv": csv_text(rows, ["variant", *REQUEST_COLUMNS, *kept]),
+        "summary.csv": csv_text(summary, ["variant", *SUMMARY_COLUMNS, *kept, "vs_cheapest"]),
         "summary.md": scenario_text(res, markdown=True) + "\n",
         "results.json": json_text(res.to_json())}
     chart = sweep_chart(res)

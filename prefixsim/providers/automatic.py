@@ -57,7 +57,8 @@ class AutomaticPolicy:
     def describe(self, model: str) -> dict[str, str]:
         r = self._rule_for(model, "")
         where = "inside blocks (token level)" if r.partial else "at block boundaries"
-        writes = "every position past the minimum" if r.writes == "every" else "the request's end"
+        writes = {"every": "every position past the minimum", "end": "the request's end",
+                  "breakpoints": "its breakpoints (the latest eligible message end, explicit markers)"}[r.writes]
         if r.common_units:
             writes += ", and the common prefix of two requests (read from the next)"
         cap = "none" if r.max_lifetime == float("inf") else f"{r.max_lifetime:.0f} s from the write"
@@ -92,6 +93,8 @@ class AutomaticPolicy:
                 break
         matched = (cum[hit] if hit >= 0 else 0) + extra
         read = _rounded(matched, rule)
+        if read == 0:   # a part-block read rounded down to nothing reads nothing (O-PC: none below the minimum)
+            hit, unit = -1, None
         if hit >= 0:   # reading a prefix keeps its shorter prefixes alive too (Store.touch_prefix)
             store.touch_prefix(digests, hit, now)
         if unit is not None:   # a common-prefix unit read is refreshed like any entry

@@ -219,7 +219,7 @@ def study_designs(files: list[str], params: tuple[str, ...] | list[str] = ()):
     import dataclasses
 
     from ..analysis.fork_vs_subagent import DEFAULT_CHILDREN
-    from ..analysis.params import LIST_STUDIES, STUDY_NAMES, as_lists, params_class, study_params
+    from ..scenario.studyparams import LIST_STUDIES, STUDY_NAMES, as_lists, params_class, study_params
     from ..scenario.loader import load_runs
 
     given: dict[str, dict[str, list[str]]] = {n: {} for n in STUDY_NAMES}

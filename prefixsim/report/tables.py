@@ -6,7 +6,7 @@ import io
 import json
 from typing import Any, Sequence
 
-from ..results import GPU_COLUMNS, ScenarioResult
+from ..results import GPU_COLUMNS, ScenarioResult, ranked_comparison as comparison_rows
 from .answer import answers
 from .layout import fit, footnote_causes, min_width, wrap_block
 
@@ -135,23 +135,6 @@ def _sweep(res: ScenarioResult) -> tuple[str, list] | None:
     if v0 is None or v0.sweep_param is None:
         return None
     return v0.sweep_param, [v.sweep_value for v in res.variants]
-
-
-def comparison_rows(res: ScenarioResult) -> list[dict[str, Any]]:
-    """The comparison with `x cheapest` taken among designs that compare: at the same sweep value,
-    and of the same kind (provider APIs in dollars; engines have no dollar cost to divide by)."""
-    comp = res.comparison_rows()
-    for v, row in zip(res.variants, comp):
-        row["_base"] = v.base_variant
-        row["_sweep_value"] = v.sweep_value
-        row["_kind"] = v.self_hosted
-        if v.sweep_param is not None:
-            row[v.sweep_param] = v.sweep_value
-    for row in comp:
-        peers = [r for r in comp if r["_sweep_value"] == row["_sweep_value"] and r["_kind"] == row["_kind"]]
-        cheapest = min(r["cost_usd"] for r in peers)
-        row["vs_cheapest"] = None if row["_kind"] else (round(row["cost_usd"] / cheapest, 6) if cheapest else 1.0)
-    return comp
 
 
 def summary_columns(res: ScenarioResult, comp: Sequence[dict], terminal: bool) -> tuple[str, ...]:

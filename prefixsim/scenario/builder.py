@@ -8,9 +8,12 @@ The conversation state (messages rendered once, breakpoints) is in `state.py`.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, replace
 
-from ..model import Call, Request
+from ..cached_content import CachedContent
+from ..model import Block, CachedRef, Call, Request
 from ..providers.tables import claude_code_ttl
+from ..errors import UserError
 from ..render import layer_params
 from ..sharedseq import PrefixTuple, share_tuple
 from .schema import HistorySpec, Settings, TextSpec, ToolsSpec
@@ -21,6 +24,15 @@ from .textgen import TextGen
 DEFAULT_TOOL_NAMES = ("Bash", "Read", "Edit", "Write", "Glob", "Grep", "Agent", "WebFetch", "WebSearch",
                       "TodoWrite", "NotebookEdit", "BashOutput", "KillShell", "ExitPlanMode", "SlashCommand",
                       "Skill")
+
+
+@dataclass
+class _Cache:
+    """A Gemini CachedContent on the timeline: its life, the blocks it holds, the call creating it."""
+
+    life: CachedContent
+    blocks: tuple[Block, ...]
+    call: int
 
 
 class Timeline:
@@ -38,6 +50,8 @@ class Timeline:
         self.pending_event: str | None = None   # a cause the next main request carries (compaction)
         self.sizes = HistorySpec()   # the base history's turn sizes, which later turns repeat (set by play)
         self._tool_id = 0
+        self.caches: dict[str, _Cache] = {}   # Gemini explicit caches by name (the latest of each)
+        self._created: list[_Cache] = []
 
     # --- text and content ------------------------------------------------------------------------
     def text(self, n: int, kind: str = "prose") -> str:
@@ -189,7 +203,31 @@ class Timeline:
         req = Request(model=conv.model, blocks=share_tuple(blocks, like),
                       layer_params=layer_params(body, conv.images(), False, conv.model), auto_cache=auto)
         self.calls.append(Call(t=t, request=req, stream=stream, label=label, output_tokens=output,
-                               ttft=self.s.ttft, parent=parent, event=event))
+                               ttft=self.s.ttft, parent=parent, event=event, cached=self._reference(blocks, t)))
+
+    def _reference(self, blocks: list[Block], t: float) -> CachedRef | None:
+        """The live explicit cache a request starts with (the longest), which it names: an application
+        passes `cached_content` and sends only what follows it (G-CC)."""
+        best = None
+        for c in self.caches.values():
+            n = len(c.blocks)
+            if c.life.alive(t) and n <= len(blocks) and (best is None or n > len(best.blocks)) and \
+                    all(a.key == b.key for a, b in zip(c.blocks, blocks)):
+                best = c
+        return CachedRef(best.life.name, len(best.blocks)) if best is not None else None
+
+    def create_cached(self, held: Conv, name: str, life: CachedContent, label: str) -> None:
+        """One call creating the explicit cache `name` holding `held` (billed as input, no reply)."""
+        blocks, _ = apply_breakpoints(held, "none", "5m")
+        if not blocks:
+            raise UserError(f"create_cache {name!r}: the conversation holds nothing to cache yet")
+        req = Request(model=held.model, blocks=tuple(blocks),
+                      layer_params=layer_params({}, held.images(), False, held.model))
+        c = _Cache(life, tuple(blocks), len(self.calls))
+        self.caches[name] = c
+        self._created.append(c)
+        self.calls.append(Call(t=self.t, request=req, stream=f"cache {name}", label=label, output_tokens=0,
+                               ttft=self.s.ttft, cached=CachedRef(name, len(blocks), create=True)))
 
     def label(self, stream: str) -> str:
         """`main #3`; another stream's first request is named by the stream alone."""
@@ -220,4 +258,7 @@ class Timeline:
             if after is not None:
                 self.t += after
             conv = STEPS[kind](self, conv, body, k)
+        for c in self._created:   # an explicit cache's storage runs to its delete or expiry, known only now
+            call = self.calls[c.call]
+            self.calls[c.call] = replace(call, cached=replace(call.cached, kept_s=c.life.kept_s))
         return self.calls

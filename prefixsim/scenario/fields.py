@@ -86,3 +86,9 @@ Price = Annotated[float, Field(ge=0, le=MAX_PRICE)]
 class Strict(BaseModel):
     # allow_inf_nan: a float field must not take "inf" or "nan" written as text either.
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class StepBase(Strict):
+    label: str | None = None
+    after: Duration | None = Field(None, description="Start this long after the previous step.")
+    at: Duration | None = Field(None, description="Start at this time since the scenario began.")

@@ -12,7 +12,8 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, Discriminator, 
 
 # The format's value types and limits (re-exported: other modules read the limits here).
 from .fields import (MAX_COUNT, MAX_SECONDS, MAX_SWEEP, MAX_TOKENS, TTL, Count, Duration,  # noqa: F401
-                     Price, Strict, Tokens, parse_duration, parse_size, size_value)
+                     Price, StepBase, Strict, Tokens, parse_duration, parse_size, size_value)
+from .cache_specs import CreateCacheSpec, DeleteCacheSpec, UpdateCacheSpec
 
 
 def _text_or_size(v: Any) -> Any:
@@ -84,12 +85,6 @@ class Conversation(Strict):
 
 
 # --- timeline steps ----------------------------------------------------------------------------
-
-class StepBase(Strict):
-    label: str | None = None
-    after: Duration | None = Field(None, description="Start this long after the previous step.")
-    at: Duration | None = Field(None, description="Start at this time since the scenario began.")
-
 
 class RequestSpec(StepBase):
     """The parent takes `turns` turns of its tool loop."""
@@ -210,6 +205,7 @@ def _single(kind: str, spec: type) -> type:
 STEP_SPECS: dict[str, type] = {
     "request": RequestSpec, "fork": ForkSpec, "subagent": SubagentSpec, "btw": BtwSpec,
     "wait": WaitSpec, "compact": CompactSpec, "add_image": ImageSpec,
+    "create_cache": CreateCacheSpec, "update_cache": UpdateCacheSpec, "delete_cache": DeleteCacheSpec,
 }
 #: Parent-level changes take the same value as the matching Modification field.
 CHANGE_STEPS = ("remove_tool", "add_tool", "reorder_tools", "reorder_keys", "edit_system",
@@ -218,7 +214,8 @@ STEP_KINDS = tuple(STEP_SPECS) + CHANGE_STEPS
 
 # The scalar shorthand each step accepts: `- wait: 5m`, `- fork: 5`, `- request: 3`.
 SHORTHAND = {"wait": "seconds", "fork": "children", "subagent": "children", "request": "turns",
-             "btw": "question", "compact": "summary", "add_image": "size"}
+             "btw": "question", "compact": "summary", "add_image": "size",
+             "create_cache": "name", "update_cache": "name", "delete_cache": "name"}
 
 
 _STEP_MODELS = {k: _single(k, v) for k, v in STEP_SPECS.items()}
@@ -376,7 +373,7 @@ class Scenario(Settings):
     @classmethod
     def _studies(cls, v):
         if v is not None:
-            from ..analysis.params import check_studies
+            from .studyparams import check_studies
             check_studies(v)
         return v
 

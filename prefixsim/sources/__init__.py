@@ -74,10 +74,10 @@ def detect(path: str | Path) -> str:
             return "claude-code"
         raise UserError("folder holds no .jsonl transcripts", str(p))
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
-        from . import openai_log
+        from . import openai_cassette
 
         # A JSON cassette whose calls cannot be told is left to the reader that reads JSON cassettes.
-        return openai_log.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
+        return openai_cassette.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
     kind = sniff(p)
     if kind:
         return kind
@@ -109,12 +109,12 @@ def _format(p: Path, source: str | None) -> str:
 
 def _read(p: Path, fmt: str) -> list[Record]:
     """One request log or cassette, whole (its records in file order)."""
-    from . import anthropic_log, openai_log
+    from . import anthropic_log, openai_cassette, openai_log
     from ..tokenize import get_tokenizer
 
     sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
     if fmt in OPENAI_FORMATS:
-        read = openai_log.load_cassette if _is_cassette(p) else openai_log.load_jsonl
+        read = openai_cassette.load_cassette if _is_cassette(p) else openai_log.load_jsonl
         return read(p, sizer, OPENAI_FORMATS[fmt])
     if p.suffix in (".yaml", ".yml"):
         return anthropic_log.load_cassette(p, sizer)

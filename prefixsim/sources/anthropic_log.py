@@ -12,8 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import re
-from urllib.parse import unquote
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from ..model import PROMPT_END, Block, Call, Layer, Request, Usage
 from ..providers.anthropic import breakpoints as anthropic_breakpoints
 from ..render import History, render_anthropic
 from .problems import guarded
+from .cloud import cloud_model, with_url_model
 from .record import Record, check_model, checked_usage, request_key, shown, token_count
 
 #: Seconds between consecutive requests of a log without timestamps (well inside any TTL).
@@ -33,37 +32,6 @@ DEFAULT_TTFT = 1.0
 
 def is_body(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("messages"), list) and "model" in obj
-
-
-#: Cloud endpoints that carry the model in the URL, not the body (the body has `anthropic_version`):
-#: Bedrock `/model/{modelId}/invoke` and `/invoke-with-response-stream`; Vertex AI
-#: `.../publishers/anthropic/models/{model}:rawPredict` and `:streamRawPredict`.
-_CLOUD_URLS = (("bedrock", re.compile(r"/model/([^/?#]+)/invoke(?:-with-response-stream)?(?:[?#/]|$)")),
-               ("vertex", re.compile(r"/publishers/anthropic/models/([^/?#:]+):(?:stream)?[rR]awPredict(?:[?#]|$)")))
-
-
-def cloud_model(url: object) -> tuple[str, str] | None:
-    """(platform, model id) of a Bedrock or Vertex AI Messages URL; None for any other URL."""
-    if not isinstance(url, str):
-        return None
-    for platform, pattern in _CLOUD_URLS:
-        m = pattern.search(url)
-        if m:
-            return platform, unquote(m.group(1))
-    return None
-
-
-def with_url_model(body: Any, url: object) -> Any:
-    """A Bedrock / Vertex body (`anthropic_version`, messages, no `model`) with the model its URL
-    names, mapped to the Anthropic id our tables and prices use (`us.anthropic.claude-sonnet-4-5-
-    20250929-v1:0`, `claude-sonnet-4-5@20250929` -> `claude-sonnet-4-5`); any other body as it is."""
-    from ..providers.tables import canonical_model
-
-    if not (isinstance(body, dict) and "model" not in body and "anthropic_version" in body
-            and isinstance(body.get("messages"), list)):
-        return body
-    found = cloud_model(url)
-    return body if found is None else {**body, "model": canonical_model(found[1])}
 
 
 def _url_of(obj: dict) -> object:
@@ -308,51 +276,6 @@ def _seconds(stamp: Any, path: str, line: int) -> float:
     return t
 
 
-class LineChecks:
-    """Per-log bookkeeping that turns a line into a skip or a note: duplicate request ids (the first
-    is kept), timestamps that go backwards (requests are replayed in time order anyway) and
-    requests without usage (nothing to compare the prediction with)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = str(path)
-        self.ids: dict[str, int] = {}
-        self.last_t: float | None = None
-        self.backwards = 0
-        self.first_backwards: int | None = None
-        self.no_usage = 0
-        self.first_no_usage: int | None = None
-
-    def duplicate(self, rid: str | None, line: int) -> bool:
-        if rid is None:
-            return False
-        first = self.ids.setdefault(rid, line)
-        if first != line:
-            problems.skip(self.path, line, f"duplicate request id {rid!r} (first at line {first})")
-            return True
-        return False
-
-    def time(self, t: float, line: int) -> None:
-        if self.last_t is not None and t < self.last_t:
-            self.backwards += 1
-            self.first_backwards = self.first_backwards or line
-        self.last_t = t if self.last_t is None else max(self.last_t, t)
-
-    def usage(self, observed: Usage | None, line: int) -> None:
-        if observed is None:
-            self.no_usage += 1
-            self.first_no_usage = self.first_no_usage or line
-
-    def finish(self) -> None:
-        if self.no_usage:
-            problems.note(self.path, self.first_no_usage,
-                          f"{self.no_usage} request{'s' if self.no_usage > 1 else ''} without usage "
-                          "(predicted, not compared with an observation)")
-        if self.backwards:
-            problems.note(self.path, self.first_backwards,
-                          f"{self.backwards} request{'s' if self.backwards > 1 else ''} logged out of time order "
-                          "(replayed in time order)")
-
-
 def request_id(obj: Any) -> str | None:
     """A log line's request id (None without one); UserError: the line is no Messages request."""
     if split_entry(obj)[0] is None:
@@ -373,7 +296,7 @@ def line_record(obj: Any, rid: str | None, index: int, path: str, line: int, siz
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
     """A JSONL log: one request per line (a body, or {request, response|usage, timestamp}), in file
     order. A line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
-    from .api_log import scan
+    from .scan import scan
 
     return [rec for _, rec in scan(path, request_id, line_record, sizer)]
 

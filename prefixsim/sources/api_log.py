@@ -11,19 +11,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
 from ..render import History
-from . import problems
-from .anthropic_log import LineChecks, Sizer
-from .jsonl import iter_jsonl_at
 from .record import Record
+from .anthropic_log import Sizer
+from .scan import LineRecord, RequestId, scan
 from .traffic import Head, Part
-
-#: A format's two steps: the request id of a line (UserError: no request), then its Record.
-RequestId = Callable[[Any], "str | None"]
-LineRecord = Callable[[Any, "str | None", int, str, int, Sizer, History], Record]
-
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -33,32 +27,6 @@ class Entry:
     offset: int
     line: int
     index: int       # among the log's usable requests, in file order (labels, default spacing)
-
-
-def scan(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Sizer) -> Iterator[tuple[int, Record]]:
-    """(byte offset, Record) of each usable line, in file order; every other line is skipped and
-    named (`problems.guarded`: whatever a line's values raise), and the log's notes (no usage, out
-    of order) are given at the end."""
-    checks = LineChecks(path)
-    history = History()
-    where = str(path)
-    index = 0
-
-    def one(n: int, obj: Any) -> Record | None:
-        rid = request_id(obj)
-        rec = line_record(obj, rid, index, where, n, sizer, history)
-        # Only a line that became a request claims its id: a bad first copy leaves the next one usable.
-        return None if checks.duplicate(rid, n) else rec
-
-    for n, offset, obj in iter_jsonl_at(path):
-        rec = problems.guarded(where, n, one, n, obj)
-        if rec is None:
-            continue
-        checks.time(rec.call.t, n)
-        checks.usage(rec.observed, n)
-        index += 1
-        yield offset, rec
-    checks.finish()
 
 
 def part(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Sizer, seen: set[str]) -> Part:

@@ -20,7 +20,7 @@ conversation: its prefix is the earlier request's input and output, rebuilt from
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -33,14 +33,10 @@ from ..render import dumps
 from ..providers.tables import canonical_model
 from . import openai_render as R
 from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
+from .openai_sizes import State, _chain, _count, _sizes, _spread, state_of
 from .record import Record, check_model, checked_usage, request_key, token_count
 
-#: Where an anchor's residual is spread as an addition rather than a scale: within this share of the
-#: counted size, the count is taken as right up to a few framing or tool tokens.
-ADDITIVE_WITHIN = 0.10
 _DEEPSEEK_HOSTS = ("deepseek.com",)
-#: Chains, reasoning sizes and item ids kept per reader (least recently added forgotten first).
-REMEMBERED = 65536
 
 
 def _body_of(value: Any) -> Any:
@@ -181,120 +177,6 @@ def _reasoning_tokens(u: dict | None) -> int:
         if isinstance(d, dict) and isinstance(d.get("reasoning_tokens"), int):
             return max(0, d["reasoning_tokens"])
     return 0
-
-
-@dataclass
-class State:
-    """What one reader learned from earlier requests: observed token counts at chain positions
-    (anchors), the size of each reasoning item a response produced, and each response's conversation
-    (for `previous_response_id`)."""
-
-    anchors: dict[bytes, int] = field(default_factory=dict)
-    reasoning: dict[str, int] = field(default_factory=dict)
-    conversations: dict[str, tuple[R.Piece, ...]] = field(default_factory=dict)
-    items: dict[str, tuple[R.Piece, ...]] = field(default_factory=dict)   # output item id -> its blocks
-    counts: dict[tuple[str, bytes], int] = field(default_factory=dict)
-
-    def remember(self, table: dict, key: Any, value: Any) -> None:
-        table[key] = value
-        if len(table) > REMEMBERED:
-            del table[next(iter(table))]
-
-
-def state_of(sizer: Sizer) -> State:
-    """The reader state that goes with a sizer (one per log or cassette, kept across its walks)."""
-    st = sizer.__dict__.get("openai_state")
-    if st is None:
-        st = sizer.__dict__["openai_state"] = State()
-    return st
-
-
-def _count(st: State, enc: str, piece: R.Piece) -> int:
-    key = (enc, piece.data)
-    n = st.counts.get(key)
-    if n is None:
-        count = get_tokenizer_cached(enc).count_text
-        n = sum(count(t) for t in piece.text if t)
-        st.remember(st.counts, key, n)
-    return n + piece.fixed
-
-
-_TOKENIZERS: dict[str, Any] = {}
-
-
-def get_tokenizer_cached(name: str):
-    from ..tokenize import get_tokenizer
-
-    tok = _TOKENIZERS.get(name)
-    if tok is None:
-        tok = _TOKENIZERS[name] = get_tokenizer(name)
-    return tok
-
-
-def _spread(counts: list[int], delta: int, uncertain: list[bool]) -> list[int]:
-    """`counts` made to total `delta`. The difference goes to the blocks whose count is least sure
-    (tool definitions, images, a history the log lacks) when they can take it; else, when it is
-    small, to the last block (the reply primer, framing); else every count is scaled (cumulative
-    rounding, no drift)."""
-    if not counts:
-        return []
-    counted = sum(counts)
-    diff = delta - counted
-    targets = [i for i, u in enumerate(uncertain) if u]
-    if not (targets and sum(counts[i] for i in targets) + diff >= 0):
-        targets = [len(counts) - 1] if abs(diff) <= ADDITIVE_WITHIN * counted and counts[-1] + diff >= 0 else []
-    if targets:
-        out = list(counts)
-        share = sum(out[i] for i in targets)
-        prev = cum = 0
-        for k, i in enumerate(targets):
-            cum += out[i]
-            part = round(diff * cum / share) if share else (diff if k == len(targets) - 1 else 0)
-            out[i] += part - prev
-            prev = part
-        return out
-    if counted == 0:
-        return [0] * (len(counts) - 1) + [delta]
-    sizes, cum, prev = [], 0, 0
-    for c in counts:
-        cum += c
-        here = round(delta * cum / counted)
-        sizes.append(here - prev)
-        prev = here
-    return sizes
-
-
-def _chain(seed: bytes, pieces: list[R.Piece]) -> list[bytes]:
-    out, d = [], seed
-    for p in pieces:
-        d = xxhash.xxh3_128_digest(d + bytes((int(p.layer),)) + p.data)
-        out.append(d)
-    return out
-
-
-def _sizes(st: State, enc: str, pieces: list[R.Piece], chain: list[bytes], total: int | None) -> list[int]:
-    """Each piece's tokens: counted, then made exact at every anchor (an earlier request's observed
-    end or output end that this request starts with) and at this request's observed end."""
-    counts = []
-    for p in pieces:
-        size = st.reasoning.get(p.reasoning) if p.reasoning else None
-        counts.append(size if size is not None else _count(st, enc, p))
-    if counts:
-        counts[-1] += R.PRIMER
-    marks = [(0, 0)]
-    for i, d in enumerate(chain):
-        a = st.anchors.get(d)
-        if a is not None and a >= marks[-1][1] and (total is None or a <= total):
-            marks.append((i + 1, a))
-    if total is not None and (marks[-1][0] < len(pieces) or marks[-1][1] != total) and total >= marks[-1][1]:
-        if marks[-1][0] == len(pieces):
-            marks.pop()
-        marks.append((len(pieces), total))
-    sizes: list[int] = []
-    for (a, x), (b, y) in zip(marks, marks[1:]):
-        sizes.extend(_spread(counts[a:b], y - x, [p.uncertain for p in pieces[a:b]]))
-    sizes.extend(counts[len(sizes):])
-    return sizes
 
 
 def earlier_reasoning_dropped(pieces: list[R.Piece], body: dict) -> list[R.Piece]:
@@ -467,7 +349,7 @@ def line_record(obj: dict, rid: str | None, index: int, path: str, line: int, si
 def load_jsonl(path: Path, sizer: Sizer, provider: str | None = None) -> list[Record]:
     """One request per line: a body, or {request|body, response|usage, timestamp}, in file order. A
     line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
-    from .api_log import scan
+    from .scan import scan
 
     def one(obj, rid, index, p, line, s, history):
         return line_record(obj, rid, index, p, line, s, history, provider)
@@ -504,72 +386,3 @@ def inferred_outputs(records: list[Record]) -> list[Record]:
         reply = Block(echo.layer, echo.data, echo.path, tokens=prev.observed.output_tokens)
         out[i] = replace(prev, call=replace(prev.call, request=replace(pr, output=(reply,))))
     return out
-
-
-#: Endpoints whose calls are replayed; others in a cassette (embeddings, model lists, files) are passed over.
-_ENDPOINTS = ("/chat/completions", "/responses")
-
-
-def is_call(body: Any, uri: str, method: str) -> bool:
-    """An interaction that is a Chat Completions or Responses call (by its path, or by its body when
-    the cassette keeps no uri)."""
-    if method and method != "POST":
-        return False
-    path = uri.split("?", 1)[0]
-    if path:
-        return path.rstrip("/").endswith(_ENDPOINTS)
-    return isinstance(body, dict) and "model" in body and ("messages" in body or "input" in body) \
-        and (looks_openai({"request": body}))
-
-
-def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list[Record]:
-    """A VCR cassette's Chat Completions / Responses calls (other endpoints are passed over). An
-    interaction that cannot be used is skipped and named."""
-    from . import problems
-    from .anthropic_log import LineChecks
-    from .cassette import interactions, load_document, request_of
-
-    doc = load_document(path)
-    checks = LineChecks(path)
-    out: list[Record] = []
-    where = str(path)
-
-    def one(inter: Any, i: int) -> Record | None:
-        body, resp, uri, method = request_of(inter)
-        if not is_call(body, uri, method):
-            return None
-        if not isinstance(body, dict):
-            raise UserError("request body is not a JSON object")
-        usage = resp.get("usage") if isinstance(resp, dict) and isinstance(resp.get("usage"), dict) else None
-        return record(Exchange(body, resp, usage, None, uri), f"{path}#{i}", len(out), where, 0, sizer, provider)
-
-    for i, inter in enumerate(interactions(doc, path)):
-        rec = problems.guarded(where, None, one, inter, i, where=f"interaction {i}")
-        if rec is not None:   # an interaction has no line number: the notes name the file only
-            checks.time(rec.call.t, 0)
-            checks.usage(rec.observed, 0)
-            out.append(rec)
-    checks.finish()
-    return inferred_outputs(out)
-
-
-def sniff_cassette(path: Path) -> str | None:
-    """'openai' when a cassette holds Chat Completions or Responses calls, 'anthropic' when it holds
-    Messages calls, None when it holds neither (or does not parse: its reader names why)."""
-    from . import problems
-    from .cassette import interactions, load_document, request_of
-
-    try:
-        inters = interactions(load_document(path), path)
-    except problems.LINE_ERRORS:
-        return None
-    for inter in inters:
-        try:
-            body, _, uri, method = request_of(inter)
-        except problems.LINE_ERRORS:
-            continue
-        if is_call(body, uri, method):
-            return "openai"
-        if "/v1/messages" in uri or (isinstance(body, dict) and "messages" in body and not uri):
-            return "anthropic"
-    return None

@@ -53,6 +53,13 @@ def join(tl: Timeline, conv: Conv, uses: list[dict], result: int) -> None:
                               for u in uses])
 
 
+def child_stream(spec, default: str, i: int) -> str:
+    """Child i's stream: the spawn's label (numbered when it has several children), else `default.i+1`."""
+    if spec.label and spec.children > 1:
+        return f"{spec.label}.{i + 1}"
+    return spec.label or f"{default}.{i + 1}"
+
+
 @step("fork")
 def fork(tl: Timeline, conv: Conv, spec, k: int) -> Conv:
     parent = conv if spec.join else conv.fork()   # a probe that does not join leaves the parent as it was
@@ -78,7 +85,7 @@ def fork(tl: Timeline, conv: Conv, spec, k: int) -> Conv:
             # seed 000: the cache boundary sits right before the directive, so siblings can read
             # the shared prefix (history + spawning call + placeholders) one of them wrote.
             child.marks.add((len(child.messages) - 1, len(placeholders) - 1))
-        stream = f"{spec.label}.{i + 1}" if spec.label and spec.children > 1 else (spec.label or f"fork{k}.{i + 1}")
+        stream = child_stream(spec, f"fork{k}", i)
         end = max(end, child_loop(tl, child, stream, tl.t + i * spec.stagger, spec.turns, "main",
                                   tl.ttl(False, spec.ttl)))
     if spec.join:
@@ -99,7 +106,7 @@ def subagent(tl: Timeline, conv: Conv, spec, k: int) -> Conv:
             tools, system = tl.make_tools(spec.tools, offset=0), tl.make_system(spec.system)
         child = Conv(conv.model, tools, system, [])
         child.add_message("user", [{"type": "text", "text": tl.text(spec.task)}])
-        stream = f"{spec.label}.{i + 1}" if spec.label and spec.children > 1 else (spec.label or f"sub{k}.{i + 1}")
+        stream = child_stream(spec, f"sub{k}", i)
         end = max(end, child_loop(tl, child, stream, tl.t + i * spec.stagger, spec.turns, None,
                                   tl.ttl(False, spec.ttl)))
     if spec.join:

@@ -1,22 +1,81 @@
-"""Study parameters from the command line (-p KEY=VALUE, KEY=V1,V2 to compare) or a scenario's
-`studies:` mapping, checked alike: every value given is used, or refused in one line."""
+"""The parameters of each break-even study, and their checks: from the command line (-p KEY=VALUE,
+KEY=V1,V2 to compare) or a scenario's `studies:` mapping, checked alike: every value given is used, or
+refused in one line. They live with the scenario format because a scenario names its own studies
+(schema.py validates `studies:` here); the studies themselves (prefixsim/analysis/) import them."""
 from __future__ import annotations
 
 import dataclasses
+import math
+from dataclasses import dataclass
 
 from ..errors import UserError
-from ..scenario.fields import size_value
+from ..providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
 from ..suggest import unknown
+from .fields import MAX_COUNT, MAX_SECONDS, MAX_TOKENS, size_value
+
+#: Seconds between one child's requests, and between the parent's turn and the spawn: the
+#: scenario builder's default pace; ttft must not exceed it (each request reads the one before).
+PACE = 10.0
+
+
+@dataclass(frozen=True)
+class ForkParams:
+    children: int = 5
+    turns: int = 3                 # requests each child makes (its own loop)
+    parent_static: int = 18_000    # parent tools + system, part of what a fork inherits
+    sub_static: int = 16_000       # a sub-agent's own tools + system (most tools, its own prompt)
+    task: int = 1_000              # a sub-agent's task: it must restate the context it needs
+    directive: int = 200           # a fork child's directive
+    call: int = 120                # per child: its tool_use in the spawning reply + its placeholder result
+    growth: int = 1_500            # tokens a loop turn adds (reply + tool result)
+    stagger: float = 2.0           # seconds between sibling launches (CC-WF: held until the first response)
+    ttft: float = 2.0              # seconds until a write is readable
+    ttl: str = "5m"
+
+
+@dataclass(frozen=True)
+class TTLParams:
+    prefix: int = 20_000
+
+
+@dataclass(frozen=True)
+class StaggerParams:
+    children: int = 5
+    shared: int = 16_000
+    task: int = 1_000
+    ttft: float = 3.0
+    ttl: str = "5m"
+
+
+@dataclass(frozen=True)
+class InvalidationParams:
+    tools: int = 14_000
+    system: int = 4_000
+    growth: int = 1_500
+    turns: int = 100
+    ttl: str = "5m"
+
+
+@dataclass(frozen=True)
+class MinimumParams:
+    prefix: int = 800
+    requests: int = 10
+    ttl: str = "5m"
+
+
+@dataclass(frozen=True)
+class ExplicitParams:
+    prefix: int = 100_000
+    reads: int = 6                        # reads of the prefix per hour
+    ttl_s: float = float(GEMINI_EXPLICIT_DEFAULT_TTL.value)
+
 
 STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
 
 
 def params_class(study: str):
-    from . import fork_vs_subagent, gemini_explicit, invalidation, minimum, stagger, ttl
-
-    return {"fork-vs-subagent": fork_vs_subagent.ForkParams, "ttl": ttl.TTLParams,
-            "stagger": stagger.StaggerParams, "invalidation": invalidation.InvalidationParams,
-            "minimum": minimum.MinimumParams, "gemini-explicit": gemini_explicit.ExplicitParams}[study]
+    return {"fork-vs-subagent": ForkParams, "ttl": TTLParams, "stagger": StaggerParams,
+            "invalidation": InvalidationParams, "minimum": MinimumParams, "gemini-explicit": ExplicitParams}[study]
 
 
 #: Study parameters that count requests or agents; every other whole-number parameter is a size in
@@ -53,10 +112,6 @@ def parse_pairs(study: str, pairs: tuple[str, ...] | list[str]):
 def study_params(study: str, values: dict[str, list], where: str = "--param"):
     """Checked study parameters from strings (-p) or a scenario's `studies:` values: (params, lists),
     where `lists` holds every key given, with its values in order (one or more)."""
-    import math
-
-    from .fork_vs_subagent import PACE
-    from ..scenario.schema import MAX_COUNT, MAX_SECONDS, MAX_TOKENS
 
     cls = params_class(study)
     fields = {f.name: f for f in dataclasses.fields(cls)}

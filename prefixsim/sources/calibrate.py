@@ -1,0 +1,162 @@
+"""Claude Code calls as the transcript shows them (`Raw`), turned into requests calibrated from their
+observed usage (`Calibrator`): the two static entries, the history grown by what each call added,
+breakpoints where the harness puts them (the rules are in claude_code.py's docstring)."""
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+from dataclasses import dataclass
+
+from ..model import Block, Call, Layer, Request, Usage
+from .record import Record
+
+
+@dataclass(frozen=True, slots=True)
+class Raw:
+    """One deduplicated API call as the transcript shows it, before calibration."""
+
+    request_id: str
+    stream: str
+    kind: str            # main | agent | compaction
+    family: str          # who shares the static prefix
+    model: str
+    start: float
+    response: float
+    usage: Usage
+    timestamp: str
+    path: str
+    line: int
+    parent: str | None   # the stream a compaction call forks
+    event: str | None    # compaction | rerender | None: the history before this call was replaced
+    first_text: str      # visible text of the stream's first user message (for the static estimate)
+    order: int
+    shared: str = ""     # who shares the cross-session prefix: harness version, main or agent type, model
+
+
+def _iso(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class _Stream:
+    blocks: list[Block]
+    size: int          # B of the last request
+    epoch: int
+    static: int
+    ttl: str
+    model: str
+
+
+class Calibrator:
+    """Turns raw calls, fed in start order (`step`), into Records; keeps only per-stream state."""
+
+    def __init__(self, count_text) -> None:
+        self.count_text = count_text
+        self.streams: dict[str, _Stream] = {}
+        self.learned: dict[str, int] = {}    # family -> size of its system entry (the whole static prefix)
+        self.shared: dict[str, int] = {}     # shared key -> size of the cross-session prefix
+        self.families: set[str] = set()      # families that have made a request
+        self.own: dict[str, int] = {}        # shared key -> the latest session's own part (entry - shared)
+        #: (usable from, seq, cross-session?, key, size, shared key)
+        self._pending: list[tuple[float, int, bool, str, int, str]] = []
+
+    def _learn_until(self, now: float) -> None:
+        while self._pending and self._pending[0][0] <= now:
+            _, _, cross, key, size, shared_key = heapq.heappop(self._pending)
+            (self.shared if cross else self.learned)[key] = size
+            if not cross and self.shared.get(shared_key):
+                self.own[shared_key] = max(0, size - self.shared[shared_key])
+
+    def step(self, r: Raw) -> Record:
+        self._learn_until(r.start)
+        u = r.usage
+        size = u.cache_read + u.cache_creation
+        prev = self.streams.get(r.stream)
+        prev_size = prev.size if prev else 0
+        ttl = _ttl_of(u, prev.ttl if prev else "5m")
+        parent = self.streams.get(r.parent) if r.parent and prev is None else None
+        if parent is not None and size >= parent.size:
+            # The compaction call sends the conversation itself plus its summary instruction.
+            blocks = [*parent.blocks]
+            st = _Stream(blocks, parent.size, parent.epoch, parent.static, ttl, r.model)
+            st.blocks = _grow(blocks, size - parent.size, r, st.epoch)
+        elif prev is None or r.event or size < prev.size:
+            static = self.learned.get(r.family)
+            if static is None and prev is None and r.shared in self.own and self.shared.get(r.shared):
+                # the session's own part as large as an earlier session's (same harness, type, model)
+                static = self.shared[r.shared] + self.own[r.shared]
+            if static is None:
+                static = prev.static if prev else max(0, size - self.count_text(r.first_text))
+            static = min(static, size)
+            epoch = prev.epoch + 1 if prev else 0
+            st = _Stream(self._static_blocks(r, static), static, epoch, static, ttl, r.model)
+            st.blocks = _grow(st.blocks, size - static, r, epoch)
+        else:
+            st = prev
+            st.ttl, st.model = ttl, r.model
+            if st.blocks[0].tokens == 0 and self.shared.get(r.shared, 0) and st.blocks[0].data == \
+                    f"cc-shared|{r.shared}".encode():
+                # The cross-session prefix became known after this epoch began (its first read showed
+                # it): the same entries, measured better; from now on the stream writes it for others.
+                st.blocks = [*self._static_blocks(r, st.static), *st.blocks[2:]]
+            st.blocks = _grow(st.blocks, size - prev.size, r, st.epoch)
+        st.size = size
+        self.streams[r.stream] = st
+        if r.parent is None and 0 < u.cache_read < size and (prev is None or r.event or u.cache_read < prev_size):
+            # A partial read exposes a cached boundary of the static prefix, usable once logged: a
+            # family's first request can only have read what another session wrote (the cross-session
+            # prefix); a later one, past that, reads its own system entry (after a compaction, an expiry).
+            first = r.family not in self.families
+            if first or u.cache_read > self.shared.get(r.shared, 0):
+                heapq.heappush(self._pending, (r.response, r.order, first, r.shared if first else r.family,
+                                               u.cache_read, r.shared))
+        self.families.add(r.family)
+        blocks = _mark(st.blocks, ttl)
+        if u.input_tokens:
+            blocks.append(Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
+                                tokens=u.input_tokens))
+        call = Call(t=r.start, request=Request(model=r.model, blocks=tuple(blocks)), stream=r.stream,
+                    label=r.request_id, output_tokens=0, ttft=max(r.response - r.start, 0.001),
+                    parent=r.parent,
+                    event="compaction" if r.event == "compaction" else None)
+        return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main")
+
+
+    def _static_blocks(self, r: Raw, static: int) -> list[Block]:
+        """The static prefix as two cached entries: the cross-session prefix (tools and the shared part
+        of the system prompt, named by harness version, prompt type and model, so every session of the
+        folder shares it) and the session's own part (environment, memory files), named by the family.
+        Their names carry no size: each request measures them with what is known before it starts.
+        Until a read has shown the cross-session prefix it is taken as empty: sessions share nothing
+        that no observation showed them sharing."""
+        shared = min(self.shared.get(r.shared, 0), static)
+        return [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
+                Block(Layer.SYSTEM, f"cc-static|{r.family}".encode(), f"{r.family} static prefix",
+                      tokens=static - shared)]
+
+
+def _grow(blocks: list[Block], delta: int, r: Raw, epoch: int) -> list[Block]:
+    if delta <= 0:
+        return blocks
+    i = len(blocks)
+    return [*blocks, Block(Layer.MESSAGES, f"cc-hist|{r.stream}|{epoch}|{i}|{r.request_id}".encode(),
+                           f"history[{i - 1}] (added by {r.request_id})", tokens=delta)]
+
+
+def _mark(blocks: list[Block], ttl: str) -> list[Block]:
+    """Breakpoints on the two static entries and the last history block, none elsewhere (a stream's
+    blocks carry none, so only those are replaced: no per-block work on a long history)."""
+    out = list(blocks)
+    out[0] = out[0].with_breakpoint(ttl)
+    out[1] = out[1].with_breakpoint(ttl)
+    out[-1] = out[-1].with_breakpoint(ttl)
+    return out
+
+
+def _ttl_of(u: Usage, default: str) -> str:
+    """The TTL the harness asked for, as its writes show (a property of the harness, not the cache)."""
+    if u.cache_write_1h > u.cache_write_5m:
+        return "1h"
+    if u.cache_write_5m > 0:
+        return "5m"
+    return default

@@ -1,0 +1,80 @@
+"""OpenAI and DeepSeek calls in recorded HTTP cassettes (VCR and its relatives): which interactions
+are Chat Completions or Responses calls, and their records in order."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .anthropic_log import Sizer
+from ..errors import UserError
+from .openai_log import Exchange, inferred_outputs, looks_openai, record
+from .record import Record
+
+
+#: Endpoints whose calls are replayed; others in a cassette (embeddings, model lists, files) are passed over.
+_ENDPOINTS = ("/chat/completions", "/responses")
+
+
+def is_call(body: Any, uri: str, method: str) -> bool:
+    """An interaction that is a Chat Completions or Responses call (by its path, or by its body when
+    the cassette keeps no uri)."""
+    if method and method != "POST":
+        return False
+    path = uri.split("?", 1)[0]
+    if path:
+        return path.rstrip("/").endswith(_ENDPOINTS)
+    return isinstance(body, dict) and "model" in body and ("messages" in body or "input" in body) \
+        and (looks_openai({"request": body}))
+
+
+def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list[Record]:
+    """A VCR cassette's Chat Completions / Responses calls (other endpoints are passed over). An
+    interaction that cannot be used is skipped and named."""
+    from . import problems
+    from .scan import LineChecks
+    from .cassette import interactions, load_document, request_of
+
+    doc = load_document(path)
+    checks = LineChecks(path)
+    out: list[Record] = []
+    where = str(path)
+
+    def one(inter: Any, i: int) -> Record | None:
+        body, resp, uri, method = request_of(inter)
+        if not is_call(body, uri, method):
+            return None
+        if not isinstance(body, dict):
+            raise UserError("request body is not a JSON object")
+        usage = resp.get("usage") if isinstance(resp, dict) and isinstance(resp.get("usage"), dict) else None
+        return record(Exchange(body, resp, usage, None, uri), f"{path}#{i}", len(out), where, 0, sizer, provider)
+
+    for i, inter in enumerate(interactions(doc, path)):
+        rec = problems.guarded(where, None, one, inter, i, where=f"interaction {i}")
+        if rec is not None:   # an interaction has no line number: the notes name the file only
+            checks.time(rec.call.t, 0)
+            checks.usage(rec.observed, 0)
+            out.append(rec)
+    checks.finish()
+    return inferred_outputs(out)
+
+
+def sniff_cassette(path: Path) -> str | None:
+    """'openai' when a cassette holds Chat Completions or Responses calls, 'anthropic' when it holds
+    Messages calls, None when it holds neither (or does not parse: its reader names why)."""
+    from . import problems
+    from .cassette import interactions, load_document, request_of
+
+    try:
+        inters = interactions(load_document(path), path)
+    except problems.LINE_ERRORS:
+        return None
+    for inter in inters:
+        try:
+            body, _, uri, method = request_of(inter)
+        except problems.LINE_ERRORS:
+            continue
+        if is_call(body, uri, method):
+            return "openai"
+        if "/v1/messages" in uri or (isinstance(body, dict) and "messages" in body and not uri):
+            return "anthropic"
+    return None

@@ -1,0 +1,133 @@
+"""Token sizes of an OpenAI-format request's pieces: counted with the model's encoding, then pinned
+to the observed usage (exact at each request's end, and at every earlier request's end it starts
+with), the difference spread over the pieces counted least surely."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import xxhash
+
+from . import openai_render as R
+from .anthropic_log import Sizer
+
+#: Where an anchor's residual is spread as an addition rather than a scale: within this share of the
+#: counted size, the count is taken as right up to a few framing or tool tokens.
+ADDITIVE_WITHIN = 0.10
+#: Chains, reasoning sizes and item ids kept per reader (least recently added forgotten first).
+REMEMBERED = 65536
+
+
+
+@dataclass
+class State:
+    """What one reader learned from earlier requests: observed token counts at chain positions
+    (anchors), the size of each reasoning item a response produced, and each response's conversation
+    (for `previous_response_id`)."""
+
+    anchors: dict[bytes, int] = field(default_factory=dict)
+    reasoning: dict[str, int] = field(default_factory=dict)
+    conversations: dict[str, tuple[R.Piece, ...]] = field(default_factory=dict)
+    items: dict[str, tuple[R.Piece, ...]] = field(default_factory=dict)   # output item id -> its blocks
+    counts: dict[tuple[str, bytes], int] = field(default_factory=dict)
+
+    def remember(self, table: dict, key: Any, value: Any) -> None:
+        table[key] = value
+        if len(table) > REMEMBERED:
+            del table[next(iter(table))]
+
+
+def state_of(sizer: Sizer) -> State:
+    """The reader state that goes with a sizer (one per log or cassette, kept across its walks)."""
+    st = sizer.__dict__.get("openai_state")
+    if st is None:
+        st = sizer.__dict__["openai_state"] = State()
+    return st
+
+
+def _count(st: State, enc: str, piece: R.Piece) -> int:
+    key = (enc, piece.data)
+    n = st.counts.get(key)
+    if n is None:
+        count = get_tokenizer_cached(enc).count_text
+        n = sum(count(t) for t in piece.text if t)
+        st.remember(st.counts, key, n)
+    return n + piece.fixed
+
+
+_TOKENIZERS: dict[str, Any] = {}
+
+
+def get_tokenizer_cached(name: str):
+    from ..tokenize import get_tokenizer
+
+    tok = _TOKENIZERS.get(name)
+    if tok is None:
+        tok = _TOKENIZERS[name] = get_tokenizer(name)
+    return tok
+
+
+def _spread(counts: list[int], delta: int, uncertain: list[bool]) -> list[int]:
+    """`counts` made to total `delta`. The difference goes to the blocks whose count is least sure
+    (tool definitions, images, a history the log lacks) when they can take it; else, when it is
+    small, to the last block (the reply primer, framing); else every count is scaled (cumulative
+    rounding, no drift)."""
+    if not counts:
+        return []
+    counted = sum(counts)
+    diff = delta - counted
+    targets = [i for i, u in enumerate(uncertain) if u]
+    if not (targets and sum(counts[i] for i in targets) + diff >= 0):
+        targets = [len(counts) - 1] if abs(diff) <= ADDITIVE_WITHIN * counted and counts[-1] + diff >= 0 else []
+    if targets:
+        out = list(counts)
+        share = sum(out[i] for i in targets)
+        prev = cum = 0
+        for k, i in enumerate(targets):
+            cum += out[i]
+            part = round(diff * cum / share) if share else (diff if k == len(targets) - 1 else 0)
+            out[i] += part - prev
+            prev = part
+        return out
+    if counted == 0:
+        return [0] * (len(counts) - 1) + [delta]
+    sizes, cum, prev = [], 0, 0
+    for c in counts:
+        cum += c
+        here = round(delta * cum / counted)
+        sizes.append(here - prev)
+        prev = here
+    return sizes
+
+
+def _chain(seed: bytes, pieces: list[R.Piece]) -> list[bytes]:
+    out, d = [], seed
+    for p in pieces:
+        d = xxhash.xxh3_128_digest(d + bytes((int(p.layer),)) + p.data)
+        out.append(d)
+    return out
+
+
+def _sizes(st: State, enc: str, pieces: list[R.Piece], chain: list[bytes], total: int | None) -> list[int]:
+    """Each piece's tokens: counted, then made exact at every anchor (an earlier request's observed
+    end or output end that this request starts with) and at this request's observed end."""
+    counts = []
+    for p in pieces:
+        size = st.reasoning.get(p.reasoning) if p.reasoning else None
+        counts.append(size if size is not None else _count(st, enc, p))
+    if counts:
+        counts[-1] += R.PRIMER
+    marks = [(0, 0)]
+    for i, d in enumerate(chain):
+        a = st.anchors.get(d)
+        if a is not None and a >= marks[-1][1] and (total is None or a <= total):
+            marks.append((i + 1, a))
+    if total is not None and (marks[-1][0] < len(pieces) or marks[-1][1] != total) and total >= marks[-1][1]:
+        if marks[-1][0] == len(pieces):
+            marks.pop()
+        marks.append((len(pieces), total))
+    sizes: list[int] = []
+    for (a, x), (b, y) in zip(marks, marks[1:]):
+        sizes.extend(_spread(counts[a:b], y - x, [p.uncertain for p in pieces[a:b]]))
+    sizes.extend(counts[len(sizes):])
+    return sizes
