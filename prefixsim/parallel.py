@@ -32,7 +32,7 @@ def _runs(path: str, designs: bool = False) -> list:
 @lru_cache(maxsize=256)   # `run` looks at every file (report folders) before running them: load each once
 def _load(path: str, version: tuple[int, int] | None, designs: bool = False) -> list:
     from .scenario.loader import load_runs
-    from .scenario.optimize import design_runs
+    from .scenario.designs import design_runs
 
     return design_runs(path) if designs else load_runs(path)
 

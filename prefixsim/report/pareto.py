@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from ..advise.grid import Design, GridResult
+from ..advise.grid import GridResult
 from ..results import usd
 
 #: The report folder's kind (its marker), and the folder beside the scenario's `run` report.
@@ -124,6 +124,10 @@ def figure(g: GridResult):
                     xytext=offsets[i % len(offsets)], fontsize=7.5,
                     bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "#bbbbbb", "alpha": 0.9})
     ax.set_title(f"Cost vs uncached critical-path tokens: {g.scenario}")
+    from matplotlib.ticker import FuncFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"${y:,.2f}" if y >= 1 else f"${y:,.3f}"))
     ax.set_xlabel("prompt tokens computed uncached on the critical path (tokens)")
     ax.set_ylabel("cost (USD)")
     ax.legend(loc="best", fontsize=8)
