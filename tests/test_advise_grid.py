@@ -69,6 +69,8 @@ def test_the_cheapest_design_is_the_minimum(grid):
     # 1h keeps the main conversation's prefix over the 7-minute break, and held siblings read the
     # first one's write: the cheapest design takes both.
     assert grid.cheapest.name.startswith("ttl=1h stagger=hold")
+    # every design's critical path: the parent's 2 requests, one child's 6 turns, the 3 after the join
+    assert {d.critical_requests for d in grid.designs} == {2 + 6 + 3}
 
 
 def test_the_written_scenario_is_the_matching_design(grid):
@@ -221,3 +223,32 @@ def test_hold_starts_the_other_siblings_together_one_ttft_later():
         t0 = calls[2].t   # after the parent's two requests
         firsts = [min(c.t for c in calls if c.stream == f"fork1.{i}") - t0 for i in range(1, 5)]
         assert firsts == want
+
+
+def test_dask_executor_sends_the_designs(monkeypatch):
+    """--executor dask maps each design over the cluster (here an in-process stand-in for
+    distributed.Client with its map/gather calls): the same output as a serial run."""
+    from prefixsim import parallel
+
+    class Client:
+        def __init__(self, address):
+            assert address == "tcp://scheduler:8786"
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def map(self, fn, *columns, pure=True, **kwargs):
+            return [fn(*args, **kwargs) for args in zip(*columns)]
+
+        def gather(self, futures):
+            return futures
+
+    monkeypatch.setattr(parallel, "dask_client", lambda executor, scheduler: Client if executor == "dask" else None)
+    args = (str(EXAMPLE), "--format", "json", "--no-write", "--price-date", DATE)
+    serial = _advise(*args)
+    on_dask = _advise(*args, "--executor", "dask", "--scheduler", "tcp://scheduler:8786")
+    assert on_dask.exit_code == 0, on_dask.output
+    assert on_dask.output == serial.output
