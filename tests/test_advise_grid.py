@@ -252,3 +252,15 @@ def test_dask_executor_sends_the_designs(monkeypatch):
     on_dask = _advise(*args, "--executor", "dask", "--scheduler", "tcp://scheduler:8786")
     assert on_dask.exit_code == 0, on_dask.output
     assert on_dask.output == serial.output
+
+
+def test_validate_checks_the_designs_and_run_says_where_they_are_searched(tmp_path, capsys):
+    p = tmp_path / "s.yaml"
+    p.write_text("name: s\nmodel: claude-sonnet-4-5\ntimeline: [request: 2]\noptimize:\n  ttl: [5m, 5m]\n")
+    with pytest.raises(SystemExit) as e:
+        main(["validate", str(p)])
+    assert e.value.code == 2 and f"{p}:5:13: optimize.ttl: 5m is listed twice" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(EXAMPLE), "--no-write", "--price-date", DATE])
+    assert e.value.code == 0
+    assert f"`prefixsim advise {EXAMPLE}` searches its optimize: designs" in capsys.readouterr().err

@@ -19,7 +19,7 @@ chain counts. It is a proxy: prefill time grows with tokens computed, but waits 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from ..errors import UserError
@@ -114,7 +114,7 @@ def mark_pareto(designs: list[Design]) -> list[Design]:
     for d in designs:
         dominated = any(e.cost_usd <= d.cost_usd and e.critical_tokens <= d.critical_tokens
                         and (e.cost_usd < d.cost_usd or e.critical_tokens < d.critical_tokens) for e in designs)
-        out.append(Design(**{**{f: getattr(d, f) for f in Design.__slots__}, "pareto": not dominated}))
+        out.append(replace(d, pareto=not dominated))
     return out
 
 

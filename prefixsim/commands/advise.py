@@ -25,7 +25,11 @@ def advise(paths, fmt, out, no_write, price_date, start, workers, executor, sche
 
     Given scenario files that declare `optimize:`, a design search instead: every combination of
     the listed values, each design's cost and uncached critical-path tokens, the cheapest design and
-    the Pareto front (e.g. prefixsim advise scenarios/design-space.yaml --workers 0).
+    the Pareto front (docs/design-search.md).
+
+    \b
+    Example:
+      prefixsim advise scenarios/agent-design-space.yaml --workers 0
     """
     from .. import sources
     from ..advise import advise as run_advise
