@@ -263,4 +263,5 @@ def test_validate_checks_the_designs_and_run_says_where_they_are_searched(tmp_pa
     with pytest.raises(SystemExit) as e:
         main(["run", str(EXAMPLE), "--no-write", "--price-date", DATE])
     assert e.value.code == 0
-    assert f"`prefixsim advise {EXAMPLE}` searches its optimize: designs" in capsys.readouterr().err
+    assert "agent-design-space: run as written; `prefixsim advise` searches its optimize: designs" \
+        in capsys.readouterr().err

@@ -211,7 +211,7 @@ def _optimize_hint(results) -> None:
 
     for r in results:
         if scenario_runs(r.path)[0].scenario.optimize is not None:
-            click.echo(f"{r.path}: run as written; `prefixsim advise {r.path}` searches its optimize: designs", err=True)
+            click.echo(f"{r.name}: run as written; `prefixsim advise` searches its optimize: designs", err=True)
 
 
 @click.command()

@@ -15,11 +15,13 @@ SUFFIX = "-designs"
 FILES = ("designs.csv", "designs.json", "designs.md", "pareto.png", "pareto.svg")
 COLUMNS = ("rank", "design", "cost_usd", "vs_cheapest", "uncached_critical_path_tokens", "critical_path_requests",
            "last_start_s", "requests", "hit_rate", "pareto")
-HEADERS = {"cost_usd": "cost $", "vs_cheapest": "x cheapest", "uncached_critical_path_tokens": "uncached crit. tokens",
+HEADERS = {"cost_usd": "cost $", "vs_cheapest": "x cheapest", "uncached_critical_path_tokens": "crit. uncached",
            "critical_path_requests": "crit. reqs", "last_start_s": "last start s", "requests": "reqs",
            "hit_rate": "hit", "pareto": "Pareto"}
-DEFINITION = ("uncached critical-path tokens: prompt tokens not read from the cache (uncached input + cache writes), "
-              "summed along the chain of requests that wait on each other and computes the most; a latency proxy")
+DEFINITION = ("crit. uncached: uncached critical-path tokens, a latency proxy: the prompt tokens not read from the "
+              "cache (uncached input + cache writes) summed along the chain of requests that wait on each other "
+              "that computes the most (crit. reqs: its requests); last start s: the last request's start on the "
+              "simulated clock")
 
 
 def rows(g: GridResult) -> list[dict]:
@@ -51,15 +53,20 @@ def _cell(key: str, v) -> str:
     return str(v)
 
 
+#: The terminal table leaves out the request count (the same in most grids; JSON and CSV keep it).
+TERMINAL = tuple(c for c in COLUMNS if c != "requests")
+
+
 def _table(rs: Sequence[dict], markdown: bool) -> str:
-    head = [HEADERS.get(c, c) for c in COLUMNS]
-    body = [[_cell(c, r[c]) for c in COLUMNS] for r in rs]
-    left = [c == "design" for c in COLUMNS]
+    cols = COLUMNS if markdown else TERMINAL
+    head = [HEADERS.get(c, c) for c in cols]
+    body = [[_cell(c, r[c]) for c in cols] for r in rs]
+    left = [c == "design" for c in cols]
     if markdown:
         line = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"
         sep = "|" + "|".join("---" if l else "---:" for l in left) + "|"
         return "\n".join([line(head), sep, *(line(r) for r in body)])
-    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(COLUMNS))]
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(cols))]
     line = lambda cells: "  ".join(c.ljust(w) if l else c.rjust(w) for c, w, l in zip(cells, widths, left)).rstrip()
     return "\n".join([line(head), line(["-" * w for w in widths]), *(line(r) for r in body)])
 
@@ -67,15 +74,15 @@ def _table(rs: Sequence[dict], markdown: bool) -> str:
 def _summary(g: GridResult) -> list[str]:
     c, front = g.cheapest, g.front
     top = max(d.cost_usd for d in g.designs)
-    saved = f", {float((top - c.cost_usd) / top):.1%} below the costliest (${top:.4f})" if top > c.cost_usd else ""
+    lines = [f"{g.scenario} ({g.path}): {len(g.designs)} designs",
+             f"cheapest: {c.name}  ${c.cost_usd:.4f}" + (f", {float((top - c.cost_usd) / top):.1%} below the costliest "
+                                                         f"(${top:.4f})" if top > c.cost_usd else "")]
     tied = g.tied()
     if tied:
-        saved += f"; the same cost: {', '.join(d.name for d in tied[:3])}{' ...' if len(tied) > 3 else ''}"
-    return [f"{g.scenario} ({g.path}): {len(g.designs)} designs",
-            f"cheapest: {c.name}  ${c.cost_usd:.4f}{saved}",
-            f"Pareto front (cost vs uncached critical-path tokens, * below): {len(front)} design"
-            f"{'s' if len(front) != 1 else ''}: " + "; ".join(f"{d.name} (${d.cost_usd:.4f}, {d.critical_tokens:,})"
-                                                              for d in front)]
+        lines.append(f"the same cost: {', '.join(d.name for d in tied[:3])}{', ...' if len(tied) > 3 else ''}")
+    lines.append(f"Pareto front of cost and uncached critical-path tokens: {len(front)} "
+                 f"design{'s' if len(front) != 1 else ''}, marked *")
+    return lines
 
 
 def text(g: GridResult, markdown: bool = False) -> str:
@@ -84,7 +91,9 @@ def text(g: GridResult, markdown: bool = False) -> str:
     if markdown:
         return "\n".join([f"## {head[0]}", "", *(f"- {x}" for x in head[1:]), "", _table(rows(g), True), "",
                           f"_{DEFINITION}._"])
-    return "\n".join([*head, "", _table(rows(g), False), "", DEFINITION])
+    import textwrap
+
+    return "\n".join([*head, "", _table(rows(g), False), "", *textwrap.wrap(DEFINITION, 100)])
 
 
 def csv_rows(gs: Sequence[GridResult]) -> tuple[list[dict], list[str]]:
