@@ -26,6 +26,7 @@ from .rewrite import Rewritten, timeless
 PARTING = (CauseKind.PREFIX_CHANGED, CauseKind.COMPACTION, CauseKind.MODEL_SWITCH)
 #: Token classes, in the order tables show them.
 CLASSES = ("uncached", "cache write 5m", "cache write 1h", "cache read", "output")
+SIZES_ONLY = "(a transcript logs sizes, not the bytes)"
 _ADDED_BY = re.compile(r" \(added by [^)]*\)")
 
 
@@ -112,11 +113,13 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
         if kind in PARTING and ref is not None and loss:
             d = diff_requests(ref[0], rec.call.request)
             path = group_path(d.path)
-            b = parted.setdefault((d.layer, path), [d.before, d.after, [], Decimal(0), Decimal(-1)])
+            # a transcript's blocks stand for logged sizes: their bytes are no content to show
+            before, after = (d.before, d.after) if rec.main is None else (SIZES_ONLY, "")
+            b = parted.setdefault((d.layer, path), [before, after, [], Decimal(0), Decimal(-1)])
             b[2].append(row.index)
             b[3] += loss
             if loss > b[4]:
-                b[0], b[1], b[4] = d.before, d.after, loss
+                b[0], b[1], b[4] = before, after, loss
         lost.append(loss)
         paths.append(path)
         c = causes[kind or "hit"]
