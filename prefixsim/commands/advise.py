@@ -13,7 +13,8 @@ from ..errors import UserError
               show_default=True)
 @click.option("--chart", type=click.Path(dir_okay=False), default=None,
               help="Write the waterfall from today's cost to the best combination's (.png or .svg).")
-def advise(paths, fmt, chart):
+@click.option("--strict", is_flag=True, help="Stop at the first unusable line instead of skipping it.")
+def advise(paths, fmt, chart, strict):
     """Where real traffic (anything `prefixsim replay` reads) loses money to the cache, and the
     changes a what-if replay of the same traffic shows would save it.
 
@@ -32,10 +33,18 @@ def advise(paths, fmt, chart):
         from ..fsutil import check_outputs
 
         check_outputs(paths, files=[chart])
-    errors: list[UserError] = []
-    traffic = sources.open_many(paths, None, errors=errors)
-    if errors:
-        raise errors[0]
+    from ..sources.problems import collecting
+    from .replay import _failure, _warn
+
+    failed: list[UserError] = []
+    with collecting(strict) as found:   # skipped lines named on stderr, as `replay` does
+        traffic = sources.open_many(paths, None, errors=failed)
+    if not len(traffic) and len(failed) == len(paths) == 1:
+        _warn(found, [])
+        raise failed[0]
+    _warn(found, failed)
+    if failed:   # advice on part of the traffic would be advice on other traffic
+        raise _failure(failed, paths)
     if not len(traffic):
         raise UserError("no requests found", str(paths[0]))
     a = run_advise(traffic)
