@@ -185,21 +185,21 @@ def test_cli_formats_match_the_library(tmp_path):
     run = lambda *x: CliRunner().invoke(cli, ["advise", str(STAMPED), *x])  # noqa: E731
     out = run("--format", "json")
     assert out.exit_code == 0, out.output
-    doc = json.loads(out.output)
+    doc = json.loads(out.stdout)
     assert doc["predicted_cost_usd"] == float(round(a.total_usd, 6))
     assert [r["change"] for r in doc["recommendations"]] == [r.change for r in a.recommendations]
     assert doc["recommendations"][0]["saved_usd"] == float(round(a.recommendations[0].saved_usd, 6))
     assert doc["breakers"][0]["path"] == "system[0]" and doc["volatile"][0]["kind"] == "timestamp"
     assert doc["waterfall"][-1]["cost_usd"] == float(round(a.best.cost_usd, 6))
-    csv = run("--format", "csv").output.splitlines()
+    csv = run("--format", "csv").stdout.splitlines()
     assert csv[0] == "table,item,detail,requests,cost_usd,amount_usd,percent,rebuilds_avoided,evidence"
     assert any(x.startswith("what to change,move the volatile timestamp at system[0]") for x in csv)
-    md = run("--format", "markdown").output
+    md = run("--format", "markdown").stdout
     assert "## what to change (each saving is a replay of the same traffic)" in md
     table = run("--chart", str(tmp_path / "w.png"))
     assert table.exit_code == 0 and "breakers (where prefixes part)" in table.output
     assert (tmp_path / "w.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert run("--format", "json").output == out.output   # deterministic
+    assert run("--format", "json").stdout == out.stdout   # deterministic
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
