@@ -215,3 +215,17 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["advise", str(STAMPED), "--chart", str(STAMPED)])
     assert e.value.code == 2
+
+
+def test_report_has_a_what_to_change_section(tmp_path):
+    from prefixsim.report.build import build_report
+
+    a = advise(_open(STAMPED))
+    small = tmp_path / "s.yaml"
+    small.write_text("name: small\nprovider: prefix\ntokenizer: approx\nbase: {system: 300}\ntimeline: [request: 2]\n")
+    _, md = build_report([str(small)], tmp_path / "out/", traffic=[str(STAMPED)])
+    text = md.read_text()
+    assert "## What to change" in text
+    assert (f"The cheapest change the replays show is {a.best.change}: ${a.best.cost_usd:.4f}, "
+            f"{a.best.percent:.1f}% less.") in text
+    assert (tmp_path / "out" / "report_files" / "what-to-change-waterfall.png").read_bytes()[:4] == b"\x89PNG"
