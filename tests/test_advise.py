@@ -223,7 +223,7 @@ def test_report_has_a_what_to_change_section(tmp_path):
     a = advise(_open(STAMPED))
     small = tmp_path / "s.yaml"
     small.write_text("name: small\nprovider: prefix\ntokenizer: approx\nbase: {system: 300}\ntimeline: [request: 2]\n")
-    _, md = build_report([str(small)], tmp_path / "out/", traffic=[str(STAMPED)])
+    _, md = build_report([str(small)], f"{tmp_path / 'out'}/", traffic=[str(STAMPED)])
     text = md.read_text()
     assert "## What to change" in text
     assert (f"The cheapest change the replays show is {a.best.change}: ${a.best.cost_usd:.4f}, "
