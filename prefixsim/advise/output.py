@@ -41,7 +41,7 @@ def tables(a: Advice) -> list[tuple[str, list[dict], tuple[str, ...]]]:
     cols = ("change", "saved_usd", "percent", "rebuilds_avoided", "evidence")
     out.append(("what to change (each saving is a replay of the same traffic)", [_rec(r) for r in a.recommendations],
                 cols))
-    if a.best is not None:
+    if a.best is not None and a.best not in a.recommendations:   # changes together, not one alone
         out.append(("best combination", [_rec(a.best)], cols))
     out.append(("not testable from this data", [{"change": c, "reason": why} for c, why in a.untestable],
                 ("change", "reason")))
@@ -61,7 +61,7 @@ def to_json(a: Advice) -> dict:
             key = ("lost_by_cause" if title.startswith("money lost by cause") else
                    "breakers" if title.startswith("breakers") else "recommendations")
         doc[key] = rows[0] if key == "best" else rows
-    doc.setdefault("best", None)
+    doc["best"] = None if a.best is None else _rec(a.best)
     for r, rec in zip(doc["recommendations"], a.recommendations):
         r["requests"] = list(rec.requests)
     if a.best is not None:
