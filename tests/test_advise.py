@@ -229,3 +229,39 @@ def test_report_has_a_what_to_change_section(tmp_path):
     assert (f"The cheapest change the replays show is {a.best.change}: ${a.best.cost_usd:.4f}, "
             f"{a.best.percent:.1f}% less.") in text
     assert (tmp_path / "out" / "report_files" / "what-to-change-waterfall.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _single_turn_log(tmp_path, name, fixed: bool, system_breakpoint: bool):
+    """The constructed log as single-turn questions: each request is its last user message, cached
+    there only; `fixed` holds the time constant, `system_breakpoint` adds a cache_control to the system."""
+    lines = STAMPED.read_text().splitlines()
+    first = json.loads(lines[0])["request"]["system"][0]["text"]
+    out = []
+    for line in lines:
+        doc = json.loads(line)
+        req = doc["request"]
+        req["messages"] = req["messages"][-1:]
+        sys0 = req["system"][0]
+        if fixed:
+            sys0["text"] = first
+        if not system_breakpoint:
+            del sys0["cache_control"]
+        out.append(json.dumps(doc, separators=(",", ":")))
+    p = tmp_path / name
+    p.write_text("\n".join(out) + "\n")
+    return p
+
+
+def test_changes_that_only_save_together_are_found_together(tmp_path):
+    """Questions under a system prompt with the time in it, cached only at the question: a breakpoint
+    after the system prompt saves nothing while the time changes, holding the time still saves
+    nothing without a breakpoint that caches the system prompt; together they do. The best
+    combination's saving is the replay of the log written that way by hand."""
+    t = _open(_single_turn_log(tmp_path, "q.jsonl", fixed=False, system_breakpoint=False))
+    a = advise(t)
+    assert a.recommendations == ()
+    assert a.best is not None and a.best.change == ("move the volatile timestamp at system[0] after the last "
+                                                    "breakpoint + add a cache breakpoint after the system prompt")
+    by_hand = replay(_open(_single_turn_log(tmp_path, "fixed.jsonl", fixed=True, system_breakpoint=True)))
+    assert a.best.saved_usd == a.total_usd - by_hand.summary.cost_predicted_usd > 0
+    assert a.waterfall[-1] == ("add a cache breakpoint after the system prompt", a.best.cost_usd)

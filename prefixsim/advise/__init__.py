@@ -10,15 +10,16 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 from itertools import combinations
 
 from ..replay import ReplayResult, Variant, compare, replay
-from .attribution import Attribution, attribute
+from .attribution import Attribution, attribute, prices_for
 from .candidates import Candidate, applied, candidates
 from .volatile import Span, scan
 
 #: Past this many kept changes, combinations are built greedily rather than all tried.
-EXHAUSTIVE = 5
+EXHAUSTIVE = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,17 +96,20 @@ def verify(traffic, base: ReplayResult, cands: tuple[Candidate, ...], run=replay
 
 def advise(traffic, run=replay) -> Advice:
     """`run` is the replay; every recommendation is the difference between two of its results."""
+    if run is replay:   # one price book for every replay of the same traffic (each would resolve it anew)
+        run = partial(replay, prices=prices_for(traffic))
     base = run(traffic, Variant())
     attr = attribute(traffic, base, run)
     spans = scan(traffic, lambda i, path: attr.lost[i] if attr.breaker_paths[i] == path else Decimal(0))
     cands, untestable = candidates(traffic, base, attr, spans)
-    kept: list[tuple[Candidate, Recommendation]] = []
-    for c in cands:
-        rec = verify(traffic, base, (c,), run)
-        if rec.saved_usd > 0:
-            kept.append((c, rec))
-    kept.sort(key=lambda cr: (-cr[1].saved_usd, cr[1].change))
-    best, members = _best(traffic, base, kept, run)
+    tried = [(c, verify(traffic, base, (c,), run)) for c in cands]
+    kept = sorted(((c, r) for c, r in tried if r.saved_usd > 0), key=lambda cr: (-cr[1].saved_usd, cr[1].change))
+    # A change that saves nothing alone may save together with another (a breakpoint after a system
+    # prompt that stops changing): those the traffic suggested first, then the breakpoint placements,
+    # join the combinations; a TTL that costs more alone stays out.
+    inert = sorted((c for c, r in tried if r.saved_usd <= 0 and c.group != "ttl"),
+                   key=lambda c: "breakpoint" in c.group)
+    best, members = _best(traffic, base, kept, inert, run)
     steps: list[tuple[str, Decimal]] = []
     for k in range(1, len(members) + 1):   # today's cost -> the best combination, one change at a time
         step = best if k == len(members) else verify(traffic, base, members[:k], run)
@@ -115,23 +119,21 @@ def advise(traffic, run=replay) -> Advice:
                   untestable)
 
 
-def _best(traffic, base: ReplayResult, kept: list[tuple[Candidate, Recommendation]], run
-          ) -> tuple[Recommendation | None, tuple[Candidate, ...]]:
-    """The cheapest of the kept changes alone and together (one per group), by replay."""
-    if not kept:
-        return None, ()
-    best, members = kept[0][1], (kept[0][0],)
+def _best(traffic, base: ReplayResult, kept: list[tuple[Candidate, Recommendation]], inert: list[Candidate],
+          run) -> tuple[Recommendation | None, tuple[Candidate, ...]]:
+    """The cheapest of the changes alone and together (one per group), by replay: every combination
+    of the kept changes and the others (`inert`), at most EXHAUSTIVE of them, kept ones first; past that, the kept ones added one at a time in order of their own saving."""
+    best, members = (kept[0][1], (kept[0][0],)) if kept else (None, ())
+    pool = [c for c, _ in kept] + inert
     if len(kept) <= EXHAUSTIVE:
-        trials = [tuple(c for c, _ in combo) for n in range(2, len(kept) + 1) for combo in combinations(kept, n)]
-    else:   # greedy: add each change in order of its own saving while the whole keeps getting cheaper
-        trials, acc = [], [kept[0][0]]
-        for c, _ in kept[1:]:
-            trials.append((*acc, c))
-            acc.append(c)
+        pool = pool[:EXHAUSTIVE]
+        trials = [combo for n in range(2, len(pool) + 1) for combo in combinations(pool, n)]
+    else:
+        trials = [tuple(c for c, _ in kept[:n]) for n in range(2, len(kept) + 1)]
     for combo in trials:
         if len({c.group for c in combo}) < len(combo):
             continue
         rec = verify(traffic, base, combo, run)
-        if rec.saved_usd > best.saved_usd:
+        if rec.saved_usd > 0 and (best is None or rec.saved_usd > best.saved_usd):
             best, members = rec, combo
     return best, members

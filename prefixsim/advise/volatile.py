@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from decimal import Decimal
 from typing import Callable, Iterable
 
@@ -47,7 +48,9 @@ def _excerpt(data: bytes, start: int, end: int) -> str:
     return ("…" if lo else "") + data[lo:hi].decode("utf-8", "replace") + ("…" if hi < len(data) else "")
 
 
+@lru_cache(maxsize=256)
 def _masked(data: bytes) -> bytes:
+    """`data` with every volatile value blanked (cached: a walk masks each system block per request)."""
     return VOLATILE.sub(b"\0", data)
 
 
@@ -70,8 +73,16 @@ def block_spans(a: Block, b: Block) -> list[tuple[str, str, str]]:
     return [("edit", _excerpt(x, p, p + 1), _excerpt(y, p, p + 1))]
 
 
+def cached_until(r: Request) -> int:
+    """The index of the block that closes the request's cached prefix (its last breakpoint; without
+    markers, its last block): content from there on is new each turn, not volatile."""
+    marked = [i for i, x in enumerate(r.blocks) if x.breakpoint]
+    return marked[-1] if marked and not r.auto_cache else max(0, len(r.blocks) - 1)
+
+
 def pair_spans(a: Request, b: Request) -> list[tuple[str, str, str, str]]:
-    """(path, kind, before, after) of every volatile difference between consecutive requests."""
+    """(path, kind, before, after) of every volatile difference between consecutive requests, in
+    the blocks before the later one's last breakpoint."""
     out = []
     ta = [x.data for x in a.blocks if x.layer == Layer.TOOLS]
     tb = [x.data for x in b.blocks if x.layer == Layer.TOOLS]
@@ -81,7 +92,7 @@ def pair_spans(a: Request, b: Request) -> list[tuple[str, str, str, str]]:
                     tb[k][:CONTEXT * 2].decode("utf-8", "replace")))
     else:
         by_path = {x.path: x for x in a.blocks if x.path}
-        for y in b.blocks:
+        for y in b.blocks[:cached_until(b)]:
             x = by_path.get(y.path)
             if x is not None and x.key != y.key and x.layer == y.layer:
                 out.extend((y.path, *s) for s in block_spans(x, y))
