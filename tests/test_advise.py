@@ -265,3 +265,30 @@ def test_changes_that_only_save_together_are_found_together(tmp_path):
     by_hand = replay(_open(_single_turn_log(tmp_path, "fixed.jsonl", fixed=True, system_breakpoint=True)))
     assert a.best.saved_usd == a.total_usd - by_hand.summary.cost_predicted_usd > 0
     assert a.waterfall[-1] == ("add a cache breakpoint after the system prompt", a.best.cost_usd)
+
+
+def test_padding_a_prefix_below_the_minimum_is_replayed(tmp_path):
+    """A system prompt of ~700 tokens cached alone, under claude-sonnet-4-5's 1,024-token minimum
+    (A-PC): nothing is cached. Padded to 1,024, the first request writes it and the next five read it:
+    saved = 6 x S at the input price - 1,024 at the 5m write price - 5 x 1,024 at the read price."""
+    from prefixsim.model import Layer
+    from prefixsim.tokenize import TokenCounter, get_tokenizer
+
+    system = "Answer in one short sentence, naming the file you looked at. " * 45
+    lines = [json.dumps({"id": f"q{k}", "timestamp": f"2026-11-30T10:00:{10 * k:02d}Z", "request": {
+        "model": "claude-sonnet-4-5", "max_tokens": 64,
+        "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": f"Question {k}: where is the cache key built?"}]}})
+        for k in range(6)]
+    p = tmp_path / "short.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    t = _open(p)
+    first = next(iter(t)).call.request
+    count = TokenCounter(get_tokenizer("approx")).count   # the replay's tokenizer
+    s = sum(count(b) for b in first.blocks if b.layer != Layer.MESSAGES)
+    assert 0 < s < 1024
+    a = advise(t)
+    assert {k for k, *_ in a.attribution.lost_by_cause} == {"below_minimum"}
+    rec = next(r for r in a.recommendations if r.change == "pad the prefix to the model's minimum cacheable length")
+    input_price = Decimal(3)
+    assert rec.saved_usd == (6 * s * input_price - 1024 * WRITE_5M - 5 * 1024 * READ) / MTOK
