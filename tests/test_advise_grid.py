@@ -265,3 +265,10 @@ def test_validate_checks_the_designs_and_run_says_where_they_are_searched(tmp_pa
     assert e.value.code == 0
     assert "agent-design-space: run as written; `prefixsim advise` searches its optimize: designs" \
         in capsys.readouterr().err
+
+
+def test_chart_option_writes_the_pareto_chart(tmp_path):
+    out = tmp_path / "reports"
+    r = _advise(str(EXAMPLE), "--out", str(out), "--chart", str(tmp_path / "c.png"), "--price-date", DATE)
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "c.png").read_bytes() == (out / "agent-design-space-designs" / "pareto.png").read_bytes()

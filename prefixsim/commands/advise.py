@@ -1,4 +1,5 @@
-"""`prefixsim advise`: money by miss cause and replay-verified recommendations."""
+"""`prefixsim advise`: money by token class and lost by cause, stream, breaker and volatile content,
+and the changes a what-if replay of the same traffic shows would save money."""
 from __future__ import annotations
 
 import click
@@ -10,6 +11,9 @@ from ..errors import UserError
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
               show_default=True)
+@click.option("--chart", type=click.Path(dir_okay=False), default=None,
+              help="Write the waterfall from today's cost to the best combination's (.png or .svg).")
+@click.option("--strict", is_flag=True, help="Stop at the first unusable line instead of skipping it.")
 @click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False),
               help="Design search: folder for the report files (one <scenario>-designs/ folder each).")
 @click.option("--no-write", is_flag=True, help="Design search: print only; write no report files.")
@@ -19,7 +23,7 @@ from ..errors import UserError
               help="Design search: simulate designs in this many local processes (0: one per core).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
 @click.option("--scheduler", metavar="ADDRESS", help="The dask scheduler, e.g. tcp://10.0.0.5:8786.")
-def advise(paths, fmt, out, no_write, price_date, start, workers, executor, scheduler):
+def advise(paths, fmt, chart, strict, out, no_write, price_date, start, workers, executor, scheduler):
     """Where real traffic (anything `prefixsim replay` reads) loses money to the cache, and the
     changes a what-if replay of the same traffic shows would save it.
 
@@ -28,39 +32,53 @@ def advise(paths, fmt, out, no_write, price_date, start, workers, executor, sche
     the Pareto front (docs/design-search.md).
 
     \b
-    Example:
+    Examples:
+      prefixsim advise ~/.claude/projects/my-app/
+      prefixsim advise gateway.jsonl --format markdown --chart waterfall.png
       prefixsim advise scenarios/agent-design-space.yaml --workers 0
     """
     from .. import sources
     from ..advise import advise as run_advise
+    from ..advise import output
+
+    if chart is not None and not chart.endswith((".png", ".svg")):
+        raise UserError("--chart must name a .png or .svg file", chart)
+    if chart is not None:
+        from ..fsutil import check_outputs
+
+        check_outputs(paths, files=[chart])
     from .designs import run_search, searches
 
     if searches(paths):
-        return run_search(paths, fmt, out, no_write, price_date, start, workers, executor, scheduler)
-    if fmt in ("csv", "markdown"):
-        raise UserError(f"--format {fmt} is for a design search (scenario files with `optimize:`); "
-                        "traffic takes table or json")
+        return run_search(paths, fmt, out, no_write, price_date, start, workers, executor, scheduler, chart)
+    from ..sources.problems import collecting
+    from .replay import _failure, _warn
 
-    traffic = sources.open_many(paths, None, errors=[])
+    failed: list[UserError] = []
+    with collecting(strict) as found:   # skipped lines named on stderr, as `replay` does
+        traffic = sources.open_many(paths, None, errors=failed)
+    if not len(traffic) and len(failed) == len(paths) == 1:
+        _warn(found, [])
+        raise failed[0]
+    _warn(found, failed)
+    if failed:   # advice on part of the traffic would be advice on other traffic
+        raise _failure(failed, paths)
     if not len(traffic):
         raise UserError("no requests found", str(paths[0]))
     a = run_advise(traffic)
     if fmt == "json":
-        import json
+        from ..report.tables import json_text
 
-        click.echo(json.dumps({
-            "predicted_cost_usd": float(a.total_usd),
-            "by_cause": [{"cause": k, "requests": n, "cost_usd": float(c)} for k, n, c in a.by_cause],
-            "recommendations": [{"change": r.change, "saved_usd": float(r.saved_usd), "percent": r.percent,
-                                 "rebuilds_avoided": r.rebuilds_avoided, "streams": r.evidence}
-                                for r in a.recommendations]}, indent=2))
-        return
-    click.echo(f"predicted cost ${a.total_usd:.2f}")
-    click.echo(f"{'cause':<24}{'requests':>10}{'cost $':>12}")
-    for cause, n, c in a.by_cause:
-        click.echo(f"{cause:<24}{n:>10}{c:>12.2f}")
-    if not a.recommendations:
-        click.echo("no change the replay shows saving money")
-    for r in a.recommendations:
-        click.echo(f"{r.change:<28} saves ${r.saved_usd:.2f} ({r.percent:.1f}%), "
-                   f"{r.rebuilds_avoided} rebuilds avoided; streams: {r.evidence}")
+        click.echo(json_text(output.to_json(a)), nl=False)
+    elif fmt == "csv":
+        from ..report.tables import csv_text
+
+        click.echo(csv_text(output.csv_rows(a), output.CSV_COLUMNS), nl=False)
+    else:
+        click.echo(output.text(a, markdown=fmt == "markdown"), nl=False)
+    if chart is not None:
+        from ..fsutil import write_files
+        from ..report.charts import render_both
+
+        png, svg = render_both(output.waterfall_figure(a))
+        write_files({chart: png if chart.endswith(".png") else svg})

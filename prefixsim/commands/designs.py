@@ -34,7 +34,9 @@ def _declares(load_yaml, path: str) -> bool:
 
 
 def run_search(paths, fmt: str, out: str, no_write: bool, price_date, start, workers: int, executor: str,
-               scheduler) -> None:
+               scheduler, chart: str | None = None) -> None:
+    """Search each file's designs, print them in `fmt`, write the report folders (unless `no_write`)
+    and, with `chart`, the first file's chart there too (.png or .svg, checked by the caller)."""
     from ..advise.grid import search
     from ..fsutil import check_outputs, check_replaceable
     from ..report import pareto
@@ -58,6 +60,12 @@ def run_search(paths, fmt: str, out: str, no_write: bool, price_date, start, wor
         click.echo(csv_text(rs, cols), nl=False)
     else:
         click.echo("\n\n".join(pareto.text(g, markdown=fmt == "markdown") for g in grids))
+    if chart is not None:
+        from ..fsutil import write_files
+        from ..report.charts import render_both
+
+        png, svg = render_both(pareto.figure(grids[0]))
+        write_files({chart: png if chart.endswith(".png") else svg})
     if not no_write:
         for g in grids:
             pareto.write(g, Path(out))
