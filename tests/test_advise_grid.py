@@ -272,3 +272,17 @@ def test_chart_option_writes_the_pareto_chart(tmp_path):
     r = _advise(str(EXAMPLE), "--out", str(out), "--chart", str(tmp_path / "c.png"), "--price-date", DATE)
     assert r.exit_code == 0, r.output
     assert (tmp_path / "c.png").read_bytes() == (out / "agent-design-space-designs" / "pareto.png").read_bytes()
+
+
+def test_spawn_carries_what_both_kinds_have_and_stagger_wins():
+    from prefixsim.scenario.designs import apply
+
+    run = load_runs(str(EXAMPLE))[0]   # fork: {children: 4, directive: 200, tool_call: 120, turns: 6}
+    sub = apply(run.settings, (("spawn", "subagent"),)).timeline[1].subagent
+    assert (sub.children, sub.turns, sub.tool_call, sub.task, sub.stagger) == (4, 6, 120, 200, 0.0)
+    assert sub.system == 1500   # a sub-agent's own prompt: its default unless the mapping sets it
+    both = apply(run.settings, (("stagger", "hold"), ("spawn", {"subagent": {"stagger": 5, "system": 3000}})))
+    sub = both.timeline[1].subagent
+    assert (sub.stagger, sub.system) == ("hold", 3000)
+    back = apply(both, (("spawn", "fork"),)).timeline[1].fork
+    assert (back.children, back.directive, back.stagger) == (4, 200, "hold")

@@ -13,6 +13,7 @@ from .loader import Run, _where, input_boundary, load_runs, locate, read_yaml, v
 from .optimize import DIMENSIONS, MAX_DESIGNS, NO_MARKS, SHARED, label, points, spawn_kind
 from .schema import _STEP_MODELS, ForkSpec, OptimizeSpec, Settings, SubagentSpec
 
+
 def _spawns(timeline) -> list[int]:
     return [k for k, step in enumerate(timeline or []) if next(iter(type(step).model_fields)) in ("fork", "subagent")]
 
@@ -43,10 +44,12 @@ def _fork_only(body) -> str | None:
 
 
 def apply(settings, point) -> Any:
-    """The run's settings with one design's dimension values put in."""
+    """The run's settings with one design's dimension values put in. A step changes kind (`spawn`)
+    before it takes the `stagger` value, so the stagger dimension wins over a stagger the spawn
+    mapping sets."""
     s = dict(settings)
     timeline = list(settings.timeline or [])
-    for dim, value in point:
+    for dim, value in sorted(point, key=lambda dv: dv[0] != "spawn"):
         if dim in ("ttl", "breakpoints"):
             s[dim] = value
             continue
