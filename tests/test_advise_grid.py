@@ -286,3 +286,12 @@ def test_spawn_carries_what_both_kinds_have_and_stagger_wins():
     assert (sub.stagger, sub.system) == ("hold", 3000)
     back = apply(both, (("spawn", "fork"),)).timeline[1].fork
     assert (back.children, back.directive, back.stagger) == (4, 200, "hold")
+
+
+def test_a_scenario_without_optimize_or_mixed_with_traffic_is_refused(capsys):
+    plain = str(ROOT / "scenarios" / "ttl-expiry.yaml")
+    code, lines = _fails(capsys, plain, "--no-write")
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"{plain}:4: no `optimize:` dimensions")
+    log = str(ROOT / "tests" / "fixtures" / "advise" / "system-timestamp.jsonl")
+    code, lines = _fails(capsys, str(EXAMPLE), log, "--no-write")
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"{log}: a design search takes scenario files")

@@ -10,8 +10,8 @@ from ..errors import UserError
 
 
 def searches(paths) -> bool:
-    """Whether `advise` was given scenario files that declare `optimize:` (a design search) rather than
-    traffic; the two cannot be mixed in one call."""
+    """Whether `advise` was given scenario files (a design search of their `optimize:`; one without
+    it is refused by name) rather than traffic; the two cannot be mixed in one call."""
     from ..yamlfile import load_yaml
 
     found = []
@@ -20,8 +20,8 @@ def searches(paths) -> bool:
         found.append(is_yaml and _declares(load_yaml, p))
     if any(found) and not all(found):
         bad = next(p for p, f in zip(paths, found) if not f)
-        raise UserError("a design search takes scenario files that declare `optimize:` only; give traffic "
-                        "to another `prefixsim advise` call", bad)
+        raise UserError("a design search takes scenario files only (with `optimize:`); give traffic to another "
+                        "`prefixsim advise` call", bad)
     return bool(found) and all(found)
 
 
@@ -30,7 +30,8 @@ def _declares(load_yaml, path: str) -> bool:
         node = load_yaml(path, "scenario")
     except UserError:
         return False   # not a scenario this reads (a cassette, say): the traffic reader reports it
-    return isinstance(node, dict) and "optimize" in node
+    # A scenario has a timeline (traffic files, cassettes included, have none).
+    return isinstance(node, dict) and ("optimize" in node or "timeline" in node)
 
 
 def run_search(paths, fmt: str, out: str, no_write: bool, price_date, start, workers: int, executor: str,
