@@ -55,23 +55,18 @@ def cost_by_cause(base: ReplayResult) -> tuple[tuple[str, int, Decimal], ...]:
 
 
 def _evidence(base: ReplayResult, other: ReplayResult) -> tuple[int, ...]:
-    """The requests (base order) whose cost differs: matched by stream and id, as a rewrite may
-    move a request in time."""
-    before = {(r.stream, r.request_id, r.index): r.cost_predicted for r in base.rows}
-    seen: dict[tuple[str, str], int] = defaultdict(int)
-    idx = {}
-    for r in base.rows:
-        idx[(r.stream, r.request_id, seen[(r.stream, r.request_id)])] = r.index
-        seen[(r.stream, r.request_id)] += 1
-    seen.clear()
-    out = []
-    for r in other.rows:
-        k = (r.stream, r.request_id, seen[(r.stream, r.request_id)])
-        seen[(r.stream, r.request_id)] += 1
-        i = idx.get(k)
-        if i is None or before[(r.stream, r.request_id, i)] != r.cost_predicted:
-            out.append(r.index if i is None else i)
-    return tuple(sorted(out))
+    """The requests (base order) whose cost differs: matched by stream, id and occurrence, as a
+    rewrite may move a request in time."""
+    def keyed(rows):
+        seen: dict[tuple[str, str], int] = defaultdict(int)
+        out = {}
+        for r in rows:
+            k = (r.stream, r.request_id)
+            out[(*k, seen[k])] = r
+            seen[k] += 1
+        return out
+    was, now = keyed(base.rows), keyed(other.rows)
+    return tuple(sorted(r.index for k, r in was.items() if k not in now or now[k].cost_predicted != r.cost_predicted))
 
 
 def describe_requests(requests: tuple[int, ...], total: int) -> str:
