@@ -329,3 +329,37 @@ def test_a_stream_that_idles_past_5m_is_advised_1h_alone(tmp_path):
     assert rec.rebuilds_avoided == 3
     whole = [r for r in a.recommendations if r.change == "write the cache at ttl=1h"]
     assert all(r.saved_usd < rec.saved_usd for r in whole)
+
+
+def test_reordered_keys_are_found_and_a_stable_key_order_is_verified(tmp_path):
+    """The first tool's keys come in another order every other request: the tools prefix parts
+    there. Sorted keys (and tools in one order) are replayed; the saving equals, to the cent, the log
+    written with sorted keys by hand (its token counts are the source's own)."""
+    lines = STAMPED.read_text().splitlines()
+    first = json.loads(lines[0])["request"]["system"][0]["text"]
+    docs = []
+    for k, line in enumerate(lines):
+        d = json.loads(line)
+        d["request"]["system"][0]["text"] = first
+        if k % 2:
+            t0 = d["request"]["tools"][0]
+            d["request"]["tools"][0] = {key: t0[key] for key in ("input_schema", "description", "name")}
+        docs.append(d)
+
+    def write(name, ds):
+        p = tmp_path / name
+        p.write_text("\n".join(json.dumps(d, separators=(",", ":"), ensure_ascii=False) for d in ds) + "\n")
+        return p
+
+    t = _open(write("keys.jsonl", docs))
+    a = advise(t)
+    assert [(s.path, s.kind, s.changes) for s in a.volatile] == [("tools[0]", "reordered keys", 9)]
+    rec = next(r for r in a.recommendations if r.change == "keep tool and key order stable")
+    sk = lambda x: json.loads(json.dumps(x, sort_keys=True))  # noqa: E731
+    for d in docs:
+        d["request"]["tools"] = sorted((sk(x) for x in d["request"]["tools"]),
+                                       key=lambda x: json.dumps(x, separators=(",", ":"), ensure_ascii=False))
+        d["request"]["system"] = [sk(b) for b in d["request"]["system"]]
+    by_hand = replay(_open(write("sorted.jsonl", docs)))
+    assert round(rec.saved_usd, 2) == round(a.total_usd - by_hand.summary.cost_predicted_usd, 2)
+    assert rec.saved_usd > Decimal("0.01")
