@@ -363,3 +363,15 @@ def test_reordered_keys_are_found_and_a_stable_key_order_is_verified(tmp_path):
     by_hand = replay(_open(write("sorted.jsonl", docs)))
     assert round(rec.saved_usd, 2) == round(a.total_usd - by_hand.summary.cost_predicted_usd, 2)
     assert rec.saved_usd > Decimal("0.01")
+
+
+def test_changes_replayed_without_saving_are_listed_apart_never_recommended():
+    t = _open(f"{SPOTTER}.jsonl", f"{SPOTTER}/")
+    a = advise(t)
+    base = replay(t)
+    assert a.recommendations == () and a.best is None
+    rejected = {r.change: r for r in a.rejected}
+    # the main conversation at 1h: the idle gaps of 19 minutes are kept, the 1h writes cost more
+    one_hour = -compare(base, replay(t, Variant(ttl="1h"))).total.cost_delta
+    assert rejected["write the cache at ttl=1h"].saved_usd == one_hour < 0
+    assert all(r.saved_usd <= 0 for r in a.rejected)

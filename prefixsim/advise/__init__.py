@@ -43,6 +43,7 @@ class Advice:
     best: Recommendation | None = None               # the cheapest combination (or single change)
     waterfall: tuple[tuple[str, Decimal], ...] = ()  # (change added, cost after it), from today's cost
     untestable: tuple[tuple[str, str], ...] = ()     # (change, why this data cannot test it)
+    rejected: tuple[Recommendation, ...] = ()        # replayed alone, and not cheaper: not recommended
 
 
 def cost_by_cause(base: ReplayResult) -> tuple[tuple[str, int, Decimal], ...]:
@@ -110,8 +111,9 @@ def advise(traffic, run=replay) -> Advice:
         step = best if k == len(members) else verify(traffic, base, members[:k], run)
         steps.append((members[k - 1].change, step.cost_usd))
     total = sum((r.cost_predicted for r in base.rows), Decimal(0))
+    rejected = tuple(r for _, r in tried if r.saved_usd <= 0 and r.requests)
     return Advice(total, cost_by_cause(base), tuple(r for _, r in kept), attr, spans, best, tuple(steps),
-                  untestable)
+                  untestable, rejected)
 
 
 def _best(traffic, base: ReplayResult, kept: list[tuple[Candidate, Recommendation]], inert: list[Candidate],

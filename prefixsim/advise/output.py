@@ -43,6 +43,9 @@ def tables(a: Advice) -> list[tuple[str, str, list[dict], tuple[str, ...]]]:
                 cols))
     if a.best is not None and a.best not in a.recommendations:   # changes together, not one alone
         out.append(("best", "best combination", [_rec(a.best)], cols))
+    out.append(("rejected", "replayed and not recommended (no saving)",
+                [{"change": r.change, "saved_usd": money(r.saved_usd), "rebuilds_avoided": r.rebuilds_avoided,
+                  "evidence": r.evidence} for r in a.rejected], ("change", "saved_usd", "rebuilds_avoided", "evidence")))
     out.append(("not_testable", "not testable from this data", [{"change": c, "reason": why} for c, why in a.untestable],
                 ("change", "reason")))
     return out
