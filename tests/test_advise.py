@@ -292,3 +292,86 @@ def test_padding_a_prefix_below_the_minimum_is_replayed(tmp_path):
     rec = next(r for r in a.recommendations if r.change == "pad the prefix to the model's minimum cacheable length")
     input_price = Decimal(3)
     assert rec.saved_usd == (6 * s * input_price - 1024 * WRITE_5M - 5 * 1024 * READ) / MTOK
+
+
+def test_a_stream_that_idles_past_5m_is_advised_1h_alone(tmp_path):
+    """Two conversations: one asks every 40 s, the other every 10 minutes under its own system
+    prompt. Writing the idle one's cache at 1h (the busy one as recorded) is replayed, and saves what
+    the log written that way by hand saves."""
+    lines = STAMPED.read_text().splitlines()
+    first = json.loads(lines[0])["request"]["system"][0]["text"]
+
+    def doc(line, user, stamp=None, ttl=None, prefix=""):
+        d = json.loads(line)
+        d["request"]["system"][0]["text"] = prefix + first
+        d["request"]["metadata"] = {"user_id": user}
+        d["id"] = f"{user}-{d['id']}"
+        if stamp:
+            d["timestamp"] = stamp
+        if ttl:
+            for m in [d["request"]["system"][0], d["request"]["messages"][-1]["content"][0]]:
+                m["cache_control"] = {"type": "ephemeral", "ttl": ttl}
+        return json.dumps(d, separators=(",", ":"))
+
+    def write(name, idle_ttl):
+        busy = [doc(x, "busy") for x in lines]
+        idle = [doc(x, "idle", f"2026-11-30T10:{10 * k:02d}:05Z", idle_ttl, "You review code. ")
+                for k, x in enumerate(lines[:4])]
+        p = tmp_path / name
+        p.write_text("\n".join(busy + idle) + "\n")
+        return p
+
+    t = _open(write("two.jsonl", None))
+    a = advise(t)
+    rec = next(r for r in a.recommendations if r.change == "write stream idle's cache at ttl=1h")
+    by_hand = replay(_open(write("idle-1h.jsonl", "1h")))
+    assert rec.saved_usd == a.total_usd - by_hand.summary.cost_predicted_usd > 0
+    assert rec.rebuilds_avoided == 3
+    whole = [r for r in a.recommendations if r.change == "write the cache at ttl=1h"]
+    assert all(r.saved_usd < rec.saved_usd for r in whole)
+
+
+def test_reordered_keys_are_found_and_a_stable_key_order_is_verified(tmp_path):
+    """The first tool's keys come in another order every other request: the tools prefix parts
+    there. Sorted keys (and tools in one order) are replayed; the saving equals, to the cent, the log
+    written with sorted keys by hand (its token counts are the source's own)."""
+    lines = STAMPED.read_text().splitlines()
+    first = json.loads(lines[0])["request"]["system"][0]["text"]
+    docs = []
+    for k, line in enumerate(lines):
+        d = json.loads(line)
+        d["request"]["system"][0]["text"] = first
+        if k % 2:
+            t0 = d["request"]["tools"][0]
+            d["request"]["tools"][0] = {key: t0[key] for key in ("input_schema", "description", "name")}
+        docs.append(d)
+
+    def write(name, ds):
+        p = tmp_path / name
+        p.write_text("\n".join(json.dumps(d, separators=(",", ":"), ensure_ascii=False) for d in ds) + "\n")
+        return p
+
+    t = _open(write("keys.jsonl", docs))
+    a = advise(t)
+    assert [(s.path, s.kind, s.changes) for s in a.volatile] == [("tools[0]", "reordered keys", 9)]
+    rec = next(r for r in a.recommendations if r.change == "keep tool and key order stable")
+    sk = lambda x: json.loads(json.dumps(x, sort_keys=True))  # noqa: E731
+    for d in docs:
+        d["request"]["tools"] = sorted((sk(x) for x in d["request"]["tools"]),
+                                       key=lambda x: json.dumps(x, separators=(",", ":"), ensure_ascii=False))
+        d["request"]["system"] = [sk(b) for b in d["request"]["system"]]
+    by_hand = replay(_open(write("sorted.jsonl", docs)))
+    assert round(rec.saved_usd, 2) == round(a.total_usd - by_hand.summary.cost_predicted_usd, 2)
+    assert rec.saved_usd > Decimal("0.01")
+
+
+def test_changes_replayed_without_saving_are_listed_apart_never_recommended():
+    t = _open(f"{SPOTTER}.jsonl", f"{SPOTTER}/")
+    a = advise(t)
+    base = replay(t)
+    assert a.recommendations == () and a.best is None
+    rejected = {r.change: r for r in a.rejected}
+    # the main conversation at 1h: the idle gaps of 19 minutes are kept, the 1h writes cost more
+    one_hour = -compare(base, replay(t, Variant(ttl="1h"))).total.cost_delta
+    assert rejected["write the cache at ttl=1h"].saved_usd == one_hour < 0
+    assert all(r.saved_usd <= 0 for r in a.rejected)

@@ -101,6 +101,9 @@ def _outputs(tmp_path, seed: str) -> dict[str, bytes]:
         p = subprocess.run([*cli, "replay", str(LOGS / "out-of-order.jsonl"), str(LOGS / "duplicate-ids.jsonl"),
                             "--format", fmt, "--ttl", "1h"], capture_output=True, env=env, cwd=tmp_path)
         files[f"replay {fmt}"] = p.stdout
+    p = subprocess.run([*cli, "advise", str(ROOT / "tests" / "fixtures" / "advise" / "system-timestamp.jsonl"),
+                        str(LOGS / "out-of-order.jsonl"), "--format", "json"], capture_output=True, env=env, cwd=tmp_path)
+    files["advise json"] = p.stdout
     return files
 
 

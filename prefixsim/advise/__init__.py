@@ -43,6 +43,7 @@ class Advice:
     best: Recommendation | None = None               # the cheapest combination (or single change)
     waterfall: tuple[tuple[str, Decimal], ...] = ()  # (change added, cost after it), from today's cost
     untestable: tuple[tuple[str, str], ...] = ()     # (change, why this data cannot test it)
+    rejected: tuple[Recommendation, ...] = ()        # replayed alone, and not cheaper: not recommended
 
 
 def cost_by_cause(base: ReplayResult) -> tuple[tuple[str, int, Decimal], ...]:
@@ -55,23 +56,18 @@ def cost_by_cause(base: ReplayResult) -> tuple[tuple[str, int, Decimal], ...]:
 
 
 def _evidence(base: ReplayResult, other: ReplayResult) -> tuple[int, ...]:
-    """The requests (base order) whose cost differs: matched by stream and id, as a rewrite may
-    move a request in time."""
-    before = {(r.stream, r.request_id, r.index): r.cost_predicted for r in base.rows}
-    seen: dict[tuple[str, str], int] = defaultdict(int)
-    idx = {}
-    for r in base.rows:
-        idx[(r.stream, r.request_id, seen[(r.stream, r.request_id)])] = r.index
-        seen[(r.stream, r.request_id)] += 1
-    seen.clear()
-    out = []
-    for r in other.rows:
-        k = (r.stream, r.request_id, seen[(r.stream, r.request_id)])
-        seen[(r.stream, r.request_id)] += 1
-        i = idx.get(k)
-        if i is None or before[(r.stream, r.request_id, i)] != r.cost_predicted:
-            out.append(r.index if i is None else i)
-    return tuple(sorted(out))
+    """The requests (base order) whose cost differs: matched by stream, id and occurrence, as a
+    rewrite may move a request in time."""
+    def keyed(rows):
+        seen: dict[tuple[str, str], int] = defaultdict(int)
+        out = {}
+        for r in rows:
+            k = (r.stream, r.request_id)
+            out[(*k, seen[k])] = r
+            seen[k] += 1
+        return out
+    was, now = keyed(base.rows), keyed(other.rows)
+    return tuple(sorted(r.index for k, r in was.items() if k not in now or now[k].cost_predicted != r.cost_predicted))
 
 
 def describe_requests(requests: tuple[int, ...], total: int) -> str:
@@ -115,8 +111,9 @@ def advise(traffic, run=replay) -> Advice:
         step = best if k == len(members) else verify(traffic, base, members[:k], run)
         steps.append((members[k - 1].change, step.cost_usd))
     total = sum((r.cost_predicted for r in base.rows), Decimal(0))
+    rejected = tuple(r for _, r in tried if r.saved_usd <= 0 and r.requests)
     return Advice(total, cost_by_cause(base), tuple(r for _, r in kept), attr, spans, best, tuple(steps),
-                  untestable)
+                  untestable, rejected)
 
 
 def _best(traffic, base: ReplayResult, kept: list[tuple[Candidate, Recommendation]], inert: list[Candidate],

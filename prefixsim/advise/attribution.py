@@ -7,7 +7,9 @@ The readable part is measured, not guessed: the traffic is replayed once more wi
 t = 0 and its writes readable at once (rewrite.timeless), so nothing expires or is pending while the
 breakpoints, the lookback window and the minimums still decide what is read. A request whose prefix
 parted from its stream's previous one (prefix_changed, compaction, model_switch) could, had it not
-parted, have read what that request cached: the lesser of the two cached extents."""
+parted, have read what that request cached: the lesser of the two cached extents (on Claude's
+platforms, where a request caches up to its breakpoints; an automatic cache's parting is not
+priced, as what it would have read depends on its units and retention, and shows $0)."""
 from __future__ import annotations
 
 import re
@@ -18,6 +20,7 @@ from decimal import Decimal
 from ..diff import diff_requests
 from ..model import CauseKind, Request, Usage
 from ..pricing import MTOK, PriceBook, Rates
+from ..providers.tables import CLAUDE_PLATFORMS
 from ..replay import ReplayResult, Variant, _instant, replay
 from ..sources.traffic import Traffic
 from .rewrite import Rewritten, timeless
@@ -106,11 +109,11 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
         ref = last.get(row.stream) or last.get(rec.call.parent or "")
         ideal = max(p.cache_read, orow.predicted.cache_read)
         kind = row.cause.kind
-        if kind in PARTING and ref is not None:
+        if kind in PARTING and ref is not None and row.provider in CLAUDE_PLATFORMS:
             ideal = max(ideal, min(ref[1], cached))
         loss = max(Decimal(0), rates.cost(p) - rates.cost(read_more(p, ideal)))
         path = ""
-        if kind in PARTING and ref is not None and loss:
+        if kind in PARTING and ref is not None:
             d = diff_requests(ref[0], rec.call.request)
             path = group_path(d.path)
             # a transcript's blocks stand for logged sizes: their bytes are no content to show

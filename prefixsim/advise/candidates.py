@@ -18,6 +18,9 @@ from .volatile import NORMALISABLE, Span, normalise
 NO_CONTENT = ("a Claude Code transcript carries no system prompt or tool definitions (each prompt is "
               "rebuilt from its logged sizes), so a replay cannot change them")
 
+#: Streams tried alone at another TTL (those that lost most to expiry).
+PER_STREAM = 3
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -59,10 +62,13 @@ def candidates(traffic: Traffic, base: ReplayResult, attr: Attribution,
     transcript = False
     held: set[tuple[str, str]] = set()
     pads: dict[str, int] = {}
+    ttl_lost: set[str] = set()
     counter = TokenCounter(get_tokenizer("approx"))   # the replay's tokenizer
     for rec, row in zip(traffic, rows):
         transcript = transcript or rec.main is not None
         kind = row.cause.kind
+        if kind == CauseKind.TTL_EXPIRED:
+            ttl_lost.add(row.stream)
         if kind == CauseKind.NOT_YET_AVAILABLE:
             held.add((row.stream, row.request_id))
         minimum = _min_tokens(row.provider, row.model) if kind == CauseKind.BELOW_MINIMUM else None
@@ -80,6 +86,13 @@ def candidates(traffic: Traffic, base: ReplayResult, attr: Attribution,
                      rewrites=((lambda: rewrite.move_last_breakpoint(), False),)),
            Candidate("use automatic caching (one top-level cache_control)", "last breakpoint",
                      Variant(breakpoints="auto"))]
+    # Per stream, where more than one stream ran: the streams that lost most to expiry at 1h, the
+    # others as recorded (a harness with TTL buckets is left to the whole-traffic what-if above).
+    expired = [(lost, stream) for stream, _, _, lost in attr.lost_by_stream if lost > 0 and stream in ttl_lost]
+    if len(attr.lost_by_stream) > 1 and not transcript:
+        for _, stream in sorted(expired, key=lambda x: (-x[0], x[1]))[:PER_STREAM]:
+            out.append(Candidate(f"write stream {stream}'s cache at ttl=1h", "ttl",
+                                 rewrites=(((lambda s: lambda: rewrite.stream_ttl(s, "1h"))(stream), False),)))
     if held:
         out.append(Candidate("hold parallel siblings until the first one's response begins", "hold",
                              rewrites=((rewrite.hold(frozenset(held)), True),)))

@@ -18,32 +18,35 @@ def _rec(r: Recommendation) -> dict:
             "rebuilds_avoided": r.rebuilds_avoided, "cost_usd": money(r.cost_usd), "evidence": r.evidence}
 
 
-def tables(a: Advice) -> list[tuple[str, list[dict], tuple[str, ...]]]:
-    """(title, rows, columns) of every table, in the order they print."""
+def tables(a: Advice) -> list[tuple[str, str, list[dict], tuple[str, ...]]]:
+    """(JSON key, title, rows, columns) of every table, in the order they print."""
     at = a.attribution
-    out: list[tuple[str, list[dict], tuple[str, ...]]] = []
+    out: list[tuple[str, str, list[dict], tuple[str, ...]]] = []
     if at is not None:
-        out.append(("cost by token class", [{"class": k, "tokens": n, "cost_usd": money(c)} for k, n, c in at.by_class],
+        out.append(("by_token_class", "cost by token class", [{"class": k, "tokens": n, "cost_usd": money(c)} for k, n, c in at.by_class],
                     ("class", "tokens", "cost_usd")))
-        out.append(("money lost by cause (against reading every earlier-written prefix the rules allow)",
+        out.append(("lost_by_cause", "money lost by cause (against reading every earlier-written prefix the rules allow)",
                     [{"cause": k, "requests": n, "cost_usd": money(c), "lost_usd": money(lost)}
                      for k, n, c, lost in at.lost_by_cause], ("cause", "requests", "cost_usd", "lost_usd")))
-        out.append(("money lost by stream", [{"stream": k, "requests": n, "cost_usd": money(c), "lost_usd": money(lost)}
+        out.append(("lost_by_stream", "money lost by stream", [{"stream": k, "requests": n, "cost_usd": money(c), "lost_usd": money(lost)}
                                              for k, n, c, lost in at.lost_by_stream if lost],
                     ("stream", "requests", "cost_usd", "lost_usd")))
-        out.append(("breakers (where prefixes part)",
+        out.append(("breakers", "breakers (where prefixes part)",
                     [{"layer": b.layer, "path": b.path, "requests": len(b.requests), "lost_usd": money(b.lost_usd),
                       "before": b.before, "after": b.after} for b in at.breakers],
                     ("layer", "path", "requests", "lost_usd", "before", "after")))
-    out.append(("volatile content", [{"path": s.path, "kind": s.kind, "changed": f"{s.changes} of {s.compared}",
+    out.append(("volatile", "volatile content", [{"path": s.path, "kind": s.kind, "changed": f"{s.changes} of {s.compared}",
                                       "lost_usd": money(s.lost_usd), "before": s.before, "after": s.after}
                                      for s in a.volatile], ("path", "kind", "changed", "lost_usd", "before", "after")))
     cols = ("change", "saved_usd", "percent", "rebuilds_avoided", "evidence")
-    out.append(("what to change (each saving is a replay of the same traffic)", [_rec(r) for r in a.recommendations],
+    out.append(("recommendations", "what to change (each saving is a replay of the same traffic)", [_rec(r) for r in a.recommendations],
                 cols))
     if a.best is not None and a.best not in a.recommendations:   # changes together, not one alone
-        out.append(("best combination", [_rec(a.best)], cols))
-    out.append(("not testable from this data", [{"change": c, "reason": why} for c, why in a.untestable],
+        out.append(("best", "best combination", [_rec(a.best)], cols))
+    out.append(("rejected", "replayed and not recommended (no saving)",
+                [{"change": r.change, "saved_usd": money(r.saved_usd), "rebuilds_avoided": r.rebuilds_avoided,
+                  "evidence": r.evidence} for r in a.rejected], ("change", "saved_usd", "rebuilds_avoided", "evidence")))
+    out.append(("not_testable", "not testable from this data", [{"change": c, "reason": why} for c, why in a.untestable],
                 ("change", "reason")))
     return out
 
@@ -53,14 +56,9 @@ def to_json(a: Advice) -> dict:
     doc: dict = {"predicted_cost_usd": money(a.total_usd),
                  "lost_usd": money(at.lost_usd) if at is not None else None,
                  "by_cause": [{"cause": k, "requests": n, "cost_usd": money(c)} for k, n, c in a.by_cause]}
-    for title, rows, _ in tables(a):
-        key = {"cost by token class": "by_token_class", "money lost by stream": "lost_by_stream",
-               "volatile content": "volatile", "best combination": "best",
-               "not testable from this data": "not_testable"}.get(title)
-        if key is None:
-            key = ("lost_by_cause" if title.startswith("money lost by cause") else
-                   "breakers" if title.startswith("breakers") else "recommendations")
-        doc[key] = rows[0] if key == "best" else rows
+    for key, _, rows, _ in tables(a):
+        if key != "best":
+            doc[key] = rows
     doc["best"] = None if a.best is None else _rec(a.best)
     for r, rec in zip(doc["recommendations"], a.recommendations):
         r["requests"] = list(rec.requests)
@@ -102,7 +100,7 @@ def text(a: Advice, markdown: bool = False) -> str:
     at = a.attribution
     lost = f", of which ${at.lost_usd:.4f} lost to the cache" if at is not None else ""
     parts = [f"predicted cost ${a.total_usd:.4f}{lost}"]
-    for title, rows, cols in tables(a):
+    for _, title, rows, cols in tables(a):
         if not rows:
             if title.startswith("what to change"):
                 parts.append(("## " if markdown else "") + title + "\n" + "no change the replay shows saving money")
@@ -121,7 +119,7 @@ CSV_COLUMNS = ("table", "item", "detail", "requests", "cost_usd", "amount_usd", 
 def csv_rows(a: Advice) -> list[dict]:
     """Every table as rows of one CSV: `amount_usd` is money lost (attribution) or saved (changes)."""
     out: list[dict] = []
-    for title, rows, _ in tables(a):
+    for _, title, rows, _ in tables(a):
         table = title.split(" (")[0]
         for r in rows:
             item = r.get("change") or r.get("cause") or r.get("stream") or r.get("class") or r.get("path", "")
@@ -186,4 +184,4 @@ def report_section(a: Advice, paths) -> "Section":
         if a.waterfall else []
     return Section("What to change", f"Traffic: {shown}. Every saving below is the difference between a replay "
                    "of the traffic as recorded and a replay of the same traffic with the change.", reading,
-                   [(title, rows, cols) for title, rows, cols in tables(a) if rows], figures, anchor="what-to-change")
+                   [(title, rows, cols) for _, title, rows, cols in tables(a) if rows], figures, anchor="what-to-change")

@@ -162,3 +162,15 @@ def pad(tokens: dict[str, int]) -> Callable[[], Step]:
         n = tokens.get(rec.call.stream)
         return rec if n is None else calls(rec, lambda c: one(n, c))
     return lambda: step
+
+
+def stream_ttl(stream: str, ttl: str) -> Step:
+    """Every cache_control of one stream's requests at `ttl` (the other streams as recorded)."""
+    def one(c: Call) -> Call:
+        req = c.request
+        blocks = tuple(b.with_breakpoint(ttl) if b.breakpoint else b for b in req.blocks)
+        auto = ttl if req.auto_cache else None
+        if blocks == req.blocks and auto == req.auto_cache:
+            return c
+        return replace(c, request=replace(req, blocks=blocks, auto_cache=auto))
+    return lambda rec: calls(rec, one) if rec.call.stream == stream else rec
