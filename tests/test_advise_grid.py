@@ -295,3 +295,34 @@ def test_a_scenario_without_optimize_or_mixed_with_traffic_is_refused(capsys):
     log = str(ROOT / "tests" / "fixtures" / "advise" / "system-timestamp.jsonl")
     code, lines = _fails(capsys, str(EXAMPLE), log, "--no-write")
     assert code == 2 and len(lines) == 1 and lines[0].startswith(f"{log}: a design search takes scenario files")
+
+
+SMALL = """name: bp
+model: claude-sonnet-4-5
+base: {tools: {count: 8, size: 400}, system: 3000, history: {turns: 4}}
+timeline:
+  - request: 3
+  - wait: 6m
+  - request: 2
+"""
+
+
+def test_breakpoints_designs_equal_the_same_variants(tmp_path):
+    grid_file = tmp_path / "grid.yaml"
+    grid_file.write_text(SMALL + "optimize:\n  breakpoints: [none, system_and_tools, [tools, system, last_message]]\n"
+                                  "  ttl: [5m, 1h]\n")
+    hand = tmp_path / "hand.yaml"
+    hand.write_text(SMALL + "variants:\n" + "".join(
+        f"  - {{name: 'ttl={t} breakpoints={n}', breakpoints: {b}, ttl: {t}}}\n"
+        for n, b in (("none", "none"), ("system_and_tools", "system_and_tools"),
+                     ("tools+system+last_message", "[tools, system, last_message]")) for t in ("5m", "1h")))
+    g = search([str(grid_file)], _date())[0]
+    alone = {r.variant: simulate(r, _date()) for r in load_runs(str(hand))}
+    assert sorted(alone) == sorted(d.name for d in g.designs)
+    for d in g.designs:
+        assert d.cost_usd == alone[d.name].summary()["_cost"]
+    # no breakpoints: nothing is read, so every request is on the path and computes its whole prompt
+    for ttl in ("5m", "1h"):
+        none = next(d for d in g.designs if d.name == f"ttl={ttl} breakpoints=none")
+        outs = alone[none.name].outcomes
+        assert none.critical_tokens == sum(o.usage.prompt_tokens for o in outs) and none.critical_requests == 5

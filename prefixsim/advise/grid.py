@@ -44,7 +44,7 @@ class Design:
 class GridResult:
     scenario: str
     path: str
-    designs: tuple[Design, ...]   # in grid order (the file's order of values; the last dimension fastest)
+    designs: tuple[Design, ...]   # in grid order (scenario/optimize.py: points)
 
     @property
     def cheapest(self) -> Design:

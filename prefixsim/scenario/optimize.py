@@ -73,7 +73,7 @@ def label(dim: str, value) -> str:
 
 
 def points(spec: OptimizeSpec) -> list[tuple[tuple[str, Any], ...]]:
-    """Every combination of the dimensions' values, in the order the file lists them (the last
-    dimension varies fastest)."""
+    """Every combination of the dimensions' values: dimensions in DIMENSIONS order (the last varies
+    fastest), each one's values in the order the file lists them."""
     dims = [(d, getattr(spec, d)) for d in DIMENSIONS if getattr(spec, d) is not None]
     return [tuple(zip([d for d, _ in dims], combo)) for combo in itertools.product(*[vs for _, vs in dims])]
