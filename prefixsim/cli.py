@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "schema": "prefixsim.commands.run:schema",
     "replay": "prefixsim.commands.replay:replay",
     "diff": "prefixsim.commands.replay:diff",
+    "advise": "prefixsim.commands.advise:advise",
     "breakeven": "prefixsim.commands.analysis:breakeven",
     "report": "prefixsim.commands.analysis:report",
     "init": "prefixsim.commands.init:init",

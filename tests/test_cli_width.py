@@ -31,6 +31,8 @@ COMMANDS = {
     "replay what-if": lambda t: ["replay", f"{SPOTTER}.jsonl", f"{SPOTTER}/", "--ttl", "1h"],
     "replay cassette": lambda t: ["replay", "tests/data/anthropic-api/test_anthropic_cache_real_api.yaml"],
     "replay mooncake": lambda t: ["replay", "tests/data/mooncake/conversation_trace.jsonl", "--capacity", "1e4,unlimited"],
+    "advise claude-code": lambda t: ["advise", f"{SPOTTER}.jsonl", f"{SPOTTER}/"],
+    "advise api log": lambda t: ["advise", "tests/fixtures/advise/system-timestamp.jsonl"],
     "diff": lambda t: ["diff", "tests/data/anthropic-api/test_anthropic_cache_real_api.yaml", "--index", "0", "1"],
     **{f"breakeven {s}": (lambda s: lambda t: ["breakeven", s, "--out", "b", *DATE])(s)
        for s in ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")},
@@ -38,7 +40,7 @@ COMMANDS = {
     "init": lambda t: ["init", "init"],
     "help": lambda t: ["--help"],
     **{f"{c} --help": (lambda c: lambda t: [c, "--help"])(c)
-       for c in ("run", "validate", "schema", "replay", "diff", "breakeven", "report", "init")},
+       for c in ("run", "validate", "schema", "replay", "advise", "diff", "breakeven", "report", "init")},
 }
 
 

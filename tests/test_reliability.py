@@ -73,7 +73,8 @@ def test_every_command_runs_with_sockets_blocked(tmp_path):
     (tmp_path / "b.json").write_text(json.dumps({**body, "system": "be brief"}))
     s, out, log = str(tmp_path / "s.yaml"), str(tmp_path / "out"), str(LOGS / "out-of-order.jsonl")
     commands = [["run", s, "--out", out, "--price-date", "2026-11-30"], ["validate", s], ["schema"],
-                ["replay", log], ["replay", str(ROOT / "tests" / "fixtures" / "gemini" / "explicit.jsonl")], ["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
+                ["replay", log], ["advise", log],
+                ["replay", str(ROOT / "tests" / "fixtures" / "gemini" / "explicit.jsonl")], ["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
                 ["breakeven", "minimum", "--out", out, "--price-date", "2026-11-30"],
                 ["report", s, "-o", str(tmp_path / "out" / "r.html"), "--price-date", "2026-11-30"],
                 ["init", str(tmp_path / "init")]]
@@ -105,6 +106,9 @@ def _outputs(tmp_path, seed: str) -> dict[str, bytes]:
                                             / "test_google_model_cached_content.yaml"), "--format", "json"],
                        capture_output=True, env=env, cwd=tmp_path)
     files["replay gemini"] = p.stdout
+    p = subprocess.run([*cli, "advise", str(ROOT / "tests" / "fixtures" / "advise" / "system-timestamp.jsonl"),
+                        str(LOGS / "out-of-order.jsonl"), "--format", "json"], capture_output=True, env=env, cwd=tmp_path)
+    files["advise json"] = p.stdout
     return files
 
 
@@ -132,3 +136,12 @@ def test_html_report_escapes_a_script_scenario_name(tmp_path, capsys):
     assert code == 0, err
     html = (tmp_path / "r.html").read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script" not in html
+
+
+def test_advise_bad_input_is_one_line_naming_file_and_line(capsys):
+    bad = str(LOGS / "corrupt-middle.jsonl")
+    code, out, err = _exit(["advise", "--strict", bad], capsys)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert len(err.splitlines()) == 1 and err.startswith(f"{bad}:2: not valid JSON")
+    code, out, err = _exit(["advise", bad], capsys)   # skipped and named; the rest is advised on
+    assert code == 0 and f"{bad}:2: skipped: not valid JSON" in err and out.startswith("predicted cost $")

@@ -202,13 +202,16 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
 @click.option("-p", "--param", "params", multiple=True, metavar="[STUDY.]KEY=VALUE",
               help="Break-even study parameter over the scenarios' `studies:` and the defaults, e.g. "
                    "-p children=4 or -p fork-vs-subagent.turns=2,5.")
-def report(paths, output, model, title, price_date, params):
+@click.option("--advise", "traffic", multiple=True, type=click.Path(exists=True),
+              help="Real traffic (anything `prefixsim advise` reads) for a \"What to change\" section.")
+def report(paths, output, model, title, price_date, params, traffic):
     """One self-contained HTML page for a design review (and report.md with PNGs beside it).
 
     \b
     Examples:
       prefixsim report scenarios/ -o reports/report.html
       prefixsim report scenarios/ -o reports/review/
+      prefixsim report scenarios/ --advise ~/.claude/projects/my-app/
     """
     from ..report.build import build_report
     from .run import Progress
@@ -223,7 +226,7 @@ def report(paths, output, model, title, price_date, params):
 
     try:
         out = build_report(list(paths), output, model=model, title=title, when=parse_price_date(price_date),
-                           params=params, progress=progress)
+                           params=params, progress=progress, traffic=traffic)
     except CheckFailed as e:
         click.echo(f"prefixsim: {e}", err=True)
         raise SystemExit(1) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..errors import UserError
 from ..fsutil import check_outputs, check_replaceable, replace_folder, slug, write_files
@@ -136,9 +136,11 @@ def report_paths(output: str | os.PathLike) -> tuple[Path, Path, Path]:
 def build_report(paths: list[str], output: str | os.PathLike, model: str | None = None,
                  title: str = "Prompt-cache design review", when: dt.date | None = None,
                  params: tuple[str, ...] | list[str] = (),
-                 progress: Callable[[int, int, str], None] | None = None) -> tuple[Path, Path]:
+                 progress: Callable[[int, int, str], None] | None = None,
+                 traffic: Sequence[str] = ()) -> tuple[Path, Path]:
     """Run the scenarios in `paths` and write the page, its Markdown twin and PNGs (see report_paths);
-    returns the page's and the twin's paths. Nothing is written if an output is one of the inputs."""
+    returns the page's and the twin's paths. Nothing is written if an output is one of the inputs.
+    `traffic` (paths `prefixsim advise` reads) adds the section "What to change"."""
     from ..analysis.common import prices_for
     from ..analysis.studies import check_line, run_study, shown as money_shown
     from ..scenario.loader import scenario_files
@@ -146,6 +148,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
 
     files = scenario_files(list(paths))
     inputs, named = scenario_inputs(files)
+    inputs = [*inputs, *traffic]
     check_outputs(inputs, files=[output])   # `report s.yaml -o s.yaml`: refused, whatever the suffix
     html_path, md_path, img_dir = report_paths(output)
     check_outputs(inputs, files=[html_path, md_path], folders=[img_dir])
@@ -181,6 +184,12 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
                                 [("comparison of variants", shown, summary_columns(res, summary, True)),
                                  ("assumptions", scenario_assumptions(res), ("what", "value", "for"))],
                                 scenario_figures(res), anchor=f"scenario-{slug(res.name)}"))
+    if traffic:
+        from ..advise import advise
+        from ..advise.output import report_section
+        from ..sources import open_many
+
+        sections.append(report_section(advise(open_many(list(traffic))), traffic))
     model = model or _first_model(results) or "claude-sonnet-4-5"
     p, _ = prices_for(model, when=when)
     assumptions.append(("break-even studies priced with", p.source))

@@ -1,0 +1,143 @@
+"""Where the money goes: cost by token class, and the money each request lost against the same
+request had it read every prefix an earlier request of the traffic wrote and the provider's rules
+let it read — summed by cause, by stream and by breaker (the layer and JSON path where a request's
+prefix parts from the one before it, with the bytes that differ).
+
+The readable part is measured, not guessed: the traffic is replayed once more with every request at
+t = 0 and its writes readable at once (rewrite.timeless), so nothing expires or is pending while the
+breakpoints, the lookback window and the minimums still decide what is read. A request whose prefix
+parted from its stream's previous one (prefix_changed, compaction, model_switch) could, had it not
+parted, have read what that request cached: the lesser of the two cached extents (on Claude's
+platforms, where a request caches up to its breakpoints; an automatic cache's parting is not
+priced, as what it would have read depends on its units and retention, and shows $0)."""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ..diff import diff_requests
+from ..model import CauseKind, Request, Usage
+from ..pricing import MTOK, PriceBook, Rates
+from ..providers.tables import CLAUDE_PLATFORMS
+from ..replay import ReplayResult, Variant, _instant, replay
+from ..sources.traffic import Traffic
+from .rewrite import Rewritten, timeless
+
+#: Causes whose loss is a parting of the prefix: these have a breaker.
+PARTING = (CauseKind.PREFIX_CHANGED, CauseKind.COMPACTION, CauseKind.MODEL_SWITCH)
+#: Token classes, in the order tables show them.
+CLASSES = ("uncached", "cache write 5m", "cache write 1h", "cache read", "output")
+SIZES_ONLY = "(a transcript logs sizes, not the bytes)"
+_ADDED_BY = re.compile(r" \(added by [^)]*\)")
+
+
+@dataclass(frozen=True, slots=True)
+class Breaker:
+    """Where prefixes part (summed over the requests that parted there)."""
+
+    layer: str
+    path: str
+    before: str          # the bytes of the earlier request at the parting (the costliest instance)
+    after: str           # ... and of the later one
+    requests: tuple[int, ...]
+    lost_usd: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    by_class: tuple[tuple[str, int, Decimal], ...]          # class, tokens, usd
+    lost_by_cause: tuple[tuple[str, int, Decimal, Decimal], ...]   # cause, requests, cost, lost
+    lost_by_stream: tuple[tuple[str, int, Decimal, Decimal], ...]  # stream, requests, cost, lost
+    breakers: tuple[Breaker, ...]
+    lost: tuple[Decimal, ...]                                # per request, in replay order
+    breaker_paths: tuple[str, ...]                           # per request: its breaker's path, or ""
+
+    @property
+    def lost_usd(self) -> Decimal:
+        return sum(self.lost, Decimal(0))
+
+
+def prices_for(traffic: Traffic) -> PriceBook:
+    """The price book a replay of `traffic` uses (its clock starts at the first timestamp)."""
+    start = next((s for s in (_instant(h.timestamp) for h in traffic.heads()) if s is not None), None)
+    return PriceBook(when=start.date() if start is not None else None, start=start)
+
+
+def read_more(u: Usage, read: int) -> Usage:
+    """`u` with `read` tokens read: the extra comes off the writes (1h entries lie before 5m ones)
+    and then the uncached tail, in prompt order."""
+    extra = max(0, min(read, u.prompt_tokens) - u.cache_read)
+    w1 = min(extra, u.cache_write_1h)
+    w5 = min(extra - w1, u.cache_write_5m)
+    return Usage(u.input_tokens - (extra - w1 - w5), u.cache_write_5m - w5, u.cache_write_1h - w1,
+                 u.cache_read + extra, u.output_tokens)
+
+
+def class_costs(u: Usage, r: Rates) -> tuple[Decimal, ...]:
+    p = u.prompt_tokens
+    return tuple(n * rate.at(p) / MTOK for n, rate in (
+        (u.input_tokens, r.input), (u.cache_write_5m, r.cache_write_5m), (u.cache_write_1h, r.cache_write_1h),
+        (u.cache_read, r.cache_read), (u.output_tokens, r.output)))
+
+
+def group_path(path: str) -> str:
+    """A breaker's path without the transcript's per-request note, so one place groups."""
+    return _ADDED_BY.sub("", path)
+
+
+def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
+    """Attribution of `base`, the replay of `traffic` as recorded; `run` replays the oracle."""
+    oracle = run(Rewritten(traffic, timeless), Variant())
+    prices = prices_for(traffic)
+    classes = [[0, Decimal(0)] for _ in CLASSES]
+    causes: dict[str, list] = defaultdict(lambda: [0, Decimal(0), Decimal(0)])
+    streams: dict[str, list] = {}
+    parted: dict[tuple[str, str], list] = {}
+    lost: list[Decimal] = []
+    paths: list[str] = []
+    last: dict[str, tuple[Request, int]] = {}   # stream -> its previous request and what it cached
+    for rec, row, orow in zip(traffic, base.rows, oracle.rows, strict=True):
+        p = row.predicted
+        rates = prices.rates(row.model, row.provider, _instant(row.timestamp) or prices.start)
+        for k, (n, usd) in enumerate(zip((p.input_tokens, p.cache_write_5m, p.cache_write_1h, p.cache_read,
+                                          p.output_tokens), class_costs(p, rates))):
+            classes[k][0] += n
+            classes[k][1] += usd
+        cached = p.cache_read + p.cache_creation
+        ref = last.get(row.stream) or last.get(rec.call.parent or "")
+        ideal = max(p.cache_read, orow.predicted.cache_read)
+        kind = row.cause.kind
+        if kind in PARTING and ref is not None and row.provider in CLAUDE_PLATFORMS:
+            ideal = max(ideal, min(ref[1], cached))
+        loss = max(Decimal(0), rates.cost(p) - rates.cost(read_more(p, ideal)))
+        path = ""
+        if kind in PARTING and ref is not None:
+            d = diff_requests(ref[0], rec.call.request)
+            path = group_path(d.path)
+            # a transcript's blocks stand for logged sizes: their bytes are no content to show
+            before, after = (d.before, d.after) if rec.main is None else (SIZES_ONLY, "")
+            b = parted.setdefault((d.layer, path), [before, after, [], Decimal(0), Decimal(-1)])
+            b[2].append(row.index)
+            b[3] += loss
+            if loss > b[4]:
+                b[0], b[1], b[4] = before, after, loss
+        lost.append(loss)
+        paths.append(path)
+        c = causes[kind or "hit"]
+        c[0] += 1
+        c[1] += row.cost_predicted
+        c[2] += loss
+        s = streams.setdefault(row.stream, [0, Decimal(0), Decimal(0)])
+        s[0] += 1
+        s[1] += row.cost_predicted
+        s[2] += loss
+        last[row.stream] = (rec.call.request, cached)
+    order = lambda t: (-t[3], -t[2], t[0])  # noqa: E731  (most lost, then most cost, then name)
+    breakers = sorted((Breaker(layer, path, v[0], v[1], tuple(v[2]), v[3]) for (layer, path), v in parted.items()),
+                      key=lambda b: (-b.lost_usd, b.layer, b.path))
+    return Attribution(tuple((name, n, usd) for name, (n, usd) in zip(CLASSES, classes)),
+                       tuple(sorted(((k, *v) for k, v in causes.items()), key=order)),
+                       tuple(sorted(((k, *v) for k, v in streams.items()), key=order)),
+                       tuple(breakers), tuple(lost), tuple(paths))

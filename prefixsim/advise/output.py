@@ -1,0 +1,187 @@
+"""`prefixsim advise` as tables (terminal, Markdown), one JSON document, one long CSV, a report
+section and the waterfall chart (today's cost to the best combination's, one bar per change)."""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Sequence
+
+from . import Advice, Recommendation
+
+
+def money(d: Decimal | None) -> float | None:
+    """Money in JSON and CSV: dollars to 6 decimals (exact in the core, rounded only here)."""
+    return None if d is None else float(round(d, 6))
+
+
+def _rec(r: Recommendation) -> dict:
+    return {"change": r.change, "saved_usd": money(r.saved_usd), "percent": round(r.percent, 2),
+            "rebuilds_avoided": r.rebuilds_avoided, "cost_usd": money(r.cost_usd), "evidence": r.evidence}
+
+
+def tables(a: Advice) -> list[tuple[str, str, list[dict], tuple[str, ...]]]:
+    """(JSON key, title, rows, columns) of every table, in the order they print."""
+    at = a.attribution
+    out: list[tuple[str, str, list[dict], tuple[str, ...]]] = []
+    if at is not None:
+        out.append(("by_token_class", "cost by token class", [{"class": k, "tokens": n, "cost_usd": money(c)} for k, n, c in at.by_class],
+                    ("class", "tokens", "cost_usd")))
+        out.append(("lost_by_cause", "money lost by cause (against reading every earlier-written prefix the rules allow)",
+                    [{"cause": k, "requests": n, "cost_usd": money(c), "lost_usd": money(lost)}
+                     for k, n, c, lost in at.lost_by_cause], ("cause", "requests", "cost_usd", "lost_usd")))
+        out.append(("lost_by_stream", "money lost by stream", [{"stream": k, "requests": n, "cost_usd": money(c), "lost_usd": money(lost)}
+                                             for k, n, c, lost in at.lost_by_stream if lost],
+                    ("stream", "requests", "cost_usd", "lost_usd")))
+        out.append(("breakers", "breakers (where prefixes part)",
+                    [{"layer": b.layer, "path": b.path, "requests": len(b.requests), "lost_usd": money(b.lost_usd),
+                      "before": b.before, "after": b.after} for b in at.breakers],
+                    ("layer", "path", "requests", "lost_usd", "before", "after")))
+    out.append(("volatile", "volatile content", [{"path": s.path, "kind": s.kind, "changed": f"{s.changes} of {s.compared}",
+                                      "lost_usd": money(s.lost_usd), "before": s.before, "after": s.after}
+                                     for s in a.volatile], ("path", "kind", "changed", "lost_usd", "before", "after")))
+    cols = ("change", "saved_usd", "percent", "rebuilds_avoided", "evidence")
+    out.append(("recommendations", "what to change (each saving is a replay of the same traffic)", [_rec(r) for r in a.recommendations],
+                cols))
+    if a.best is not None and a.best not in a.recommendations:   # changes together, not one alone
+        out.append(("best", "best combination", [_rec(a.best)], cols))
+    out.append(("rejected", "replayed and not recommended (no saving)",
+                [{"change": r.change, "saved_usd": money(r.saved_usd), "rebuilds_avoided": r.rebuilds_avoided,
+                  "evidence": r.evidence} for r in a.rejected], ("change", "saved_usd", "rebuilds_avoided", "evidence")))
+    out.append(("not_testable", "not testable from this data", [{"change": c, "reason": why} for c, why in a.untestable],
+                ("change", "reason")))
+    return out
+
+
+def to_json(a: Advice) -> dict:
+    at = a.attribution
+    doc: dict = {"predicted_cost_usd": money(a.total_usd),
+                 "lost_usd": money(at.lost_usd) if at is not None else None,
+                 "by_cause": [{"cause": k, "requests": n, "cost_usd": money(c)} for k, n, c in a.by_cause]}
+    for key, _, rows, _ in tables(a):
+        if key != "best":
+            doc[key] = rows
+    doc["best"] = None if a.best is None else _rec(a.best)
+    for r, rec in zip(doc["recommendations"], a.recommendations):
+        r["requests"] = list(rec.requests)
+    if a.best is not None:
+        doc["best"]["requests"] = list(a.best.requests)
+    doc["waterfall"] = [{"change": "today", "cost_usd": money(a.total_usd)}] + \
+        [{"change": c, "cost_usd": money(v)} for c, v in a.waterfall]
+    return doc
+
+
+def _cell(c: str, v) -> str:
+    if v is None:
+        return ""
+    if c.endswith("_usd"):
+        return f"{v:.4f}"
+    if c == "percent":
+        return f"{v:.1f}%"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v).replace("\n", "\\n")
+
+
+def _grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool) -> str:
+    head = [c.replace("_usd", " $").replace("_", " ") for c in cols]
+    body = [[_cell(c, r.get(c)) for c in cols] for r in rows]
+    numeric = [c.endswith("_usd") or c in ("tokens", "requests", "percent", "rebuilds_avoided") for c in cols]
+    if markdown:
+        line = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"  # noqa: E731
+        return "\n".join([line(head), "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
+                          *(line(r) for r in body)])
+    from ..report.layout import fit
+    from ..report.tables import DEFAULT_WIDTH
+
+    # text columns wrap so the table fits the fixed width (the same bytes in a pipe or a file)
+    return fit(head, body, numeric, DEFAULT_WIDTH, [not n for n in numeric])
+
+
+def text(a: Advice, markdown: bool = False) -> str:
+    at = a.attribution
+    lost = f", of which ${at.lost_usd:.4f} lost to the cache" if at is not None else ""
+    parts = [f"predicted cost ${a.total_usd:.4f}{lost}"]
+    for _, title, rows, cols in tables(a):
+        if not rows:
+            if title.startswith("what to change"):
+                parts.append(("## " if markdown else "") + title + "\n" + "no change the replay shows saving money")
+            continue
+        parts.append(("## " if markdown else "") + title + "\n" + _grid(rows, cols, markdown))
+    if a.waterfall:
+        steps = " -> ".join(f"${c:.4f}" for _, c in a.waterfall)
+        parts.append(f"today ${a.total_usd:.4f} -> {steps} (the best combination, one replay per step)")
+    return "\n\n".join(parts) + "\n"
+
+
+CSV_COLUMNS = ("table", "item", "detail", "requests", "cost_usd", "amount_usd", "percent", "rebuilds_avoided",
+               "evidence")
+
+
+def csv_rows(a: Advice) -> list[dict]:
+    """Every table as rows of one CSV: `amount_usd` is money lost (attribution) or saved (changes)."""
+    out: list[dict] = []
+    for _, title, rows, _ in tables(a):
+        table = title.split(" (")[0]
+        for r in rows:
+            item = r.get("change") or r.get("cause") or r.get("stream") or r.get("class") or r.get("path", "")
+            detail = r.get("reason") or r.get("kind") or r.get("layer") or ""
+            if "before" in r:
+                detail = f"{detail}: {r['before']!r} -> {r['after']!r}"
+            out.append({"table": table, "item": item, "detail": detail,
+                        "requests": r.get("requests") if isinstance(r.get("requests"), int) else r.get("tokens", ""),
+                        "cost_usd": r.get("cost_usd", ""), "amount_usd": r.get("saved_usd", r.get("lost_usd", "")),
+                        "percent": r.get("percent", ""), "rebuilds_avoided": r.get("rebuilds_avoided", ""),
+                        "evidence": r.get("evidence", "")})
+    return out
+
+
+def waterfall_figure(a: Advice):
+    """Today's cost, one falling bar per change of the best combination (each the replay of the
+    changes so far), and the best combination's cost (a matplotlib Figure on the Agg canvas)."""
+    import textwrap
+
+    from ..report.charts import PALETTE, _figure
+
+    labels = ["today", *(c for c, _ in a.waterfall), "best combination"]
+    costs = [float(a.total_usd), *(float(c) for _, c in a.waterfall)]
+    fig = _figure((8.0, 4.8))
+    ax = fig.subplots()
+    xs = list(range(len(labels)))
+    ax.bar(0, costs[0], color=PALETTE[0], width=0.6)
+    for k in range(1, len(costs)):
+        lo, hi = sorted((costs[k - 1], costs[k]))
+        ax.bar(k, hi - lo, bottom=lo, color=PALETTE[2] if costs[k] <= costs[k - 1] else PALETTE[1], width=0.6)
+        ax.text(k, hi, f"-${costs[k - 1] - costs[k]:,.4f}", ha="center", va="bottom", fontsize=8)
+    ax.bar(len(labels) - 1, costs[-1], color=PALETTE[0], width=0.6)
+    for x, c in ((0, costs[0]), (len(labels) - 1, costs[-1])):
+        ax.text(x, c, f"${c:,.4f}", ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([textwrap.fill(x, 24) for x in labels], fontsize=7)
+    ax.set_ylabel("cost of the traffic (USD)")
+    ax.set_title("From today's cost to the best combination (each step a replay)")
+    ax.grid(axis="x", visible=False)
+    fig.tight_layout()
+    return fig
+
+
+def report_section(a: Advice, paths) -> "Section":
+    """The report's "What to change" section: the changes and the best combination, where the
+    money is lost, and the waterfall."""
+    from ..report.charts import render_both
+    from ..report.html import Figure, Section
+
+    shown = ", ".join(str(p) for p in paths)
+    at = a.attribution
+    lost = f"${at.lost_usd:.4f}" if at is not None else "nothing measured"
+    if a.best is not None:
+        reading = (f"The traffic costs ${a.total_usd:.4f} as replayed; {lost} of it is lost to the cache. "
+                   f"The cheapest change the replays show is {a.best.change}: ${a.best.cost_usd:.4f}, "
+                   f"{a.best.percent:.1f}% less.")
+    else:
+        reading = (f"The traffic costs ${a.total_usd:.4f} as replayed; {lost} of it is lost to the cache. "
+                   "No change the replays could test saves money.")
+    figures = [Figure("From today's cost to the best combination", render_both(waterfall_figure(a))[0],
+                      "what-to-change-waterfall", "Each bar is a replay of the same traffic with the changes so far.")] \
+        if a.waterfall else []
+    return Section("What to change", f"Traffic: {shown}. Every saving below is the difference between a replay "
+                   "of the traffic as recorded and a replay of the same traffic with the change.", reading,
+                   [(title, rows, cols) for _, title, rows, cols in tables(a) if rows], figures, anchor="what-to-change")
