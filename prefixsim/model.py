@@ -103,6 +103,7 @@ class CachedRef:
     blocks: int
     create: bool = False
     kept_s: float = 0.0
+    recorded: bool = False   # a creation a log shows the API made (its minimum size is not checked again)
 
 
 @dataclass(frozen=True, slots=True)

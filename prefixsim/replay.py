@@ -54,6 +54,7 @@ class Row:
     #: `predicted` is then the only figure, else its pessimistic end).
     predicted_optimistic: Usage | None = None
     cost_predicted_optimistic: Decimal | None = None
+    storage_usd: Decimal = Decimal(0)   # a Gemini explicit cache's, on its creation; in both costs
 
     @property
     def read_error(self) -> int | None:
@@ -219,10 +220,10 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
         if obs is not None:
             if not output_in_cost:
                 obs = replace(obs, output_tokens=0)
-            cost_obs = cost_obs.cost(obs)
-        rows.append(Row(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed,
-                        out.usage, out.cause, cost_obs, out.cost_usd, nv, rec.path, rec.line, provider,
-                        opt.usage if opt is not None else None, opt.cost_usd if opt is not None else None))
+            cost_obs = cost_obs.cost(obs) + out.storage_usd
+        rows.append(Row(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed, out.usage,
+                        out.cause, cost_obs, out.cost_usd + out.storage_usd, nv, rec.path, rec.line, provider,
+                        opt and opt.usage, opt and opt.cost_usd + opt.storage_usd, out.storage_usd))
     summary = _summarize(rows, variant, price_sources, output_in_cost, top)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
@@ -339,6 +340,8 @@ def row_json(r: Row) -> dict:
     if r.predicted_optimistic is not None:
         doc["predicted_optimistic"] = _usage_dict(r.predicted_optimistic)
         doc["cost_predicted_optimistic_usd"] = _money(r.cost_predicted_optimistic)
+    if r.storage_usd:
+        doc["storage_usd"] = _money(r.storage_usd)
     return doc
 
 
@@ -371,6 +374,8 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dic
                     "breakpoints": s.variant.breakpoints},
         "price_source": s.price_source,
     }
+    if any(r.storage_usd for r in result.rows):   # Gemini explicit caches: included in both costs
+        summary["storage_usd"] = _money(sum((r.storage_usd for r in result.rows), Decimal(0)))
     if any(r.predicted_optimistic is not None for r in result.rows):
         # retention is a range: "predicted" figures are its pessimistic end, these its optimistic end
         # (a request whose provider's retention is no range counts with its one figure)

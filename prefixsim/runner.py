@@ -12,12 +12,13 @@ from decimal import Decimal
 from typing import Iterable
 
 from .cached_content import storage, storage_cost
+from .errors import UserError
 from .incremental import View, note_births, view
 from .model import Call, Cause, CauseKind, Layer, Outcome, Request, Usage
 from .pricing import PriceBook
 from .providers import Policy, get_policy
 from .providers.base import Decision
-from .providers.tables import CLAUDE_PLATFORMS, anthropic_strips_thinking, canonical_model
+from .providers.tables import CLAUDE_PLATFORMS, anthropic_strips_thinking, canonical_model, gemini_explicit_minimum
 from .store import State, Store, namespace_digest
 from .tokenize import TokenCounter, Tokenizer, get_tokenizer
 
@@ -109,6 +110,11 @@ class Simulator:
         req, ref = call.request, call.cached
         assert ref is not None
         total = sum(self.counter.count(b) for b in req.blocks)
+        least = None if ref.recorded else gemini_explicit_minimum(req.model)   # a log's cache was made
+        if least is not None and total < int(least.value):   # type: ignore[call-overload]
+            # the API's own 400 INVALID_ARGUMENT wording (G-ERR), so a user recognises it
+            raise UserError(f"{call.label}: Cached content is too small. total_token_count={total}, "
+                            f"min_total_token_count={least.value} ({req.model}; {least.source})")
         usage = Usage(input_tokens=total, output_tokens=call.output_tokens)
         rates = self.prices.rates(req.model, self.provider, at) if at is not None else \
             self.prices.rates_at(req.model, self.provider, call.t)

@@ -1,10 +1,14 @@
+import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
 from prefixsim.cached_content import CachedContent, storage, storage_cost
 from prefixsim.errors import UserError
 from prefixsim.pricing import PriceBook
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_storage_two_hours_2_5_pro():
@@ -49,3 +53,82 @@ def test_simulator_creation_storage_and_read_by_reference():
     assert made.cost_usd == Decimal("0.125")          # 0.1 MTok at $1.25 input (≤200K)
     read = sim.step(Call(60.0, Request("gemini-2.5-pro", (prefix, turn)), cached=CachedRef("c", 1)))
     assert read.usage.cache_read == 100_000 and read.usage.input_tokens == 1_000
+
+
+STORAGE_SCENARIO = """\
+name: storage-table
+model: gemini-2.5-pro
+provider: gemini
+tokenizer: cl100k_base
+base:
+  system: 100000
+timeline:
+  - create_cache: {name: ctx, messages: 0, ttl: 2h}
+  - request: 1
+"""
+
+
+def _run(tmp_path, *args):
+    from click.testing import CliRunner
+
+    from prefixsim.cli import cli
+
+    r = CliRunner().invoke(cli, ["run", *args, "--out", str(tmp_path / "reports"), "--price-date", "2026-11-30"])
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def test_run_table_shows_explicit_cache_storage(tmp_path):
+    # The cache holds the system instruction: 100,000 tokens of text + 8 of framing = 100,008, kept its
+    # 2 h TTL (never deleted) at 2.5 Pro's $4.50 / MTok / h: 100,008 × 2 × 4.50 / 1e6 = $0.900072.
+    path = tmp_path / "s.yaml"
+    path.write_text(STORAGE_SCENARIO)
+    out = _run(tmp_path, str(path), "-v")
+    head = next(line for line in out.splitlines() if line.startswith("label"))
+    assert "storage $" in head
+    create = next(line for line in out.splitlines() if line.startswith("create ctx"))
+    assert "0.9001" in create.split() and "100,008" in create.split()
+    # the variant's cost includes storage: creation 100,008 × $1.25/MTok = 0.125010, storage 0.900072
+    summary = next(line for line in out.splitlines() if line.startswith("default "))
+    assert "0.9001" in summary.split()
+    assert "storage $: an explicit cache's storage" in out
+    doc = json.loads(_run(tmp_path, str(path), "--format", "json"))
+    v = doc["scenarios"][0]["variants"][0]
+    assert v["summary"]["storage_usd"] == 0.900072
+
+
+def test_run_table_has_no_storage_column_without_explicit_caches(tmp_path):
+    for scenario in ("scenarios/ttl-expiry.yaml", "scenarios/multi-cloud.yaml"):
+        out = _run(tmp_path, str(ROOT / scenario), "-v")
+        assert "storage $" not in out and "storage_usd" not in out, scenario
+
+
+@pytest.mark.parametrize("model,least", [
+    ("gemini-2.5-flash", 1024),        # the API's own 400 (G-ERR), below the 2026-10-13 page's 2,048
+    ("gemini-2.5-flash-lite", 2048),   # the API's own 400 (G-ERR); no page lists it
+    ("gemini-2.5-pro", 2048), ("models/gemini-2.5-pro-preview-05-06", 2048),
+    ("gemini-3-pro-preview", 4096), ("gemini-3-flash-preview", 1024), ("gemini-3.1-pro-preview", 4096),
+])
+def test_explicit_minimum_by_model(model, least):
+    from prefixsim.providers.tables import gemini_explicit_minimum
+
+    assert gemini_explicit_minimum(model).value == least
+
+
+def test_explicit_cache_below_the_minimum_is_refused(tmp_path):
+    # 2.5 Pro: 2,048 tokens at least. A 1,000-token system instruction (+ 8 framing) is refused with
+    # the API's wording; 2,040 + 8 = 2,048 is created.
+    import subprocess
+    import sys
+
+    small = tmp_path / "small.yaml"
+    small.write_text(STORAGE_SCENARIO.replace("system: 100000", "system: 1000"))
+    p = subprocess.run([sys.executable, "-c", "from prefixsim.cli import main; main()", "run", str(small),
+                        "--out", str(tmp_path / "r")], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2
+    assert (f"{small}:1: create ctx: Cached content is too small. total_token_count=1008, "
+            "min_total_token_count=2048 (gemini-2.5-pro;" in p.stderr)
+    assert "Traceback" not in p.stderr
+    edge = tmp_path / "edge.yaml"
+    edge.write_text(STORAGE_SCENARIO.replace("system: 100000", "system: 2040"))
+    assert "2,048" in _run(tmp_path, str(edge), "-v")

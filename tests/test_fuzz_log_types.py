@@ -4,7 +4,7 @@ replayed. Every line is replayed or named; nothing raises (no exit 70).
 
 Seeds: Claude Code transcripts (tests/data/claude-code), the request bodies and usage of the
 Anthropic cassettes (tests/data/anthropic-api), the OpenAI Chat Completions fixture
-(tests/fixtures/openai). In CI a fixed sample of mutations (SEED, a few hundred, well under 30 s);
+(tests/fixtures/openai), the Gemini fixtures (tests/fixtures/gemini). In CI a fixed sample of mutations (SEED, a few hundred, well under 30 s);
 with PREFIXSIM_FUZZ_LONG=1 every mutation of every API line and a larger transcript sample drawn
 from a fresh seed (printed, so a failure can be replayed with PREFIXSIM_FUZZ_SEED). The sibling
 tests/test_fuzz_bodies.py fuzzes well-formed bodies with hypothesis.
@@ -78,6 +78,10 @@ def _api_lines() -> list[tuple[str, dict]]:
                                       "request": body, "response": {"usage": usage}}))
     for text in (FIXTURES / "openai" / "chat-completions.jsonl").read_text().splitlines():
         out.append(("openai", json.loads(text)))
+    for name in ("implicit.jsonl", "explicit.jsonl"):   # an update or delete line is no request: left out
+        for text in (FIXTURES / "gemini" / name).read_text().splitlines():
+            if '"PATCH"' not in text and '"DELETE"' not in text:
+                out.append(("gemini", json.loads(text)))
     return out
 
 
@@ -102,7 +106,7 @@ def test_api_log_lines_with_any_field_of_any_type(tmp_path):
     lines = _api_lines()
     muts = _mutations(lines)
     print(f"PREFIXSIM_FUZZ_SEED={SEED}: {len(muts)} mutations of {len(lines)} API lines")
-    for fmt in ("anthropic", "openai"):
+    for fmt in ("anthropic", "openai", "gemini"):
         mine = [m for m in muts if m[0] == fmt]
         for start in range(0, len(mine), 30):   # 30 mutated lines per log: one read, one replay
             batch = mine[start:start + 30]
@@ -150,7 +154,7 @@ def _cli_cases() -> Iterator[tuple[str, list[dict], int, tuple]]:
         for field in (("requestId",), ("timestamp",), ("message",), ("message", "model")):
             yield "transcript", cc, i, field
     api = _api_lines()
-    for fmt in ("openai", "anthropic"):
+    for fmt in ("openai", "anthropic", "gemini"):
         lines = [x for f, x in api if f == fmt][:2]
         for field in (("id",), ("timestamp",), ("request", "model"), ("response", "usage")):
             yield fmt, lines, 1, field

@@ -189,6 +189,32 @@ def test_an_api_log_in_a_projects_folder_is_replayed_not_dropped(tmp_path, capsy
     assert code == 0 and len(json.loads(out)["requests"]) == 3
 
 
+def test_a_gemini_log_in_a_projects_folder_is_replayed_not_dropped(tmp_path, capsys):
+    proj = tmp_path / "proj"
+    t = Transcript(session="s1")
+    t.user(0, "hi")
+    t.call(0, "x0", 0, 5000, model="claude-sonnet-4-5")
+    t.write(proj / "s1.jsonl")
+    (proj / "gemini.jsonl").write_bytes((FIXTURES / "gemini" / "implicit.jsonl").read_bytes())
+    recs = load(proj)
+    assert sorted(r.request_id for r in recs) == ["r3", "req-1", "req-2", "x0"]
+    assert {r.provider for r in recs} == {"anthropic", "gemini"}
+    code, out, err = _run(["replay", str(proj), "--format", "json"], capsys)
+    assert code == 0 and len(json.loads(out)["requests"]) == 4
+
+
+@pytest.mark.parametrize("text", ['{"contents": [1]}\n{"model": "gemini-2.5-flash", "contents": 5}\n',
+                                  '{"contents": [[1]], "model": "gemini-2.5-flash"}\n'])
+def test_a_wholly_bad_gemini_log_is_named_and_exit_2(tmp_path, capsys, text):
+    p = tmp_path / "g.jsonl"
+    p.write_text(text)
+    for args in (["replay", str(p)], ["replay", str(p), "--source", "gemini"]):
+        code, out, err = _run(args, capsys)
+        assert code == 2 and "Traceback" not in err
+        assert err.splitlines()[-1] == f"{p}: no requests found"
+        assert all(line.startswith(f"{p}:") or line.startswith("prefixsim: skipped") for line in err.splitlines())
+
+
 def test_a_trace_in_a_projects_folder_is_named(tmp_path, capsys):
     proj = tmp_path / "proj"
     t = Transcript(session="s1")

@@ -32,9 +32,11 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--source", type=click.Choice(["claude-code", "anthropic", "openai", "deepseek", "mooncake", "bailian"]),
+@click.option("--source", type=click.Choice(["claude-code", "anthropic", "openai", "deepseek", "gemini", "mooncake",
+                                            "bailian"]),
               help="Force the input format (default: detected); openai = Chat Completions / Responses "
-                   "logs and cassettes, deepseek = the same replayed as DeepSeek's.")
+                   "logs and cassettes, deepseek = the same replayed as DeepSeek's, gemini = generateContent "
+                   "logs and cassettes with their cachedContents.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--ttl", type=click.Choice(["observed", "5m", "1h"]), default="observed", show_default=True,
               help="What-if: cache writes at this TTL. On Claude Code transcripts it is the main "
@@ -42,7 +44,7 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 @click.option("--model", help="What-if: send the same traffic to another model.")
 @click.option("--provider", default="observed", show_default=True,
               help="What-if: another provider's cache rules (anthropic, bedrock, vertex, gemini, openai, deepseek, prefix); "
-                   "observed = each request's own (Anthropic, or OpenAI / DeepSeek for an OpenAI log).")
+                   "observed = each request's own (Anthropic, OpenAI / DeepSeek for an OpenAI log, Gemini for a Gemini log).")
 @click.option("--breakpoints", type=click.Choice(["observed", "last", "auto", "none"]), default="observed",
               show_default=True, help="What-if: cache_control placement.")
 @click.option("--top", default=5, show_default=True, help="Largest mismatches listed in the summary.")
@@ -291,6 +293,10 @@ def _text(result, what_if, markdown: bool) -> str:
         out.append(f"\nRetention is a documented range: the predicted figures above are its pessimistic end; "
                    f"at its optimistic end read share {_pct(sum(u.cache_read for u in opt) / prompt if prompt else None)}, "
                    f"cost {_usd(cost)}.\n")
+    kept = sum((r.storage_usd for r in result.rows), Decimal(0))
+    if kept:
+        out.append(f"\nExplicit caches' storage (creation to delete or expiry, as logged): ${kept:.6f}, "
+                   "included in both costs.\n")
     if s.causes:
         out.append("\nMisses by cause: " + ", ".join(f"{k} {v}" for k, v in s.causes) + "\n")
     if s.largest_mismatches:

@@ -333,3 +333,26 @@ GEMINI_STORAGE_MTOK_HOUR: dict[str, Row] = {
 }
 #: Explicit caches live 1 hour unless created with another TTL (G-CC "Explicit caching").
 GEMINI_EXPLICIT_DEFAULT_TTL = Row(3600.0, "G-CC, docs/rules.md#gemini-explicit-context-caching: TTL defaults to 1 hour")
+
+#: The smallest CachedContent the API creates (below it: 400 INVALID_ARGUMENT "Cached content is too
+#: small. total_token_count=N, min_total_token_count=M"). G-CC's table ("minimum input token count
+#: for context caching") where the API is not reported to enforce another figure; 2.5 Flash and
+#: Flash-Lite as the API's own 400s state them (BerriAI/litellm#17696, 2025-12-09: 2.5 Flash 1,024;
+#: discuss.ai.google.dev t/178942: Flash 1,024, Flash-Lite 2,048), below G-CC 2026-10-13's 2,048 for Flash.
+_GX = "docs/rules.md#gemini-explicit-context-caching"
+GEMINI_EXPLICIT_MINIMUM: dict[str, Row] = {
+    "gemini-2.5-flash": Row(1024, f"G-ERR (litellm#17696, 2025-12-09), {_GX}"),
+    "gemini-2.5-flash-lite": Row(2048, f"G-ERR (discuss.ai.google.dev t/178942), {_GX}"),
+    **{k: Row(r.min_tokens, f"G-CC 2026-10-13 / 2026-05-07 table, {_GX}") for k, r in GEMINI_RULES.items()
+       if k != "gemini-2.5-flash"},
+}
+
+
+def gemini_explicit_minimum(model: str) -> Row:
+    """The smallest explicit cache (tokens) the API creates for a Gemini model (longest prefix wins)."""
+    m = model.strip().lower().rsplit("/", 1)[-1]
+    best = max((k for k in GEMINI_EXPLICIT_MINIMUM if m.startswith(k)), key=len, default=None)
+    if best is None:
+        raise UserError(f"unknown Gemini model {model!r} for explicit caching (known families: "
+                        f"{', '.join(sorted(GEMINI_EXPLICIT_MINIMUM))})")
+    return GEMINI_EXPLICIT_MINIMUM[best]

@@ -16,7 +16,11 @@ HEADERS = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m
           "savings_vs_no_cache": "saved", "vs_cheapest": "x cheapest", "requests": "reqs",
           "gpu_seconds_saved": "GPU-s saved", "gpu_seconds_spent": "GPU-s spent",
           "cache_read_input_tokens_optimistic": "read (opt.)", "hit_rate_optimistic": "hit (opt.)",
-          "cost_usd_optimistic": "cost $ (opt.)", "streams": "streams", "cost_share": "share"}
+          "cost_usd_optimistic": "cost $ (opt.)", "streams": "streams", "cost_share": "share",
+           "storage_usd": "storage $"}
+#: Said under a table with a storage column (Gemini explicit caches), so the two are not added twice.
+STORAGE_NOTE = ("storage $: an explicit cache's storage from its creation to its delete or expiry, on the request that "
+                "creates it; a variant's cost $ (and TOTAL) include it, a request's own cost $ does not")
 #: Said under a variant whose retention is a range, so no figure is read as the only one.
 RANGE_NOTE = ("retention is a documented range: read / hit / cost $ are the pessimistic bound, "
               "the (opt.) columns the optimistic bound")
@@ -37,7 +41,7 @@ def fmt(key: str, v: Any) -> str:
         return ""
     if key in ("hit_rate", "savings_vs_no_cache", "hit_rate_optimistic", "cost_share"):
         return f"{100 * v:.1f}%"
-    if key in ("cost_usd", "cost_no_cache_usd", "cost_usd_optimistic"):
+    if key in ("cost_usd", "cost_no_cache_usd", "cost_usd_optimistic", "storage_usd"):
         return f"{v:.4f}"
     if key in GPU_COLUMNS:
         return f"{v:,.2f}"
@@ -119,6 +123,7 @@ def request_columns(v, rows: Sequence[dict], terminal: bool) -> tuple[str, ...]:
     if v.optimistic is not None:
         i = cols.index("cost_usd") + 1
         cols = (*cols[:i], "cache_read_input_tokens_optimistic", "cost_usd_optimistic", *cols[i:])
+    cols = _with_storage(cols, rows)
     if not terminal:
         return cols
     drop = {c for c in ("stream", "model") if _repeats(rows, c)}
@@ -149,10 +154,20 @@ def summary_columns(res: ScenarioResult, comp: Sequence[dict], terminal: bool) -
     if any(v.optimistic is not None for v in res.variants):
         i = cols.index("cost_usd") + 1
         cols = (*cols[:i], "hit_rate_optimistic", "cost_usd_optimistic", *cols[i:])
+    cols = _with_storage(cols, comp)
     sweep = _sweep(res)
     if sweep is not None:   # the swept value is a column of its own, the variant its plain name
         cols = (sweep[0], *cols)
     return cols
+
+
+def _with_storage(cols: tuple[str, ...], rows: Sequence[dict]) -> tuple[str, ...]:
+    """A storage column before cost $ when a row keeps an explicit cache (the rows carry storage_usd
+    only then): every other table keeps its columns, byte for byte."""
+    if "cost_usd" not in cols or not any("storage_usd" in r for r in rows):
+        return cols
+    i = cols.index("cost_usd")
+    return (*cols[:i], "storage_usd", *cols[i:])
 
 
 def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = True,
@@ -174,6 +189,8 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
             out.append(f"{'### ' if markdown else ''}variant: {v.variant}{shown}")
             if v.optimistic is not None:
                 out.append(RANGE_NOTE if markdown else wrap_block(RANGE_NOTE, width))
+            if "storage_usd" in cols:
+                out.append(STORAGE_NOTE if markdown else wrap_block(STORAGE_NOTE, width))
             total = {"label": "TOTAL", **{k: s[k] for k in cols if k in s}}
             if markdown:
                 total = {k: (f"**{fmt(k, val)}**" if k != "label" else "**TOTAL**") for k, val in total.items()}
@@ -194,6 +211,8 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
     out.append(f"{'### ' if markdown else ''}{title}")
     if any(v.optimistic is not None for v in res.variants):
         out.append(RANGE_NOTE if markdown else wrap_block(RANGE_NOTE, width))
+    if any("storage_usd" in r for r in comp):
+        out.append(STORAGE_NOTE if markdown else wrap_block(STORAGE_NOTE, width))
     cols = summary_columns(res, comp, not markdown)
     shown = [{**r, "variant": r["_base"]} for r in comp] if sweep else comp
     out.append(grid(shown, cols, True) if markdown else _fit_grid(shown, cols, width))

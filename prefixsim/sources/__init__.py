@@ -3,7 +3,7 @@
 Formats: claude-code (session transcripts: a .jsonl, a session folder, a projects folder),
 anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat Completions / Responses logs and
 cassettes; DeepSeek's OpenAI-compatible API among them), deepseek (the same, every request replayed
-as DeepSeek's), and the serving-engine traces mooncake and bailian, which `prefixsim replay` hands to
+as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit caches), and the serving-engine traces mooncake and bailian, which `prefixsim replay` hands to
 `prefixsim.engines.trace`.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..errors import UserError
 from .record import Record
 from .traffic import Head, Part, Traffic
 
-FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "mooncake", "bailian")
+FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "mooncake", "bailian")
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
 OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek"}
 #: Suffixes of recorded HTTP cassettes.
@@ -27,7 +27,7 @@ _SNIFF_LINES = 20
 
 
 def _classify(obj: object) -> str | None:
-    from . import anthropic_log, claude_code, openai_log
+    from . import anthropic_log, claude_code, gemini_log, openai_log
 
     if not isinstance(obj, dict):
         return None
@@ -40,6 +40,8 @@ def _classify(obj: object) -> str | None:
         return "claude-code"
     if openai_log.looks_openai(obj):
         return "openai"
+    if gemini_log.looks_gemini(obj):
+        return "gemini"
     if anthropic_log.split_entry(obj)[0] is not None:
         return "anthropic"
     return None
@@ -74,8 +76,10 @@ def detect(path: str | Path) -> str:
             return "claude-code"
         raise UserError("folder holds no .jsonl transcripts", str(p))
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
-        from . import openai_cassette
+        from . import gemini_log, openai_cassette
 
+        if gemini_log.sniff_cassette(p):
+            return "gemini"
         # A JSON cassette whose calls cannot be told is left to the reader that reads JSON cassettes.
         return openai_cassette.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
     kind = sniff(p)
@@ -109,10 +113,12 @@ def _format(p: Path, source: str | None) -> str:
 
 def _read(p: Path, fmt: str) -> list[Record]:
     """One request log or cassette, whole (its records in file order)."""
-    from . import anthropic_log, openai_cassette, openai_log
+    from . import anthropic_log, gemini_log, openai_cassette, openai_log
     from ..tokenize import get_tokenizer
 
     sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
+    if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
+        return (gemini_log.load_cassette if _is_cassette(p) else gemini_log.load_jsonl)(p, sizer)
     if fmt in OPENAI_FORMATS:
         read = openai_cassette.load_cassette if _is_cassette(p) else openai_log.load_jsonl
         return read(p, sizer, OPENAI_FORMATS[fmt])
@@ -155,7 +161,7 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     sessions, logs = [], []
     for main, sub in claude_code.files_for(p, with_subagents):
         kind = None if main is None else problems.guarded(str(main), None, sniff, main)
-        if kind in ("anthropic", *OPENAI_FORMATS):
+        if kind in ("anthropic", "gemini", *OPENAI_FORMATS):
             logs.append((main, kind))
         elif kind in TRACE_FORMATS:
             problems.skip(str(main), None, f"a {kind} engine trace, not a Claude Code transcript; "
