@@ -375,3 +375,13 @@ def test_changes_replayed_without_saving_are_listed_apart_never_recommended():
     one_hour = -compare(base, replay(t, Variant(ttl="1h"))).total.cost_delta
     assert rejected["write the cache at ttl=1h"].saved_usd == one_hour < 0
     assert all(r.saved_usd <= 0 for r in a.rejected)
+
+
+def test_token_classes_and_storage_price_the_whole_replay():
+    """Gemini explicit caching: the storage of the CachedContent (8,000 tokens kept 1.75 h at $4.50
+    per MTok-hour = $0.063) is a class of its own, so the classes add up to the replay's cost."""
+    t = _open(ROOT / "tests" / "fixtures" / "gemini" / "explicit.jsonl")
+    a = advise(t)
+    classes = {k: usd for k, _, usd in a.attribution.by_class}
+    assert classes["explicit cache storage"] == Decimal("0.063")
+    assert sum(classes.values()) == a.total_usd == replay(t).summary.cost_predicted_usd
