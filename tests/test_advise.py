@@ -115,6 +115,8 @@ def test_timestamp_in_the_system_prompt_is_named_costed_and_fixed_to_the_cent(tm
     assert round(rec.saved_usd, 2) == round(a.total_usd - fixed.summary.cost_predicted_usd, 2)
     assert rec.saved_usd == a.total_usd - fixed.summary.cost_predicted_usd == b.lost_usd
     assert rec.rebuilds_avoided == 9 and a.best == rec
+    from prefixsim.advise.output import fix
+    assert fix(a, b.path, b.requests) == rec.change   # the breaker's row names its fix
 
 
 def test_no_replay_no_recommendation(monkeypatch):
