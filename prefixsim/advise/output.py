@@ -112,9 +112,10 @@ def text(a: Advice, markdown: bool = False) -> str:
     for _, title, rows, cols in tables(a):
         if not rows:
             if title.startswith("what to change"):
-                parts.append(("## " if markdown else "") + title + "\n" + "no change the replay shows saving money")
+                parts.append(("## " if markdown else "") + title + ("\n\n" if markdown else "\n")
+                             + "no change the replay shows saving money")
             continue
-        parts.append(("## " if markdown else "") + title + "\n" + _grid(rows, cols, markdown))
+        parts.append(("## " if markdown else "") + title + ("\n\n" if markdown else "\n") + _grid(rows, cols, markdown))
     if a.waterfall:
         steps = " -> ".join(f"${c:.4f}" for _, c in a.waterfall)
         parts.append(f"today ${a.total_usd:.4f} -> {steps} (the best combination, one replay per step)")
