@@ -155,7 +155,7 @@ def test_reordered_tools_are_found_and_a_stable_order_is_verified(tmp_path):
     a = advise(t)
     assert [(s.path, s.kind, s.changes) for s in a.volatile] == [("tools", "reordered tools", 9)]
     (b,) = a.attribution.breakers
-    assert b.layer == "tools"
+    assert b.layer == "tools" and a.volatile[0].lost_usd == b.lost_usd > 0
     rec = next(r for r in a.recommendations if r.change == "keep tool and key order stable")
     sorted_log = tmp_path / "sorted.jsonl"
     docs = [json.loads(x) for x in out]
