@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..diff import diff_requests
+from ..diff import where_parted
 from ..model import CauseKind, Request, Usage
 from ..pricing import MTOK, PriceBook, Rates
 from ..providers.tables import CLAUDE_PLATFORMS
@@ -116,7 +116,7 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
         loss = max(Decimal(0), rates.cost(p) - rates.cost(read_more(p, ideal)))
         path = ""
         if kind in PARTING and ref is not None:
-            d = diff_requests(ref[0], rec.call.request)
+            d = where_parted(ref[0], rec.call.request)
             path = group_path(d.path)
             # a transcript's blocks stand for logged sizes: their bytes are no content to show
             before, after = (d.before, d.after) if rec.main is None else (SIZES_ONLY, "")
