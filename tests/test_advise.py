@@ -191,7 +191,12 @@ def test_cli_formats_match_the_library(tmp_path):
     assert doc["predicted_cost_usd"] == float(round(a.total_usd, 6))
     assert [r["change"] for r in doc["recommendations"]] == [r.change for r in a.recommendations]
     assert doc["recommendations"][0]["saved_usd"] == float(round(a.recommendations[0].saved_usd, 6))
-    assert doc["breakers"][0]["path"] == "system[0]" and doc["volatile"][0]["kind"] == "timestamp"
+    assert list(doc) == ["predicted_cost_usd", "lost_usd", "by_cause", "by_token_class", "lost_by_cause",
+                         "lost_by_stream", "breakers", "volatile", "recommendations", "rejected", "not_testable",
+                         "best", "waterfall"]
+    assert doc["breakers"][0]["path"] == "system[0]" and doc["breakers"][0]["requests"] == list(range(1, 10))
+    assert (doc["volatile"][0]["kind"], doc["volatile"][0]["changes"], doc["volatile"][0]["compared"]) == \
+        ("timestamp", 9, 9)
     assert doc["waterfall"][-1]["cost_usd"] == float(round(a.best.cost_usd, 6))
     csv = run("--format", "csv").stdout.splitlines()
     assert csv[0] == "table,item,detail,requests,cost_usd,amount_usd,percent,rebuilds_avoided,evidence"

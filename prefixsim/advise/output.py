@@ -71,6 +71,11 @@ def to_json(a: Advice) -> dict:
     doc["best"] = None if a.best is None else _rec(a.best)
     for r, rec in zip(doc["recommendations"], a.recommendations):
         r["requests"] = list(rec.requests)
+    for r, b in zip(doc.get("breakers", ()), at.breakers if at is not None else ()):
+        r["requests"] = list(b.requests)   # the table counts them; JSON lists them
+    for r, sp in zip(doc["volatile"], a.volatile):
+        del r["changed"]
+        r.update(changes=sp.changes, compared=sp.compared, requests=list(sp.requests))
     if a.best is not None:
         doc["best"]["requests"] = list(a.best.requests)
     doc["waterfall"] = [{"change": "today", "cost_usd": money(a.total_usd)}] + \
