@@ -2,7 +2,8 @@
 
 A sweep of 8 seeds (8 different sessions of ~200 requests each) runs through `prefixsim.api.run_paths`
 serially, then with `workers=0` (one joblib process per core). The JSON of both must be identical;
-the figure is the speed-up (process start-up and imports included, which is what a user waits for).
+the figure is the speed-up (process start-up and imports included, which is what a user waits for;
+each run is a fresh process, so neither finds the other's memos).
 Beside it, a control: the speed-up of a pure-Python loop in as many processes, which is what the
 machine gives at that moment (a shared machine's other load takes its share).
 
@@ -12,11 +13,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from _common import report
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SCENARIO = """name: bench-scaleout
 model: claude-sonnet-4-5
@@ -54,9 +59,6 @@ def control(workers: int, n: int = 10_000_000) -> float:
 
 
 def main(argv=None) -> list[dict]:
-    from prefixsim.api import run_paths
-    from prefixsim.report.tables import json_text
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="two small runs (CI smoke run)")
     args = ap.parse_args(argv)
@@ -66,9 +68,15 @@ def main(argv=None) -> list[dict]:
         path.write_text(SCENARIO.format(turns=5 if args.small else 300, values=values))
         out = {}
         for workers in (1, 0):
+            # Each in a fresh process: in one, the serial run would leave its per-process memos (token
+            # counts, generated texts) to the second, which would then not do the same work.
+            code = ("import sys\nfrom prefixsim.api import run_paths\nfrom prefixsim.report.tables import json_text\n"
+                    f"res = run_paths([{str(path)!r}], workers={workers})\n"
+                    "sys.stdout.write(json_text({'scenarios': [r.to_json() for r in res]}))")
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFIXSIM_CACHE_DIR": "off"}
             t = time.perf_counter()
-            res = run_paths([str(path)], workers=workers)
-            out[workers] = (time.perf_counter() - t, json_text({"scenarios": [r.to_json() for r in res]}))
+            p = subprocess.run([sys.executable, "-c", code], cwd=d, env=env, capture_output=True, text=True, check=True)
+            out[workers] = (time.perf_counter() - t, p.stdout)
     (t1, serial), (tn, parallel) = out[1], out[0]
     assert serial == parallel, "--workers changed the results"
     cores = os.cpu_count() or 1

@@ -8,7 +8,7 @@ The only history-sized work left is copying and comparing arrays of references i
 """
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -111,7 +111,14 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
             while md < top and ref.digests[md] == digests[md]:
                 md += 1
 
-    cum = share_list(ref.cum, m, not own) if m else []  # type: ignore[union-attr]
+    if own and ref is not None and type(ref.cum) is list:
+        # The stream's own running totals are cut past the common prefix and extended, not copied
+        # (a copy costs the whole history per request): nothing reads a view's totals once the
+        # stream's next view is built (fork children copy or share theirs: share_list).
+        cum = ref.cum   # type: ignore[union-attr]
+        del cum[m:]
+    else:
+        cum = share_list(ref.cum, m, not own) if m else []  # type: ignore[union-attr]
     total = cum[-1] if cum else 0
     for i in range(m, n):
         total += count(blocks[i])
@@ -150,7 +157,11 @@ def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store
     it looked that land on those positions, and look up the positions past `md`."""
     if ref is None:
         return [j for j in range(n) if store.known(digests[j])]
-    known = cut_known(ref.known, md, across)
+    if not across and type(ref.known) is list:   # the stream's own list, cut in place as `cum` is
+        known = ref.known
+        del known[bisect_left(known, md):]
+    else:
+        known = cut_known(ref.known, md, across)
     if not note_births(known, digests, md, store, ref.births, ref.lane):
         return [j for j in range(n) if store.known(digests[j])]
     known += [j for j in range(md, n) if store.known(digests[j])]

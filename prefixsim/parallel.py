@@ -19,23 +19,26 @@ from .results import ScenarioResult, VariantResult
 EXECUTORS = ("local", "dask")
 
 
-def _runs(path: str) -> list:
-    """A file's runs, loaded once per process while the file is unchanged."""
+def _runs(path: str, designs: bool = False) -> list:
+    """A file's runs (or with `designs`, the runs of its `optimize:` grid), loaded once per process
+    while the file is unchanged."""
     try:
         st = os.stat(path)
     except OSError:
-        return _load(path, None)   # load_runs reports the missing file
-    return _load(path, (st.st_mtime_ns, st.st_size))
+        return _load(path, None, designs)   # load_runs reports the missing file
+    return _load(path, (st.st_mtime_ns, st.st_size), designs)
 
 
 @lru_cache(maxsize=256)   # `run` looks at every file (report folders) before running them: load each once
-def _load(path: str, version: tuple[int, int] | None) -> list:
+def _load(path: str, version: tuple[int, int] | None, designs: bool = False) -> list:
     from .scenario.loader import load_runs
+    from .scenario.designs import design_runs
 
-    return load_runs(path)
+    return design_runs(path) if designs else load_runs(path)
 
 
-def _simulate(path: str, index: int, price_date: dt.date | None, start: dt.datetime | None = None):
+def _simulate(path: str, index: int, price_date: dt.date | None, start: dt.datetime | None = None,
+              designs: bool = False):
     """Run `index` of a scenario file, in a worker. Tasks name the file, not the Run: a Run holds
     schema classes built at load time, which pickle only by value and slowly; each worker loads a
     file once (so a cluster's workers must see the files at the same paths). A UserError comes back
@@ -43,15 +46,15 @@ def _simulate(path: str, index: int, price_date: dt.date | None, start: dt.datet
     from .variants import simulate
 
     try:
-        return simulate(_runs(path)[index], price_date, start)
+        return simulate(_runs(path, designs)[index], price_date, start)
     except UserError as e:
         return (type(e), e.message, e.path, e.line, e.col)
 
 
 def _simulate_runs(path: str, first: int, stop: int, price_date: dt.date | None,
-                   start: dt.datetime | None = None) -> list:
+                   start: dt.datetime | None = None, designs: bool = False) -> list:
     """Runs first..stop-1 of a scenario file, in one worker (`_simulate` for each)."""
-    return [_simulate(path, i, price_date, start) for i in range(first, stop)]
+    return [_simulate(path, i, price_date, start, designs) for i in range(first, stop)]
 
 
 #: Seconds a local pool costs before its first result: process start, imports, the tokenizer and the
@@ -84,7 +87,7 @@ def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[lis
         def on_dask(tasks: list, clock: tuple) -> Iterator:
             with Client(scheduler) as client:
                 futures = client.map(_simulate, *zip(*tasks), price_date=clock[0], start=clock[1],
-                                     pure=False) if tasks else []
+                                     designs=clock[2], pure=False) if tasks else []
                 yield from client.gather(futures)
         return on_dask
     if workers == 1:
@@ -141,12 +144,14 @@ def local_workers(asked: int, tasks: int) -> int:
 
 
 def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: int = 1, executor: str = "local",
-              scheduler: str | None = None, start: dt.datetime | None = None) -> Iterator[ScenarioResult | UserError]:
+              scheduler: str | None = None, start: dt.datetime | None = None,
+              designs: bool = False) -> Iterator[ScenarioResult | UserError]:
     """Each scenario file's result (or the first UserError of its load or runs), in file order.
 
     `workers`: local processes (1: this one; 0 or -1: one per core), at most one per task and per
     core (`local_workers`), started only when the work left pays for them (`_local`). With `executor="dask"` runs go to
     the dask.distributed scheduler at `scheduler`, sharded by run (one scenario variant's sessions).
+    `designs`: each file's `optimize:` grid (scenario/optimize.py) instead of its variants.
     """
     from .variants import collect
 
@@ -156,11 +161,11 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
     loaded: list[list | UserError] = []
     for f in files:
         try:
-            loaded.append(_runs(f))
+            loaded.append(_runs(f, designs))
         except UserError as e:
             loaded.append(e.located(f))
     tasks = [(f, i) for f, x in zip(files, loaded) if not isinstance(x, UserError) for i in range(len(x))]
-    results = _mapper(local_workers(workers, len(tasks)), executor, scheduler)(tasks, (price_date, start))
+    results = _mapper(local_workers(workers, len(tasks)), executor, scheduler)(tasks, (price_date, start, designs))
     for f, x in zip(files, loaded):
         if isinstance(x, UserError):
             yield x
@@ -184,3 +189,8 @@ def scenario_runs(path: str) -> list:
     """A scenario file's runs from the same per-process cache `run_files` loads from (a UserError if
     the file is bad), so a command can look at the scenarios before running them at no extra cost."""
     return _runs(path)
+
+
+def scenario_designs(path: str) -> list:
+    """A scenario file's `optimize:` designs, from the same cache (`scenario_runs` for its variants)."""
+    return _runs(path, True)

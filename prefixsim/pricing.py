@@ -184,14 +184,14 @@ class PriceBook:
         gp = _GENAI_PROVIDER.get(provider or "")
         name = bedrock_price_id(model) if gp == "aws" else model
         try:
-            return _from_genai_prices(name, gp, at, model)
+            return _remembered(name, gp, at, model)
         except UserError:
             # As the providers write names: `openai/gpt-5.6-sol` (a router's prefix), a dated snapshot
             # `gpt-5.6-2026-05-14` that genai-prices lists by its family only.
             plain = _DATED.sub("", name.rsplit("/", 1)[-1])
             if plain == name:
                 raise
-            return _from_genai_prices(plain, gp, at, model)
+            return _remembered(plain, gp, at, model)
 
 
 #: The release date a snapshot id carries: `claude-sonnet-4-5-20250929`, `gpt-4o-2024-08-06`,
@@ -302,6 +302,25 @@ def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime, sho
     source = (f"genai-prices {genai_prices.__version__} bundled data: {calc.provider.id}/{calc.model.id}, "
               f"prices as of {when}")
     return Rates(shown or model, inp, out, read, w5, w1, source, cuts)
+
+
+def _remembered(model: str, provider_id: str | None, at: dt.datetime, shown: str) -> Rates:
+    """_from_genai_prices, or the rates it gave an earlier run for the same model, provider and date
+    (prefixsim/price_memo.py: a short replay then never imports genai-prices)."""
+    from . import price_memo
+
+    row = price_memo.lookup(model, provider_id, at, shown)
+    if row is not None:
+        try:
+            tiers = [Tiered(Decimal(b), tuple((int(s), Decimal(p)) for s, p in t)) for b, t in row[1:6]]
+            return Rates(str(row[0]), *tiers, source=str(row[6]))
+        except (TypeError, ValueError, ArithmeticError):
+            pass   # a damaged entry: look it up again
+    r = _from_genai_prices(model, provider_id, at, shown)
+    if not r.cuts:
+        price_memo.keep(model, provider_id, at, shown, [r.model, *([str(t.base), [[s, str(p)] for s, p in t.tiers]]
+                        for t in (r.input, r.output, r.cache_read, r.cache_write_5m, r.cache_write_1h)), r.source])
+    return r
 
 
 def _nearest_priced(model: str, provider_id: str | None) -> str | None:

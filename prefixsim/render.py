@@ -6,6 +6,7 @@ tool schema whose keys arrive in another order is another prefix, exactly as on 
 from __future__ import annotations
 
 import json
+import operator
 from typing import Any
 
 from .errors import RequestError
@@ -148,16 +149,20 @@ _ROLES = {r: dumps({"role": r}) for r in ("user", "assistant")}
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 
 
+def _human(m: Any) -> bool:
+    """A user message that is not only tool results (a turn the person wrote)."""
+    if not isinstance(m, dict) or m.get("role") != "user":
+        return False
+    content = m.get("content")
+    return not (isinstance(content, list) and content and
+                all(isinstance(p, dict) and p.get("type") == "tool_result" for p in content))
+
+
 def thinking_cut(messages: list) -> int:
     """Index of the last user message that is not only tool results (-1: none). On models that keep
     the last turn's thinking only, thinking blocks of assistant messages before it leave the prompt."""
     for mi in range(len(messages) - 1, -1, -1):
-        m = messages[mi]
-        if not isinstance(m, dict) or m.get("role") != "user":
-            continue
-        content = m.get("content")
-        if not (isinstance(content, list) and content and
-                all(isinstance(p, dict) and p.get("type") == "tool_result" for p in content)):
+        if _human(messages[mi]):
             return mi
     return -1
 
@@ -189,20 +194,27 @@ def message_blocks(msg: Any, mi: int, strip_thinking: bool = False, first: int =
     return out
 
 
-def _parts(messages: list):
-    return (part for msg in messages if isinstance(msg, dict) and isinstance(msg.get("content"), list)
-            for part in msg["content"] if isinstance(part, dict))
-
-
-def content_flags(messages: list) -> tuple[bool, bool]:
-    """(has_images, has_citations) in one pass over the content blocks (a long history is long)."""
+def _message_flags(msg: Any) -> tuple[bool, bool]:
+    """(has_images, has_citations) of one message's content blocks."""
     images = citations = False
-    for part in _parts(messages):
+    content = msg.get("content") if isinstance(msg, dict) else None
+    for part in content if isinstance(content, list) else ():
+        if not isinstance(part, dict):
+            continue
         if not images and (part.get("type") == "image" or _has_nested_image(part)):
             images = True
         c = part.get("citations")
         if not citations and isinstance(c, dict) and bool(c.get("enabled")):
             citations = True
+    return images, citations
+
+
+def content_flags(messages: list) -> tuple[bool, bool]:
+    """(has_images, has_citations) of the messages' content blocks."""
+    images = citations = False
+    for msg in messages:
+        i, c = _message_flags(msg)
+        images, citations = images or i, citations or c
     return images, citations
 
 
@@ -221,44 +233,112 @@ def render_anthropic(body: dict, history: "History | None" = None) -> Request:
     messages = body.get("messages") or []
     if not isinstance(tools, list) or not isinstance(messages, list):
         raise RequestError("'tools' and 'messages' must be lists")
-    blocks = [tool_block(t, i) for i, t in enumerate(tools)]
-    blocks += system_blocks(body.get("system"))
-    cut = thinking_cut(messages) if anthropic_strips_thinking(model) else -1
     if history is None:
+        blocks = [tool_block(t, i) for i, t in enumerate(tools)]
+        blocks += system_blocks(body.get("system"))
+        cut = thinking_cut(messages) if anthropic_strips_thinking(model) else -1
         for mi, msg in enumerate(messages):
             blocks += message_blocks(msg, mi, _strips(msg, mi, cut))
+        flags = content_flags(messages)
     else:
-        blocks += history.blocks(messages, cut)
-    return Request(model=model, blocks=tuple(blocks),
-                   layer_params=layer_params(body, *content_flags(messages), model),
+        blocks = history.head(tools, body.get("system"))
+        flags = history.messages(messages, anthropic_strips_thinking(model), blocks)
+    return Request(model=model, blocks=tuple(blocks), layer_params=layer_params(body, *flags, model),
                    auto_cache=cache_ttl(body.get("cache_control"), "request"))
 
 
+def _same(a: Any, b: Any) -> bool:
+    """The same objects in the same places (a line parsed against the previous one shares them)."""
+    return a is b or (type(a) is list and type(b) is list and len(a) == len(b)
+                      and all(x is y for x, y in zip(a, b)))
+
+
+class _Seen:
+    """One message of the previous request: what rendering it gave, and what it tells."""
+
+    __slots__ = ("msg", "keys", "blocks", "strip", "human", "flags")
+
+    def __init__(self, msg: Any, keys: list | None, blocks: list[Block], strip: bool, human: bool,
+                 flags: tuple[bool, bool]) -> None:
+        self.msg, self.keys, self.blocks, self.strip, self.human, self.flags = msg, keys, blocks, strip, human, flags
+
+
 class History:
-    """The previous request's plain messages and their blocks. A log repeats the conversation on
-    every line, so re-rendering each line costs its whole history; a message equal to the one at
-    the same place last time reuses its blocks. Only plain messages (string content, or content
-    blocks of string values without cache_control) are reused: there `==` means equal bytes once
-    key order matches (numbers would not: 1 == 1.0 == True)."""
+    """The previous request's tools, system and messages and their blocks. A log repeats the
+    conversation on every line, so rendering each line costs its whole history; what is the same
+    object as the previous line's at the same place (`sources.linejson` shares a member whose raw
+    text is unchanged) reuses its blocks, whatever it holds. A message that is only equal reuses
+    its blocks when it is plain (string content, or content blocks of string values without
+    cache_control): there `==` means equal bytes once key order matches (numbers would not:
+    1 == 1.0 == True, 0.0 == -0.0). A body is read, never changed: a caller that edits a message in
+    place and renders it again must start a new History."""
 
     def __init__(self) -> None:
-        self._last: list[tuple[Any, list | None, list[Block], bool]] = []
+        self._head: tuple[Any, Any, list[Block]] = ([], [], [])
+        # The previous request's messages; per message: what it gave, and running over the messages,
+        # the block count, (images, citations) and the last human turn's index (-1: none).
+        self._msgs: list = []
+        self._last: list[_Seen] = []
+        self._flat: list[Block] = []
+        self._ends: list[int] = []
+        self._flags: list[tuple[bool, bool]] = []
+        self._humans: list[int] = []
+        self._cut = -1
 
-    def blocks(self, messages: list, cut: int = -1) -> list[Block]:
-        """The messages' blocks; assistant messages before `cut` lose their thinking (thinking_cut)."""
-        last, out, now = self._last, [], []
-        for mi, msg in enumerate(messages):
-            keys = _plain_keys(msg)
+    def head(self, tools: list, system: Any) -> list[Block]:
+        """The tool and system blocks (a new list the caller may extend)."""
+        last_tools, last_system, blocks = self._head
+        if not (_same(tools, last_tools) and _same(system, last_system)) or not blocks:
+            blocks = [tool_block(t, i) for i, t in enumerate(tools)]
+            blocks += system_blocks(system)
+            self._head = (tools, system, blocks)
+        return list(blocks)
+
+    def messages(self, messages: list, strips_thinking: bool, out: list[Block]) -> tuple[bool, bool]:
+        """Appends the messages' blocks to `out` (assistant messages before the last human turn lose
+        their thinking when `strips_thinking`: thinking_cut); returns (has_images, has_citations).
+        The leading messages that are the previous request's, under the same cut, are taken whole
+        (list slices); only the others are looked at one by one."""
+        last = self._last
+        m = min(len(messages), len(self._msgs))
+        same = list(map(operator.is_, messages[:m], self._msgs[:m]))
+        k = same.index(False) if False in same else m
+        cut = -1
+        if strips_thinking:
+            cut = next((mi for mi in range(len(messages) - 1, k - 1, -1) if _human(messages[mi])), -1)
+            if cut < 0 and k:
+                cut = self._humans[k - 1]
+        keep = k if cut == self._cut else max(0, min(k, cut, self._cut))
+        flat = self._flat[:self._ends[keep - 1]] if keep else []
+        now, ends, flags, humans = last[:keep], self._ends[:keep], self._flags[:keep], self._humans[:keep]
+        images, citations = flags[-1] if keep else (False, False)
+        human = humans[-1] if keep else -1
+        for mi in range(keep, len(messages)):
+            msg = messages[mi]
             strip = _strips(msg, mi, cut)
-            if keys is not None and mi < len(last) and last[mi][1] == keys and last[mi][0] == msg \
-                    and last[mi][3] == strip:
-                got = last[mi][2]
+            old = last[mi] if mi < len(last) else None
+            if old is not None and old.msg is msg:
+                seen = old if old.strip == strip else \
+                    _Seen(msg, old.keys, message_blocks(msg, mi, strip), strip, old.human, old.flags)
             else:
-                got = message_blocks(msg, mi, strip)
-            now.append((msg, keys, got, strip))
-            out += got
-        self._last = now
-        return out
+                keys = _plain_keys(msg)
+                if keys is not None and old is not None and old.keys == keys and old.msg == msg \
+                        and old.strip == strip:
+                    got = old.blocks
+                else:
+                    got = message_blocks(msg, mi, strip)
+                seen = _Seen(msg, keys, got, strip, _human(msg), _message_flags(msg))
+            now.append(seen)
+            flat += seen.blocks
+            ends.append(len(flat))
+            images, citations = images or seen.flags[0], citations or seen.flags[1]
+            flags.append((images, citations))
+            human = mi if seen.human else human
+            humans.append(human)
+        self._msgs, self._last, self._flat, self._ends, self._flags, self._humans, self._cut = \
+            messages, now, flat, ends, flags, humans, cut
+        out += flat
+        return images, citations
 
 
 def _strips(msg: Any, mi: int, cut: int) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Iterable, Sequence
 
+from .attribution import Outside, outside_reads
 from .errors import UserError
 from .invariants import replay_adds_up
 from .model import TTL_SECONDS, Cause, CauseKind, Usage
@@ -23,13 +24,13 @@ from .providers import get_policy
 from .runner import Simulator
 from .sources.record import Record
 from .sources.traffic import Traffic
+from .replay_json import row_json, summary_json, to_json, usage_dict as _usage_dict  # noqa: F401  (the replay API)
 from .whatif import BREAKPOINT_POLICIES, TTL_CHOICES, Variant, apply_variant  # noqa: F401  (the replay API)
 
 #: Misses of something that was cached before: each one rebuilds a prefix the traffic had paid for.
 REBUILD_CAUSES = frozenset({CauseKind.TTL_EXPIRED, CauseKind.PREFIX_CHANGED, CauseKind.COMPACTION,
                             CauseKind.MODEL_SWITCH, CauseKind.NOT_YET_AVAILABLE, CauseKind.LOOKBACK_EXCEEDED,
                             CauseKind.EVICTED})
-USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ class Summary:
     variant: Variant
     price_source: str
     output_in_cost: bool
+    outside: Outside = Outside()   # reads of a cache no request in the data wrote (attribution.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +116,6 @@ class ReplayResult:
                          "cost_observed_usd": None if r.cost_observed is None else float(r.cost_observed),
                          "cost_predicted_usd": float(r.cost_predicted)})
         return pd.DataFrame.from_records(recs)
-
-
-def _usage_dict(u: Usage) -> dict[str, int]:
-    return {"input_tokens": u.input_tokens, "cache_creation_input_tokens": u.cache_creation,
-            "cache_read_input_tokens": u.cache_read}
 
 
 class Naive:
@@ -209,6 +206,9 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
                 it = apply_variant(it, variant, rec.main)
                 out = _joined(out, sim.step(it, at))
                 opt = _joined(opt, alt.step(it, at)) if alt is not None and opt is not None else opt
+            for c in rec.unlogged:   # proven by this request's observation: they shape later requests only
+                for s in (sim, alt) if alt is not None else (sim,):
+                    s.step(apply_variant(c, variant, rec.main), at)
             price_sources.add(out.price_source)
             obs = rec.observed
             # What was paid: the recorded model at the recorded provider's prices, whatever the variant.
@@ -232,9 +232,8 @@ def replay(records: Sequence[Record] | Traffic, variant: Variant = Variant(), pr
 def _joined(first, later):
     """One request's outcome over its iterations: usage and costs summed, the first one's cause."""
     u, v = first.usage, later.usage
-    usage = Usage(input_tokens=u.input_tokens + v.input_tokens, cache_write_5m=u.cache_write_5m + v.cache_write_5m,
-                  cache_write_1h=u.cache_write_1h + v.cache_write_1h, cache_read=u.cache_read + v.cache_read,
-                  output_tokens=u.output_tokens + v.output_tokens)
+    usage = Usage(*(getattr(u, k) + getattr(v, k) for k in
+                    ("input_tokens", "cache_write_5m", "cache_write_1h", "cache_read", "output_tokens")))
     return replace(first, usage=usage, cost_usd=first.cost_usd + later.cost_usd,
                    cost_no_cache_usd=first.cost_no_cache_usd + later.cost_no_cache_usd)
 
@@ -277,7 +276,7 @@ def _summarize(rows: list[Row], variant: Variant, price_sources: set[str], outpu
                    sum((r.cost_observed for r in seen), Decimal(0)) if seen else None,  # type: ignore[misc]
                    sum((r.cost_predicted for r in rows), Decimal(0)),
                    tuple(sorted(causes.items())), tuple((k, v[0], v[1], v[2]) for k, v in streams.items()),
-                   tuple(worst), variant, "; ".join(sources), output_in_cost)
+                   tuple(worst), variant, "; ".join(sources), output_in_cost, outside_reads(seen))
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,83 +317,3 @@ def compare(base: ReplayResult, variant: ReplayResult) -> Comparison:
             a[which] += r.cost_predicted
             a[2 + which] += r.cause.kind in REBUILD_CAUSES
     return Comparison(base, variant, tuple(StreamDelta(k, *v) for k, v in acc.items()))
-
-
-def _money(d: Decimal | None) -> float | None:
-    return None if d is None else float(round(d, 6))
-
-
-def _rate(x: float | None) -> float | None:
-    return None if x is None else round(x, 6)
-
-
-def row_json(r: Row) -> dict:
-    """One request as it appears in the `--format json` document's "requests" list."""
-    doc = {"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp, "stream": r.stream,
-           "model": r.model, "provider": r.provider, "observed": None if r.observed is None else _usage_dict(r.observed),
-           "predicted": {**_usage_dict(r.predicted), "cache_write_5m_tokens": r.predicted.cache_write_5m,
-                         "cache_write_1h_tokens": r.predicted.cache_write_1h},
-           "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
-           "cause_detail": r.cause.detail or None, "cost_observed_usd": _money(r.cost_observed),
-           "cost_predicted_usd": _money(r.cost_predicted)}
-    if r.predicted_optimistic is not None:
-        doc["predicted_optimistic"] = _usage_dict(r.predicted_optimistic)
-        doc["cost_predicted_optimistic_usd"] = _money(r.cost_predicted_optimistic)
-    if r.storage_usd:
-        doc["storage_usd"] = _money(r.storage_usd)
-    return doc
-
-
-def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
-    """The `--format json` document: {"requests": [...], "summary": {...}} (+ "what_if" for a variant)."""
-    doc = summary_json(result, what_if)
-    return {"requests": [row_json(r) for r in result.rows], **doc}
-
-
-def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
-    """The `--format json` document without its "requests": {"summary": {...}} (+ "what_if")."""
-    s = result.summary
-    summary = {
-        "requests": s.requests, "observed_requests": s.observed_requests,
-        "read_share_observed": _rate(s.read_share_observed), "read_share_predicted": _rate(s.prefixsim.read_share),
-        "read_share_naive": _rate(s.naive.read_share),
-        "exact_match_predicted": s.prefixsim.exact, "exact_match_naive": s.naive.exact,
-        "exact_match_rate_predicted": _rate(s.prefixsim.exact_rate), "exact_match_rate_naive": _rate(s.naive.exact_rate),
-        "wape_predicted": _rate(s.prefixsim.wape), "wape_naive": _rate(s.naive.wape),
-        "cost_observed_usd": _money(s.cost_observed_usd), "cost_predicted_usd": _money(s.cost_predicted_usd),
-        "cost_includes_output": s.output_in_cost,
-        "causes": dict(s.causes),
-        "streams": [{"stream": k, "requests": n, "cost_observed_usd": _money(o), "cost_predicted_usd": _money(p)}
-                    for k, n, o, p in s.streams],
-        "largest_mismatches": [{"index": r.index, "request_id": r.request_id, "stream": r.stream,
-                                "observed_cache_read": r.observed.cache_read if r.observed else None,
-                                "predicted_cache_read": r.predicted.cache_read, "cause": r.cause.kind or None,
-                                "cause_detail": r.cause.detail or None} for r in s.largest_mismatches],
-        "variant": {"ttl": s.variant.ttl, "model": s.variant.model, "provider": s.variant.provider,
-                    "breakpoints": s.variant.breakpoints},
-        "price_source": s.price_source,
-    }
-    if any(r.storage_usd for r in result.rows):   # Gemini explicit caches: included in both costs
-        summary["storage_usd"] = _money(sum((r.storage_usd for r in result.rows), Decimal(0)))
-    if any(r.predicted_optimistic is not None for r in result.rows):
-        # retention is a range: "predicted" figures are its pessimistic end, these its optimistic end
-        # (a request whose provider's retention is no range counts with its one figure)
-        opt = [r.predicted if r.predicted_optimistic is None else r.predicted_optimistic for r in result.rows]
-        opt_cost = [r.cost_predicted if r.cost_predicted_optimistic is None else r.cost_predicted_optimistic
-                    for r in result.rows]
-        prompt = sum(u.prompt_tokens for u in opt)
-        summary.update({"retention_bound": "pessimistic",
-                        "read_share_predicted_optimistic": _rate(sum(u.cache_read for u in opt) / prompt
-                                                                 if prompt else None),
-                        "cost_predicted_optimistic_usd": _money(sum(opt_cost, Decimal(0)))})
-    doc: dict = {"summary": summary}
-    if what_if is not None:
-        v = what_if.variant.summary.variant
-        doc["what_if"] = {
-            "variant": {"ttl": v.ttl, "model": v.model, "provider": v.provider, "breakpoints": v.breakpoints},
-            "streams": [{"stream": d.stream, "cost_usd": _money(d.cost_base), "cost_what_if_usd": _money(d.cost_variant),
-                         "cost_difference_usd": _money(d.cost_delta), "rebuilds": d.rebuilds_base,
-                         "rebuilds_what_if": d.rebuilds_variant} for d in (*what_if.streams, what_if.total)],
-            "summary": summary_json(what_if.variant)["summary"],
-        }
-    return doc

@@ -34,12 +34,14 @@ def _item(seq: "PrefixTuple | PrefixList", i: int) -> Any:
 
 
 class PrefixTuple(Sequence):
-    """`base[:k] + tail` as one immutable sequence that compares and hashes as that tuple."""
+    """`base[:k] + tail` as one immutable sequence that compares and hashes as that tuple. The base
+    is a tuple, or a list its owner only appends to (a Claude Code stream's blocks: appending
+    leaves every `base[:k]` as it was)."""
 
     __slots__ = ("base", "k", "tail")
 
-    def __init__(self, base: tuple, k: int, tail: tuple) -> None:
-        assert type(base) is tuple and 0 <= k <= len(base) and type(tail) is tuple
+    def __init__(self, base: tuple | list, k: int, tail: tuple) -> None:
+        assert type(base) in (tuple, list) and 0 <= k <= len(base) and type(tail) is tuple
         self.base, self.k, self.tail = base, k, tail
 
     def __len__(self) -> int:
@@ -58,7 +60,10 @@ class PrefixTuple(Sequence):
 
     def flat(self) -> tuple:
         """The items as one tuple (a copy)."""
-        return (self.base if self.k == len(self.base) else self.base[:self.k]) + self.tail
+        base = self.base
+        if type(base) is list:
+            return (*base[:self.k], *self.tail)
+        return (base if self.k == len(base) else base[:self.k]) + self.tail
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (tuple, PrefixTuple)):

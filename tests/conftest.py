@@ -1,4 +1,5 @@
 import datetime as dt
+import os
 import socket
 import sys
 from pathlib import Path
@@ -9,6 +10,9 @@ from prefixsim.model import Block, Call, Layer, Request
 from prefixsim.pricing import PriceBook
 
 DATA = Path(__file__).resolve().parent / "data"
+# The start-up memo (prefixsim/diskcache.py) stays off in tests and the commands they start, so every
+# test computes what it checks; tests/test_diskcache.py turns it on in a temporary folder.
+os.environ["PREFIXSIM_CACHE_DIR"] = "off"
 PRICE_DATE = dt.date(2026, 11, 30)
 
 

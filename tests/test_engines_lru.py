@@ -73,6 +73,19 @@ def test_curve_equals_one_pool_per_capacity(seed, kind):
     assert curve_totals(trace, caps) == [replay_pool(trace, c)[1] for c in caps]
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_curve_at_every_capacity_equals_the_pool(seed):
+    """Every capacity from 0 blocks to past the distinct blocks, not only a few: the runs of
+    consecutive ranks and the requests' lengths are summed by bisection (Curve.at), so each capacity
+    falls between different runs' starts and ends."""
+    trace = make_trace(chained(random.Random(seed), 60))
+    distinct = len({k for r in trace.requests for k in r.keys})
+    caps = [b * BS for b in range(distinct + 3)]
+    curve = lru_curve(trace.requests, BS)
+    assert curve.seg_start   # the runs are exercised
+    assert curve_totals(trace, caps) == [replay_pool(trace, c)[1] for c in caps]
+
+
 def test_stack_describes_every_capacity_of_chained_ids():
     trace = make_trace(chained(random.Random(3), 200))
     curve = lru_curve(trace.requests, BS)

@@ -45,7 +45,7 @@ def test_the_readme_has_examples_on_shipped_data():
 
 def _writes_nowhere(args, tmp):
     """The example's own arguments, with its report files sent to `tmp` (the output is the same)."""
-    if args[0] == "run":
+    if args[0] in ("run", "advise"):
         return [*args, "--no-write"]
     if args[0] == "breakeven":
         return [*args, "--out", str(tmp)]

@@ -73,8 +73,8 @@ def test_every_command_runs_with_sockets_blocked(tmp_path):
     (tmp_path / "b.json").write_text(json.dumps({**body, "system": "be brief"}))
     s, out, log = str(tmp_path / "s.yaml"), str(tmp_path / "out"), str(LOGS / "out-of-order.jsonl")
     commands = [["run", s, "--out", out, "--price-date", "2026-11-30"], ["validate", s], ["schema"],
-                ["replay", log], ["replay", str(ROOT / "tests" / "fixtures" / "gemini" / "explicit.jsonl")],
-                ["advise", log], ["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
+                ["replay", log], ["advise", log],
+                ["replay", str(ROOT / "tests" / "fixtures" / "gemini" / "explicit.jsonl")], ["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
                 ["breakeven", "minimum", "--out", out, "--price-date", "2026-11-30"],
                 ["report", s, "-o", str(tmp_path / "out" / "r.html"), "--price-date", "2026-11-30"],
                 ["init", str(tmp_path / "init")]]
@@ -102,13 +102,13 @@ def _outputs(tmp_path, seed: str) -> dict[str, bytes]:
         p = subprocess.run([*cli, "replay", str(LOGS / "out-of-order.jsonl"), str(LOGS / "duplicate-ids.jsonl"),
                             "--format", fmt, "--ttl", "1h"], capture_output=True, env=env, cwd=tmp_path)
         files[f"replay {fmt}"] = p.stdout
-    p = subprocess.run([*cli, "advise", str(ROOT / "tests" / "fixtures" / "advise" / "system-timestamp.jsonl"),
-                        str(LOGS / "out-of-order.jsonl"), "--format", "json"], capture_output=True, env=env, cwd=tmp_path)
-    files["advise json"] = p.stdout
     p = subprocess.run([*cli, "replay", str(ROOT / "tests" / "data" / "gemini-api"
                                             / "test_google_model_cached_content.yaml"), "--format", "json"],
                        capture_output=True, env=env, cwd=tmp_path)
     files["replay gemini"] = p.stdout
+    p = subprocess.run([*cli, "advise", str(ROOT / "tests" / "fixtures" / "advise" / "system-timestamp.jsonl"),
+                        str(LOGS / "out-of-order.jsonl"), "--format", "json"], capture_output=True, env=env, cwd=tmp_path)
+    files["advise json"] = p.stdout
     return files
 
 

@@ -140,3 +140,42 @@ def test_code_execution_recording_sums_its_iterations(no_network):
     for row in replay(recs).rows:
         assert row.predicted.cache_read == row.observed.cache_read == 0        # no cache_control
         assert abs(row.predicted.input_tokens - row.observed.input_tokens) <= 1  # per-content rounding
+
+
+def test_scripts_and_tools_rewinds_and_reads_from_outside(no_network):
+    """A 2.0.74 projects folder (tests/data/README.md): rewinds to an earlier reply, one read of a
+    cache the folder never wrote."""
+    res = replay(load_many([data_file("claude-code", "scripts-and-tools")]))
+    s = res.summary
+    assert s.requests == 34
+    assert s.prefixsim.exact == 30 > s.naive.exact == 28
+    main = [r for r in res.rows if r.stream.endswith("b3edadab-bca0-4054-9b41-f7ffa6941260/main")]
+    rewinds = [r for r in main if r.observed.cache_read == 21832 and r.observed.cache_creation in (229, 15)]
+    assert [r.predicted.cache_read for r in rewinds] == [21832, 21832]
+    # the request after the 17-minute pause read 13,289 nobody in the folder wrote; the rest are
+    # off only where an unlogged request cached tokens past the previous prompt (47 + 115 + 89)
+    assert (s.outside.requests, s.outside.tokens) == (1, 13289)
+    assert sum(abs(r.read_error) for r in res.rows) == 13289 + 47 + 115 + 89
+
+
+SIDEKICK = {   # session -> (requests, exact, naive exact, requests reading from outside the data)
+    "10363d6c-4702-40ff-aefb-81f2d347acbb": (31, 29, 28, 0),
+    "129de5c5-a903-46a1-ab00-2245bba53a2b": (18, 17, 13, 0),
+    "57091279-fcfd-4ac9-b368-c3a7b6571e0a": (8, 8, 6, 0),
+    "4665233e-5e83-4cbf-9e18-b745d7fa9e65": (9, 8, 7, 1),
+    "849489e3-2aa4-466a-be5d-dc7b606670a4": (7, 7, 6, 0),
+}
+
+
+def test_sidekick_sessions(no_network):
+    """Sonnet 4.5 sessions of Claude Code 2.0.2x (tests/data/README.md): new turns drop the thinking
+    of the turn before, so they read the entry of that turn's first request that thought."""
+    folder = data_file("claude-code", "claude-code-sidekick")
+    for path in sorted(folder.rglob("*.jsonl")):
+        s = replay(load_many([path])).summary
+        assert (s.requests, s.prefixsim.exact, s.naive.exact, s.outside.requests) == SIDEKICK[path.stem], path.stem
+    rows = {r.request_id: r for r in replay(load_many([folder])).rows}
+    # 129de5c5: the turn of bpJ3Vs (B 22,052, answered with thinking and a tool call) and cFcaWX
+    # ended; the next prompt reads 22,052 and writes the rest, as observed
+    r = rows["req_011CUUfrUvsEY7r22fv9oXDk"]
+    assert (r.predicted.cache_read, r.observed.cache_read) == (22052, 22052)

@@ -12,7 +12,7 @@ from prefixsim.sources.traffic import Traffic
 
 from conftest import data_file
 
-FOLDER = str(data_file("claude-code", "spotter", "short.jsonl").parent.parent)   # 3 sessions, 339 requests
+FOLDER = str(data_file("claude-code", "spotter", "short.jsonl").parent.parent)   # every Claude Code folder of tests/data: 446 requests
 
 
 def _rec(i, stream, model, parent=None, workspace=""):
@@ -58,7 +58,7 @@ def test_sharded_replay_is_byte_identical_to_serial(monkeypatch, fmt):
     real = shard._replay_shard
     monkeypatch.setattr(shard, "_mapper", lambda *a: lambda jobs: [shards.append(len(j[0])) or real(*j) for j in jobs])
     assert _replay("--format", fmt, "--ttl", "1h", "--workers", "2") == serial
-    assert len(shards) == 4 and shards[:2] == shards[2:] and sum(shards[:2]) == 339   # recorded, what-if
+    assert len(shards) == 4 and shards[:2] == shards[2:] and sum(shards[:2]) == 446   # recorded, what-if
 
 
 def test_sharded_replay_in_worker_processes(monkeypatch):

@@ -30,3 +30,15 @@ def test_replay_json_needs_no_pandas_nor_matplotlib():
     assert "prefixsim.replay" in mods
     assert not {m for m in mods if m.split(".")[0] in ("pandas", "matplotlib", "numpy")}
 
+
+
+def test_replay_text_loads_no_engines_results_nor_price_tables_it_does_not_use():
+    """A transcript replay printed as text: no serving-engine modules (only trace replays and GPU
+    columns use them), no scenario results or report tables; genai-prices and tiktoken only when the
+    start-up memo is off (tests/test_diskcache.py: with it filled, neither)."""
+    path = data_file("claude-code", "spotter", "short.jsonl")
+    mods = _modules_after("import contextlib, io\nfrom prefixsim.cli import main\n"
+                          "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+                          f"    main(['replay', {str(path)!r}])")
+    assert "prefixsim.replay" in mods
+    assert not {m for m in mods if m.startswith(("prefixsim.engines", "prefixsim.results", "prefixsim.report.tables"))}

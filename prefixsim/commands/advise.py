@@ -14,14 +14,28 @@ from ..errors import UserError
 @click.option("--chart", type=click.Path(dir_okay=False), default=None,
               help="Write the waterfall from today's cost to the best combination's (.png or .svg).")
 @click.option("--strict", is_flag=True, help="Stop at the first unusable line instead of skipping it.")
-def advise(paths, fmt, chart, strict):
+@click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False),
+              help="Design search: folder for the report files (one <scenario>-designs/ folder each).")
+@click.option("--no-write", is_flag=True, help="Design search: print only; write no report files.")
+@click.option("--price-date", help="Design search: genai-prices rates in force on this date (YYYY-MM-DD).")
+@click.option("--start", metavar="DATETIME", help="Design search: when t = 0 falls (as `run --start`).")
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="Design search: simulate designs in this many local processes (0: one per core).")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
+@click.option("--scheduler", metavar="ADDRESS", help="The dask scheduler, e.g. tcp://10.0.0.5:8786.")
+def advise(paths, fmt, chart, strict, out, no_write, price_date, start, workers, executor, scheduler):
     """Where real traffic (anything `prefixsim replay` reads) loses money to the cache, and the
     changes a what-if replay of the same traffic shows would save it.
+
+    Given scenario files that declare `optimize:`, a design search instead: every combination of
+    the listed values, each design's cost and uncached critical-path tokens, the cheapest design and
+    the Pareto front (docs/design-search.md).
 
     \b
     Examples:
       prefixsim advise ~/.claude/projects/my-app/
       prefixsim advise gateway.jsonl --format markdown --chart waterfall.png
+      prefixsim advise scenarios/agent-design-space.yaml --workers 0
     """
     from .. import sources
     from ..advise import advise as run_advise
@@ -33,6 +47,10 @@ def advise(paths, fmt, chart, strict):
         from ..fsutil import check_outputs
 
         check_outputs(paths, files=[chart])
+    from .designs import run_search, searches
+
+    if searches(paths):
+        return run_search(paths, fmt, out, no_write, price_date, start, workers, executor, scheduler, chart)
     from ..sources.problems import collecting
     from .replay import _failure, _warn
 

@@ -224,8 +224,7 @@ def _grid(header: list[str], rows: list[list[str]], markdown: bool) -> str:
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
         return "\n".join(lines) + "\n"
-    from ..report.layout import fit
-    from ..report.tables import DEFAULT_WIDTH
+    from ..report.layout import DEFAULT_WIDTH, fit
 
     # Numbers right-aligned, text left-aligned, as a reader scans them; text columns wrap to fit.
     number = lambda c: c[:1].isdigit() or c[:1] in "+-$"
@@ -286,6 +285,16 @@ def _text(result, what_if, markdown: bool) -> str:
              ["cost" + ("" if s.output_in_cost else " (prompt side)"), _usd(s.cost_predicted_usd), "",
               f"observed {_usd(s.cost_observed_usd)}"]]
     out.append(_grid(["", "prefixsim", "naive", ""], stats, markdown))
+    if s.outside.requests:
+        from ..report.layout import wrap_block
+        from ..report.tables import DEFAULT_WIDTH
+
+        o = s.outside
+        out.append("\n" + wrap_block(
+            f"{o.requests} request{'s' if o.requests > 1 else ''} read {o.tokens:,} tokens that no earlier request "
+            "in the data wrote (a cache left by traffic outside the data, e.g. an earlier session): counted as "
+            f"errors above, as no replay of this data can know them; WAPE over the other requests "
+            f"{_pct(o.wape_in_data)}.", DEFAULT_WIDTH, "") + "\n")
     if result.rows and result.rows[0].predicted_optimistic is not None:
         opt = [r.predicted_optimistic for r in result.rows]
         prompt = sum(u.prompt_tokens for u in opt)
@@ -318,8 +327,7 @@ def _text(result, what_if, markdown: bool) -> str:
         fewer = t.rebuilds_base - t.rebuilds_variant
         out.append(f"\nThis traffic under {v.describe()}: {'+' if t.cost_delta >= 0 else '-'}${abs(t.cost_delta):,.2f}, "
                    f"{abs(fewer)} {'fewer' if fewer >= 0 else 'more'} rebuilds.\n")
-    from ..report.layout import wrap_block
-    from ..report.tables import DEFAULT_WIDTH
+    from ..report.layout import DEFAULT_WIDTH, wrap_block
 
     out.append("\n" + wrap_block(f"Prices: {s.price_source}", DEFAULT_WIDTH, "  ") + "\n")
     return "".join(out)
@@ -347,8 +355,7 @@ def diff(a, b, indices, fmt):
     if fmt == "json":
         click.echo(json.dumps(d.to_dict(), indent=2, ensure_ascii=False))
     else:
-        from ..report.layout import wrap_block
-        from ..report.tables import DEFAULT_WIDTH
+        from ..report.layout import DEFAULT_WIDTH, wrap_block
 
         click.echo("\n".join(line if len(line) <= DEFAULT_WIDTH else wrap_block(line, DEFAULT_WIDTH, "  ")
                               for line in d.describe().splitlines()))

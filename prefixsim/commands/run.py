@@ -188,6 +188,7 @@ def run(paths, examples, show_requests, by_stream, width, fmt, out, no_write, pr
             write_reports(res, Path(out))
         progress(i + 1, res.name)
     progress.close()
+    _optimize_hint(results)
     if fmt == "json":
         click.echo(json_text({"scenarios": [r.to_json() for r in results]}), nl=False)
     elif fmt == "csv":
@@ -202,6 +203,15 @@ def run(paths, examples, show_requests, by_stream, width, fmt, out, no_write, pr
     if failures:
         names = ", ".join(f.path or "?" for f in failures)
         raise UserError(f"{len(failures)} of {len(files)} scenario files failed: {names}")
+
+
+def _optimize_hint(results) -> None:
+    """A scenario declaring `optimize:` is run as written; say where its designs are searched."""
+    from ..parallel import scenario_runs
+
+    for r in results:
+        if scenario_runs(r.path)[0].scenario.optimize is not None:
+            click.echo(f"{r.name}: run as written; `prefixsim advise` searches its optimize: designs", err=True)
 
 
 @click.command()
@@ -222,6 +232,9 @@ def validate(paths):
     for f in scenario_files(list(paths)):
         try:
             runs = load_runs(f)
+            if runs and runs[0].scenario.optimize is not None:   # its designs, checked as `advise` makes them
+                from ..scenario.designs import design_runs
+                design_runs(f)
             click.echo(f"{f}: ok ({len(runs)} run{'s' if len(runs) != 1 else ''})")
             if runs:
                 named.append(Named(f, runs[0].scenario.name, slug(runs[0].scenario.name)))

@@ -26,7 +26,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import OrderedDict, deque
 from itertools import accumulate, repeat
-from operator import attrgetter, itemgetter, mul, sub
+from operator import attrgetter, itemgetter, mul
 from typing import Hashable, Protocol, Sequence
 
 from ..model import CauseKind
@@ -199,6 +199,11 @@ class Curve:
         self.lengths = lengths
         self.distinct = distinct
         self.diverge = diverge
+        # Sorted, with running sums: a capacity's sums over runs and lengths are then two bisections
+        # each (`at`), not a pass over every run and request per capacity.
+        self._starts, self._ends, self._lens = sorted(seg_start), sorted(seg_end), sorted(lengths)
+        self._start_sums, self._end_sums, self._len_sums = ([0, *accumulate(x)] for x in
+                                                            (self._starts, self._ends, self._lens))
 
     def exact_at(self, capacity: int | None) -> bool:
         """Whether the stack describes a pool of `capacity` blocks (else replay it on its own)."""
@@ -211,14 +216,18 @@ class Curve:
             hb = len(self.lead) + len(self.pm) + sum(self.seg_end) - sum(self.seg_start)
             return hb, hb * self.bs - sum(x for _, x in self.partial), 0
         c = capacity
-        # ranks of a run [start, end) at most c: min(end, c + 1) - start, when positive
-        runs = sum(map(max, repeat(0), map(sub, map(min, self.seg_end, repeat(c + 1)), self.seg_start)))
+        # Ranks of a run [start, end) at most c: min(end, c + 1) - start when start <= c. A run
+        # ending at or below c + 1 starts below it (start < end): those add end - start, the others
+        # that start at or below c add c + 1 - start.
+        ns, ne = bisect_right(self._starts, c), bisect_right(self._ends, c + 1)
+        runs = self._end_sums[ne] + (c + 1) * (ns - ne) - self._start_sums[ns]
         lead = bisect_right(self.lead, c) + runs
         hb = lead + bisect_right(self.pm, c)
         lack = sum(x for p, x in self.partial if p <= c)
         # Each request stores its missing blocks, its head only when it is longer than the pool;
         # whatever was stored and is not in the final pool (the top C of the stack) was evicted.
-        stored = sum(map(min, self.lengths, repeat(c))) - lead - bisect_right(self.ranks, c)
+        nl = bisect_right(self._lens, c)
+        stored = self._len_sums[nl] + c * (len(self._lens) - nl) - lead - bisect_right(self.ranks, c)
         return hb, hb * self.bs - lack, stored - min(c, self.distinct)
 
 

@@ -19,7 +19,7 @@ import gc
 import heapq
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from itertools import repeat
 from operator import attrgetter
@@ -35,6 +35,7 @@ from .eviction import EvictionQueue
 from .lru import NotExact, lru_curve, replay_lru
 from .vllm import BlockPool
 
+_INPUT, _OUTPUT, _KEYS = attrgetter("input_length"), attrgetter("output_length"), attrgetter("keys")
 MOONCAKE_BLOCK = 512   # Mooncake trace README; AIPerf `mooncake_trace` default block size
 BAILIAN_BLOCK = 16     # qwen-bailian-usagetraces-anon README
 
@@ -63,6 +64,13 @@ class Trace:
     format: str        # "mooncake" or "bailian"
     block_size: int
     requests: tuple[TraceRequest, ...]
+    #: input tokens, output tokens and blocks of all requests: the same at every capacity, so summed once
+    sums: tuple[int, int, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        reqs = self.requests
+        object.__setattr__(self, "sums", (sum(map(_INPUT, reqs)), sum(map(_OUTPUT, reqs)),
+                                          sum(map(len, map(_KEYS, reqs)))))
 
 
 def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
@@ -291,12 +299,8 @@ def replay_pool(trace: Trace, capacity: int | None = None, eviction: str = "lru"
 
 
 def _totals(trace: Trace, hit_tokens: int, hit_blocks: int, evictions: int) -> Totals:
-    reqs = trace.requests
-    return Totals(len(reqs), sum(map(_INPUT, reqs)), sum(map(_OUTPUT, reqs)), hit_tokens,
-                  sum(map(len, map(_KEYS, reqs))), hit_blocks, evictions)
-
-
-_INPUT, _OUTPUT, _KEYS = attrgetter("input_length"), attrgetter("output_length"), attrgetter("keys")
+    inp, out, blocks = trace.sums
+    return Totals(len(trace.requests), inp, out, hit_tokens, blocks, hit_blocks, evictions)
 
 
 def curve_totals(trace: Trace, capacities: Sequence[int | None], eviction: str = "lru",

@@ -7,6 +7,9 @@ import textwrap
 from typing import Callable, Sequence
 
 GAP = 2
+#: Width of terminal output when it is not a terminal (a pipe, a file, a test): fixed, so the bytes
+#: do not depend on who runs it.
+DEFAULT_WIDTH = 120
 #: Text columns narrow to WRAP_TEXT before any header wraps, and never below MIN_TEXT.
 WRAP_TEXT = 30
 MIN_TEXT = 12

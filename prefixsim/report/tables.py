@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from ..results import GPU_COLUMNS, ScenarioResult, ranked_comparison as comparison_rows
 from .answer import answers
-from .layout import fit, footnote_causes, min_width, wrap_block
+from .layout import DEFAULT_WIDTH, fit, footnote_causes, min_width, wrap_block
 
 HEADERS = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m", "cache_write_1h_tokens": "write 1h",
           "input_tokens": "uncached", "output_tokens": "output", "hit_rate": "hit", "cost_usd": "cost $",
@@ -74,9 +74,6 @@ def grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool = False, max_
     return "\n".join([line(head), line(["-" * w for w in widths]), *(line(r) for r in body)])
 
 
-#: Width of terminal output when it is not a terminal (a pipe, a file, a test): fixed, so the bytes
-#: do not depend on who runs it.
-DEFAULT_WIDTH = 120
 #: Columns left out, in this order, when a table cannot otherwise fit a narrow terminal.
 NARROW_DROPS = ("output_tokens", "cost_no_cache_usd", "savings_vs_no_cache", "requests", "stream", "model")
 _TEXT_COLS = ("label", "stream", "model", "cause", "variant", "scenario")

@@ -5,7 +5,7 @@ Token counts are numbers or text as people write them: 30K, 2k, 1.5M, 30_000 (`s
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
@@ -46,6 +46,20 @@ def _at_most_a_year(seconds: float, given: Any) -> float:
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 
+
+def _stagger(v: Any) -> Any:
+    if v == "hold":
+        return v
+    try:
+        return parse_duration(v)
+    except ValueError as e:
+        raise ValueError(f"{e}, nor hold (siblings wait for the first one's response)") from None
+
+
+#: Seconds between sibling launches, or `hold`: the siblings after the first wait until its response
+#: begins (one time to first token) and then start together (CC-WF, docs/rules.md).
+Stagger = Annotated[Union[float, Literal["hold"]], BeforeValidator(_stagger)]
+
 #: A size as text: digits with `_` separators, an optional decimal part, an optional k / M suffix
 #: (thousand, million; either case, as engine.capacity already reads them).
 _SIZE = re.compile(r"^\s*(\d[\d_]*(?:\.\d+)?)\s*([kKmM])?\s*$")
@@ -80,6 +94,8 @@ _SIZE_SCHEMA = {"anyOf": [{"type": "integer", "minimum": 0, "maximum": MAX_TOKEN
 Tokens = Annotated[int, BeforeValidator(parse_size), Field(ge=0, le=MAX_TOKENS), WithJsonSchema(_SIZE_SCHEMA)]
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 TTL = Literal["5m", "1h"]
+Breakpoints = Union[Literal["none", "system_and_tools", "last_message", "automatic", "claude_code"],
+                    list[Literal["tools", "system", "last_message", "previous_message"]]]
 Price = Annotated[float, Field(ge=0, le=MAX_PRICE)]
 
 

@@ -11,9 +11,10 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Discriminator, Field, Tag, field_validator
 
 # The format's value types and limits (re-exported: other modules read the limits here).
-from .fields import (MAX_COUNT, MAX_SECONDS, MAX_SWEEP, MAX_TOKENS, TTL, Count, Duration,  # noqa: F401
-                     Price, StepBase, Strict, Tokens, parse_duration, parse_size, size_value)
+from .fields import (MAX_COUNT, MAX_SECONDS, MAX_SWEEP, MAX_TOKENS, TTL, Breakpoints, Count, Duration,  # noqa: F401
+                     Price, Stagger, StepBase, Strict, Tokens, parse_duration, parse_size, size_value)
 from .cache_specs import CreateCacheSpec, DeleteCacheSpec, UpdateCacheSpec
+from .optimize import OptimizeSpec
 
 
 def _text_or_size(v: Any) -> Any:
@@ -125,7 +126,7 @@ class ForkSpec(OwnStream):
     children: Count = 1
     directive: Tokens = 200
     tool_call: Tokens = 80
-    stagger: Duration = 0.0
+    stagger: Stagger = 0.0
     turns: Count = Field(1, description="Requests each child makes (its own tool loop).")
     result: Tokens = 300
     modify: list[Modification] = Field(default_factory=list)
@@ -143,7 +144,7 @@ class SubagentSpec(OwnStream):
     tools: ToolsSpec | LiteralTools = ToolsSpec(count=6, size=300)
     task: Tokens = 300
     turns: Count = 1
-    stagger: Duration = 0.0
+    stagger: Stagger = 0.0
     tool_call: Tokens = 80
     result: Tokens = 300
     join: bool = True
@@ -250,10 +251,6 @@ Step = Annotated[_StepUnion, BeforeValidator(_expand_shorthand)]
 
 
 # --- a variant and the scenario ----------------------------------------------------------------
-
-Breakpoints = Union[Literal["none", "system_and_tools", "last_message", "automatic", "claude_code"],
-                    list[Literal["tools", "system", "last_message", "previous_message"]]]
-
 
 class EngineSpec(Strict):
     """The serving-engine cache of `provider: vllm` or `sglang` (docs/rules.md#vllm, docs/rules.md#sglang).
@@ -368,6 +365,8 @@ class Scenario(Settings):
         None, description="Break-even studies of this design, drawn by `prefixsim report` with these parameters "
                           "instead of the defaults, e.g. {fork-vs-subagent: {parent_static: 30000, sub_static: 4500, "
                           "children: 4, turns: 2}}; a list compares values ({children: [3, 4, 6]}).")
+    optimize: OptimizeSpec | None = Field(None, description="Design dimensions `prefixsim advise` searches (every "
+                                                            "combination); `run` simulates the scenario as written.")
 
     @field_validator("studies")
     @classmethod

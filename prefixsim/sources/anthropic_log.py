@@ -10,8 +10,8 @@ from the URL; a request that ran server tools is replayed as its model iteration
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
+import operator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from ..providers.anthropic import breakpoints as anthropic_breakpoints
 from ..render import History, render_anthropic
 from .problems import guarded
 from .cloud import cloud_model, with_url_model
+from .server_tools import server_breakpoint, server_iterations  # noqa: F401  (server_iterations: tests)
 from .record import Record, check_model, checked_usage, request_key, shown, token_count
 
 #: Seconds between consecutive requests of a log without timestamps (well inside any TTL).
@@ -51,27 +52,47 @@ def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
     body = with_url_model(obj.get("request") or obj.get("body") or obj.get("params"), url)
     if isinstance(body, dict) and not is_body(body):
         body = with_url_model(body.get("body") or body.get("parsed_body"), url)
-    resp = obj.get("response") or {}
-    if isinstance(resp, dict) and isinstance(resp.get("body"), dict):
-        resp = resp["body"]
+    resp = _response(obj)
     usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else (
         resp.get("usage") if isinstance(resp, dict) else None)
     return (body if is_body(body) else None), usage, stamp
 
 
+def _response(obj: dict) -> Any:
+    """A log entry's response: an object, its `body`, or a streamed (SSE) text assembled into the
+    message it streamed, with the usage of its last `message_delta` (`cassette.decode_body`)."""
+    from .cassette import decode_body
+
+    resp = obj.get("response") or {}
+    if isinstance(resp, dict) and "body" in resp:
+        resp = resp["body"] if isinstance(resp["body"], dict) else decode_body(resp["body"])
+    elif isinstance(resp, (str, bytes)):
+        resp = decode_body(resp)
+    return resp if isinstance(resp, dict) else {}
+
+
 def response_content(obj: Any) -> list | None:
     """The content blocks of a log entry's response, when the log kept them."""
-    resp = obj.get("response") if isinstance(obj, dict) else None
-    if isinstance(resp, dict) and isinstance(resp.get("body"), dict):
-        resp = resp["body"]
+    resp = _response(obj) if isinstance(obj, dict) else None
     content = resp.get("content") if isinstance(resp, dict) else None
     return content if isinstance(content, list) else None
 
 
 def observed_usage(u: dict | None) -> Usage | None:
-    """The response's usage as token classes; None without one (UserError: a field is not a count)."""
+    """The response's usage as token classes; None without one (UserError: a field is not a count).
+    A usage that lists its sampling `iterations` (threshold compaction: a `compaction` iteration the
+    top-level counts leave out, then the `message` one) is their sum: every iteration was billed."""
     if not isinstance(u, dict) or "input_tokens" not in u:
         return None
+    its = u.get("iterations")
+    if isinstance(its, list) and its and all(isinstance(i, dict) and "input_tokens" in i for i in its):
+        parts = [_one_usage(i) for i in its]
+        return checked_usage(Usage(*(sum(getattr(x, k) for x in parts) for k in (
+            "input_tokens", "cache_write_5m", "cache_write_1h", "cache_read", "output_tokens"))))
+    return _one_usage(u)
+
+
+def _one_usage(u: dict) -> Usage:
     created = token_count(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
     detail = u.get("cache_creation")
     w1h = token_count(detail.get("ephemeral_1h_input_tokens"), "cache_creation.ephemeral_1h_input_tokens") \
@@ -95,6 +116,8 @@ class Sizer:
         self.share = share
         self._seen: dict[bytes, tuple[bytes | None, int]] = {}
         self.scaled: dict[bytes, int] = {}
+        # The previous request's rendered blocks, their sizes and its sized blocks (`with_sizes`).
+        self._made: tuple[tuple[Block, ...], list[int], list[Block]] = ((), [], [])
 
     def __call__(self, b: Block) -> tuple[bytes, int]:
         hit = self._seen.get(b.key)
@@ -102,6 +125,23 @@ class Sizer:
             n = self.count_text(b.data.decode("utf-8", errors="replace"))
             hit = self._seen[b.key] = (b.data if self.share else None, n)
         return hit[0] or b.data, hit[1]
+
+    def with_sizes(self, blocks: tuple[Block, ...], sizes: list[int]) -> tuple[Block, ...]:
+        """The blocks (each counted) with their sizes. A log repeats its history, and `render.History`
+        gives it back as the same Block objects: the leading ones that are the previous request's,
+        with the same sizes, are its sized blocks again (list slices), the rest are made."""
+        last, last_sizes, last_made = self._made
+        m = min(len(blocks), len(last))
+        same = list(map(operator.is_, blocks[:m], last[:m]))
+        k = same.index(False) if False in same else m
+        if sizes[:k] != last_sizes[:k]:
+            k = next(i for i, (x, y) in enumerate(zip(sizes, last_sizes)) if x != y)
+        seen = self._seen
+        made = last_made[:k]
+        made += [Block(b.layer, seen[b.key][0] or b.data, b.path, b.breakpoint, tokens=n)
+                 for b, n in zip(blocks[k:], sizes[k:])]
+        self._made = (blocks, sizes, made)
+        return tuple(made)
 
 
 def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
@@ -111,8 +151,8 @@ def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
     grow or shrink); the blocks not seen before share the rest of the total in proportion to their
     counts (cumulatively, so no rounding drift). When the known blocks already exceed the total, the
     new ones keep their counts; the request's total then differs from the observed one."""
-    shared = [sizer(b) for b in request.blocks]
-    counts = [n for _, n in shared]
+    seen = sizer._seen
+    counts = [(seen.get(b.key) or sizer(b))[1] for b in request.blocks]
     if total is None or sum(counts) == 0:
         sizes = counts
     else:
@@ -135,9 +175,7 @@ def sized(request: Request, sizer: Sizer, total: int | None) -> Request:
         for b, k, n in zip(request.blocks, known, sizes):
             if k is None:
                 sizer.scaled.setdefault(b.key, n)
-    blocks = tuple(Block(b.layer, data, b.path, b.breakpoint, tokens=n)
-                   for b, (data, _), n in zip(request.blocks, shared, sizes))
-    return replace(request, blocks=blocks)
+    return replace(request, blocks=sizer.with_sizes(request.blocks, sizes))
 
 
 def prompt_end(request: Request, obs: Usage | None) -> int:
@@ -161,9 +199,19 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
     anthropic_breakpoints(request)   # a request the API would reject (a fifth breakpoint) never ran
     obs = observed_usage(usage)
     try:
-        later = [_server_breakpoint(render_anthropic(b)) for b in server_iterations(body, content)]
+        later = [server_breakpoint(render_anthropic(b)) for b in server_iterations(body, content)]
     except UserError:   # a response whose blocks cannot be rendered: the request as one iteration
         later = []
+    if isinstance(usage, dict) and isinstance(usage.get("iterations"), list) and any(
+            isinstance(i, dict) and i.get("type") == "compaction" for i in usage["iterations"]):
+        problems.note(path, line or None, "a response compacted the conversation (a `compaction` iteration): its "
+                                          "usage is compared and priced as the sum of the iterations, but only "
+                                          "the request as sent is replayed")
+    if any(not r.auto_cache and sum(1 for b in r.blocks if b.breakpoint) >= 4 and not r.blocks[-1].breakpoint
+           for r in later):
+        problems.note(path, line or None, "a request ran server tools with all four breakpoints in use: the API's "
+                                          "automatic 5-minute breakpoint after the server-tool results is not added "
+                                          "(whether it takes a fifth slot is not documented)")
     if later:
         request, *later = sized_many([request, *later], sizer, obs.prompt_tokens if obs else None)
     else:
@@ -182,38 +230,6 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
     its = tuple(Call(t=t + 2 * DEFAULT_TTFT * k, request=r, stream=stream, label=f"{rid} iteration {k + 1}",
                      output_tokens=0, ttft=DEFAULT_TTFT) for k, r in enumerate(later, start=1))
     return Record(call, rid, _stamp_text(stamp, t), obs, path, line, iterations=its)
-
-
-def _is_server_result(block: Any) -> bool:
-    """A result block the API appends itself after running a server tool (web_search_tool_result,
-    web_fetch_tool_result, code_execution_tool_result, bash_code_execution_tool_result, …); a client
-    tool's `tool_result` never appears in a response."""
-    t = block.get("type") if isinstance(block, dict) else None
-    return isinstance(t, str) and t.endswith("_tool_result") and t != "tool_result"
-
-
-def server_iterations(body: dict, content: list | None) -> list[dict]:
-    """The request bodies of the model iterations after the first of a request that ran server
-    tools: the response's content up to each run of server-tool results that the model went on
-    from, as an assistant turn (a response that stops at a result, `pause_turn`, ran no iteration
-    after it)."""
-    if not content or not isinstance(body.get("messages"), list):
-        return []
-    out = []
-    for i, block in enumerate(content):
-        if _is_server_result(block) and i + 1 < len(content) and not _is_server_result(content[i + 1]):
-            out.append({**body, "messages": [*body["messages"], {"role": "assistant", "content": content[:i + 1]}]})
-    return out
-
-
-def _server_breakpoint(request: Request) -> Request:
-    """The API caches up to the last server-tool result when the request has any cache_control, with a
-    5-minute TTL (docs/rules.md#anthropic-server-tools). Under automatic caching that is already its
-    last block; with four explicit breakpoints there is no slot left (*simplified*: none is added)."""
-    marked = sum(1 for b in request.blocks if b.breakpoint)
-    if request.auto_cache or not marked or marked >= 4 or request.blocks[-1].breakpoint:
-        return request
-    return replace(request, blocks=(*request.blocks[:-1], request.blocks[-1].with_breakpoint("5m")))
 
 
 def sized_many(requests: list[Request], sizer: Sizer, total: int | None) -> list[Request]:
@@ -357,18 +373,9 @@ def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer) -> Re
 
 
 def _parsed(part: dict) -> Any:
-    """A cassette request's or response's JSON body: `parsed_body`, else `body` as JSON text (vcrpy
-    writes `body: {string: ...}` or the text itself); None when neither is JSON (a binary event stream)."""
-    if "parsed_body" in part:
-        return part["parsed_body"]
-    body = part.get("body")
-    if isinstance(body, dict):
-        body = body.get("string")
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", errors="replace")
-    if not isinstance(body, str):
-        return None
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
+    """A cassette request's or response's JSON body: `parsed_body`, else `body` decoded (JSON text as
+    vcrpy writes it, gzip or base64, a streamed response assembled: `cassette.decode_body`); None
+    when it is none of these."""
+    from .cassette import decode_body
+
+    return part["parsed_body"] if "parsed_body" in part else decode_body(part.get("body"))

@@ -8,7 +8,6 @@ again at its offset, in time order, when it reaches it. Memory follows the numbe
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -16,6 +15,7 @@ from typing import Iterator
 from ..render import History
 from .record import Record
 from .anthropic_log import Sizer
+from .linejson import LineParser
 from .scan import LineRecord, RequestId, scan
 from .traffic import Head, Part
 
@@ -42,12 +42,12 @@ def part(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Size
     entries = [e for e, _ in kept]
 
     def walk() -> Iterator[Record]:
-        history = History()
+        history, parser = History(), LineParser()
         with path.open("rb") as fh:
             for e in entries:
                 # A log already in time order reads forward; the seek only moves within the buffer.
                 fh.seek(e.offset)
-                obj = json.loads(fh.readline().decode("utf-8"))
+                obj = parser.loads(fh.readline().decode("utf-8"))
                 yield line_record(obj, request_id(obj), e.index, str(path), e.line, sizer, history)
 
     return Part([h for _, h in kept], walk)

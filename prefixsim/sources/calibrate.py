@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..model import Block, Call, Layer, Request, Usage
+from ..sharedseq import MIN_SHARED, PrefixTuple
 from .record import Record
 
 
@@ -31,6 +32,7 @@ class Raw:
     first_text: str      # visible text of the stream's first user message (for the static estimate)
     order: int
     shared: str = ""     # who shares the cross-session prefix: harness version, main or agent type, model
+    fork: str | None = None   # the earlier request of the stream whose reply this prompt follows (a rewind)
 
 
 def _iso(t: float) -> str:
@@ -39,12 +41,22 @@ def _iso(t: float) -> str:
 
 @dataclass(slots=True)
 class _Stream:
-    blocks: list[Block]
+    blocks: list[Block]   # the stream's own list, grown in place (`_grow`); replaced, never cut
     size: int          # B of the last request
     epoch: int
     static: int
     ttl: str
     model: str
+    #: this epoch's requests: request id -> (blocks, size) of the history it sent (a rewind returns there)
+    marks: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: request id -> size of its prompt through its reply, as a later read proved it cached
+    replies: dict[str, int] = field(default_factory=dict)
+    last: str = ""
+    # `blocks` with the two static entries marked with `marked` (their TTL), grown with it: the base
+    # every request of the stream shares its leading blocks with (`_request_blocks`). Whenever
+    # `blocks` is replaced (a rewind, better-measured static entries) it is reset to None.
+    base: list[Block] | None = None
+    marked: str = ""
 
 
 class Calibrator:
@@ -75,11 +87,24 @@ class Calibrator:
         prev_size = prev.size if prev else 0
         ttl = _ttl_of(u, prev.ttl if prev else "5m")
         parent = self.streams.get(r.parent) if r.parent and prev is None else None
-        if parent is not None and size >= parent.size:
+        back = prev.marks.get(r.fork) if prev is not None and r.fork and not r.event else None
+        unlogged: tuple[Call, ...] = ()
+        rewound = back is not None and size >= back[1]
+        if rewound:
+            # A rewind: the history as request `fork` sent it, then its reply (as large as a later read
+            # proved it cached, if one did), then what this request adds.
+            st = prev
+            st.ttl, st.model = ttl, r.model
+            st.blocks, st.base, base = st.blocks[:back[0]], None, back[1]   # type: ignore[index]
+            reply = st.replies.get(r.fork, 0)
+            if base < reply <= size:
+                st.blocks.append(_reply_block(r.stream, st.epoch, r.fork, reply - base))
+                base = reply
+            _grow(st, size - base, r)
+        elif parent is not None and size >= parent.size:
             # The compaction call sends the conversation itself plus its summary instruction.
-            blocks = [*parent.blocks]
-            st = _Stream(blocks, parent.size, parent.epoch, parent.static, ttl, r.model)
-            st.blocks = _grow(blocks, size - parent.size, r, st.epoch)
+            st = _Stream([*parent.blocks], parent.size, parent.epoch, parent.static, ttl, r.model)
+            _grow(st, size - parent.size, r)
         elif prev is None or r.event or size < prev.size:
             static = self.learned.get(r.family)
             if static is None and prev is None and r.shared in self.own and self.shared.get(r.shared):
@@ -90,7 +115,7 @@ class Calibrator:
             static = min(static, size)
             epoch = prev.epoch + 1 if prev else 0
             st = _Stream(self._static_blocks(r, static), static, epoch, static, ttl, r.model)
-            st.blocks = _grow(st.blocks, size - static, r, epoch)
+            _grow(st, size - static, r)
         else:
             st = prev
             st.ttl, st.model = ttl, r.model
@@ -98,11 +123,23 @@ class Calibrator:
                     f"cc-shared|{r.shared}".encode():
                 # The cross-session prefix became known after this epoch began (its first read showed
                 # it): the same entries, measured better; from now on the stream writes it for others.
-                st.blocks = [*self._static_blocks(r, st.static), *st.blocks[2:]]
-            st.blocks = _grow(st.blocks, size - prev.size, r, st.epoch)
+                st.blocks, st.base = [*self._static_blocks(r, st.static), *st.blocks[2:]], None
+            if prev.last and prev.size < u.cache_read < size:
+                # The read went past the previous request's prompt into its reply: a request the
+                # transcript does not log (sent after that reply) cached it. Learned from this request's
+                # observation, so only later ones can use it: a rewind to that reply reads it.
+                st.replies[prev.last] = u.cache_read
+                reply = _mark([*st.blocks, _reply_block(r.stream, st.epoch, prev.last, u.cache_read - prev.size)], ttl)
+                unlogged = (Call(t=r.start, request=Request(model=r.model, blocks=tuple(reply)),
+                                 stream=f"{r.stream}|unlogged", label=f"{prev.last} reply", ttft=0.001,
+                                 parent=r.stream),)
+            _grow(st, size - prev.size, r)
         st.size = size
+        st.marks[r.request_id] = (len(st.blocks), size)
+        st.last = r.request_id
         self.streams[r.stream] = st
-        if r.parent is None and 0 < u.cache_read < size and (prev is None or r.event or u.cache_read < prev_size):
+        if r.parent is None and not rewound and 0 < u.cache_read < size and (
+                prev is None or r.event or u.cache_read < prev_size):
             # A partial read exposes a cached boundary of the static prefix, usable once logged: a
             # family's first request can only have read what another session wrote (the cross-session
             # prefix); a later one, past that, reads its own system entry (after a compaction, an expiry).
@@ -111,15 +148,14 @@ class Calibrator:
                 heapq.heappush(self._pending, (r.response, r.order, first, r.shared if first else r.family,
                                                u.cache_read, r.shared))
         self.families.add(r.family)
-        blocks = _mark(st.blocks, ttl)
-        if u.input_tokens:
-            blocks.append(Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
-                                tokens=u.input_tokens))
-        call = Call(t=r.start, request=Request(model=r.model, blocks=tuple(blocks)), stream=r.stream,
+        tail = (Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
+                      tokens=u.input_tokens),) if u.input_tokens else ()
+        call = Call(t=r.start, request=Request(model=r.model, blocks=_request_blocks(st, ttl, tail)), stream=r.stream,
                     label=r.request_id, output_tokens=0, ttft=max(r.response - r.start, 0.001),
                     parent=r.parent,
                     event="compaction" if r.event == "compaction" else None)
-        return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main")
+        return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main",
+                      unlogged=unlogged)
 
 
     def _static_blocks(self, r: Raw, static: int) -> list[Block]:
@@ -135,12 +171,38 @@ class Calibrator:
                       tokens=static - shared)]
 
 
-def _grow(blocks: list[Block], delta: int, r: Raw, epoch: int) -> list[Block]:
+def _reply_block(stream: str, epoch: int, request_id: str, tokens: int) -> Block:
+    return Block(Layer.MESSAGES, f"cc-reply|{stream}|{epoch}|{request_id}".encode(), f"reply of {request_id}",
+                 tokens=tokens)
+
+
+def _grow(st: _Stream, delta: int, r: Raw) -> None:
+    """The history block a request added (`delta` tokens), appended in place: requests refer to the
+    stream's lists by their first k items only (`_request_blocks`), which appending never changes."""
     if delta <= 0:
-        return blocks
-    i = len(blocks)
-    return [*blocks, Block(Layer.MESSAGES, f"cc-hist|{r.stream}|{epoch}|{i}|{r.request_id}".encode(),
-                           f"history[{i - 1}] (added by {r.request_id})", tokens=delta)]
+        return
+    i = len(st.blocks)
+    b = Block(Layer.MESSAGES, f"cc-hist|{r.stream}|{st.epoch}|{i}|{r.request_id}".encode(),
+              f"history[{i - 1}] (added by {r.request_id})", tokens=delta)
+    st.blocks.append(b)
+    if st.base is not None:
+        st.base.append(b)
+
+
+def _request_blocks(st: _Stream, ttl: str, tail: tuple[Block, ...]) -> tuple[Block, ...] | PrefixTuple:
+    """The request's blocks: breakpoints on the two static entries and the last history block, none
+    elsewhere, then `tail`. Past MIN_SHARED blocks, the stream's marked base up to the last history
+    block and the rest, by reference (sharedseq.PrefixTuple): no per-request copy of the history, and
+    the runner finds what two requests share without comparing it."""
+    if st.base is None or st.marked != ttl:   # a new epoch, or the harness's TTL changed: marked anew
+        st.base = [st.blocks[0].with_breakpoint(ttl), st.blocks[1].with_breakpoint(ttl), *st.blocks[2:]]
+        st.marked = ttl
+    base = st.base
+    k = max(len(base) - 1, 2)
+    own = (base[-1].with_breakpoint(ttl),) + tail if len(base) > 2 else tail
+    if k < MIN_SHARED:
+        return (*base[:k], *own)
+    return PrefixTuple(base, k, own)
 
 
 def _mark(blocks: list[Block], ttl: str) -> list[Block]:

@@ -145,14 +145,18 @@ def _events(text: str) -> Iterator[Any]:
 
 
 def assemble_stream(text: str) -> dict | None:
-    """A Server-Sent Events body as the response it streamed: the Responses API's final
+    """A Server-Sent Events body as the response it streamed: an Anthropic Messages stream assembled
+    (`_anthropic_message`), the Responses API's final
     `response.completed` (or `.incomplete`) event, or Chat Completions chunks joined into one message
     (content, reasoning_content and tool-call deltas) with the last chunk's usage."""
+    events = list(_events(text))
+    if events and isinstance(events[0], dict) and events[0].get("type") == "message_start":
+        return _anthropic_message(events)
     message: dict[str, Any] = {"role": "assistant"}
     calls: dict[int, dict] = {}
     usage = None
     head: dict[str, Any] = {}
-    for ev in _events(text):
+    for ev in events:
         if not isinstance(ev, dict):
             continue
         if isinstance(ev.get("response"), dict) and str(ev.get("type", "")).startswith("response."):
@@ -187,6 +191,45 @@ def assemble_stream(text: str) -> dict | None:
     if calls:
         message["tool_calls"] = [calls[k] for k in sorted(calls)]
     return {**head, "choices": [{"index": 0, "message": message}], "usage": usage}
+
+
+def _anthropic_message(events: list) -> dict | None:
+    """An Anthropic Messages stream as the message it streamed: `message_start`'s message, its content
+    blocks built from their deltas, and the usage of `message_start` updated by every `message_delta`,
+    whose counts are cumulative (the last one holds the final input, cache and output counts)."""
+    first = events[0].get("message")
+    if not isinstance(first, dict):
+        return None
+    message = dict(first)
+    usage = dict(first["usage"]) if isinstance(first.get("usage"), dict) else {}
+    blocks: dict[int, dict] = {}
+    partial: dict[int, str] = {}
+    for ev in events[1:]:
+        if not isinstance(ev, dict):
+            continue
+        kind, i = ev.get("type"), ev.get("index")
+        if kind == "content_block_start" and isinstance(i, int) and isinstance(ev.get("content_block"), dict):
+            blocks[i] = dict(ev["content_block"])
+        elif kind == "content_block_delta" and i in blocks and isinstance(ev.get("delta"), dict):
+            d = ev["delta"]
+            if d.get("type") == "input_json_delta":
+                partial[i] = partial.get(i, "") + str(d.get("partial_json", ""))
+            for key in ("text", "thinking", "signature"):
+                if isinstance(d.get(key), str):
+                    blocks[i][key] = str(blocks[i].get(key, "")) + d[key]
+        elif kind == "message_delta":
+            if isinstance(ev.get("usage"), dict):
+                usage.update({k: v for k, v in ev["usage"].items() if v is not None})
+            if isinstance(ev.get("delta"), dict):
+                message.update({k: v for k, v in ev["delta"].items() if k in ("stop_reason", "stop_sequence")})
+    for i, text in partial.items():
+        try:
+            blocks[i]["input"] = json.loads(text) if text else {}
+        except (json.JSONDecodeError, RecursionError):
+            pass
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    message["usage"] = usage
+    return message
 
 
 def request_of(inter: Any) -> tuple[Any, Any, str, str]:

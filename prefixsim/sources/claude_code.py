@@ -19,6 +19,11 @@ Mechanisms read from the transcript, never from the usage of the request being p
   parent chain (followed through system / progress records) reaches no message, after a
   `<task-notification>` queued before the latest compaction or an MCP reconnect (the harness
   re-renders the history), or when the prompt shrinks; a new epoch keeps only the static prefix;
+- a prompt whose parent is the reply of an earlier request of the stream than its latest (a rewind)
+  continues from that reply: the history as that request sent it, then the reply as far as a later
+  read proved it cached (an unlogged request cached it: stepped into the cache after that read);
+- on models that keep only the last turn's thinking, a new user turn keeps the prompt up to the
+  first request of the turn before whose response thought and was sent on (A-TH);
 - the compaction call (`agent-acompact-*`) forks the main conversation: its blocks are the main
   stream's current blocks plus its own tail, so it reads the conversation's cache;
 - sub-agents of one type share the static prefix; parallel starts see it only once the first
@@ -42,6 +47,7 @@ from .anthropic_log import LATEST_EPOCH
 from .files import check_regular, not_regular
 from .jsonl import iter_jsonl
 from .calibrate import Calibrator, Raw, _iso
+from ..providers.tables import anthropic_strips_thinking
 from .record import Record, check_model, request_key, shown, token_count
 
 INJECTED_PREFIXES = ("<task-notification>",)
@@ -53,6 +59,7 @@ RERENDER_MARKERS = ("<local-command-stdout>Reconnected to",)
 KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation",
                          "progress", "attachment", "custom-title", "tag"})
 AGENT_TOOLS = ("Task", "Agent")
+THINKING = ("thinking", "redacted_thinking")
 
 
 def is_transcript_line(obj: object) -> bool:
@@ -175,6 +182,12 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     queued: dict[str, float] = {}        # injected text -> when the harness queued it (queue-operation)
     compacted: dict[str, float] = {}     # stream -> time of its latest compact_boundary
     requested: set[str] = set()          # streams that have made a request
+    reply_of: dict[str, tuple[str, str]] = {}   # assistant line uuid -> (stream, request id it answers)
+    latest: dict[str, str] = {}          # stream -> its latest request id
+    forks: dict[str, str] = {}           # stream -> the earlier request whose reply its next prompt follows
+    turn: dict[str, list[str]] = {}      # stream -> its requests since the latest user message that is not only tool results
+    thought: set[str] = set()            # requests whose response holds a thinking block
+    strips: dict[str, str] = {}          # stream -> the request whose response's thinking the next prompt drops
     out: list[Raw] = []
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
@@ -227,10 +240,26 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if typ == "user":
             text = _text_of(msg)
             first_text.setdefault(stream, text)
-            if not o.get("isMeta") and stream in requested and (_new_history(
-                    o.get("parentUuid"), text, links, said, queued, compacted.get(stream))
-                    or text.lstrip().startswith(RERENDER_MARKERS)):
-                pending.setdefault(stream, "rerender")
+            if _not_only_tool_results(msg.get("content")) and turn.get(stream):
+                # A new user turn: models that keep only the last turn's thinking drop every earlier
+                # response's thinking block. The prompt stays as sent up to the first request of the
+                # turn just ended whose response held one and was sent on (A-TH, A-PC).
+                done = turn.pop(stream)
+                first = next((rid for rid in done[:-1] if rid in thought), None)
+                if first is not None:
+                    strips[stream] = first
+            if not o.get("isMeta") and stream in requested:
+                if _new_history(o.get("parentUuid"), text, links, said, queued, compacted.get(stream)) \
+                        or text.lstrip().startswith(RERENDER_MARKERS):
+                    pending.setdefault(stream, "rerender")
+                else:
+                    # A prompt that follows the reply of an earlier request than the stream's latest: the
+                    # user rewound the conversation (checkpoint, edit): the history returns to that reply.
+                    answered = reply_of.get(_message_of(o.get("parentUuid"), links, said) or "")
+                    if answered is not None and answered[0] == stream and answered[1] != latest.get(stream):
+                        forks[stream] = answered[1]
+                    elif answered is not None:
+                        forks.pop(stream, None)
             return None
         for part in msg.get("content") or []:
             if isinstance(part, dict) and part.get("type") == "tool_use" and part.get("name") in AGENT_TOOLS:
@@ -238,6 +267,10 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                 if isinstance(inp, dict) and isinstance(inp.get("prompt"), str):
                     agent_types[inp["prompt"].strip()] = str(inp.get("subagent_type") or "agent")
         rid = request_key(o.get("requestId") or msg.get("id"), "requestId")
+        if rid and isinstance(uid, str):
+            reply_of[uid] = (stream, rid)
+        if rid and any(isinstance(p, dict) and p.get("type") in THINKING for p in msg.get("content") or ()):
+            thought.add(rid)
         usage = msg.get("usage")
         if not rid or rid in seen:
             return None
@@ -253,6 +286,9 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         model = check_model(msg.get("model"), "anthropic")
         seen.add(rid)
         requested.add(stream)
+        latest[stream] = rid
+        turn.setdefault(stream, []).append(rid)
+        fork, strip = forks.pop(stream, None), strips.pop(stream, None)
         text = first_text.get(stream, "")
         family = "main" if skind in ("main", "compaction") else \
             f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
@@ -260,7 +296,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         return Raw(rid, prefix + stream, skind, f"{session or where}/{family}", model, start, response,
                    used, _iso(start), where, n,
                    prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
-                   text, order_start + len(out), f"{version}|{family}|{model}")
+                   text, order_start + len(out), f"{version}|{family}|{model}",
+                   fork or (strip if anthropic_strips_thinking(model) else None))
 
     for n, o in iter_jsonl(path):
         raw = problems.guarded(where, n, one, n, o)
@@ -270,6 +307,13 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
                                         "(no API call in them as far as prefixsim knows)")
     return out
+
+
+def _not_only_tool_results(content: object) -> bool:
+    """Whether a user message carries anything but tool results (text: a new turn for the API)."""
+    if isinstance(content, str):
+        return True
+    return any(isinstance(p, dict) and p.get("type") != "tool_result" for p in content or ())
 
 
 def _time_or_none(stamp: object) -> float | None:
@@ -288,16 +332,21 @@ def _new_history(parent: object, text: str, links: dict[str, str | None], said: 
     A `<task-notification>` continues as well, except one the harness queued before the stream's
     latest compaction: delivered into the compacted conversation, it came with the history re-rendered
     (observed: read the static entry only; docs/rules.md#claude-code-transcripts-parent-chain)."""
-    hops = 0
-    while isinstance(parent, str) and parent not in said and hops < 10_000:
-        parent = links.get(parent)
-        hops += 1
-    if not isinstance(parent, str):
+    if _message_of(parent, links, said) is None:
         return True
     if text.lstrip().startswith(INJECTED_PREFIXES):
         when = queued.get(text.strip())
         return when is not None and compacted is not None and when < compacted
     return False
+
+
+def _message_of(parent: object, links: dict[str, str | None], said: set[str]) -> str | None:
+    """The message a `parentUuid` leads to through non-message records (None: the chain reaches none)."""
+    hops = 0
+    while isinstance(parent, str) and parent not in said and hops < 10_000:
+        parent = links.get(parent)
+        hops += 1
+    return parent if isinstance(parent, str) else None
 
 
 def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | None]] | None = None,
@@ -319,9 +368,9 @@ def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | Non
 def calibrated(ordered: Iterable[Raw]) -> Iterator[Record]:
     """Records of calls given in start order, built one at a time as they are consumed (a request
     holds its whole history; only the stream's current one is kept)."""
-    from ..tokenize import get_tokenizer
+    from ..tokenize import remembered_count
 
-    return map(Calibrator(get_tokenizer("cl100k_base").count_text).step, ordered)
+    return map(Calibrator(remembered_count("cl100k_base")).step, ordered)
 
 
 def load(path: Path, with_subagents: bool) -> list[Record]:

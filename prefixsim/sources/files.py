@@ -34,10 +34,10 @@ def check_regular(path: Path) -> None:
         raise UserError(why, str(path))
 
 
-def open_regular(path: Path) -> IO[bytes]:
+def open_regular(path: Path, buffering: int = -1) -> IO[bytes]:
     """`path` opened for binary reading, once it is known to be a regular file (UserError otherwise)."""
     check_regular(path)
     try:
-        return path.open("rb")
+        return path.open("rb", buffering)
     except OSError as e:
         raise UserError(f"cannot read: {e.strerror}", str(path)) from None

@@ -38,6 +38,9 @@ class Record:
     #: The model iterations after the first of a request that ran server tools (web search, code
     #: execution): one request, one observed usage summing them all; each is stepped in turn.
     iterations: tuple[Call, ...] = ()
+    #: Calls the data proves were sent though the log has no line for them, stepped after this request
+    #: (they change the cache, not this request's row); learned from this request's observation.
+    unlogged: tuple[Call, ...] = ()
 
 
 def shown(value: object) -> str:

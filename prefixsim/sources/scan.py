@@ -10,6 +10,7 @@ from ..model import Usage
 from ..render import History
 from . import problems
 from .jsonl import iter_jsonl_at
+from .linejson import LineParser
 from .record import Record
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def scan(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Size
         # Only a line that became a request claims its id: a bad first copy leaves the next one usable.
         return None if checks.duplicate(rid, n) else rec
 
-    for n, offset, obj in iter_jsonl_at(path):
+    for n, offset, obj in iter_jsonl_at(path, LineParser().loads):
         rec = problems.guarded(where, n, one, n, obj)
         if rec is None:
             continue

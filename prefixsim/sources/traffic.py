@@ -50,10 +50,12 @@ class Part:
         if not prefix:
             return self
 
-        def rename(r: Record) -> Record:
-            c = r.call
-            return replace(r, call=replace(c, stream=prefix + c.stream,
-                                           parent=None if c.parent is None else prefix + c.parent))
+        def named(c):
+            return replace(c, stream=prefix + c.stream, parent=None if c.parent is None else prefix + c.parent)
+
+        def rename(r: Record) -> Record:   # the calls stepped with a request are on its streams too
+            return replace(r, call=named(r.call), iterations=tuple(map(named, r.iterations)),
+                           unlogged=tuple(map(named, r.unlogged)))
 
         walk = self.walk
         return Part([replace(h, stream=prefix + h.stream) for h in self.heads], lambda: map(rename, walk()))
@@ -84,4 +86,11 @@ class Traffic:
         t0 = self.t0
         if t0 is None:
             return merged
-        return (replace(r, call=replace(r.call, t=round(r.call.t - t0, 3))) for r in merged)
+        return (_rebased(r, t0) for r in merged)
+
+
+def _rebased(r: Record, t0: float) -> Record:
+    """`r` with its times counted from `t0`: the request and every call stepped with it."""
+    def at(c):
+        return replace(c, t=round(c.t - t0, 3))
+    return replace(r, call=at(r.call), iterations=tuple(map(at, r.iterations)), unlogged=tuple(map(at, r.unlogged)))

@@ -53,6 +53,14 @@ def join(tl: Timeline, conv: Conv, uses: list[dict], result: int) -> None:
                               for u in uses])
 
 
+def launch(tl: Timeline, spec, i: int) -> float:
+    """When child i starts: `stagger` seconds after the one before it, or under `hold` (CC-WF) the
+    first at once and the rest together when its response begins, one time to first token later."""
+    if spec.stagger == "hold":
+        return tl.t + (0.0 if i == 0 else 1.0 if tl.s.ttft is None else tl.s.ttft)
+    return tl.t + i * spec.stagger
+
+
 def child_stream(spec, default: str, i: int) -> str:
     """Child i's stream: the spawn's label (numbered when it has several children), else `default.i+1`."""
     if spec.label and spec.children > 1:
@@ -86,7 +94,7 @@ def fork(tl: Timeline, conv: Conv, spec, k: int) -> Conv:
             # the shared prefix (history + spawning call + placeholders) one of them wrote.
             child.marks.add((len(child.messages) - 1, len(placeholders) - 1))
         stream = child_stream(spec, f"fork{k}", i)
-        end = max(end, child_loop(tl, child, stream, tl.t + i * spec.stagger, spec.turns, "main",
+        end = max(end, child_loop(tl, child, stream, launch(tl, spec, i), spec.turns, "main",
                                   tl.ttl(False, spec.ttl)))
     if spec.join:
         join(tl, conv, uses, spec.result)
@@ -107,7 +115,7 @@ def subagent(tl: Timeline, conv: Conv, spec, k: int) -> Conv:
         child = Conv(conv.model, tools, system, [])
         child.add_message("user", [{"type": "text", "text": tl.text(spec.task)}])
         stream = child_stream(spec, f"sub{k}", i)
-        end = max(end, child_loop(tl, child, stream, tl.t + i * spec.stagger, spec.turns, None,
+        end = max(end, child_loop(tl, child, stream, launch(tl, spec, i), spec.turns, None,
                                   tl.ttl(False, spec.ttl)))
     if spec.join:
         join(tl, conv, uses, spec.result)

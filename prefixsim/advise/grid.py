@@ -1,0 +1,152 @@
+"""Design space search for scenarios: every design a scenario's `optimize:` spans (scenario/optimize.py),
+simulated as `prefixsim run` simulates a variant, then compared on two axes: what it costs, and how
+many prompt tokens it computes uncached on its critical path (a latency proxy). The cheapest design
+and the Pareto front of the two are marked.
+
+Uncached critical-path tokens. A request's uncached tokens are the prompt tokens it does not read
+from the cache: `input_tokens + cache_creation_input_tokens` (a cache write is computed too). The
+requests form a graph of waits on the simulated clock:
+  - a request waits for the one before it on its own stream;
+  - a request on another stream (a fork child, a sub-agent, a /btw, a compaction) waits for the last
+    main-conversation request sent before it (the one whose reply spawned it);
+  - a main-conversation request waits for every other stream's latest request that finished by the
+    time it starts (started at least one `pace` earlier): a joined spawn's children, a compaction.
+The critical path is the chain through this graph whose requests compute the most uncached tokens;
+its total is the figure. Children launched together are parallel, so only the heaviest child's
+chain counts. It is a proxy: prefill time grows with tokens computed, but waits (a `stagger`, a
+`hold`) add time without tokens; the last request's start on the simulated clock is shown beside it.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, replace
+from decimal import Decimal
+
+from ..errors import UserError
+from ..model import Outcome
+from ..results import ScenarioResult, VariantResult
+
+
+@dataclass(frozen=True, slots=True)
+class Design:
+    name: str                     # `ttl=1h stagger=hold spawn=fork`, after the variant when there are several
+    values: tuple[tuple[str, str], ...]   # (dimension, value) as the name shows them
+    cost_usd: Decimal             # exact, as the run's summary sums it
+    critical_tokens: int          # uncached critical-path tokens (module docstring)
+    critical_requests: int        # requests on that path
+    last_start_s: float           # when the last request starts on the simulated clock
+    requests: int
+    hit_rate: float
+    pareto: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GridResult:
+    scenario: str
+    path: str
+    designs: tuple[Design, ...]   # in grid order (scenario/optimize.py: points)
+
+    @property
+    def cheapest(self) -> Design:
+        """Least cost; a tie goes to fewer critical-path tokens, then to the earlier last request (a
+        shorter wait), then to the earlier design in the grid."""
+        return min(self.designs, key=_order)
+
+    def tied(self) -> tuple[Design, ...]:
+        """Other designs that cost exactly what the cheapest does."""
+        c = self.cheapest
+        return tuple(d for d in self.ranked() if d.cost_usd == c.cost_usd and d is not c)
+
+    @property
+    def front(self) -> tuple[Design, ...]:
+        """The Pareto designs, by cost."""
+        return tuple(sorted((d for d in self.designs if d.pareto), key=_order))
+
+    def ranked(self) -> tuple[Design, ...]:
+        """Every design, cheapest first (ties as `cheapest`; sorted() keeps grid order last)."""
+        return tuple(sorted(self.designs, key=_order))
+
+
+def _order(d: Design) -> tuple:
+    return (d.cost_usd, d.critical_tokens, d.last_start_s)
+
+
+def uncached(o: Outcome) -> int:
+    return o.usage.input_tokens + o.usage.cache_creation
+
+
+def critical_path(outcomes: list[Outcome], pace: float) -> tuple[int, int]:
+    """(uncached tokens, requests) of the heaviest chain of waits (module docstring). The calls are in
+    the order the timeline made them, which puts every request after those it waits for."""
+    best: list[tuple[int, int]] = []          # per request: (tokens, requests) of the heaviest chain ending there
+    last_of: dict[str, int] = {}             # stream -> its latest request so far
+    pending: dict[str, int] = {}             # other streams whose latest request main has not yet waited for
+    done = (0, 0)                            # heaviest chain among the finished ones
+    last_main: int | None = None
+    eps = 1e-9
+    for i, o in enumerate(outcomes):
+        c = o.call
+        preds = []
+        if c.stream in last_of:
+            preds.append(best[last_of[c.stream]])
+        if c.stream == "main":
+            for s, j in list(pending.items()):
+                if outcomes[j].call.t + pace <= c.t + eps:
+                    done = max(done, best[j])
+                    del pending[s]
+            preds.append(done)
+        elif last_main is not None:
+            preds.append(best[last_main])
+        tokens, n = max(preds, default=(0, 0))
+        best.append((tokens + uncached(o), n + 1))
+        last_of[c.stream] = i
+        if c.stream == "main":
+            last_main = i
+        else:
+            pending[c.stream] = i
+    return max(best, default=(0, 0))
+
+
+def mark_pareto(designs: list[Design]) -> list[Design]:
+    """Each design with `pareto` set: no other design costs no more and computes no more uncached
+    critical-path tokens while being strictly lower in one of them. Equal designs are both on the front."""
+    out = []
+    for d in designs:
+        dominated = any(e.cost_usd <= d.cost_usd and e.critical_tokens <= d.critical_tokens
+                        and (e.cost_usd < d.cost_usd or e.critical_tokens < d.critical_tokens) for e in designs)
+        out.append(replace(d, pareto=not dominated))
+    return out
+
+
+def design(v: VariantResult, pace: float, values: tuple[tuple[str, str], ...]) -> Design:
+    s = v.summary()
+    tokens, n = critical_path(v.outcomes, pace)
+    return Design(v.variant, values, s["_cost"], tokens, n,
+                  max((o.call.t for o in v.outcomes), default=0.0), s["requests"], s["hit_rate"])
+
+
+def from_result(res: ScenarioResult, runs: list) -> GridResult:
+    """The grid's designs from a scenario file's result (its runs are the designs, in order)."""
+    from ..scenario.optimize import label, points
+
+    grid = points(runs[0].scenario.optimize)
+    out = []
+    for i, (r, v) in enumerate(zip(runs, res.variants)):
+        values = tuple((d, label(d, x)) for d, x in grid[i % len(grid)])   # runs are (run x point), point fastest
+        pace = 10.0 if r.settings.pace is None else r.settings.pace
+        out.append(design(v, pace, values))
+    return GridResult(res.name, res.path, tuple(mark_pareto(out)))
+
+
+def search(paths: list[str], price_date: dt.date | None = None, workers: int = 1, executor: str = "local",
+           scheduler: str | None = None, start: dt.datetime | None = None) -> list[GridResult]:
+    """Every design of each scenario file, simulated through parallel.run_files (serially, in local
+    processes or on dask: the same results in the same order); the first error of a file is raised."""
+    from ..parallel import run_files, scenario_designs
+
+    out = []
+    for f, res in zip(paths, run_files(paths, price_date, workers, executor, scheduler, start, designs=True)):
+        if isinstance(res, UserError):
+            raise res.located(f)
+        out.append(from_result(res, scenario_designs(f)))
+    return out

@@ -1,0 +1,168 @@
+"""A design search's output (advise/grid.py): the table of designs cheapest first with the Pareto
+front marked, as terminal text, Markdown, CSV or JSON, and the chart of cost against uncached
+critical-path tokens; the files go to one folder per scenario, swapped in whole."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from ..advise.grid import GridResult
+from ..results import usd
+
+#: The report folder's kind (its marker), and the folder beside the scenario's `run` report.
+KIND = "design search"
+SUFFIX = "-designs"
+FILES = ("designs.csv", "designs.json", "designs.md", "pareto.png", "pareto.svg")
+COLUMNS = ("rank", "design", "cost_usd", "vs_cheapest", "uncached_critical_path_tokens", "critical_path_requests",
+           "last_start_s", "requests", "hit_rate", "pareto")
+HEADERS = {"cost_usd": "cost $", "vs_cheapest": "x cheapest", "uncached_critical_path_tokens": "crit. uncached",
+           "critical_path_requests": "crit. reqs", "last_start_s": "last start s", "requests": "reqs",
+           "hit_rate": "hit", "pareto": "Pareto"}
+DEFINITION = ("crit. uncached: uncached critical-path tokens, a latency proxy: the prompt tokens not read from the "
+              "cache (uncached input + cache writes) summed along the chain of requests that wait on each other "
+              "that computes the most (crit. reqs: its requests); last start s: the last request's start on the "
+              "simulated clock")
+
+
+def rows(g: GridResult) -> list[dict]:
+    """One row per design, cheapest first; JSON-ready values."""
+    low = g.cheapest.cost_usd
+    out = []
+    for i, d in enumerate(g.ranked(), 1):
+        out.append({"rank": i, "design": d.name, **{f"dim_{k}": v for k, v in d.values},
+                    "cost_usd": usd(d.cost_usd), "vs_cheapest": round(float(d.cost_usd / low), 4) if low else None,
+                    "uncached_critical_path_tokens": d.critical_tokens, "critical_path_requests": d.critical_requests,
+                    "last_start_s": round(d.last_start_s, 3), "requests": d.requests, "hit_rate": d.hit_rate,
+                    "pareto": d.pareto})
+    return out
+
+
+def _cell(key: str, v) -> str:
+    if key == "cost_usd":
+        return f"{v:.4f}"
+    if key == "vs_cheapest":
+        return "" if v is None else f"{v:.2f}x"
+    if key == "hit_rate":
+        return f"{100 * v:.1f}%"
+    if key == "pareto":
+        return "*" if v else ""
+    if key == "last_start_s":
+        return f"{v:g}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+#: The terminal table leaves out the request count (the same in most grids; JSON and CSV keep it).
+TERMINAL = tuple(c for c in COLUMNS if c != "requests")
+
+
+def _table(rs: Sequence[dict], markdown: bool) -> str:
+    cols = COLUMNS if markdown else TERMINAL
+    head = [HEADERS.get(c, c) for c in cols]
+    body = [[_cell(c, r[c]) for c in cols] for r in rs]
+    left = [c == "design" for c in cols]
+    if markdown:
+        line = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"
+        sep = "|" + "|".join("---" if l else "---:" for l in left) + "|"
+        return "\n".join([line(head), sep, *(line(r) for r in body)])
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(cols))]
+    line = lambda cells: "  ".join(c.ljust(w) if l else c.rjust(w) for c, w, l in zip(cells, widths, left)).rstrip()
+    return "\n".join([line(head), line(["-" * w for w in widths]), *(line(r) for r in body)])
+
+
+def _summary(g: GridResult) -> list[str]:
+    c, front = g.cheapest, g.front
+    top = max(d.cost_usd for d in g.designs)
+    lines = [f"{g.scenario} ({g.path}): {len(g.designs)} designs",
+             f"cheapest: {c.name}  ${c.cost_usd:.4f}" + (f", {float((top - c.cost_usd) / top):.1%} below the costliest "
+                                                         f"(${top:.4f})" if top > c.cost_usd else "")]
+    tied = g.tied()
+    if tied:
+        lines.append(f"the same cost: {', '.join(d.name for d in tied[:3])}{', ...' if len(tied) > 3 else ''}")
+    lines.append(f"Pareto front of cost and uncached critical-path tokens: {len(front)} "
+                 f"design{'s' if len(front) != 1 else ''}, marked *")
+    return lines
+
+
+def text(g: GridResult, markdown: bool = False) -> str:
+    """The terminal (or Markdown) report of one scenario's design search."""
+    head = _summary(g)
+    if markdown:
+        return "\n".join([f"## {head[0]}", "", *(f"- {x}" for x in head[1:]), "", _table(rows(g), True), "",
+                          f"_{DEFINITION}._"])
+    import textwrap
+
+    return "\n".join([*head, "", _table(rows(g), False), "", *textwrap.wrap(DEFINITION, 100)])
+
+
+def csv_rows(gs: Sequence[GridResult]) -> tuple[list[dict], list[str]]:
+    dims = [k for g in gs for d in g.designs[:1] for k, _ in d.values]
+    cols = ["scenario", "rank", "design", *dict.fromkeys(f"dim_{k}" for k in dims), *COLUMNS[2:]]
+    return [{"scenario": g.scenario, **r} for g in gs for r in rows(g)], cols
+
+
+def to_json(g: GridResult) -> dict:
+    return {"scenario": g.scenario, "file": g.path, "cheapest": g.cheapest.name,
+            "pareto_front": [d.name for d in g.front], "definition": DEFINITION,
+            "designs": [{**{k: v for k, v in r.items() if not k.startswith("dim_")},
+                         "dimensions": {k[4:]: v for k, v in r.items() if k.startswith("dim_")}} for r in rows(g)]}
+
+
+def figure(g: GridResult):
+    """Cost against uncached critical-path tokens, one point per design; the Pareto front joined
+    and labelled, the cheapest design ringed. Agg canvas, never pyplot (charts._figure)."""
+    from .charts import PALETTE, _figure
+
+    fig = _figure((8.0, 5.2))
+    ax = fig.subplots()
+    others = [d for d in g.designs if not d.pareto]
+    front = list(g.front)
+    ax.scatter([d.critical_tokens for d in others], [float(d.cost_usd) for d in others], s=28, color="#999999",
+               label="dominated design", zorder=3)
+    xs = [d.critical_tokens for d in sorted(front, key=lambda d: (d.critical_tokens, d.cost_usd))]
+    ys = [float(d.cost_usd) for d in sorted(front, key=lambda d: (d.critical_tokens, d.cost_usd))]
+    ax.plot(xs, ys, "-", drawstyle="steps-post", color=PALETTE[0], linewidth=1.5, zorder=2)
+    ax.scatter(xs, ys, s=46, color=PALETTE[0], label="Pareto front", zorder=4)
+    c = g.cheapest
+    ax.scatter([c.critical_tokens], [float(c.cost_usd)], s=160, facecolors="none", edgecolors=PALETTE[1],
+               linewidths=2, label="cheapest", zorder=5)
+    offsets = ((8, 8), (8, -14), (8, 20), (8, -26))   # alternate so neighbouring labels do not collide
+    for i, d in enumerate(front[:8]):
+        ax.annotate(d.name, (d.critical_tokens, float(d.cost_usd)), textcoords="offset points",
+                    xytext=offsets[i % len(offsets)], fontsize=7.5,
+                    bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "#bbbbbb", "alpha": 0.9})
+    ax.set_title(f"Cost vs uncached critical-path tokens: {g.scenario}")
+    from matplotlib.ticker import FuncFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"${y:,.2f}" if y >= 1 else f"${y:,.3f}"))
+    ax.set_xlabel("prompt tokens computed uncached on the critical path (tokens)")
+    ax.set_ylabel("cost (USD)")
+    ax.legend(loc="best", fontsize=8)
+    fig.text(0.01, 0.01, f"{len(g.designs)} designs of {Path(g.path).name}; lower left is better on both axes",
+             fontsize=7.5, color="#555555", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
+
+
+def folder(out_dir: Path, g_name: str) -> Path:
+    from ..fsutil import slug
+
+    return out_dir / f"{slug(g_name)}{SUFFIX}"
+
+
+def write(g: GridResult, out_dir: Path) -> Path:
+    """out/<scenario>-designs/: the table as CSV, JSON and Markdown and the chart as PNG and SVG,
+    swapped in as one set (fsutil.replace_folder; never a folder of another kind)."""
+    from ..fsutil import replace_folder
+    from .charts import render_both
+    from .tables import csv_text, json_text
+
+    rs, cols = csv_rows([g])
+    png, svg = render_both(figure(g))
+    d = folder(out_dir, g.scenario)
+    replace_folder(d, {"designs.csv": csv_text(rs, cols), "designs.json": json_text(to_json(g)),
+                       "designs.md": text(g, markdown=True) + "\n", "pareto.png": png, "pareto.svg": svg},
+                   KIND, lambda name: False)
+    return d

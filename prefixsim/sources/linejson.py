@@ -1,0 +1,148 @@
+"""Parse a request log's line against the line before it: a member whose raw JSON text is the
+previous line's, character for character, is the previous line's value (the same object).
+
+A log that sends the whole conversation on every line repeats its history as text; parsing it again
+costs the whole history per line, and rendering it again more. Here the top-level object and the
+objects in its members (two levels down: `{"request": {"body": {...}}}`) are walked member by
+member, and an array member element by element; an element, or any other object or string member,
+whose text starts where the previous line's same member (same key path, same index) started with
+the same text is not parsed again. That is exact: an object, array or string ends at its own closing
+character, so the same text parses to the same value; a number (`1` vs `12`) is never reused.
+Readers recognise reused values by identity (`render.History`), so they never re-render them.
+
+Anything the walk does not expect (a line that is not an object, a syntax error, a BOM) is parsed by
+`json.loads` instead, which gives the value or raises exactly its own error.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_scan = json.JSONDecoder().scan_once   # the C scanner json.loads runs
+_WS = " \t\n\r"                        # JSON whitespace, as json.loads skips it
+_REUSABLE = "{[\""                     # values that end at their own closing character
+_DEPTH = 3                             # object levels walked member by member
+
+
+class _Unexpected(Exception):
+    """The walk met something it leaves to json.loads."""
+
+
+def _ws(s: str, i: int) -> int:
+    while i < len(s) and s[i] in _WS:
+        i += 1
+    return i
+
+
+class LineParser:
+    """`loads(line)` as json.loads would give it, sharing values with the previous line's.
+    One per reader (one log, in order): it holds the previous line's members and their text."""
+
+    def __init__(self) -> None:
+        self._prev: dict[tuple, tuple[str, Any]] = {}
+        self._items: dict[tuple, tuple] = {}   # an array: (line, where it starts, its elements: starts, ends, values)
+        self.reused = 0   # values taken from the previous line (tests look at it)
+
+    def loads(self, s: str) -> Any:
+        prev, items = {}, {}
+        try:
+            i = _ws(s, 0)
+            if i >= len(s) or s[i] != "{":
+                raise _Unexpected
+            obj, end = self._object(s, i, (), prev, items)
+            if _ws(s, end) != len(s):
+                raise _Unexpected
+        except Exception:   # whatever went wrong, json.loads says it its own way (or parses the line)
+            self._prev, self._items = {}, {}
+            return json.loads(s)
+        self._prev, self._items = prev, items
+        return obj
+
+    def _value(self, s: str, i: int, path: tuple, prev: dict, items: dict) -> tuple[Any, int]:
+        c = s[i] if i < len(s) else ""
+        if c == "{" and len(path) < _DEPTH:
+            return self._object(s, i, path, prev, items)
+        if c == "[":
+            return self._array(s, i, path, items)
+        if c in _REUSABLE and c:
+            old = self._prev.get(path)
+            if old is not None and s.startswith(old[0], i):
+                self.reused += 1
+                prev[path] = old
+                return old[1], i + len(old[0])
+            value, end = _scan(s, i)
+            prev[path] = (s[i:end], value)
+            return value, end
+        return _scan(s, i)
+
+    def _object(self, s: str, i: int, path: tuple, prev: dict, items: dict) -> tuple[dict, int]:
+        out: dict[str, Any] = {}
+        i = _ws(s, i + 1)
+        if s[i:i + 1] == "}":
+            return out, i + 1
+        while True:
+            if s[i:i + 1] != '"':
+                raise _Unexpected
+            key, i = _scan(s, i)
+            i = _ws(s, i)
+            if s[i:i + 1] != ":":
+                raise _Unexpected
+            # A repeated key keeps its first place and its last value, as in json.loads.
+            out[key], i = self._value(s, _ws(s, i + 1), (*path, key), prev, items)
+            i = _ws(s, i)
+            c = s[i:i + 1]
+            if c == "}":
+                return out, i + 1
+            if c != ",":
+                raise _Unexpected
+            i = _ws(s, i + 1)
+
+    def _array(self, s: str, i: int, path: tuple, items: dict) -> tuple[list, int]:
+        """The array at s[i]. The previous line's elements but its last are taken in one comparison
+        when the text repeats them (a conversation's cache marker moves off its last message, so
+        that one is often new), the others one by one."""
+        old = self._items.get(path)
+        out: list[Any] = []
+        starts: list[int] = []   # where each element's text starts and ends, from the array's first
+        ends: list[int] = []
+        i = _ws(s, i + 1)
+        base = i
+        if s[i:i + 1] == "]":
+            items[path] = (s, base, starts, ends, out)
+            return out, i + 1
+        if old is not None:
+            o_s, o_base, o_starts, o_ends, o_values = old
+            m = len(o_values) - 1
+            if m > 0 and o_s[o_base + o_starts[m - 1]] in _REUSABLE and \
+                    s.startswith(o_s[o_base:o_base + o_ends[m - 1]], i):
+                self.reused += m
+                out, starts, ends = o_values[:m], o_starts[:m], o_ends[:m]
+                i = _ws(s, base + ends[-1])
+                c = s[i:i + 1]
+                if c == "]":
+                    items[path] = (s, base, starts, ends, out)
+                    return out, i + 1
+                if c != ",":
+                    raise _Unexpected
+                i = _ws(s, i + 1)
+        while True:
+            k = len(out)
+            value = None
+            if old is not None and k < len(o_values) and o_s[o_base + o_starts[k]] in _REUSABLE:
+                text = o_s[o_base + o_starts[k]:o_base + o_ends[k]]
+                if s.startswith(text, i):
+                    self.reused += 1
+                    value, end = o_values[k], i + len(text)
+            if value is None:
+                value, end = _scan(s, i)
+            out.append(value)
+            starts.append(i - base)
+            ends.append(end - base)
+            i = _ws(s, end)
+            c = s[i:i + 1]
+            if c == "]":
+                items[path] = (s, base, starts, ends, out)
+                return out, i + 1
+            if c != ",":
+                raise _Unexpected
+            i = _ws(s, i + 1)

@@ -1,0 +1,61 @@
+"""Thinking blocks of earlier turns in Claude Code transcripts (A-TH, A-PC "Caching with thinking
+blocks"): on models that keep only the last turn's thinking, a new user turn drops every earlier
+response's thinking block, so the prompt stays as sent only up to the first request of the turn just
+ended whose response held one and was sent on. Transcripts built here; numbers follow from the rule."""
+from prefixsim import sources
+from prefixsim.replay import replay
+
+from cc_fixtures import Transcript
+
+THINK = {"type": "thinking", "thinking": "let me see", "signature": "s"}
+TOOL = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+TEXT = {"type": "text", "text": "done"}
+RESULT = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a b c"}]
+
+
+def _turns(tmp_path, model, first_thinks=True):
+    t = Transcript()
+    t.user(0, "hello")
+    t.call(0, "r0", 0, 20000, model=model, content=[THINK, TOOL] if first_thinks else [TOOL])   # B 20,000
+    t.user(5, RESULT)
+    t.call(5, "r1", 20000, 600, model=model, content=[THINK, TOOL])                            # B 20,600
+    t.user(10, RESULT)
+    t.call(10, "r2", 20600, 500, model=model, content=[THINK, TEXT])                           # B 21,100
+    return t
+
+
+def _rows(t, tmp_path):
+    return {r.request_id: r for r in replay(sources.open_many([t.write(tmp_path / "s.jsonl")])).rows}
+
+
+def test_a_new_turn_drops_the_thinking_of_the_turn_before_on_sonnet_4_5(tmp_path):
+    t = _turns(tmp_path, "claude-sonnet-4-5-20250929")
+    t.user(60, "next question")
+    t.call(60, "r3", 20000, 950, model="claude-sonnet-4-5-20250929")   # B 20,950: shorter than r2's
+    r3 = _rows(t, tmp_path)["r3"]
+    # r0's response (sent on in r1) held thinking: the prompt is as sent up to r0's, cached at 20,000
+    assert (r3.predicted.cache_read, r3.predicted.cache_creation) == (20000, 950)
+
+
+def test_the_prompt_stays_up_to_the_first_response_that_thought(tmp_path):
+    t = _turns(tmp_path, "claude-haiku-4-5-20251001", first_thinks=False)
+    t.user(60, "next question")
+    t.call(60, "r3", 20600, 400, model="claude-haiku-4-5-20251001")
+    r3 = _rows(t, tmp_path)["r3"]
+    # r0 answered with a tool call only; r1's response is the first with thinking: r1's prompt stays
+    assert (r3.predicted.cache_read, r3.predicted.cache_creation) == (20600, 400)
+
+
+def test_models_that_keep_thinking_continue_the_conversation(tmp_path):
+    t = _turns(tmp_path, "claude-opus-4-6")
+    t.user(60, "next question")
+    t.call(60, "r3", 21100, 300, model="claude-opus-4-6")
+    r3 = _rows(t, tmp_path)["r3"]
+    assert (r3.predicted.cache_read, r3.predicted.cache_creation) == (21100, 300)
+
+
+def test_tool_results_are_no_new_turn(tmp_path):
+    t = _turns(tmp_path, "claude-sonnet-4-5-20250929")
+    rows = _rows(t, tmp_path)
+    # inside the tool loop nothing is dropped: each request reads its predecessor's whole prompt
+    assert [rows[k].predicted.cache_read for k in ("r1", "r2")] == [20000, 20600]
