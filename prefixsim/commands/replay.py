@@ -286,8 +286,7 @@ def _text(result, what_if, markdown: bool) -> str:
               f"observed {_usd(s.cost_observed_usd)}"]]
     out.append(_grid(["", "prefixsim", "naive", ""], stats, markdown))
     if s.outside.requests:
-        from ..report.layout import wrap_block
-        from ..report.tables import DEFAULT_WIDTH
+        from ..report.layout import DEFAULT_WIDTH, wrap_block
 
         o = s.outside
         out.append("\n" + wrap_block(
