@@ -49,20 +49,28 @@ class PrefixDiff:
         return "\n".join(lines)
 
 
-def diff_requests(a: Request, b: Request) -> PrefixDiff:
-    """The first block where B's chain leaves A's (both in A's namespace: a model switch parts at 0)."""
-    from .pricing import PriceBook
+@dataclass(frozen=True, slots=True)
+class Parting:
+    """Where B's chain leaves A's, without counting tokens (`block` None: B extends A, or equal)."""
 
-    counter = TokenCounter(get_tokenizer("cl100k_base"))
+    block: int | None
+    layer: str
+    path: str
+    byte: int | None
+    before: str
+    after: str
+
+
+def where_parted(a: Request, b: Request) -> Parting:
+    """The first block where B's chain leaves A's (both in A's namespace: a model switch parts at 0),
+    its layer and JSON path, the byte offset and an excerpt of each side."""
     da = chain(namespace_digest("diff", a.model), a)
     db = chain(namespace_digest("diff", b.model), b)
     i = next((k for k in range(min(len(da), len(db))) if da[k] != db[k]), None)
     if i is None and len(db) < len(da):
         i = len(db)
-    shared = sum(counter.count(x) for x in b.blocks[: i if i is not None else len(b.blocks)])
-    total_b = sum(counter.count(x) for x in b.blocks)
     if i is None:
-        return PrefixDiff(a.model, b.model, len(a.blocks), len(b.blocks), None, "", "", None, "", "", shared, 0, 0.0)
+        return Parting(None, "", "", None, "", "")
     ob = a.blocks[i] if i < len(a.blocks) else None
     nb = b.blocks[i] if i < len(b.blocks) else None
     ref = nb or ob
@@ -83,13 +91,27 @@ def diff_requests(a: Request, b: Request) -> PrefixDiff:
         path = f"{ref.path}: {layer}-layer parameters changed"
     else:
         path = ref.path if ref else ""
+    return Parting(i, layer, path, byte, before, after)
+
+
+def diff_requests(a: Request, b: Request) -> PrefixDiff:
+    """The first block where B's chain leaves A's (both in A's namespace: a model switch parts at 0)."""
+    from .pricing import PriceBook
+
+    counter = TokenCounter(get_tokenizer("cl100k_base"))
+    p = where_parted(a, b)
+    i = p.block
+    shared = sum(counter.count(x) for x in b.blocks[: i if i is not None else len(b.blocks)])
+    total_b = sum(counter.count(x) for x in b.blocks)
+    if i is None:
+        return PrefixDiff(a.model, b.model, len(a.blocks), len(b.blocks), None, "", "", None, "", "", shared, 0, 0.0)
     cost = None
     try:
         rates = PriceBook().rates(b.model, "anthropic")
         cost = float((total_b - shared) * rates.cache_write_5m.base / 1_000_000)
     except UserError:
         pass
-    return PrefixDiff(a.model, b.model, len(a.blocks), len(b.blocks), i, layer, path, byte, before, after,
+    return PrefixDiff(a.model, b.model, len(a.blocks), len(b.blocks), i, p.layer, p.path, p.byte, p.before, p.after,
                       shared, total_b - shared, cost)
 
 

@@ -115,6 +115,8 @@ def test_timestamp_in_the_system_prompt_is_named_costed_and_fixed_to_the_cent(tm
     assert round(rec.saved_usd, 2) == round(a.total_usd - fixed.summary.cost_predicted_usd, 2)
     assert rec.saved_usd == a.total_usd - fixed.summary.cost_predicted_usd == b.lost_usd
     assert rec.rebuilds_avoided == 9 and a.best == rec
+    from prefixsim.advise.output import fix
+    assert fix(a, b.path, b.requests) == rec.change   # the breaker's row names its fix
 
 
 def test_no_replay_no_recommendation(monkeypatch):
@@ -153,7 +155,7 @@ def test_reordered_tools_are_found_and_a_stable_order_is_verified(tmp_path):
     a = advise(t)
     assert [(s.path, s.kind, s.changes) for s in a.volatile] == [("tools", "reordered tools", 9)]
     (b,) = a.attribution.breakers
-    assert b.layer == "tools"
+    assert b.layer == "tools" and a.volatile[0].lost_usd == b.lost_usd > 0
     rec = next(r for r in a.recommendations if r.change == "keep tool and key order stable")
     sorted_log = tmp_path / "sorted.jsonl"
     docs = [json.loads(x) for x in out]
@@ -189,7 +191,12 @@ def test_cli_formats_match_the_library(tmp_path):
     assert doc["predicted_cost_usd"] == float(round(a.total_usd, 6))
     assert [r["change"] for r in doc["recommendations"]] == [r.change for r in a.recommendations]
     assert doc["recommendations"][0]["saved_usd"] == float(round(a.recommendations[0].saved_usd, 6))
-    assert doc["breakers"][0]["path"] == "system[0]" and doc["volatile"][0]["kind"] == "timestamp"
+    assert list(doc) == ["predicted_cost_usd", "lost_usd", "by_cause", "by_token_class", "lost_by_cause",
+                         "lost_by_stream", "breakers", "volatile", "recommendations", "rejected", "not_testable",
+                         "best", "waterfall"]
+    assert doc["breakers"][0]["path"] == "system[0]" and doc["breakers"][0]["requests"] == list(range(1, 10))
+    assert (doc["volatile"][0]["kind"], doc["volatile"][0]["changes"], doc["volatile"][0]["compared"]) == \
+        ("timestamp", 9, 9)
     assert doc["waterfall"][-1]["cost_usd"] == float(round(a.best.cost_usd, 6))
     csv = run("--format", "csv").stdout.splitlines()
     assert csv[0] == "table,item,detail,requests,cost_usd,amount_usd,percent,rebuilds_avoided,evidence"
@@ -375,3 +382,13 @@ def test_changes_replayed_without_saving_are_listed_apart_never_recommended():
     one_hour = -compare(base, replay(t, Variant(ttl="1h"))).total.cost_delta
     assert rejected["write the cache at ttl=1h"].saved_usd == one_hour < 0
     assert all(r.saved_usd <= 0 for r in a.rejected)
+
+
+def test_token_classes_and_storage_price_the_whole_replay():
+    """Gemini explicit caching: the storage of the CachedContent (8,000 tokens kept 1.75 h at $4.50
+    per MTok-hour = $0.063) is a class of its own, so the classes add up to the replay's cost."""
+    t = _open(ROOT / "tests" / "fixtures" / "gemini" / "explicit.jsonl")
+    a = advise(t)
+    classes = {k: usd for k, _, usd in a.attribution.by_class}
+    assert classes["explicit cache storage"] == Decimal("0.063")
+    assert sum(classes.values()) == a.total_usd == replay(t).summary.cost_predicted_usd

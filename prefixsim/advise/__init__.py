@@ -70,6 +70,11 @@ def _evidence(base: ReplayResult, other: ReplayResult) -> tuple[int, ...]:
     return tuple(sorted(r.index for k, r in was.items() if k not in now or now[k].cost_predicted != r.cost_predicted))
 
 
+def _at(breaker: str, path: str) -> bool:
+    """A breaker lies at a span's path ("tools" stands for the whole tool list, reordered)."""
+    return breaker == path or (path == "tools" and breaker.startswith("tools["))
+
+
 def describe_requests(requests: tuple[int, ...], total: int) -> str:
     shown = ", ".join(f"#{i}" for i in requests[:6])
     more = f", … ({len(requests)} of {total} requests)" if len(requests) > 6 else \
@@ -96,7 +101,7 @@ def advise(traffic, run=replay) -> Advice:
         run = partial(replay, prices=prices_for(traffic))
     base = run(traffic, Variant())
     attr = attribute(traffic, base, run)
-    spans = scan(traffic, lambda i, path: attr.lost[i] if attr.breaker_paths[i] == path else Decimal(0))
+    spans = scan(traffic, lambda i, path: attr.lost[i] if _at(attr.breaker_paths[i], path) else Decimal(0))
     cands, untestable = candidates(traffic, base, attr, spans)
     tried = [(c, verify(traffic, base, (c,), run)) for c in cands]
     kept = sorted(((c, r) for c, r in tried if r.saved_usd > 0), key=lambda cr: (-cr[1].saved_usd, cr[1].change))

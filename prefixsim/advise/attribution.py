@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..diff import diff_requests
+from ..diff import where_parted
 from ..model import CauseKind, Request, Usage
 from ..pricing import MTOK, PriceBook, Rates
 from ..providers.tables import CLAUDE_PLATFORMS
@@ -47,7 +47,7 @@ class Breaker:
 
 @dataclass(frozen=True, slots=True)
 class Attribution:
-    by_class: tuple[tuple[str, int, Decimal], ...]          # class, tokens, usd
+    by_class: tuple[tuple[str, int | None, Decimal], ...]   # class, tokens, usd (storage: no tokens)
     lost_by_cause: tuple[tuple[str, int, Decimal, Decimal], ...]   # cause, requests, cost, lost
     lost_by_stream: tuple[tuple[str, int, Decimal, Decimal], ...]  # stream, requests, cost, lost
     breakers: tuple[Breaker, ...]
@@ -97,6 +97,7 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
     parted: dict[tuple[str, str], list] = {}
     lost: list[Decimal] = []
     paths: list[str] = []
+    storage = Decimal(0)   # a Gemini explicit cache's storage, billed on its creation
     last: dict[str, tuple[Request, int]] = {}   # stream -> its previous request and what it cached
     for rec, row, orow in zip(traffic, base.rows, oracle.rows, strict=True):
         p = row.predicted
@@ -105,6 +106,7 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
                                           p.output_tokens), class_costs(p, rates))):
             classes[k][0] += n
             classes[k][1] += usd
+        storage += row.storage_usd
         cached = p.cache_read + p.cache_creation
         ref = last.get(row.stream) or last.get(rec.call.parent or "")
         ideal = max(p.cache_read, orow.predicted.cache_read)
@@ -114,7 +116,7 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
         loss = max(Decimal(0), rates.cost(p) - rates.cost(read_more(p, ideal)))
         path = ""
         if kind in PARTING and ref is not None:
-            d = diff_requests(ref[0], rec.call.request)
+            d = where_parted(ref[0], rec.call.request)
             path = group_path(d.path)
             # a transcript's blocks stand for logged sizes: their bytes are no content to show
             before, after = (d.before, d.after) if rec.main is None else (SIZES_ONLY, "")
@@ -137,7 +139,10 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
     order = lambda t: (-t[3], -t[2], t[0])  # noqa: E731  (most lost, then most cost, then name)
     breakers = sorted((Breaker(layer, path, v[0], v[1], tuple(v[2]), v[3]) for (layer, path), v in parted.items()),
                       key=lambda b: (-b.lost_usd, b.layer, b.path))
-    return Attribution(tuple((name, n, usd) for name, (n, usd) in zip(CLASSES, classes)),
+    by_class = [(name, n, usd) for name, (n, usd) in zip(CLASSES, classes)]
+    if storage:
+        by_class.append(("explicit cache storage", None, storage))
+    return Attribution(tuple(by_class),
                        tuple(sorted(((k, *v) for k, v in causes.items()), key=order)),
                        tuple(sorted(((k, *v) for k, v in streams.items()), key=order)),
                        tuple(breakers), tuple(lost), tuple(paths))

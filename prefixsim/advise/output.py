@@ -18,6 +18,15 @@ def _rec(r: Recommendation) -> dict:
             "rebuilds_avoided": r.rebuilds_avoided, "cost_usd": money(r.cost_usd), "evidence": r.evidence}
 
 
+def fix(a: Advice, path: str, requests: tuple[int, ...]) -> str:
+    """The change that mends a breaker: the most saving recommendation whose replay changes every
+    request that parted there; else why this data cannot test one; else nothing."""
+    for r in a.recommendations:
+        if set(requests) <= set(r.requests):
+            return r.change
+    return next((f"not testable: {c}" for c, _ in a.untestable if c.endswith(f" {path}")), "")
+
+
 def tables(a: Advice) -> list[tuple[str, str, list[dict], tuple[str, ...]]]:
     """(JSON key, title, rows, columns) of every table, in the order they print."""
     at = a.attribution
@@ -33,8 +42,8 @@ def tables(a: Advice) -> list[tuple[str, str, list[dict], tuple[str, ...]]]:
                     ("stream", "requests", "cost_usd", "lost_usd")))
         out.append(("breakers", "breakers (where prefixes part)",
                     [{"layer": b.layer, "path": b.path, "requests": len(b.requests), "lost_usd": money(b.lost_usd),
-                      "before": b.before, "after": b.after} for b in at.breakers],
-                    ("layer", "path", "requests", "lost_usd", "before", "after")))
+                      "before": b.before, "after": b.after, "fix": fix(a, b.path, b.requests)} for b in at.breakers],
+                    ("layer", "path", "requests", "lost_usd", "before", "after", "fix")))
     out.append(("volatile", "volatile content", [{"path": s.path, "kind": s.kind, "changed": f"{s.changes} of {s.compared}",
                                       "lost_usd": money(s.lost_usd), "before": s.before, "after": s.after}
                                      for s in a.volatile], ("path", "kind", "changed", "lost_usd", "before", "after")))
@@ -62,6 +71,11 @@ def to_json(a: Advice) -> dict:
     doc["best"] = None if a.best is None else _rec(a.best)
     for r, rec in zip(doc["recommendations"], a.recommendations):
         r["requests"] = list(rec.requests)
+    for r, b in zip(doc.get("breakers", ()), at.breakers if at is not None else ()):
+        r["requests"] = list(b.requests)   # the table counts them; JSON lists them
+    for r, sp in zip(doc["volatile"], a.volatile):
+        del r["changed"]
+        r.update(changes=sp.changes, compared=sp.compared, requests=list(sp.requests))
     if a.best is not None:
         doc["best"]["requests"] = list(a.best.requests)
     doc["waterfall"] = [{"change": "today", "cost_usd": money(a.total_usd)}] + \
@@ -103,9 +117,10 @@ def text(a: Advice, markdown: bool = False) -> str:
     for _, title, rows, cols in tables(a):
         if not rows:
             if title.startswith("what to change"):
-                parts.append(("## " if markdown else "") + title + "\n" + "no change the replay shows saving money")
+                parts.append(("## " if markdown else "") + title + ("\n\n" if markdown else "\n")
+                             + "no change the replay shows saving money")
             continue
-        parts.append(("## " if markdown else "") + title + "\n" + _grid(rows, cols, markdown))
+        parts.append(("## " if markdown else "") + title + ("\n\n" if markdown else "\n") + _grid(rows, cols, markdown))
     if a.waterfall:
         steps = " -> ".join(f"${c:.4f}" for _, c in a.waterfall)
         parts.append(f"today ${a.total_usd:.4f} -> {steps} (the best combination, one replay per step)")

@@ -100,8 +100,10 @@ def pair_spans(a: Request, b: Request) -> list[tuple[str, str, str, str]]:
 
 
 def scan(records: Iterable[Record], lost: Callable[[int, str], Decimal]) -> tuple[Span, ...]:
-    """Every volatile span of the traffic (request logs: transcripts carry no content); `lost(index, path)` is what request `index` lost at a
-    breaker at `path` (0 where it broke elsewhere or lost nothing). Most costly first."""
+    """Every volatile span of the traffic (request logs: transcripts carry no content). `lost(index,
+    path)` is what request `index` lost at a breaker at `path` (0 where it broke elsewhere or lost
+    nothing); it is charged to the first span that changed at that path, where the prefix parts.
+    Most costly first."""
     last: dict[str, Request] = {}
     prev: Request | None = None
     spans: dict[tuple[str, str], Span] = {}
@@ -113,6 +115,7 @@ def scan(records: Iterable[Record], lost: Callable[[int, str], Decimal]) -> tupl
         ref = last.get(c.stream) or last.get(c.parent or "") or prev
         if ref is not None and ref.model == req.model:
             seen = set()
+            charged = set()
             paths = {x.path for x in ref.blocks} & {x.path for x in req.blocks}
             for path, kind, before, after in pair_spans(ref, req):
                 s = spans.get((path, kind))
@@ -122,6 +125,8 @@ def scan(records: Iterable[Record], lost: Callable[[int, str], Decimal]) -> tupl
                     seen.add((path, kind))
                     s.changes += 1
                     s.requests.append(i)
+                if path not in charged:
+                    charged.add(path)
                     s.lost_usd += lost(i, path)
             for (path, kind), s in spans.items():
                 if (path in paths or path == "tools") and (path, kind) not in seen:
