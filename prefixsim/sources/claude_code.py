@@ -284,7 +284,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             reply_of[uid] = (stream, rid)
         if rid and any(isinstance(p, dict) and p.get("type") in THINKING for p in msg.get("content") or ()):
             thought.add(rid)
-        before = sent.get(stream, 0)
+        before, answered = sent.get(stream, 0), answered_at.get(stream, 0)
         sent[stream] = answered_at[stream] = before + _parts(msg.get("content"), THINKING)
         if isinstance(o.get("cwd"), str):
             turn_cwd.setdefault(stream, o["cwd"])
@@ -306,7 +306,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         fork, strip = forks.pop(stream, None), strips.pop(stream, None)
         strip = strip if anthropic_strips_thinking(model) else None
         entry = strip or (None if fork else latest.get(stream))
-        if entry in prompt_end and answered_at.get(stream, 0) - prompt_end[entry] > ANTHROPIC_LOOKBACK.value:
+        if entry in prompt_end and answered - prompt_end[entry] > ANTHROPIC_LOOKBACK.value:
             # The entry this prompt continues from lies more blocks back than the API looks from the
             # breakpoints on the last two messages (A-PC): only the static prefix is found.
             pending.setdefault(stream, "lookback")
