@@ -24,6 +24,10 @@ Mechanisms read from the transcript, never from the usage of the request being p
   read proved it cached (an unlogged request cached it: stepped into the cache after that read);
 - on models that keep only the last turn's thinking, a new user turn keeps the prompt up to the
   first request of the turn before whose response thought and was sent on (A-TH);
+- a new user turn started in another working directory (the record's `cwd`) re-renders the system
+  prompt's session part, which names it: only the cross-session prefix is found (CC-PC);
+- the entry a request continues from is found only within the API's 20-block lookback (A-PC),
+  counted in content blocks from that entry to the last response; past it, a new epoch;
 - the compaction call (`agent-acompact-*`) forks the main conversation: its blocks are the main
   stream's current blocks plus its own tail, so it reads the conversation's cache;
 - sub-agents of one type share the static prefix; parallel starts see it only once the first
@@ -36,19 +40,18 @@ Mechanisms read from the transcript, never from the usage of the request being p
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..errors import UserError
-from ..model import Usage
 from . import problems
 from .anthropic_log import LATEST_EPOCH
 from .files import check_regular, not_regular
 from .jsonl import iter_jsonl
 from .calibrate import Calibrator, Raw, _iso
 from ..providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
-from .record import Record, check_model, request_key, shown, token_count
+from .cc_message import text_of as _text_of, usage_of as _usage
+from .record import Record, check_model, request_key, shown
 
 INJECTED_PREFIXES = ("<task-notification>",)
 #: Local-command output after which the harness re-renders the history: `/mcp` reconnecting an MCP
@@ -114,39 +117,6 @@ def session_key(root: Path, main: Path | None, sub: Path | None) -> str:
         return where.relative_to(root).as_posix() if root.is_dir() else where.name
     except ValueError:
         return where.as_posix()
-
-
-def _text_of(message: dict) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    parts = []
-    for part in content or []:
-        if isinstance(part, dict):
-            if part.get("type") == "text":
-                parts.append(str(part.get("text", "")))
-            elif part.get("type") == "tool_result":
-                inner = part.get("content")
-                parts.append(inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False))
-    return "\n".join(parts)
-
-
-def _usage(u: dict) -> Usage:
-    """The usage fields as token classes (UserError: a field is not a count)."""
-    read = token_count(u.get("cache_read_input_tokens"), "cache_read_input_tokens")
-    created = token_count(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
-    detail = u.get("cache_creation")
-    if isinstance(detail, dict):
-        w1h = token_count(detail.get("ephemeral_1h_input_tokens"), "cache_creation.ephemeral_1h_input_tokens")
-        w5m = token_count(detail["ephemeral_5m_input_tokens"], "cache_creation.ephemeral_5m_input_tokens") \
-            if "ephemeral_5m_input_tokens" in detail else created - w1h
-    else:
-        w5m, w1h = created, 0
-    if w5m + w1h != created:  # older logs without the split count everything as 5m
-        w5m, w1h = created, 0
-    return Usage(input_tokens=token_count(u.get("input_tokens"), "input_tokens"), cache_write_5m=w5m,
-                 cache_write_1h=w1h, cache_read=read,
-                 output_tokens=token_count(u.get("output_tokens"), "output_tokens"))
 
 
 def parse(path: Path | None, subagents: Path | None, seen: set[str], order_start: int = 0,
