@@ -33,6 +33,7 @@ class Raw:
     order: int
     shared: str = ""     # who shares the cross-session prefix: harness version, main or agent type, model
     fork: str | None = None   # the earlier request of the stream whose reply this prompt follows (a rewind)
+    env: str = ""        # the working directory the system prompt names (its session part changes with it)
 
 
 def _iso(t: float) -> str:
@@ -138,7 +139,7 @@ class Calibrator:
         st.marks[r.request_id] = (len(st.blocks), size)
         st.last = r.request_id
         self.streams[r.stream] = st
-        if r.parent is None and not rewound and 0 < u.cache_read < size and (
+        if r.parent is None and not rewound and r.event != "environment" and 0 < u.cache_read < size and (
                 prev is None or r.event or u.cache_read < prev_size):
             # A partial read exposes a cached boundary of the static prefix, usable once logged: a
             # family's first request can only have read what another session wrote (the cross-session
@@ -167,7 +168,7 @@ class Calibrator:
         that no observation showed them sharing."""
         shared = min(self.shared.get(r.shared, 0), static)
         return [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
-                Block(Layer.SYSTEM, f"cc-static|{r.family}".encode(), f"{r.family} static prefix",
+                Block(Layer.SYSTEM, f"cc-static|{r.family}|{r.env}".encode(), f"{r.family} static prefix",
                       tokens=static - shared)]
 
 

@@ -24,6 +24,10 @@ Mechanisms read from the transcript, never from the usage of the request being p
   read proved it cached (an unlogged request cached it: stepped into the cache after that read);
 - on models that keep only the last turn's thinking, a new user turn keeps the prompt up to the
   first request of the turn before whose response thought and was sent on (A-TH);
+- a new user turn started in another working directory (the record's `cwd`) re-renders the system
+  prompt's session part, which names it: only the cross-session prefix is found (CC-PC);
+- the entry a request continues from is found only within the API's 20-block lookback (A-PC),
+  counted in content blocks from that entry to the last response; past it, a new epoch;
 - the compaction call (`agent-acompact-*`) forks the main conversation: its blocks are the main
   stream's current blocks plus its own tail, so it reads the conversation's cache;
 - sub-agents of one type share the static prefix; parallel starts see it only once the first
@@ -36,19 +40,18 @@ Mechanisms read from the transcript, never from the usage of the request being p
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..errors import UserError
-from ..model import Usage
 from . import problems
 from .anthropic_log import LATEST_EPOCH
 from .files import check_regular, not_regular
 from .jsonl import iter_jsonl
 from .calibrate import Calibrator, Raw, _iso
-from ..providers.tables import anthropic_strips_thinking
-from .record import Record, check_model, request_key, shown, token_count
+from ..providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
+from .cc_message import text_of as _text_of, usage_of as _usage
+from .record import Record, check_model, request_key, shown
 
 INJECTED_PREFIXES = ("<task-notification>",)
 #: Local-command output after which the harness re-renders the history: `/mcp` reconnecting an MCP
@@ -116,39 +119,6 @@ def session_key(root: Path, main: Path | None, sub: Path | None) -> str:
         return where.as_posix()
 
 
-def _text_of(message: dict) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    parts = []
-    for part in content or []:
-        if isinstance(part, dict):
-            if part.get("type") == "text":
-                parts.append(str(part.get("text", "")))
-            elif part.get("type") == "tool_result":
-                inner = part.get("content")
-                parts.append(inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False))
-    return "\n".join(parts)
-
-
-def _usage(u: dict) -> Usage:
-    """The usage fields as token classes (UserError: a field is not a count)."""
-    read = token_count(u.get("cache_read_input_tokens"), "cache_read_input_tokens")
-    created = token_count(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
-    detail = u.get("cache_creation")
-    if isinstance(detail, dict):
-        w1h = token_count(detail.get("ephemeral_1h_input_tokens"), "cache_creation.ephemeral_1h_input_tokens")
-        w5m = token_count(detail["ephemeral_5m_input_tokens"], "cache_creation.ephemeral_5m_input_tokens") \
-            if "ephemeral_5m_input_tokens" in detail else created - w1h
-    else:
-        w5m, w1h = created, 0
-    if w5m + w1h != created:  # older logs without the split count everything as 5m
-        w5m, w1h = created, 0
-    return Usage(input_tokens=token_count(u.get("input_tokens"), "input_tokens"), cache_write_5m=w5m,
-                 cache_write_1h=w1h, cache_read=read,
-                 output_tokens=token_count(u.get("output_tokens"), "output_tokens"))
-
-
 def parse(path: Path | None, subagents: Path | None, seen: set[str], order_start: int = 0,
           prefix: str = "") -> list[Raw]:
     """Every API call of one session (the main file and, if given, its subagents folder).
@@ -188,6 +158,10 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     turn: dict[str, list[str]] = {}      # stream -> its requests since the latest user message that is not only tool results
     thought: set[str] = set()            # requests whose response holds a thinking block
     strips: dict[str, str] = {}          # stream -> the request whose response's thinking the next prompt drops
+    sent: dict[str, int] = {}            # stream -> content blocks its history holds (thinking not counted)
+    answered_at: dict[str, int] = {}     # stream -> `sent` at the end of its latest response
+    prompt_end: dict[str, int] = {}      # request id -> `sent` where its prompt ended (its cache entry)
+    turn_cwd: dict[str, str] = {}        # stream -> working directory its latest turn was rendered in
     out: list[Raw] = []
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
@@ -240,6 +214,15 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if typ == "user":
             text = _text_of(msg)
             first_text.setdefault(stream, text)
+            sent[stream] = sent.get(stream, 0) + _parts(msg.get("content"))
+            new_turn = _not_only_tool_results(msg.get("content")) and not o.get("isMeta")
+            cwd = o.get("cwd") if isinstance(o.get("cwd"), str) else None
+            if new_turn and cwd is not None and stream == "main":
+                if turn_cwd.get(stream, cwd) != cwd and stream in requested:
+                    # The system prompt names the working directory; a turn started in another one
+                    # (a `cd` that stayed) renders it anew (docs/rules.md#claude-code-transcripts-parent-chain).
+                    pending.setdefault(stream, "environment")
+                turn_cwd[stream] = cwd
             if _not_only_tool_results(msg.get("content")) and turn.get(stream):
                 # A new user turn: models that keep only the last turn's thinking drop every earlier
                 # response's thinking block. The prompt stays as sent up to the first request of the
@@ -271,6 +254,10 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             reply_of[uid] = (stream, rid)
         if rid and any(isinstance(p, dict) and p.get("type") in THINKING for p in msg.get("content") or ()):
             thought.add(rid)
+        before, answered = sent.get(stream, 0), answered_at.get(stream, 0)
+        sent[stream] = answered_at[stream] = before + _parts(msg.get("content"), THINKING)
+        if isinstance(o.get("cwd"), str):
+            turn_cwd.setdefault(stream, o["cwd"])
         usage = msg.get("usage")
         if not rid or rid in seen:
             return None
@@ -286,9 +273,16 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         model = check_model(msg.get("model"), "anthropic")
         seen.add(rid)
         requested.add(stream)
+        fork, strip = forks.pop(stream, None), strips.pop(stream, None)
+        strip = strip if anthropic_strips_thinking(model) else None
+        entry = strip or (None if fork else latest.get(stream))
+        if entry in prompt_end and answered - prompt_end[entry] > ANTHROPIC_LOOKBACK.value:
+            # The entry this prompt continues from lies more blocks back than the API looks from the
+            # breakpoints on the last two messages (A-PC): only the static prefix is found.
+            pending.setdefault(stream, "lookback")
+        prompt_end[rid] = before
         latest[stream] = rid
         turn.setdefault(stream, []).append(rid)
-        fork, strip = forks.pop(stream, None), strips.pop(stream, None)
         text = first_text.get(stream, "")
         family = "main" if skind in ("main", "compaction") else \
             f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
@@ -297,7 +291,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                    used, _iso(start), where, n,
                    prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
                    text, order_start + len(out), f"{version}|{family}|{model}",
-                   fork or (strip if anthropic_strips_thinking(model) else None))
+                   fork or strip, env=turn_cwd.get(stream, "") if skind == "main" else "")
 
     for n, o in iter_jsonl(path):
         raw = problems.guarded(where, n, one, n, o)
@@ -314,6 +308,13 @@ def _not_only_tool_results(content: object) -> bool:
     if isinstance(content, str):
         return True
     return any(isinstance(p, dict) and p.get("type") != "tool_result" for p in content or ())
+
+
+def _parts(content: object, leave_out: tuple[str, ...] = ()) -> int:
+    """How many content blocks a message adds to the prompt (the API's lookback counts blocks)."""
+    if isinstance(content, str):
+        return 1
+    return sum(1 for p in content or () if isinstance(p, dict) and p.get("type") not in leave_out)
 
 
 def _time_or_none(stamp: object) -> float | None:
