@@ -129,3 +129,17 @@ def test_render_memo_keeps_key_order_and_exact_text():
     for part in parts:
         for _ in range(2):   # the second time from the memo
             assert message_blocks({"role": "user", "content": [part]}, 0)[0].data == dumps({"role": "user"}) + dumps(part)
+
+
+def test_parameters_of_a_layer_no_block_reaches_leave_the_chain_alone():
+    # the messages layer's parameters enter the chain where it enters that layer: a request without
+    # messages never enters it, so its chain is the one its predecessor had (nothing parted)
+    from prefixsim.store import chain, namespace_digest
+    blocks = (Block(Layer.TOOLS, b"tools", "tools[0]", tokens=100), Block(Layer.SYSTEM, b"sys", "system[0]", tokens=50))
+    before = Request(MODELS[0], blocks, layer_params=(b"", b"", b""))
+    after = Request(MODELS[0], blocks, layer_params=(b"", b"", b"tool_choice=1"))
+    d0, store = namespace_digest("anthropic", MODELS[0]), Store()
+    first = view(before, d0, None, True, lambda b: b.tokens, store)
+    second = view(after, d0, first, True, lambda b: b.tokens, store)
+    assert second.digests[:second.n] == chain(d0, after) == chain(d0, before)
+    assert (second.n, second.cum, second.parting) == (2, [100, 150], None)
