@@ -238,6 +238,9 @@ def test_prefix_demo_reads_the_longest_readable_prefix_and_names_what_blocks_it(
     assert _prefix_decide(p, store, [10, 20, 30, 40, 50], 5, 6, edited=2) == _prefix(30, 120, 1)
     assert _prefix_decide(p, store, [10], 7, 8) == _prefix(10, 0, 0)
     assert _prefix_decide(p, store, [], 9, 10) == _prefix(0, 0, -1)   # no blocks: nothing to read or write
+    # the boundary right after the hit blocks it even when it is the request's last
+    assert _prefix_decide(p, store, [10, 20, 30, 40, 50, 60], 11, 12) == _prefix(150, 60, 4)
+    assert _prefix_decide(p, store, [10, 20, 30, 40, 50, 60], 11.5, 12.5) == _prefix(150, 60, 4, (State.PENDING, 5))
 
 
 def test_prefix_demo_with_a_ttl_reads_only_an_unbroken_live_prefix():

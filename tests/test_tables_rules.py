@@ -24,6 +24,7 @@ from prefixsim.providers.tables import (DEEPSEEK_RULE, anthropic_config_layer, a
     ("claude-opus-4-0", "claude-opus-4"),                                # -0 alias of a major version
     ("claude-opus-4-1", "claude-opus-4-1"),
     ("openai/GPT-4.1", "gpt-4.1"),                                       # other ids: last path part, lowercased
+    ("publishers/anthropic/models/claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),   # Vertex resource path
 ])
 def test_canonical_model(given, canonical):
     assert canonical_model(given) == canonical
