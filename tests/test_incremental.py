@@ -143,3 +143,20 @@ def test_parameters_of_a_layer_no_block_reaches_leave_the_chain_alone():
     second = view(after, d0, first, True, lambda b: b.tokens, store)
     assert second.digests[:second.n] == chain(d0, after) == chain(d0, before)
     assert (second.n, second.cum, second.parting) == (2, [100, 150], None)
+
+
+def test_a_request_out_of_layer_order_is_chained_from_scratch_and_not_extended_later():
+    # blocks out of render order (a system block after a message) cannot extend the previous chain
+    # where it ends: the messages layer's parameters enter once, where the chain first enters that
+    # layer, so every view must equal store.chain of its request
+    from prefixsim.store import chain, namespace_digest
+    t, s = Block(Layer.TOOLS, b"t", "tools[0]", tokens=10), Block(Layer.SYSTEM, b"s", "system[0]", tokens=20)
+    m1, m2 = Block(Layer.MESSAGES, b"m1", "m1", tokens=30), Block(Layer.MESSAGES, b"m2", "m2", tokens=40)
+    params = (b"", b"", b"tool_choice=1")
+    reqs = [Request(MODELS[0], blocks, layer_params=params)
+            for blocks in ((t, m1), (t, m1, s, m2), (t, m1, s, Block(Layer.MESSAGES, b"m2!", "m2", tokens=40)))]
+    d0, store, ref = namespace_digest("anthropic", MODELS[0]), Store(), None
+    for req, ordered in zip(reqs, (True, False, False)):
+        ref = view(req, d0, ref, True, lambda b: b.tokens, store)
+        assert ref.digests[:ref.n] == chain(d0, req) and ref.ordered is ordered
+    assert ref.cum == [10, 40, 60, 100] and ref.parting == 3
