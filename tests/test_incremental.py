@@ -160,3 +160,17 @@ def test_a_request_out_of_layer_order_is_chained_from_scratch_and_not_extended_l
         ref = view(req, d0, ref, True, lambda b: b.tokens, store)
         assert ref.digests[:ref.n] == chain(d0, req) and ref.ordered is ordered
     assert ref.cum == [10, 40, 60, 100] and ref.parting == 3
+
+
+def test_a_prefix_another_stream_writes_first_is_known_to_the_next_request():
+    # main marks only its third block, so the system prompt's boundary is first written by a side
+    # stream that marks it; main's next request extends its own chain and must learn that position
+    t, s = Block(Layer.TOOLS, b"t", "tools[0]", tokens=1500), Block(Layer.SYSTEM, b"s", "system[0]", tokens=700)
+    m1, m2 = Block(Layer.MESSAGES, b"m1", "m1", tokens=300), Block(Layer.MESSAGES, b"m2", "m2", tokens=300)
+    calls = [Call(0, Request(MODELS[0], (t, s, m1.with_breakpoint("5m"))), stream="main", output_tokens=10),
+             Call(10, Request(MODELS[0], (t, s.with_breakpoint("5m"))), stream="side", output_tokens=10),
+             Call(20, Request(MODELS[0], (t, s, m1, m2.with_breakpoint("5m"))), stream="main", output_tokens=10)]
+    sheet = PriceBook({MODELS[0]: {"input": 3, "output": 15}})
+    got, want = replay_both("anthropic", calls, sheet)
+    assert got == want
+    assert [o[0].cache_read for o in got] == [0, 0, 2500]
