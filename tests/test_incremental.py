@@ -129,3 +129,48 @@ def test_render_memo_keeps_key_order_and_exact_text():
     for part in parts:
         for _ in range(2):   # the second time from the memo
             assert message_blocks({"role": "user", "content": [part]}, 0)[0].data == dumps({"role": "user"}) + dumps(part)
+
+
+def test_parameters_of_a_layer_no_block_reaches_leave_the_chain_alone():
+    # the messages layer's parameters enter the chain where it enters that layer: a request without
+    # messages never enters it, so its chain is the one its predecessor had (nothing parted)
+    from prefixsim.store import chain, namespace_digest
+    blocks = (Block(Layer.TOOLS, b"tools", "tools[0]", tokens=100), Block(Layer.SYSTEM, b"sys", "system[0]", tokens=50))
+    before = Request(MODELS[0], blocks, layer_params=(b"", b"", b""))
+    after = Request(MODELS[0], blocks, layer_params=(b"", b"", b"tool_choice=1"))
+    d0, store = namespace_digest("anthropic", MODELS[0]), Store()
+    first = view(before, d0, None, True, lambda b: b.tokens, store)
+    second = view(after, d0, first, True, lambda b: b.tokens, store)
+    assert second.digests[:second.n] == chain(d0, after) == chain(d0, before)
+    assert (second.n, second.cum, second.parting) == (2, [100, 150], None)
+
+
+def test_a_request_out_of_layer_order_is_chained_from_scratch_and_not_extended_later():
+    # blocks out of render order (a system block after a message) cannot extend the previous chain
+    # where it ends: the messages layer's parameters enter once, where the chain first enters that
+    # layer, so every view must equal store.chain of its request
+    from prefixsim.store import chain, namespace_digest
+    t, s = Block(Layer.TOOLS, b"t", "tools[0]", tokens=10), Block(Layer.SYSTEM, b"s", "system[0]", tokens=20)
+    m1, m2 = Block(Layer.MESSAGES, b"m1", "m1", tokens=30), Block(Layer.MESSAGES, b"m2", "m2", tokens=40)
+    params = (b"", b"", b"tool_choice=1")
+    reqs = [Request(MODELS[0], blocks, layer_params=params)
+            for blocks in ((t, m1), (t, m1, s, m2), (t, m1, s, Block(Layer.MESSAGES, b"m2!", "m2", tokens=40)))]
+    d0, store, ref = namespace_digest("anthropic", MODELS[0]), Store(), None
+    for req, ordered in zip(reqs, (True, False, False)):
+        ref = view(req, d0, ref, True, lambda b: b.tokens, store)
+        assert ref.digests[:ref.n] == chain(d0, req) and ref.ordered is ordered
+    assert ref.cum == [10, 40, 60, 100] and ref.parting == 3
+
+
+def test_a_prefix_another_stream_writes_first_is_known_to_the_next_request():
+    # main marks only its third block, so the system prompt's boundary is first written by a side
+    # stream that marks it; main's next request extends its own chain and must learn that position
+    t, s = Block(Layer.TOOLS, b"t", "tools[0]", tokens=1500), Block(Layer.SYSTEM, b"s", "system[0]", tokens=700)
+    m1, m2 = Block(Layer.MESSAGES, b"m1", "m1", tokens=300), Block(Layer.MESSAGES, b"m2", "m2", tokens=300)
+    calls = [Call(0, Request(MODELS[0], (t, s, m1.with_breakpoint("5m"))), stream="main", output_tokens=10),
+             Call(10, Request(MODELS[0], (t, s.with_breakpoint("5m"))), stream="side", output_tokens=10),
+             Call(20, Request(MODELS[0], (t, s, m1, m2.with_breakpoint("5m"))), stream="main", output_tokens=10)]
+    sheet = PriceBook({MODELS[0]: {"input": 3, "output": 15}})
+    got, want = replay_both("anthropic", calls, sheet)
+    assert got == want
+    assert [o[0].cache_read for o in got] == [0, 0, 2500]

@@ -9,6 +9,8 @@ import pytest
 from prefixsim.errors import RequestError, UserError
 from prefixsim.model import Block, Call, CauseKind, Usage
 from prefixsim.pricing import PriceBook, Tiered
+from prefixsim.providers.base import Decision
+from prefixsim.providers.prefix import PrefixPolicy
 from prefixsim.providers.tables import canonical_model
 from prefixsim.render import render_anthropic
 from prefixsim.runner import Simulator
@@ -207,6 +209,65 @@ def test_prefix_demo_rules_every_boundary_no_minimum_no_expiry():
     assert split(s.step(Call(1, other))) == (30, 0, 0, 30)
     # no TTL: ten days later the whole first prompt is still there; writes carry no premium
     assert split(s.step(Call(864000, make_request([10, 20, 30, 40])))) == (60, 0, 0, 40)
+
+
+def _prefix_decide(policy, store, sizes, now, available_at, edited=None):
+    """PrefixPolicy.decide on a request of blocks sized `sizes` (block `edited` given other bytes)."""
+    req = make_request(sizes)
+    if edited is not None:
+        req = with_block(req, edited, b"edited")
+    cum = [sum(sizes[:i + 1]) for i in range(len(sizes))]
+    return policy.decide(req, chain(namespace_digest("prefix", "m"), req), cum, store, now, available_at)
+
+
+def _prefix(read, uncached, hit, blocked=None):
+    # the demo model: no write premium (nothing billed as a write), no minimum, no breakpoints
+    return Decision(read=read, write_5m=0, write_1h=0, uncached=uncached, hit=hit, blocked=blocked,
+                    below_minimum=False, breakpoints=())
+
+
+def test_prefix_demo_reads_the_longest_readable_prefix_and_names_what_blocks_it():
+    p, store = PrefixPolicy(), Store()
+    assert _prefix_decide(p, store, [10, 20, 30], 0, 1) == _prefix(0, 60, -1)
+    # before the first response began every boundary is pending: nothing read, the first one blocks
+    assert _prefix_decide(p, store, [10, 20, 30, 40], 0.5, 1.5) == _prefix(0, 100, -1, (State.PENDING, 0))
+    # the parallel rewrite kept the earliest availability (t=1); the 4th boundary is readable at 1.5
+    assert _prefix_decide(p, store, [10, 20, 30, 40, 50], 1.2, 2.2) == _prefix(60, 90, 2, (State.PENDING, 3))
+    assert _prefix_decide(p, store, [10, 20, 30, 40, 50], 3, 4) == _prefix(150, 0, 4)
+    # an edited third block: the two boundaries before it are read, no entry blocks the edited one
+    assert _prefix_decide(p, store, [10, 20, 30, 40, 50], 5, 6, edited=2) == _prefix(30, 120, 1)
+    assert _prefix_decide(p, store, [10], 7, 8) == _prefix(10, 0, 0)
+    assert _prefix_decide(p, store, [], 9, 10) == _prefix(0, 0, -1)   # no blocks: nothing to read or write
+    # the boundary right after the hit blocks it even when it is the request's last
+    assert _prefix_decide(p, store, [10, 20, 30, 40, 50, 60], 11, 12) == _prefix(150, 60, 4)
+    assert _prefix_decide(p, store, [10, 20, 30, 40, 50, 60], 11.5, 12.5) == _prefix(150, 60, 4, (State.PENDING, 5))
+
+
+def test_prefix_demo_with_a_ttl_reads_only_an_unbroken_live_prefix():
+    p, store = PrefixPolicy(ttl=300), Store()
+    assert p.describe("m") == {"provider": "prefix", "caching": "every block boundary written and read (seed 003 demo)",
+                               "minimum cacheable tokens": "none", "ttl": "300 s"}
+    assert PrefixPolicy().describe("m")["ttl"] == "none"
+    _prefix_decide(p, store, [10], 0, 0)                                        # lives to 300
+    # a read of the first boundary refreshes it to 200 + 300; the two new ones live to 500
+    assert _prefix_decide(p, store, [10, 20, 30], 200, 200) == _prefix(10, 50, 0)
+    assert _prefix_decide(p, store, [10], 450, 450) == _prefix(10, 0, 0)         # first to 750
+    # only the hit is refreshed: at 550 the second boundary expired (500) and stops the read
+    assert _prefix_decide(p, store, [10, 20, 30], 550, 550) == _prefix(10, 50, 0, (State.EXPIRED, 1))
+    # all three now live to 850; reading the third refreshes it alone, to 900
+    assert _prefix_decide(p, store, [10, 20, 30], 600, 600) == _prefix(60, 0, 2)
+    # at 860 the third lives but the first expired: a prefix is read only from its start
+    assert _prefix_decide(p, store, [10, 20, 30], 860, 860) == _prefix(0, 60, -1, (State.EXPIRED, 0))
+
+
+def test_prefix_demo_under_a_capacity_reads_only_an_unbroken_prefix():
+    # each boundary's entry holds its prefix: 10 + 30 + 60 = 100 tokens fill the store exactly
+    p, store = PrefixPolicy(), Store(capacity=100)
+    assert _prefix_decide(p, store, [10, 20, 30], 0, 0) == _prefix(0, 60, -1)
+    assert len(store) == 3
+    # one more token evicts the least recently used entry, the first boundary
+    _prefix_decide(p, store, [1], 1, 1, edited=0)
+    assert _prefix_decide(p, store, [10, 20, 30], 2, 2) == _prefix(0, 60, -1, (State.EVICTED, 0))
 
 
 # --- pricing -----------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ import pytest
 from prefixsim.errors import UserError
 from prefixsim.providers import tables
 from prefixsim.providers.tables import (DEEPSEEK_RULE, anthropic_config_layer, anthropic_min_tokens,
-                                        anthropic_strips_thinking, canonical_model, claude_code_ttl, openai_rule)
+                                        anthropic_strips_thinking, canonical_model, claude_code_ttl, gemini_rule,
+                                        openai_rule)
 
 
 @pytest.mark.parametrize("given,canonical", [
@@ -23,6 +24,7 @@ from prefixsim.providers.tables import (DEEPSEEK_RULE, anthropic_config_layer, a
     ("claude-opus-4-0", "claude-opus-4"),                                # -0 alias of a major version
     ("claude-opus-4-1", "claude-opus-4-1"),
     ("openai/GPT-4.1", "gpt-4.1"),                                       # other ids: last path part, lowercased
+    ("publishers/anthropic/models/claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),   # Vertex resource path
 ])
 def test_canonical_model(given, canonical):
     assert canonical_model(given) == canonical
@@ -86,3 +88,47 @@ def test_claude_code_ttl_buckets():
 def test_anthropic_thinking_rows(model, layer, strips):
     assert anthropic_config_layer(model) == layer
     assert anthropic_strips_thinking(model) is strips
+
+
+# --- Bedrock / Vertex 1h and Gemini implicit caching (docs/rules.md#bedrock-and-vertex-claude, #google-gemini)
+
+def test_bedrock_offers_1h_from_claude_4_5_vertex_and_the_api_on_every_model():
+    assert tables.BEDROCK.offers_1h("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+    assert tables.BEDROCK.offers_1h("claude-haiku-4-5")
+    assert not tables.BEDROCK.offers_1h("anthropic.claude-opus-4-1-20250805-v1:0")   # 4.1 and older: 5m only
+    assert not tables.BEDROCK.offers_1h("claude-3-7-sonnet")
+    assert tables.VERTEX.offers_1h("claude-opus-4-1@20250805") and tables.CLAUDE_API.offers_1h("claude-haiku-3")
+
+
+@pytest.mark.parametrize("model,family,minimum", [
+    ("gemini-2.5-flash", "gemini-2.5-flash", 2048), ("gemini-2.5-flash-lite", "gemini-2.5-flash", 2048),
+    ("google/gemini-2.5-pro", "gemini-2.5-pro", 2048),                 # router prefix
+    ("publishers/google/models/gemini-3.5-flash", "gemini-3.5", 4096),  # Vertex resource path: last part
+    (" Gemini-3-Flash-Preview ", "gemini-3-flash", 1024), ("gemini-3.1-pro-preview", "gemini-3.1", 4096),
+    ("gemini-4-argon", "gemini-4", 4096),
+])
+def test_gemini_rule_by_family_with_the_newest_minimum(model, family, minimum):
+    rule = gemini_rule(model)
+    assert rule is tables.GEMINI_RULES[family] and rule.min_tokens == minimum
+
+
+def test_gemini_rule_is_the_same_under_any_retention():
+    assert gemini_rule("gemini-2.5-pro", "in_memory") is gemini_rule("gemini-2.5-pro")
+
+
+def test_gemini_before_2_5_has_no_implicit_caching():
+    with pytest.raises(UserError) as e:
+        gemini_rule("models/gemini-2.0-flash")
+    assert str(e.value) == ("unknown Gemini model 'models/gemini-2.0-flash' for implicit caching (2.5 and later; "
+                            "known families: gemini-2.5-flash, gemini-2.5-pro, gemini-3-flash, gemini-3-pro, "
+                            "gemini-3.1, gemini-3.5, gemini-3.6, gemini-3.7, gemini-3.8, gemini-4)")
+
+
+def test_gemini_implicit_rule_is_a_best_effort_range():
+    # pessimistic: nothing kept (idle 0); optimistic: kept up to 24 h from the write; reads at block
+    # boundaries; writes cost plain input; every position past the minimum is cached
+    rule = tables._gemini(2048, "a note")
+    assert (rule.min_tokens, rule.increment, rule.ttl, rule.ttl_optimistic, rule.max_lifetime,
+            rule.write_multiplier_applies, rule.partial, rule.writes, rule.common_units) == \
+        (2048, 1, 0.0, 86400.0, 86400.0, False, False, "every", False)
+    assert rule.source.startswith("G-CC, docs/rules.md#google-gemini: ") and "min 2,048 tokens (a note)" in rule.source
