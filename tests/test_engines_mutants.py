@@ -1,0 +1,116 @@
+"""Engine rules pinned with exact values (issue 22: mutation testing): the eviction queue both engines
+use, and the request plumbing of engines/base.py.
+
+SGLang `evict_policy.py` orders evictable leaves by lru (last access), lfu (hits, then last access)
+or fifo (creation); vLLM's free queue is the lru case (docs/rules.md#vllm, docs/rules.md#sglang).
+"""
+import pytest
+
+from prefixsim.engines.base import (DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, Served,
+                                    committed_tokens, prefill_seconds, serve)
+from prefixsim.engines.eviction import EVICTIONS, EvictionQueue
+from prefixsim.engines.vllm import VllmCache
+from prefixsim.errors import UserError
+
+
+class Item:
+    def __init__(self, name, last_access=0, created=0, hits=0):
+        self.name, self.last_access, self.created, self.hits, self.qseq = name, last_access, created, hits, 0
+
+    def __repr__(self):
+        return self.name
+
+
+def drain(q):
+    out = []
+    while (x := q.pop()) is not None:
+        out.append(x.name)
+    return out
+
+
+def items():
+    # name: (last access, created, hits)
+    return [Item("a", 5, 1, 3), Item("b", 2, 4, 3), Item("c", 9, 2, 1), Item("d", 7, 3, 1)]
+
+
+@pytest.mark.parametrize("policy,order", [
+    ("lru", ["b", "a", "d", "c"]),      # last access 2, 5, 7, 9
+    ("lfu", ["d", "c", "b", "a"]),      # hits 1 (access 7, 9), then hits 3 (access 2, 5)
+    ("fifo", ["a", "c", "d", "b"])])    # created 1, 2, 3, 4
+def test_each_policy_orders_by_its_key(policy, order):
+    q = EvictionQueue(policy)
+    for it in items():
+        q.offer(it)
+    assert q.policy == policy and len(q) == 4
+    assert drain(q) == order
+    assert len(q) == 0 and q.pop() is None
+
+
+def test_ties_go_to_the_earlier_offer_and_a_reoffer_moves_an_item():
+    q = EvictionQueue("lru")
+    a, b, c = Item("a", 1), Item("b", 1), Item("c", 1)
+    for it in (a, b, c):
+        q.offer(it)
+    q.offer(a)                      # offered again: now behind b and c on the same key
+    assert len(q) == 3
+    assert drain(q) == ["b", "c", "a"]
+    assert (a.qseq, b.qseq, c.qseq) == (0, 0, 0)
+
+
+def test_withdrawn_items_are_not_victims_until_offered_again():
+    q = EvictionQueue("lru")
+    a, b, c = Item("a", 1), Item("b", 2), Item("c", 3)
+    for it in (a, b, c):
+        q.offer(it)
+    q.withdraw(a)
+    q.withdraw(a)                   # twice: still one fewer candidate, not two
+    assert len(q) == 2 and a.qseq == 0
+    assert q.pop() is b
+    a.last_access = 9
+    q.offer(a)
+    assert len(q) == 2
+    assert drain(q) == ["c", "a"]
+    q.withdraw(b)                   # not queued: nothing changes
+    assert len(q) == 0
+
+
+def test_many_stale_entries_keep_the_live_order():
+    # withdrawing and re-offering leaves stale heap entries; past 2 x live + 1024 they are dropped
+    q = EvictionQueue("lru")
+    its = [Item(str(i), last_access=i) for i in range(10)]
+    for it in its:
+        q.offer(it)
+    for rnd in range(300):
+        for it in its[:5]:
+            q.withdraw(it)
+            it.last_access = 100 + rnd
+            q.offer(it)
+    assert len(q) == 10
+    assert len(q._heap) <= 2 * 10 + 1024 + 1
+    assert drain(q) == ["5", "6", "7", "8", "9", "0", "1", "2", "3", "4"]
+
+
+def test_unknown_policy_is_named():
+    assert EVICTIONS == ("lru", "lfu", "fifo")
+    with pytest.raises(UserError, match=r"^unknown eviction policy 'mru' \(valid: lru, lfu, fifo\)$"):
+        EvictionQueue("mru")
+    assert EvictionQueue().policy == "lru"
+
+
+def test_committed_tokens_are_prompt_and_output_but_its_last_token():
+    assert committed_tokens([1, 2, 3], [7, 8, 9]) == [1, 2, 3, 7, 8]
+    assert committed_tokens([1, 2, 3], [7]) == [1, 2, 3]
+    assert committed_tokens((1, 2), ()) == [1, 2]
+
+
+def test_serve_counts_hits_and_new_tokens():
+    c = VllmCache(block_size=4)
+    s = serve(c, list(range(10)), [100, 101, 102])      # committed: 10 + 2 = 12 tokens, 3 full blocks
+    assert s == Served(10, 0, 12) and s.computed_tokens == 10
+    s = serve(c, list(range(13)))                       # block 3 differs from token 10 on: 2 read
+    assert (s.prompt_tokens, s.hit_tokens, s.stored_tokens, s.computed_tokens) == (13, 8, 4, 5)
+
+
+def test_request_time_assumptions():
+    assert DEFAULT_PREFILL_TOKENS_PER_S == 10_000.0 and DEFAULT_DECODE_TOKENS_PER_S == 50.0
+    assert prefill_seconds(25_000, 10_000.0) == 2.5
