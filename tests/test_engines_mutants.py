@@ -114,3 +114,37 @@ def test_serve_counts_hits_and_new_tokens():
 def test_request_time_assumptions():
     assert DEFAULT_PREFILL_TOKENS_PER_S == 10_000.0 and DEFAULT_DECODE_TOKENS_PER_S == 50.0
     assert prefill_seconds(25_000, 10_000.0) == 2.5
+
+
+def test_pseudo_ids_are_drawn_from_the_content_key_above_every_vocabulary():
+    from prefixsim.engines.tokens import pseudo_ids
+
+    a = pseudo_ids(b"key-a", 50)
+    assert len(a) == 50 and a == pseudo_ids(b"key-a", 50)          # deterministic
+    assert pseudo_ids(b"key-a", 20) == a[:20]                      # a shorter draw is a prefix
+    assert all(2**32 <= x < 2**33 for x in a)
+    assert not set(a) & set(pseudo_ids(b"key-b", 50))
+    assert pseudo_ids(b"key-a", 0) == [] and pseudo_ids(b"key-a", -3) == []
+
+
+def test_block_ids_follow_the_runs_counts():
+    from prefixsim.engines.tokens import BlockTokenIds, pseudo_ids
+    from prefixsim.model import Block, Layer, Request
+
+    ids = BlockTokenIds("approx")
+    text = Block(Layer.SYSTEM, b"abcdefghij")                      # 10 characters: 3 pieces of <= 4
+    got = ids.ids(text)
+    assert len(got) == 3 and all(2**32 <= x < 2**33 for x in got)
+    assert ids.ids(Block(Layer.SYSTEM, b"abcdXXXXij"))[0] == got[0]  # equal pieces, equal ids
+    assert ids.ids(Block(Layer.SYSTEM, b"abcdXXXXij"))[1] != got[1]
+    assert ids.ids(text, 3) == got                                 # the count agrees: the text's ids
+    assert ids.ids(text, 5) == pseudo_ids(text.key, 5)             # it does not: content-derived ids
+    fixed = Block(Layer.SYSTEM, b"x", tokens=4)
+    assert ids.ids(fixed) == ids.ids(fixed, 99) == pseudo_ids(fixed.key, 4)   # a fixed size wins
+    req = Request("m", (text, fixed))
+    assert ids.request_ids(req) == got + pseudo_ids(fixed.key, 4)
+    assert ids.request_ids(req, [5, 9]) == pseudo_ids(text.key, 5) + pseudo_ids(fixed.key, 4)
+    assert ids.request_ids(req, [3, 7]) == got + pseudo_ids(fixed.key, 4)
+    tik = BlockTokenIds()
+    assert tik.encoding == "cl100k_base"
+    assert tik.ids(Block(Layer.SYSTEM, b"hello world")) == [15339, 1917]   # cl100k_base ids
