@@ -102,3 +102,23 @@ def test_an_entry_past_its_maximum_lifetime_names_both_times(prices):
     o = s.step(Call(3601, r))                                        # idle 241 s, but 3,601 s after the write
     assert split(o) == (0, 0, 0, 1100)
     assert str(o.cause) == "ttl_expired (entry at messages[0] written 3601 s ago, past its 3600 s maximum lifetime)"
+
+
+def test_a_common_prefix_unit_does_not_hide_where_the_next_request_parts(prices):
+    # DS kv_cache: the second request persists the common prefix of the two as a unit of its own (no
+    # block position); the stream's next request, which changes the system prompt, still parts at it.
+    from prefixsim.providers import get_policy
+
+    s = Simulator("deepseek", tokenizer="approx", policy=get_policy("deepseek"), prices=prices)
+    tools = Block(Layer.TOOLS, b"T" * 200, "tools[0]")                       # 50 tokens
+    system = Block(Layer.SYSTEM, b"S" * 400, "messages[0]")                  # 100 tokens
+
+    def req(sys_block, text):
+        return Request("deepseek-chat", (tools, sys_block, Block(Layer.MESSAGES, text, "messages[1]")))
+
+    s.step(Call(0, req(system, b"D" * 18000 + b"B" * 40)))
+    second = s.step(Call(10, req(system, b"D" * 18000 + b"C" * 40)))
+    assert second.usage.cache_read == 0                      # no unit matched whole yet
+    o = s.step(Call(20, req(Block(Layer.SYSTEM, b"R" * 400, "messages[0]"), b"D" * 18000 + b"C" * 40)))
+    assert o.usage.cache_read == 0
+    assert (o.cause.kind, o.cause.detail) == (CauseKind.PREFIX_CHANGED, "system layer, block 1 (messages[0]), byte 0")
