@@ -10,6 +10,7 @@ def test_vllm_evicts_whole_blocks_for_a_token_count():
     assert c.used == 8 and c.pool.evictions == 2
     assert c.evict(4) == 4 and c.evict(100) == 4   # then 1 block; then the last one left
     assert c.used == 0 and c.evict(1) == 0
+    assert c.pool.evictions == 4 and c.pool.evicted == set(c.pool.evicted) and len(c.pool.evicted) == 4
 
 
 def test_sglang_common_prefix_at_any_offset():
@@ -34,3 +35,38 @@ def test_sglang_pages_split_and_match_page_by_page():
     assert c.match([1, 2, 3, 4, 5, 6, 0]) == 6                     # the tail still found by its page
     assert c.match([1, 2, 3, 4, 8, 8, 0]) == 6
     assert c.match([1, 2, 3, 4, 5]) == 4 and c.used == 8
+
+
+def test_vllm_one_token_blocks_keep_the_last_token_uncached():
+    import pytest
+
+    c = VllmCache(block_size=1)
+    c.insert([5, 6, 7])
+    assert c.match([5, 6]) == 1 and c.match([5]) == 0 and c.match([]) == 0
+    hit, _ = c.begin([5])                          # a one-token prompt recomputes its only token
+    assert hit == 0
+    hit, _ = c.begin([5, 6, 7])
+    assert hit == 2
+    with pytest.raises(ValueError, match="block_size must be positive"):
+        VllmCache(block_size=0)
+
+
+def test_vllm_rekey_keeps_recency_and_drops_a_duplicate():
+    from prefixsim.engines.vllm import BlockPool
+
+    p = BlockPool(capacity=2)
+    p.store(["a"])
+    p.store(["z"])
+    p.rekey(["a"], ["b"])                          # a's block is b now, still older than z
+    assert set(p.blocks) == {"b", "z"}
+    p.store(["c"])
+    assert set(p.blocks) == {"z", "c"} and p.evicted == {"b"}
+    p.rekey(["z"], ["c"])                          # c is already cached: z's block is dropped
+    assert set(p.blocks) == {"c"}
+    held, _ = p.acquire(["y"])
+    p.rekey(["y"], ["c"])                          # dropped while a request holds it
+    p.release(held)
+    assert set(p.blocks) == {"c"}
+    assert p.evict(5) == 1 and p.blocks == {}      # only c was left to evict
+    p.rekey(["c"], ["d"])                          # already evicted: stays evicted
+    assert p.blocks == {} and p.run(["d"]) == 0
