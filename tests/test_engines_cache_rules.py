@@ -70,3 +70,26 @@ def test_vllm_rekey_keeps_recency_and_drops_a_duplicate():
     assert p.evict(5) == 1 and p.blocks == {}      # only c was left to evict
     p.rekey(["c"], ["d"])                          # already evicted: stays evicted
     assert p.blocks == {} and p.run(["d"]) == 0
+
+
+def test_sglang_evicts_whole_leaves_until_enough_is_freed():
+    from prefixsim.engines.sglang import RadixCache
+
+    c = RadixCache(capacity=10)
+    for seq in ([1, 2], [3, 4], [5, 6]):
+        c.insert(seq)
+    assert c.evict(3) == 4                        # two 2-token leaves, the least recent first
+    assert c.used == 2 and c.evictions == 2
+    assert c.match([5, 6, 0]) == 2 and c.match([1, 2, 0]) == 0
+    assert c.evict(1) == 2 and c.evictions == 3 and c.evict(1) == 0
+
+
+def test_serve_uses_the_requests_keys_for_prompt_and_output():
+    from prefixsim.engines import EngineKeys, serve
+    from prefixsim.engines.sglang import RadixCache
+
+    keys = EngineKeys(lora="adapter", salt="s")
+    for c in (VllmCache(block_size=4), RadixCache()):
+        serve(c, list(range(8)), [50, 51, 52, 53, 54], keys)   # committed: 8 + 4 tokens
+        assert c.match(list(range(8)) + [50, 51, 52, 53, 99], keys) == 12
+        assert c.match(list(range(8)) + [50, 51, 52, 53, 99]) == 0
