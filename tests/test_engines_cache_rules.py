@@ -93,3 +93,16 @@ def test_serve_uses_the_requests_keys_for_prompt_and_output():
         serve(c, list(range(8)), [50, 51, 52, 53, 54], keys)   # committed: 8 + 4 tokens
         assert c.match(list(range(8)) + [50, 51, 52, 53, 99], keys) == 12
         assert c.match(list(range(8)) + [50, 51, 52, 53, 99]) == 0
+
+
+def test_both_caches_count_tokens_newly_stored():
+    import pytest
+    from prefixsim.engines.sglang import RadixCache
+
+    s, v = RadixCache(), VllmCache(block_size=4)
+    assert s.stored == v.stored == s.used == v.used == 0
+    s.insert([1, 2, 3, 4, 5]), v.insert([1, 2, 3, 4, 5])
+    s.insert([1, 2, 3, 4, 5, 6, 7, 8, 9]), v.insert([1, 2, 3, 4, 5, 6, 7, 8, 9])
+    assert (s.stored, v.stored) == (9, 8)         # tokens; vLLM whole blocks only
+    with pytest.raises(ValueError, match="^page_size must be positive$"):
+        RadixCache(page_size=0)
