@@ -72,6 +72,10 @@ def test_split_keeps_the_unit_for_later_sizing():
     ("10^41", r"^capacity '10\^41' is too large"),
     ("1" * 41, r"is too large \(at most 10\^15 tokens"),
     ("1e400", r"is too large"),
+    ("10^400", r"^capacity '10\^400' is too large \(at most 10\^15 tokens"),     # 10.0 ** 400 would overflow
+    ("10^" + "1" * 5000, r"is too large \(at most 10\^15 tokens"),              # past int()'s digit limit
+    ("1" * 41 + "GiB", r"is too large \(at most 1,000,000 GiB; write"),           # the limit of the unit given
+    ("10^50 GiB", r"is too large \(at most 1,000,000 GiB; write"),
     ("1000001GiB", r"^capacity '1000001GiB' is too large \(at most 1,000,000 GiB; write"),
 ])
 def test_bad_and_oversized_capacities(text, msg):
@@ -79,8 +83,11 @@ def test_bad_and_oversized_capacities(text, msg):
         parse_capacity(text, "llama-3.1-8b")
 
 
-def test_forty_digits_are_read_and_bounded_not_overflowed():
-    # 40 digits and 10^40 are still parsed as numbers (then refused as too large), not as "bad"
+def test_long_spellings_are_read_by_their_value():
+    # many digits are not a large number: leading zeros and a long fraction keep their value
+    assert parse_capacity("0" * 50 + "7") == 7
+    assert parse_capacity("1." + "0" * 45 + "k") == 1000
+    assert parse_capacity("10^09") == 10**9
     with pytest.raises(UserError, match="too large"):
         split_capacity("1" * 40)
     with pytest.raises(UserError, match="too large"):
