@@ -1,5 +1,7 @@
 """vLLM block pool and SGLang radix tree rules pinned with exact values (issue 22: mutation testing).
 Each test is written from docs/rules.md#vllm and docs/rules.md#sglang, not from today's output."""
+import pytest
+
 from prefixsim.engines.vllm import VllmCache
 
 
@@ -47,7 +49,7 @@ def test_vllm_one_token_blocks_keep_the_last_token_uncached():
     assert hit == 0
     hit, _ = c.begin([5, 6, 7])
     assert hit == 2
-    with pytest.raises(ValueError, match="block_size must be positive"):
+    with pytest.raises(ValueError, match="^block_size must be positive$"):
         VllmCache(block_size=0)
 
 
@@ -106,3 +108,14 @@ def test_both_caches_count_tokens_newly_stored():
     assert (s.stored, v.stored) == (9, 8)         # tokens; vLLM whole blocks only
     with pytest.raises(ValueError, match="^page_size must be positive$"):
         RadixCache(page_size=0)
+
+
+@pytest.mark.parametrize("policy,kept", [("lru", 1), ("fifo", 0)])
+def test_vllm_cache_passes_its_eviction_policy_to_the_pool(policy, kept):
+    c = VllmCache(capacity=2, block_size=1, eviction=policy)
+    assert (c.capacity, c.block_size) == (2, 1)
+    c.insert([7])
+    c.insert([8])
+    c.insert([7])                 # 7's block is freed again: the more recent (lru), yet created first (fifo)
+    c.insert([9])
+    assert c.match([7, 0]) == kept and c.used == 2
