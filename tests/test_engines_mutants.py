@@ -125,6 +125,7 @@ def test_pseudo_ids_are_drawn_from_the_content_key_above_every_vocabulary():
     assert all(2**32 <= x < 2**33 for x in a)
     assert not set(a) & set(pseudo_ids(b"key-b", 50))
     assert pseudo_ids(b"key-a", 0) == [] and pseudo_ids(b"key-a", -3) == []
+    assert pseudo_ids(b"key-a", 1) == a[:1]
 
 
 def test_block_ids_follow_the_runs_counts():
@@ -139,6 +140,10 @@ def test_block_ids_follow_the_runs_counts():
     assert ids.ids(Block(Layer.SYSTEM, b"abcdXXXXij"))[1] != got[1]
     assert ids.ids(text, 3) == got                                 # the count agrees: the text's ids
     assert ids.ids(text, 5) == pseudo_ids(text.key, 5)             # it does not: content-derived ids
+    sized = Block(Layer.SYSTEM, b"abcdefgh", tokens=2)                # fixed size: content ids even when
+    assert ids.ids(sized) == pseudo_ids(sized.key, 2)               # the text happens to count the same
+    bad = Block(Layer.SYSTEM, b"abcd\xff\xfeefgh")                    # not UTF-8: replaced, never an error
+    assert len(ids.ids(bad)) == 3 and ids.ids(bad)[0] == got[0]
     fixed = Block(Layer.SYSTEM, b"x", tokens=4)
     assert ids.ids(fixed) == ids.ids(fixed, 99) == pseudo_ids(fixed.key, 4)   # a fixed size wins
     req = Request("m", (text, fixed))
