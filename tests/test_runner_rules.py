@@ -122,3 +122,15 @@ def test_a_common_prefix_unit_does_not_hide_where_the_next_request_parts(prices)
     o = s.step(Call(20, req(Block(Layer.SYSTEM, b"R" * 400, "messages[0]"), b"D" * 18000 + b"C" * 40)))
     assert o.usage.cache_read == 0
     assert (o.cause.kind, o.cause.detail) == (CauseKind.PREFIX_CHANGED, "system layer, block 1 (messages[0]), byte 0")
+
+
+def test_the_maximum_lifetime_counts_from_the_write_not_from_zero(prices):
+    from prefixsim.providers import get_policy
+
+    s = Simulator("openai", tokenizer="approx", policy=get_policy("openai"), prices=prices)
+    r = Request("gpt-4o", (Block(Layer.TOOLS, b"t", "tools[0]", tokens=500),
+                           Block(Layer.SYSTEM, b"s", "messages[0]", tokens=600)))
+    for t in range(100, 3700, 240):                                 # written at t=100, read every 240 s
+        s.step(Call(t, r))
+    o = s.step(Call(3701, r))
+    assert str(o.cause) == "ttl_expired (entry at messages[0] written 3601 s ago, past its 3600 s maximum lifetime)"
