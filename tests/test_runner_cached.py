@@ -93,3 +93,16 @@ def test_prices_are_looked_up_at_the_requests_own_time():
     sim.step(Call(40.0, Request("gemini-2.5-pro", (PREFIX, TURN)), cached=CachedRef("c", 1)))
     assert book.asked == [("gemini-2.5-pro", "gemini", when), ("gemini-2.5-pro", "gemini", when),
                           ("gemini-2.5-pro", "gemini", book.start + dt.timedelta(seconds=40))]
+
+
+def test_the_implicit_cache_at_its_pessimistic_end_says_no_hit_is_promised():
+    # Gemini implicit caching is best effort: the pessimistic figures assume no hit, and say why
+    sim = Simulator("gemini", tokenizer="approx")
+    r = Request("gemini-2.5-pro", (Block(Layer.SYSTEM, b"s", "system", tokens=5000),
+                                   Block(Layer.MESSAGES, b"m", "contents[0]", tokens=100)))
+    first = sim.step(Call(0.0, r))
+    again = sim.step(Call(10.0, r))
+    assert (first.usage.input_tokens, again.usage.input_tokens, again.usage.cache_read) == (5100, 5100, 0)
+    assert str(first.cause) == "cold"
+    assert str(again.cause) == ("ttl_expired (entry at contents[0]: best effort, no hit assumed at the "
+                                "pessimistic end (the optimistic figures assume one))")
