@@ -134,3 +134,25 @@ def test_the_maximum_lifetime_counts_from_the_write_not_from_zero(prices):
         s.step(Call(t, r))
     o = s.step(Call(3701, r))
     assert str(o.cause) == "ttl_expired (entry at messages[0] written 3601 s ago, past its 3600 s maximum lifetime)"
+
+
+def test_the_defaults_are_anthropic_and_cl100k_base():
+    s = Simulator()
+    assert (s.provider, s.policy.name, s.ttft, s.store.capacity) == ("anthropic", "anthropic", 1.0, None)
+    o = s.step(Call(0, Request("claude-sonnet-4-5", (Block(Layer.MESSAGES, b"hello world", "messages[0]"),))))
+    assert o.usage.input_tokens == 2                  # cl100k_base: "hello", " world"
+
+
+def test_a_one_token_request_that_reads_nothing_is_cold(sim):
+    o = sim.step(Call(0, Request("claude-sonnet-4-5", (Block(Layer.MESSAGES, b"x", "m", tokens=1),))))
+    assert split(o) == (0, 0, 0, 1)
+    assert (o.cause.kind, o.cause.detail) == (CauseKind.COLD, "no cache_control breakpoint")
+
+
+@pytest.mark.parametrize("provider,shared", [("anthropic", False), ("bedrock", True)])
+def test_bedrock_shares_entries_across_workspaces(prices, provider, shared):
+    s = Simulator(provider, tokenizer="approx", prices=prices)
+    r = make_request([2000, 3000], {2: "5m"})                     # one breakpoint, 5,000 tokens
+    s.step(Call(0, r))
+    o = s.step(Call(10, Request(r.model, r.blocks, workspace="team-b"), stream="b"))
+    assert o.usage.cache_read == (5000 if shared else 0)          # A-PC: Bedrock is not per workspace
