@@ -102,3 +102,57 @@ def test_an_entry_past_its_maximum_lifetime_names_both_times(prices):
     o = s.step(Call(3601, r))                                        # idle 241 s, but 3,601 s after the write
     assert split(o) == (0, 0, 0, 1100)
     assert str(o.cause) == "ttl_expired (entry at messages[0] written 3601 s ago, past its 3600 s maximum lifetime)"
+
+
+def test_a_common_prefix_unit_does_not_hide_where_the_next_request_parts(prices):
+    # DS kv_cache: the second request persists the common prefix of the two as a unit of its own (no
+    # block position); the stream's next request, which changes the system prompt, still parts at it.
+    from prefixsim.providers import get_policy
+
+    s = Simulator("deepseek", tokenizer="approx", policy=get_policy("deepseek"), prices=prices)
+    tools = Block(Layer.TOOLS, b"T" * 200, "tools[0]")                       # 50 tokens
+    system = Block(Layer.SYSTEM, b"S" * 400, "messages[0]")                  # 100 tokens
+
+    def req(sys_block, text):
+        return Request("deepseek-chat", (tools, sys_block, Block(Layer.MESSAGES, text, "messages[1]")))
+
+    s.step(Call(0, req(system, b"D" * 18000 + b"B" * 40)))
+    second = s.step(Call(10, req(system, b"D" * 18000 + b"C" * 40)))
+    assert second.usage.cache_read == 0                      # no unit matched whole yet
+    o = s.step(Call(20, req(Block(Layer.SYSTEM, b"R" * 400, "messages[0]"), b"D" * 18000 + b"C" * 40)))
+    assert o.usage.cache_read == 0
+    assert (o.cause.kind, o.cause.detail) == (CauseKind.PREFIX_CHANGED, "system layer, block 1 (messages[0]), byte 0")
+
+
+def test_the_maximum_lifetime_counts_from_the_write_not_from_zero(prices):
+    from prefixsim.providers import get_policy
+
+    s = Simulator("openai", tokenizer="approx", policy=get_policy("openai"), prices=prices)
+    r = Request("gpt-4o", (Block(Layer.TOOLS, b"t", "tools[0]", tokens=500),
+                           Block(Layer.SYSTEM, b"s", "messages[0]", tokens=600)))
+    for t in range(100, 3700, 240):                                 # written at t=100, read every 240 s
+        s.step(Call(t, r))
+    o = s.step(Call(3701, r))
+    assert str(o.cause) == "ttl_expired (entry at messages[0] written 3601 s ago, past its 3600 s maximum lifetime)"
+
+
+def test_the_defaults_are_anthropic_and_cl100k_base():
+    s = Simulator()
+    assert (s.provider, s.policy.name, s.ttft, s.store.capacity) == ("anthropic", "anthropic", 1.0, None)
+    o = s.step(Call(0, Request("claude-sonnet-4-5", (Block(Layer.MESSAGES, b"hello world", "messages[0]"),))))
+    assert o.usage.input_tokens == 2                  # cl100k_base: "hello", " world"
+
+
+def test_a_one_token_request_that_reads_nothing_is_cold(sim):
+    o = sim.step(Call(0, Request("claude-sonnet-4-5", (Block(Layer.MESSAGES, b"x", "m", tokens=1),))))
+    assert split(o) == (0, 0, 0, 1)
+    assert (o.cause.kind, o.cause.detail) == (CauseKind.COLD, "no cache_control breakpoint")
+
+
+@pytest.mark.parametrize("provider,shared", [("anthropic", False), ("bedrock", True)])
+def test_bedrock_shares_entries_across_workspaces(prices, provider, shared):
+    s = Simulator(provider, tokenizer="approx", prices=prices)
+    r = make_request([2000, 3000], {2: "5m"})                     # one breakpoint, 5,000 tokens
+    s.step(Call(0, r))
+    o = s.step(Call(10, Request(r.model, r.blocks, workspace="team-b"), stream="b"))
+    assert o.usage.cache_read == (5000 if shared else 0)          # A-PC: Bedrock is not per workspace

@@ -90,11 +90,13 @@ def split_capacity(text: str | int | float | None) -> tuple[float, str] | None:
     m = _NUM.match(text)
     if m is None:
         raise UserError(f"bad capacity {text!r} (e.g. 'unlimited', 1e6, 10^6, 500k, 4GiB)")
-    digits = m.group(1) or m.group(2)
-    if len(digits) > 40 or (m.group(2) and int(m.group(2)) > 40):   # before float() or 10 ** n can overflow
-        return _bounded(math.inf, "tokens", text)
-    value = float(m.group(1)) if m.group(1) else 10.0 ** int(m.group(2))
     unit = (m.group(3) or "").lower()
+    power = m.group(2)
+    # float() of any digits is finite or inf, but 10.0 ** n overflows past n = 308 and int() refuses
+    # 4,300+ digits: a power past 40 is too large whatever its unit
+    if power is not None and (len(power) > 2 or int(power) > 40):
+        return _bounded(math.inf, "gib" if unit == "gib" else "tokens", text)
+    value = float(m.group(1)) if m.group(1) else 10.0 ** int(power)
     if unit == "gib":
         return _bounded(value, "gib", text)
     value *= {"k": 1e3, "m": 1e6}.get(unit, 1)
