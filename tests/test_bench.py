@@ -19,3 +19,19 @@ def test_every_bench_script_runs_and_reports(capsys):
     # outputs, unlike timings, are exact even at tiny sizes
     assert next(r for r in rows if r["name"].startswith("(b)"))["value"] <= 1.05
     assert "outputs identical" in capsys.readouterr().out
+
+
+def test_the_mutation_equivalents_list_parses_and_names_real_modules():
+    """bench/mutation.py excuses a surviving mutant only through this list: a merge that breaks the
+    TOML, or an entry without its reason, would silently excuse nothing (or everything)."""
+    import importlib.util
+    import tomllib
+    from pathlib import Path
+
+    rows = tomllib.loads((Path(__file__).resolve().parents[1] / "bench" / "mutation_equivalents.toml").read_text())
+    rows = rows["equivalent"]
+    assert len(rows) > 100
+    for row in rows:
+        assert set(row) == {"module", "function", "line", "reason"}, row
+        assert row["reason"].strip() and row["function"].strip()
+        assert importlib.util.find_spec(row["module"]) is not None, row["module"]
