@@ -5,8 +5,8 @@ import random
 import pytest
 
 from prefixsim.engines.lru import NotExact, lru_curve, replay_lru
-from prefixsim.engines.trace import (Trace, TraceRequest, curve_totals, load_trace, replay, replay_pool,
-                                     replay_trace)
+from prefixsim.engines.trace import (Trace, TraceRequest, curve_totals, load_trace, replay, replay_capacities,
+                                     replay_pool, replay_trace)
 
 from conftest import data_file
 
@@ -178,3 +178,52 @@ def test_replay_keeps_what_a_caller_froze():
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+def test_causes_from_the_unlimited_pass_hand_counted():
+    # 2 blocks: r1 evicts a and b; r2 misses a (evicted), r3 reads a and misses f (never seen),
+    # r4 misses g (never seen), r5 misses c (evicted by r2 and r3)
+    trace = make_trace([(["a", "b"], 8), (["c", "d"], 8), (["a", "e"], 8), (["a", "f"], 8), (["g"], 4),
+                        (["c"], 4)])
+    unl = replay_lru(trace.requests, None, BS)
+    assert unl.chained and unl.runs == [0, 0, 1, 1, 0, 1]
+    rows, _ = replay(trace, 2 * BS, unlimited=unl)
+    assert [r.cause for r in rows] == ["cold", "cold", "evicted", "", "cold", "evicted"]   # "": a hit
+    assert (rows, replay(trace, 2 * BS)[1]) == replay_pool(trace, 2 * BS)
+    # the unlimited pass decides: told nothing was seen before, every miss would be new
+    told = replay_lru(trace.requests, 2, BS, seen=type(unl)(0, 0, 0, [0] * 6, None, None, True))
+    assert told.causes == ["cold", "cold", "cold", "", "cold", "cold"]
+
+
+def test_unchained_keys_are_detected_and_the_evicted_set_used():
+    # r1's b was seen before although c, before it, was not: the unlimited run (0) cannot tell
+    trace = make_trace([(["a", "b"], 8), (["c", "b"], 8), (["d"], 4), (["b", "a"], 8), (["c"], 4)])
+    unl = replay_lru(trace.requests, None, BS)
+    assert not unl.chained
+    for cap in (BS, 2 * BS, 3 * BS):
+        assert replay(trace, cap, unlimited=unl) == replay_pool(trace, cap)
+    # a request naming a block twice: not chained either (and the pool path is taken)
+    twice = make_trace([(["a"], 4), (["b", "b"], 8), (["a"], 4)])
+    assert not replay_lru(twice.requests, None, BS).chained
+    assert replay(twice, BS, unlimited=replay_lru(twice.requests, None, BS)) == replay_pool(twice, BS)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("kind", [chained, scattered])
+def test_causes_from_the_unlimited_pass_equal_the_block_pool(seed, kind):
+    trace = make_trace(kind(random.Random(seed), 80))
+    unl = replay_lru(trace.requests, None, BS)
+    for cap in capacities(trace):
+        assert replay(trace, cap, unlimited=unl) == replay_pool(trace, cap), cap
+        rows, tots = replay_capacities(trace, [cap, 3 * BS, None], BS)
+        assert (rows, tots) == (replay_pool(trace, cap)[0], [replay_pool(trace, c)[1] for c in (cap, 3 * BS, None)])
+
+
+def test_mooncake_keys_are_chained_and_causes_equal_the_pool(mooncake):
+    unl = replay_lru(mooncake.requests, None, 512)
+    assert unl.chained
+    rows, tots = replay_capacities(mooncake, [3_000_000, None], 512)
+    assert (rows, tots[0]) == replay_pool(mooncake, 3_000_000)
+    assert tots[1] == replay_pool(mooncake, None)[1]
+    assert rows == replay(mooncake, 3_000_000)[0]
+    assert {r.cause for r in rows} == {"cold", "evicted", ""}

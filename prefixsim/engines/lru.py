@@ -32,7 +32,7 @@ from typing import Hashable, Protocol, Sequence
 from ..model import CauseKind
 
 _EVICTED, _COLD, _HIT = CauseKind.EVICTED, CauseKind.COLD, CauseKind.HIT
-_INPUT, _KEYS = attrgetter("input_length"), attrgetter("keys")
+_INPUT, _KEYS, _FIRST = attrgetter("input_length"), attrgetter("keys"), itemgetter(0)
 _FAR = 1 << 62     # rank of a block never requested before: past every capacity
 _CHUNK = 10        # live stamps are counted per 2**_CHUNK stamps, so a rank costs one short scan + one sum
 
@@ -49,25 +49,31 @@ class KeyedRequest(Protocol):
 class LruPass:
     """One capacity's replay: totals, and per request (when asked) hit blocks and the miss cause."""
 
-    __slots__ = ("hit_blocks", "hit_tokens", "evictions", "runs", "tokens", "causes")
+    __slots__ = ("hit_blocks", "hit_tokens", "evictions", "runs", "tokens", "causes", "chained")
 
     def __init__(self, hit_blocks: int, hit_tokens: int, evictions: int, runs: list[int] | None,
-                 tokens: list[int] | None, causes: list[str] | None) -> None:
+                 tokens: list[int] | None, causes: list[str] | None, chained: bool = False) -> None:
         self.hit_blocks, self.hit_tokens, self.evictions = hit_blocks, hit_tokens, evictions
-        self.runs, self.tokens, self.causes = runs, tokens, causes
+        self.runs, self.tokens, self.causes, self.chained = runs, tokens, causes, chained  # `_unlimited`
 
 
 def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_size: int,
-               per_request: bool = True) -> LruPass:
+               per_request: bool = True, seen: LruPass | None = None) -> LruPass:
     """Replay `requests` through an LRU pool of `capacity` blocks (None: unlimited).
 
     Equal to `BlockPool` request by request (hit blocks, hit tokens = min(run x block size,
     input_length), the cause of each miss) and in total evictions. Raises `NotExact` when a request
     repeats a block key and the capacity is finite.
+
+    `seen`, the unlimited pass, gives causes with no set of keys ever evicted: if no request outgrows
+    the pool (all keys are stored) and keys seen before lead (`seen.chained`), a missing key was
+    evicted iff an earlier request had it, iff the run stops short of the unlimited run.
     """
     if capacity is None:
         return _unlimited(requests, block_size, per_request)
-    bs = block_size
+    if seen is not None and (not (per_request and seen.chained) or any(len(r.keys) > capacity for r in requests)):
+        seen = None
+    keep = per_request and seen is None   # the set of keys ever evicted is needed
     runs: list[int] = []
     tokens: list[int] = []
     causes: list[str] = []
@@ -75,7 +81,6 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
     contains, move, popitem = od.__contains__, od.move_to_end, od.popitem
     evicted: set = set()    # keys evicted at some time: for a key not cached, the pool's `evicted`
     hit_blocks = hit_tokens = evictions = 0
-    first = itemgetter(0)
     for r in requests:
         keys = r.keys
         n = len(keys)
@@ -84,10 +89,11 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
         run = n if h == n else flags.index(False)
         if per_request:
             runs.append(run)
-            causes.append(_HIT if run == n else _EVICTED if keys[run] in evicted else _COLD if run == 0 else _HIT)
+            if keep:
+                causes.append(_HIT if run == n else _EVICTED if keys[run] in evicted else _COLD if run == 0 else _HIT)
         else:
             hit_blocks += run
-            t = run * bs
+            t = run * block_size
             n_in = r.input_length
             hit_tokens += t if t < n_in else n_in
         if n > capacity:
@@ -120,13 +126,16 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
         if e > 0:
             # The request's blocks are the most recent now, so the oldest e are not among them.
             evictions += e
-            if per_request:
-                evicted.update(map(first, map(popitem, repeat(False, e))))
+            if keep:
+                evicted.update(map(_FIRST, map(popitem, repeat(False, e))))
             else:
                 deque(map(popitem, repeat(False, e)), 0)
+    if seen is not None:
+        causes = [_HIT if run == n else _EVICTED if run < s else _COLD if run == 0 else _HIT
+                  for run, n, s in zip(runs, map(len, map(_KEYS, requests)), seen.runs)]  # type: ignore[arg-type]
     if per_request:
         # hit tokens = min(run x block size, input length), in C once the runs are known
-        tokens = list(map(min, map(mul, runs, repeat(bs)), map(_INPUT, requests)))
+        tokens = list(map(min, map(mul, runs, repeat(block_size)), map(_INPUT, requests)))
         hit_blocks, hit_tokens = sum(runs), sum(tokens)
     return LruPass(hit_blocks, hit_tokens, evictions, runs, tokens, causes)
 
@@ -156,6 +165,7 @@ def _unlimited(requests: Sequence[KeyedRequest], bs: int, per_request: bool) -> 
     seen: set = set()
     update = seen.update
     hit_blocks = hit_tokens = 0
+    chained = True
     for r in requests:
         keys = r.keys
         run = 0
@@ -163,7 +173,9 @@ def _unlimited(requests: Sequence[KeyedRequest], bs: int, per_request: bool) -> 
             if k not in seen:
                 break
             run += 1
+        before = len(seen)
         update(keys)
+        chained = chained and len(seen) - before == len(keys) - run  # else a key seen before past the run
         hit_blocks += run
         t = run * bs
         n_in = r.input_length
@@ -174,7 +186,7 @@ def _unlimited(requests: Sequence[KeyedRequest], bs: int, per_request: bool) -> 
             runs.append(run)
             tokens.append(t)
             causes.append(_COLD if run == 0 and keys else _HIT)
-    return LruPass(hit_blocks, hit_tokens, 0, runs, tokens, causes)
+    return LruPass(hit_blocks, hit_tokens, 0, runs, tokens, causes, per_request and chained)
 
 
 class Curve:

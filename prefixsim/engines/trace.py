@@ -15,10 +15,8 @@ Requests are instantaneous unless a decode rate is given; then they hold their b
 """
 from __future__ import annotations
 
-import gc
 import heapq
 import json
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from itertools import repeat
@@ -32,7 +30,8 @@ from ..sources.problems import LINE_ERRORS, located_error
 from ..sources.record import token_count
 from .base import DEFAULT_PREFILL_TOKENS_PER_S, prefill_seconds
 from .eviction import EvictionQueue
-from .lru import NotExact, lru_curve, replay_lru
+from .gcpause import gc_paused
+from .lru import LruPass, NotExact, lru_curve, replay_lru
 from .vllm import BlockPool
 
 _INPUT, _OUTPUT, _KEYS = attrgetter("input_length"), attrgetter("output_length"), attrgetter("keys")
@@ -226,27 +225,10 @@ def totals(replayed: Iterable[Replayed], evictions: int = 0) -> Totals:
     return Totals(req, inp, out, hit, blocks, hb, evictions)
 
 
-@contextmanager
-def gc_paused():
-    """Freeze what is loaded and collect rarely while a replay runs: the collector would otherwise
-    walk the whole trace (millions of keys) again and again while rows and, on the block pool, block
-    objects are made (bench/engines.py measures it). Restored on exit."""
-    was = gc.get_threshold()
-    mine = gc.get_freeze_count() == 0   # leave alone what a caller (or an outer replay) froze
-    if mine:
-        gc.freeze()
-    gc.set_threshold(max(was[0], 100_000), *was[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*was)
-        if mine:
-            gc.unfreeze()
-
-
 def replay(trace: Trace, capacity: int | None = None, eviction: str = "lru",
            block_size: int | None = None, *, decode_tokens_per_s: float | None = None,
-           prefill_tokens_per_s: float | None = None) -> tuple[list[Replayed], Totals]:
+           prefill_tokens_per_s: float | None = None,
+           unlimited: LruPass | None = None) -> tuple[list[Replayed], Totals]:
     """Replay `trace` through one block pool of `capacity` tokens (None: unlimited).
 
     By default a request is instantaneous, as other trace simulators count. With
@@ -256,13 +238,14 @@ def replay(trace: Trace, capacity: int | None = None, eviction: str = "lru",
     the input's hash ids.
 
     Instantaneous LRU (and any policy without a capacity) takes the fast path of `engines.lru`,
-    which gives what the block pool gives (`replay_pool`, used for everything else)."""
+    which gives what the block pool gives (`replay_pool`, used for everything else); `unlimited`, its
+    pass at no capacity when a caller has it, gives the causes of misses (`lru.replay_lru`'s `seen`)."""
     bs = block_size or trace.block_size
     with gc_paused():
         if decode_tokens_per_s is None and (capacity is None or eviction == "lru"):
             EvictionQueue(eviction)   # an unknown policy is refused even without a capacity
             try:
-                p = replay_lru(trace.requests, None if capacity is None else capacity // bs, bs)
+                p = replay_lru(trace.requests, None if capacity is None else capacity // bs, bs, seen=unlimited)
             except NotExact:
                 pass
             else:
@@ -304,19 +287,21 @@ def _totals(trace: Trace, hit_tokens: int, hit_blocks: int, evictions: int) -> T
 
 
 def curve_totals(trace: Trace, capacities: Sequence[int | None], eviction: str = "lru",
-                 block_size: int | None = None) -> list[Totals]:
+                 block_size: int | None = None, known: dict | None = None) -> list[Totals]:
     """Totals of instantaneous replays at each of `capacities` (tokens; None: unlimited).
 
     LRU has the inclusion property (a pool of C blocks holds the C most recent), so one
     stack-distance pass (`lru.lru_curve`) gives every capacity it describes; a capacity it does not
     describe (a long request reading past its first C blocks) is replayed on its own. lfu and fifo
     have no such property (fifo shows Belady's anomaly; lfu's counts restart when a block is
-    evicted, so they depend on the capacity): one pass per capacity, through the block pool."""
+    evicted, so they depend on the capacity): one pass per capacity, through the block pool. `known`:
+    totals a caller has, by capacity, not replayed again."""
     EvictionQueue(eviction)   # an unknown policy is refused even without a capacity
     bs = block_size or trace.block_size
     blocks = [None if c is None else c // bs for c in capacities]
+    known = known or {}
     curve = None
-    if eviction == "lru" and sum(b is not None for b in blocks) > 1:
+    if eviction == "lru" and sum(b is not None and c not in known for c, b in zip(capacities, blocks)) > 1:
         try:
             with gc_paused():
                 curve = lru_curve(trace.requests, bs)
@@ -325,6 +310,9 @@ def curve_totals(trace: Trace, capacities: Sequence[int | None], eviction: str =
     out = []
     with gc_paused():
         for cap, b in zip(capacities, blocks):
+            if cap in known:
+                out.append(known[cap])
+                continue
             if curve is not None and curve.exact_at(b):
                 hb, hit, ev = curve.at(b)
                 out.append(_totals(trace, hit, hb, ev))
@@ -348,6 +336,22 @@ def _point(capacity: int | None, t: Totals, prefill_tokens_per_s: float | None) 
     if prefill_tokens_per_s:
         p["prefill_gpu_seconds_saved"] = round(prefill_seconds(t.hit_tokens, prefill_tokens_per_s), 3)
     return p
+
+
+def replay_capacities(trace: Trace, caps: Sequence[int | None], bs: int, eviction: str = "lru",
+                      rows: bool = True) -> tuple[list[Replayed], list[Totals]]:
+    """`replay_trace`'s work once loaded: totals at `caps`, rows at the first. The unlimited pass, run
+    anyway when `caps` has None, gives the causes (`lru.replay_lru`'s `seen`); none runs twice."""
+    if not rows:
+        return [], curve_totals(trace, caps, eviction, bs)
+    known: dict[int | None, Totals] = {}
+    unl = None
+    if eviction == "lru" and caps[0] is not None and None in caps:
+        with gc_paused():
+            unl = replay_lru(trace.requests, None, bs)
+        known[None] = _totals(trace, unl.hit_tokens, unl.hit_blocks, 0)
+    first_rows, known[caps[0]] = replay(trace, caps[0], eviction, bs, unlimited=unl)
+    return first_rows, curve_totals(trace, caps, eviction, bs, known)
 
 
 def replay_trace(paths: str | Path | Sequence[str | Path], capacities: Sequence[int | None] | None = None,
@@ -375,9 +379,7 @@ def replay_trace(paths: str | Path | Sequence[str | Path], capacities: Sequence[
             raise UserError(f"negative capacity {cap}")
     first_rows: list[Replayed] = []
     if decode_tokens_per_s is None:
-        if fmt == "json":
-            first_rows, first = replay(trace, caps[0], eviction, bs)
-        results = [first] if len(caps) == 1 and fmt == "json" else curve_totals(trace, caps, eviction, bs)
+        first_rows, results = replay_capacities(trace, caps, bs, eviction, rows=fmt == "json")
     else:
         results = []
         for k, cap in enumerate(caps):
