@@ -174,3 +174,28 @@ def test_a_prefix_another_stream_writes_first_is_known_to_the_next_request():
     got, want = replay_both("anthropic", calls, sheet)
     assert got == want
     assert [o[0].cache_read for o in got] == [0, 0, 2500]
+
+
+def test_a_fork_child_leaves_its_parents_known_positions_intact():
+    """A child builds its view from its parent's (not its own): it must copy the parent's known
+    positions, never cut them in place, or the parent's next miss loses the entry it names. Here the
+    child parts at block 2 and keeps tools + system alive for 1h; 410 s later the parent reads those
+    2,200 tokens and its own m2 entry (5m, written at 0) has expired: idle 410 s > 300 s."""
+    def b(name, layer=Layer.MESSAGES, tokens=300):
+        return Block(layer, name.encode(), name, tokens=tokens)
+
+    t, s, x = b("t", Layer.TOOLS, 1500), b("s", Layer.SYSTEM, 700), b("x")
+    m = [b(f"m{i}") for i in range(4)]
+    calls = [Call(0, Request(MODELS[0], (t, s, m[0], m[1], m[2].with_breakpoint("5m"))), stream="main",
+                  output_tokens=10),
+             Call(10, Request(MODELS[0], (t, s.with_breakpoint("1h"), x.with_breakpoint("5m"))), stream="fork",
+                  parent="main", output_tokens=10),
+             Call(410, Request(MODELS[0], (t, s, m[0], m[1], m[2], m[3].with_breakpoint("5m"))), stream="main",
+                  output_tokens=10)]
+    sheet = PriceBook({MODELS[0]: {"input": 3, "output": 15, "cache_read": 0.3, "cache_write_5m": 3.75,
+                                   "cache_write_1h": 6}})
+    got, want = replay_both("anthropic", calls, sheet)
+    assert got == want
+    assert [o[0].cache_read for o in got] == [0, 0, 2200]
+    assert got[1][1] == "prefix_changed (messages layer, block 2 (x), byte 0)"
+    assert got[2][1] == "ttl_expired (entry at m2 idle 410 s > ttl 300 s)"
