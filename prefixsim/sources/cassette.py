@@ -244,3 +244,20 @@ def request_of(inter: Any) -> tuple[Any, Any, str, str]:
     uri = req.get("uri") or req.get("url") or ""
     method = req.get("method") or ""
     return body, out, str(uri), str(method).upper()
+
+
+def requests_in(path: Path) -> Iterator[tuple[Any, str, str]]:
+    """(request body, uri, method) of each interaction of a cassette that reads; nothing when the
+    document does not parse (its reader names why). What the format sniffers look at."""
+    from . import problems
+
+    try:
+        inters = interactions(load_document(path), path)
+    except problems.LINE_ERRORS:
+        return
+    for inter in inters:
+        try:
+            body, _, uri, method = request_of(inter)
+        except problems.LINE_ERRORS:
+            continue
+        yield body, uri, method

@@ -262,17 +262,6 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
 
 def sniff_cassette(path: Path) -> bool:
     """Whether a cassette holds Gemini API calls."""
-    from .cassette import interactions, load_document, request_of
+    from .cassette import requests_in
 
-    try:
-        inters = interactions(load_document(path), path)
-    except problems.LINE_ERRORS:
-        return False
-    for inter in inters:
-        try:
-            _, _, uri, _ = request_of(inter)
-        except problems.LINE_ERRORS:
-            continue
-        if is_call(uri):
-            return True
-    return False
+    return any(is_call(uri) for _, uri, _ in requests_in(path))

@@ -61,18 +61,9 @@ def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list
 def sniff_cassette(path: Path) -> str | None:
     """'openai' when a cassette holds Chat Completions or Responses calls, 'anthropic' when it holds
     Messages calls, None when it holds neither (or does not parse: its reader names why)."""
-    from . import problems
-    from .cassette import interactions, load_document, request_of
+    from .cassette import requests_in
 
-    try:
-        inters = interactions(load_document(path), path)
-    except problems.LINE_ERRORS:
-        return None
-    for inter in inters:
-        try:
-            body, _, uri, method = request_of(inter)
-        except problems.LINE_ERRORS:
-            continue
+    for body, uri, method in requests_in(path):
         if is_call(body, uri, method):
             return "openai"
         if "/v1/messages" in uri or (isinstance(body, dict) and "messages" in body and not uri):
