@@ -271,12 +271,32 @@ def _summarize(rows: list[Row], variant: Variant, price_sources: set[str], outpu
             s[1] += r.cost_observed
         s[2] += r.cost_predicted
     worst = sorted((r for r in seen if r.read_error), key=lambda r: (-abs(r.read_error or 0), r.index))[:top]
-    sources = sorted(price_sources)
+    sources = joined_sources(price_sources)
     return Summary(len(rows), len(seen), share_obs, mine, base,
                    sum((r.cost_observed for r in seen), Decimal(0)) if seen else None,  # type: ignore[misc]
                    sum((r.cost_predicted for r in rows), Decimal(0)),
                    tuple(sorted(causes.items())), tuple((k, v[0], v[1], v[2]) for k, v in streams.items()),
-                   tuple(worst), variant, "; ".join(sources), output_in_cost, outside_reads(seen))
+                   tuple(worst), variant, sources, output_in_cost, outside_reads(seen))
+
+
+AS_OF = ", prices as of "
+
+
+def joined_sources(sources: set[str]) -> str:
+    """The price sources of a replay, one per model: traffic over many days is priced at each
+    request's own date, and naming every date made the line as long as the calendar."""
+    dates: dict[str, list[str]] = {}
+    for s in sources:
+        head, sep, when = s.rpartition(AS_OF)
+        dates.setdefault(head if sep else s, []).append(when if sep else "")
+    out = []
+    for head, when in sorted(dates.items()):
+        when = sorted(w for w in when if w)
+        if len(when) > 1:
+            out.append(f"{head}, prices at each request's date ({when[0]} to {when[-1]}, {len(when)} dates)")
+        else:
+            out.append(f"{head}{AS_OF}{when[0]}" if when else head)
+    return "; ".join(out)
 
 
 @dataclass(frozen=True, slots=True)
