@@ -283,19 +283,26 @@ AS_OF = ", prices as of "
 
 
 def joined_sources(sources: set[str]) -> str:
-    """The price sources of a replay, one per model: traffic over many days is priced at each
-    request's own date, and naming every date made the line as long as the calendar."""
-    dates: dict[str, list[str]] = {}
+    """The price sources of a replay, each origin named once and each model once under it: traffic over
+    many days is priced at each request's own date, and naming every source and date in full made the
+    line as long as the calendar."""
+    dates: dict[str, dict[str, list[str]]] = {}
     for s in sources:
         head, sep, when = s.rpartition(AS_OF)
-        dates.setdefault(head if sep else s, []).append(when if sep else "")
+        origin, colon, item = (head if sep else s).partition(": ")
+        if not colon:
+            origin, item = "", origin
+        dates.setdefault(origin, {}).setdefault(item, []).extend([when] if sep else [])
     out = []
-    for head, when in sorted(dates.items()):
-        when = sorted(w for w in when if w)
-        if len(when) > 1:
-            out.append(f"{head}, prices at each request's date ({when[0]} to {when[-1]}, {len(when)} dates)")
-        else:
-            out.append(f"{head}{AS_OF}{when[0]}" if when else head)
+    for origin, items in sorted(dates.items()):
+        parts = []
+        for item, when in sorted(items.items()):
+            when = sorted(set(when))
+            if len(when) > 1:
+                parts.append(f"{item}, prices at each request's date ({when[0]} to {when[-1]}, {len(when)} dates)")
+            else:
+                parts.append(f"{item}{AS_OF}{when[0]}" if when else item)
+        out.append(f"{origin}: " + "; ".join(parts) if origin else "; ".join(parts))
     return "; ".join(out)
 
 
