@@ -92,6 +92,7 @@ class Summary:
     price_source: str
     output_in_cost: bool
     outside: Outside = Outside()   # reads of a cache no request in the data wrote (attribution.py)
+    price_sources: frozenset[str] = frozenset()   # each source as priced; `price_source` joins them
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +277,7 @@ def _summarize(rows: list[Row], variant: Variant, price_sources: set[str], outpu
                    sum((r.cost_observed for r in seen), Decimal(0)) if seen else None,  # type: ignore[misc]
                    sum((r.cost_predicted for r in rows), Decimal(0)),
                    tuple(sorted(causes.items())), tuple((k, v[0], v[1], v[2]) for k, v in streams.items()),
-                   tuple(worst), variant, sources, output_in_cost, outside_reads(seen))
+                   tuple(worst), variant, sources, output_in_cost, outside_reads(seen), frozenset(price_sources))
 
 
 AS_OF = ", prices as of "
@@ -298,8 +299,9 @@ def joined_sources(sources: set[str]) -> str:
         parts = []
         for item, when in sorted(items.items()):
             when = sorted(set(when))
-            if len(when) > 1:
-                parts.append(f"{item}, prices at each request's date ({when[0]} to {when[-1]}, {len(when)} dates)")
+            if len(when) > 1:   # dates, or times where a price changes during the day (DeepSeek)
+                unit = "time" if any(" UTC" in w for w in when) else "date"
+                parts.append(f"{item}, prices at each request's {unit} ({when[0]} to {when[-1]}, {len(when)} {unit}s)")
             else:
                 parts.append(f"{item}{AS_OF}{when[0]}" if when else item)
         out.append(f"{origin}: " + "; ".join(parts) if origin else "; ".join(parts))

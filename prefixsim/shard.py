@@ -113,7 +113,7 @@ def _replay_shard(indexed: list[tuple[int, Record]], variant: Variant, top: int,
 def merge(results: Sequence[ReplayResult], variant: Variant, top: int) -> ReplayResult:
     """The serial result from the shards' results: rows in walk order, summary over all of them."""
     rows = sorted((r for res in results for r in res.rows), key=lambda r: r.index)
-    sources = {s for res in results for s in res.summary.price_source.split("; ") if s}
+    sources = {s for res in results for s in res.summary.price_sources}
     output_in_cost = all(res.summary.output_in_cost for res in results)
     summary = _summarize(rows, variant, sources, output_in_cost, top)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)

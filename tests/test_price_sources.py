@@ -32,3 +32,9 @@ def test_a_folder_over_several_days_names_each_model_once():
     assert src.count("genai-prices") == 1 and "prices at each request's date" in src
     models = [p.split(",")[0].split(": ")[-1] for p in src.split("; ")]
     assert len(models) == len(set(models))
+
+
+def test_prices_that_change_during_the_day_are_named_by_time():
+    D = f"{O}: deepseek/deepseek-chat"
+    assert joined_sources({f"{D}, prices as of 2026-06-10 16:29 UTC", f"{D}, prices as of 2026-06-10 16:31 UTC"}) == \
+        f"{D}, prices at each request's time (2026-06-10 16:29 UTC to 2026-06-10 16:31 UTC, 2 times)"
