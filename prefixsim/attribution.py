@@ -1,8 +1,12 @@
-"""Reads that the replayed data cannot explain: a request that read cached tokens although no earlier
-request in the data left anything alive on its prefix (cold, expired, evicted, another model's cache).
-What it read was written by traffic outside the data (an earlier session on the same machine, a run
-before the recording): no replay of this data can know that state, so the summary names these reads
-apart instead of hiding them in the error (docs/rules.md#reads-outside-the-data)."""
+"""Reads that the replayed data cannot explain, named apart instead of hidden in the error
+(docs/rules.md#reads-outside-the-data):
+
+- a request that read cached tokens although no earlier request in the data left anything alive on
+  its prefix (cold, expired, evicted, another model's cache): what it read was written by traffic
+  outside the data (an earlier session on the same machine, a run before the recording);
+- a request that read less than the replay found alive on its prefix: the provider found a shorter
+  prefix for a reason the data does not show (on Claude Code transcripts mostly a new user turn that
+  read only the static prefix)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,16 +26,22 @@ class Outside:
     requests: int = 0
     tokens: int = 0
     wape_in_data: float | None = None
+    #: Requests that read less than the replay found alive, and the tokens predicted read they did not read.
+    shorter_requests: int = 0
+    shorter_tokens: int = 0
 
 
 def outside_reads(rows: Iterable) -> Outside:
     """`rows`: replay rows with an observation (`observed`, `predicted`, `cause`)."""
-    n = tokens = err = read = 0
+    n = tokens = err = read = short = short_tokens = 0
     for r in rows:
         if r.predicted.cache_read == 0 < r.observed.cache_read and r.cause.kind in NOTHING_ALIVE:
             n += 1
             tokens += r.observed.cache_read
-        else:
-            err += abs(r.predicted.cache_read - r.observed.cache_read)
-            read += r.observed.cache_read
-    return Outside(n, tokens, err / read if read else None)
+            continue
+        if r.observed.cache_read < r.predicted.cache_read:
+            short += 1
+            short_tokens += r.predicted.cache_read - r.observed.cache_read
+        err += abs(r.predicted.cache_read - r.observed.cache_read)
+        read += r.observed.cache_read
+    return Outside(n, tokens, err / read if read else None, short, short_tokens)

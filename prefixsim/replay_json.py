@@ -59,6 +59,7 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dic
         "wape_predicted": _rate(s.prefixsim.wape), "wape_naive": _rate(s.naive.wape),
         "outside_requests": s.outside.requests, "outside_read_tokens": s.outside.tokens,
         "wape_predicted_in_data": _rate(s.outside.wape_in_data),
+        "shorter_requests": s.outside.shorter_requests, "shorter_read_tokens": s.outside.shorter_tokens,
         "cost_observed_usd": _money(s.cost_observed_usd), "cost_predicted_usd": _money(s.cost_predicted_usd),
         "cost_includes_output": s.output_in_cost,
         "causes": dict(s.causes),

@@ -76,3 +76,23 @@ def test_reads_of_a_cache_no_request_in_the_data_wrote_are_named_apart(tmp_path)
     assert "2 requests read 27,000 tokens that no earlier request in the data wrote" in " ".join(out.output.split())
     doc = json.loads(CliRunner().invoke(cli, ["replay", str(path), "--format", "json"]).output)["summary"]
     assert (doc["outside_requests"], doc["outside_read_tokens"], doc["wape_predicted_in_data"]) == (2, 27000, 0.0)
+
+
+def test_reads_shorter_than_the_cache_the_replay_found_alive_are_named_apart(tmp_path):
+    t = Transcript()
+    t.user(0, "hello")
+    t.call(0, "r0", 0, 20000)
+    t.user(10, "more")
+    t.call(10, "r1", 20000, 500)                   # B 20,500, alive for 5 minutes
+    t.user(60, "a new turn")
+    t.call(60, "r2", 15000, 6000)                  # read only 15,000 of the 20,500 alive
+    path = t.write(tmp_path / "s.jsonl")
+    res = replay(sources.open_many([path]))
+    rows = {r.request_id: r for r in res.rows}
+    assert [rows[k].predicted.cache_read for k in ("r0", "r1", "r2")] == [0, 20000, 20500]
+    assert res.summary.outside == Outside(0, 0, 5500 / 35000, 1, 5500)
+    out = " ".join(CliRunner().invoke(cli, ["replay", str(path)]).output.split())
+    assert "1 request read 5,500 tokens fewer than the replay found alive on its prefix" in out
+    assert "no earlier request in the data wrote" not in out
+    doc = json.loads(CliRunner().invoke(cli, ["replay", str(path), "--format", "json"]).output)["summary"]
+    assert (doc["shorter_requests"], doc["shorter_read_tokens"]) == (1, 5500)

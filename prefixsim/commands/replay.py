@@ -285,15 +285,25 @@ def _text(result, what_if, markdown: bool) -> str:
              ["cost" + ("" if s.output_in_cost else " (prompt side)"), _usd(s.cost_predicted_usd), "",
               f"observed {_usd(s.cost_observed_usd)}"]]
     out.append(_grid(["", "prefixsim", "naive", ""], stats, markdown))
-    if s.outside.requests:
+    o = s.outside
+    if o.requests or o.shorter_requests:
         from ..report.layout import DEFAULT_WIDTH, wrap_block
 
-        o = s.outside
-        out.append("\n" + wrap_block(
-            f"{o.requests} request{'s' if o.requests > 1 else ''} read {o.tokens:,} tokens that no earlier request "
-            "in the data wrote (a cache left by traffic outside the data, e.g. an earlier session): counted as "
-            f"errors above, as no replay of this data can know them; WAPE over the other requests "
-            f"{_pct(o.wape_in_data)}.", DEFAULT_WIDTH, "") + "\n")
+        notes = []
+        if o.requests:
+            notes.append(
+                f"{o.requests} request{'s' if o.requests > 1 else ''} read {o.tokens:,} tokens that no earlier "
+                "request in the data wrote (a cache left by traffic outside the data, e.g. an earlier session): "
+                "counted as errors above, as no replay of this data can know them; WAPE over the other requests "
+                f"{_pct(o.wape_in_data)}.")
+        if o.shorter_requests:
+            n = o.shorter_requests
+            notes.append(
+                f"{n} request{'s' if n > 1 else ''} read {o.shorter_tokens:,} tokens fewer than the replay found "
+                "alive on {0} prefix: the provider found a shorter prefix for a reason the data does not show (on "
+                "Claude Code transcripts mostly a new user turn that read only the static prefix; "
+                "docs/rules.md#reads-outside-the-data). Counted as errors above.".format("their" if n > 1 else "its"))
+        out.append("\n" + "\n".join(wrap_block(t, DEFAULT_WIDTH, "") for t in notes) + "\n")
     if result.rows and result.rows[0].predicted_optimistic is not None:
         opt = [r.predicted_optimistic for r in result.rows]
         prompt = sum(u.prompt_tokens for u in opt)
