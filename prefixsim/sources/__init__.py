@@ -27,7 +27,7 @@ _SNIFF_LINES = 20
 
 
 def _classify(obj: object) -> str | None:
-    from . import anthropic_log, claude_code, gemini_log, openai_log
+    from . import claude_code
 
     if not isinstance(obj, dict):
         return None
@@ -38,6 +38,9 @@ def _classify(obj: object) -> str | None:
             return "mooncake"
     if claude_code.is_transcript_line(obj):
         return "claude-code"
+    # imported only now: a transcript's replay never loads the API-log readers
+    from . import anthropic_log, gemini_log, openai_log
+
     if openai_log.looks_openai(obj):
         return "openai"
     if gemini_log.looks_gemini(obj):
@@ -174,10 +177,12 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
 def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefix: str = "") -> list[Part]:
     """The requests at `p` whose id no earlier path had (`seen` gains this path's ids), one Part per
     source; `prefix` qualifies their stream names."""
-    from . import anthropic_log, api_log, claude_code, openai_log
-    from ..tokenize import get_tokenizer
+    from . import claude_code
 
     if fmt in ("anthropic", *OPENAI_FORMATS) and not _is_cassette(p) and _stream_log(p):
+        from . import anthropic_log, api_log, openai_log
+        from ..tokenize import get_tokenizer
+
         kind = openai_log if fmt in OPENAI_FORMATS else anthropic_log
         sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text, share=False)
         line = partial(openai_log.line_record, provider=OPENAI_FORMATS[fmt]) if fmt in OPENAI_FORMATS \

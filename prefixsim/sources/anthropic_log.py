@@ -24,7 +24,7 @@ from ..render import History, render_anthropic
 from .problems import guarded
 from .cloud import cloud_model, with_url_model
 from .server_tools import server_breakpoint, server_iterations  # noqa: F401  (server_iterations: tests)
-from .record import Record, check_model, checked_usage, request_key, shown, token_count
+from .record import LATEST_EPOCH, Record, check_model, checked_usage, request_key, shown, token_count
 
 #: Seconds between consecutive requests of a log without timestamps (well inside any TTL).
 DEFAULT_SPACING = 10.0
@@ -268,10 +268,6 @@ def _stamp_text(stamp: Any, t: float) -> str:
     if isinstance(stamp, str):
         return stamp
     return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-#: Epoch seconds a timestamp may have: from 1970 to the end of year 9999 (what ISO text can write).
-LATEST_EPOCH = 253402300799.0
 
 
 def _seconds(stamp: Any, path: str, line: int) -> float:

@@ -45,13 +45,12 @@ from typing import Iterable, Iterator
 
 from ..errors import UserError
 from . import problems
-from .anthropic_log import LATEST_EPOCH
 from .files import check_regular, not_regular
 from .jsonl import iter_jsonl
 from .calibrate import Calibrator, Raw, _iso
 from ..providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
 from .cc_message import text_of as _text_of, usage_of as _usage
-from .record import Record, check_model, request_key, shown
+from .record import LATEST_EPOCH, Record, check_model, request_key, shown
 
 INJECTED_PREFIXES = ("<task-notification>",)
 #: Local-command output after which the harness re-renders the history: `/mcp` reconnecting an MCP

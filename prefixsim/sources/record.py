@@ -8,6 +8,9 @@ from functools import lru_cache
 from ..errors import UserError
 from ..model import Call, Usage
 
+#: Epoch seconds a timestamp may have: from 1970 to the end of year 9999 (what ISO text can write).
+LATEST_EPOCH = 253402300799.0
+
 #: A token count past this in one usage field is corrupt (the largest context windows hold about
 #: 10M tokens), and priced it would only overflow the decimal arithmetic.
 MAX_TOKENS = 10**9
