@@ -124,12 +124,7 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
                 x = tail[0]
                 if dense is not None:
                     d = dense
-                    try:   # the tail is the next ids, all new: distinct ints from d, summing to the least
-                        new = (x == d and type(s := sum(tail)) is int and min(tail) == d
-                               and s == (d + d + grown - 1) * grown // 2)
-                    except TypeError:
-                        new = False
-                    dense = d + grown if new else _dense_after(tail, d)
+                    dense = _dense_after(tail, d)
                     if dense is not None:
                         causes.append(_EVICTED if x < d else _COLD if run == 0 else _HIT)
                     else:
@@ -173,13 +168,17 @@ def _dense_after(tail: Sequence[Hashable], d: int) -> int | None:
     """The next `dense` once `tail` (distinct keys, none cached) is stored after the ints 0 .. d-1:
     d + its new ids, when those are d, d+1, ... and the rest are ints below d; else None."""
     try:
-        if type(sum(tail)) is not int:   # not all ints (a float, a tuple, ...)
-            return None
         s = sorted(tail)
+        if type(sum(s)) is not int:   # not all ints (a float, ...; a tuple or a str raised)
+            return None
     except TypeError:
         return None
+    # Distinct ints, sorted: those from d on are d .. d+m-1 iff the first is d and the last d+m-1.
+    m = len(s)
+    if s[0] >= d:   # all new: the common case
+        return d + m if s[0] == d and s[-1] == d + m - 1 else None
     j = bisect_left(s, d)
-    m = len(s) - j    # distinct ints from d on: they are d .. d+m-1 iff the first is d and the last d+m-1
+    m -= j
     if s[0] < 0 or (m and (s[j] != d or s[-1] != d + m - 1)):
         return None
     return d + m
