@@ -85,13 +85,16 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
     freed, itself included: with stamps in freeing order (the request's blocks get consecutive
     stamps, its tail the oldest), the live stamps (each block's latest) at or after its stamp. Live
     stamps are a bytearray, counted per chunk, so a rank is a short scan plus a sum over chunks.
+    The stamps are handed out in order, so `now` alone says which are in use.
     """
     bs = block_size
     lengths = list(map(len, map(_KEYS, requests)))
     total = sum(lengths)
-    live = bytearray(total + 1)
-    cnt = [0] * ((total >> _CHUNK) + 2)
-    ones = memoryview(b"\x01" * 4096)
+    # Stamps not handed out yet are set too (one fill, not one write per request): a rank counted up
+    # to the end of the current chunk takes off the `ahead` of them it met.
+    live = bytearray(b"\x01") * (total + 1)
+    cnt = [1 << _CHUNK] * ((total >> _CHUNK) + 2)
+    cnt[-2:] = [total + 1 - ((total >> _CHUNK) << _CHUNK), 0]
     stamps: dict = {}
     get, stamp_all = stamps.get, stamps.update
     lead: list[int] = []
@@ -127,7 +130,8 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
             if f == nn:
                 t = olds[0]
                 c = t >> _CHUNK
-                r0 = lcount(1, t, (c + 1) << _CHUNK) + sum(cnt[c + 1:(now >> _CHUNK) + 1])
+                ahead = min(((now >> _CHUNK) + 1) << _CHUNK, total + 1) - now
+                r0 = lcount(1, t, (c + 1) << _CHUNK) + sum(cnt[c + 1:(now >> _CHUNK) + 1]) - ahead
                 if nn == 1:
                     live[t] = 0
                     cnt[c] -= 1
@@ -170,17 +174,7 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
                 n_in = r.input_length
                 for i in range(n_in // bs, f):
                     partial.append((p[i], bs - max(0, min(bs, n_in - i * bs))))
-        # this request's blocks are the newest stamps now
-        end = now + n
-        c0, c1 = now >> _CHUNK, (end - 1) >> _CHUNK
-        if n and c0 == c1:
-            live[now:end] = ones[:n]
-            cnt[c0] += n
-        elif n:
-            live[now:end] = b"\x01" * n
-            for c in range(c0, c1 + 1):
-                cnt[c] += min(end, (c + 1) << _CHUNK) - max(now, c << _CHUNK)
-        now = end
+        now += n   # this request's blocks are the newest stamps now (already set)
     return Curve(bs, lead, seg_start, seg_end, pm, ranks, partial, lengths, len(stamps), diverge)
 
 
