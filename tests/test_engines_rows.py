@@ -31,7 +31,8 @@ def test_columns_read_as_the_pools_row_objects(seed, kind):
 
 
 def _columns(rows):
-    return [r.request for r in rows], [r.hit_blocks for r in rows], [r.hit_tokens for r in rows], [r.cause for r in rows]
+    return ([r.request for r in rows], [r.hit_blocks for r in rows], [r.hit_tokens for r in rows],
+            [r.cause for r in rows])
 
 
 def test_rows_differ_where_a_column_differs():

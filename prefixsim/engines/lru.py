@@ -1,6 +1,7 @@
 """Fast LRU replay of block-key traces: one ordered-dict pass per capacity here, and one
 stack-distance pass (Mattson et al. 1970) for a whole capacity curve (`engines.stack`). Both give
-exactly what `vllm.BlockPool` gives for instantaneous requests (`trace.replay` without a decode rate), which stays the reference.
+exactly what `vllm.BlockPool` gives for instantaneous requests (`trace.replay` without a decode
+rate), which stays the reference.
 
 What the block pool does with one request when nothing is held (docs/rules.md#engine-traces-mooncake-bailian):
 its cached blocks are withdrawn from the free queue, the least recently freed other blocks are evicted

@@ -92,9 +92,9 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
     total = sum(lengths)
     # Stamps not handed out yet are set too (one fill, not one write per request): a rank counted up
     # to the end of the current chunk takes off the `ahead` of them it met.
-    live = bytearray(b"\x01") * (total + 1)
-    cnt = [1 << _CHUNK] * ((total >> _CHUNK) + 2)
-    cnt[-2:] = [total + 1 - ((total >> _CHUNK) << _CHUNK), 0]
+    chunks = (total >> _CHUNK) + 2
+    live = bytearray(b"\x01") * (chunks << _CHUNK)
+    cnt = [1 << _CHUNK] * chunks
     stamps: dict = {}
     get, stamp_all = stamps.get, stamps.update
     lead: list[int] = []
@@ -130,8 +130,9 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
             if f == nn:
                 t = olds[0]
                 c = t >> _CHUNK
-                ahead = min(((now >> _CHUNK) + 1) << _CHUNK, total + 1) - now
-                r0 = lcount(1, t, (c + 1) << _CHUNK) + sum(cnt[c + 1:(now >> _CHUNK) + 1]) - ahead
+                cn = now >> _CHUNK
+                ahead = ((cn + 1) << _CHUNK) - now
+                r0 = lcount(1, t, (c + 1) << _CHUNK) - ahead + (sum(cnt[c + 1:cn + 1]) if c < cn else 0)
                 if nn == 1:
                     live[t] = 0
                     cnt[c] -= 1
@@ -147,8 +148,11 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
                         live[t] = 0
                         cnt[c] -= 1
                         live[tl:t1 + 1] = zeros[:nn - 1] if nn <= 4097 else bytes(nn - 1)
-                        for cc in range(tl >> _CHUNK, (t1 >> _CHUNK) + 1):
-                            cnt[cc] -= min(t1 + 1, (cc + 1) << _CHUNK) - max(tl, cc << _CHUNK)
+                        if tl >> _CHUNK == t1 >> _CHUNK:
+                            cnt[t1 >> _CHUNK] -= nn - 1
+                        else:
+                            for cc in range(tl >> _CHUNK, (t1 >> _CHUNK) + 1):
+                                cnt[cc] -= min(t1 + 1, (cc + 1) << _CHUNK) - max(tl, cc << _CHUNK)
                         lead.append(r0)
                         seg_start.append(r1)
                         seg_end.append(r1 + nn - 1)

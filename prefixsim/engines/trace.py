@@ -371,5 +371,6 @@ def replay_trace(paths: str | Path | Sequence[str | Path], capacities: Sequence[
                "output_tokens": first.output_tokens, "blocks": first.blocks, **points[0]}
     if len(caps) > 1:
         summary["curve"] = points
-    rows = [] if fmt != "json" else first_rows.dicts() if isinstance(first_rows, Rows) else [r.row() for r in first_rows]
+    rows = ([] if fmt != "json" else first_rows.dicts() if isinstance(first_rows, Rows)
+            else [r.row() for r in first_rows])
     return {"requests": rows, "summary": summary}
