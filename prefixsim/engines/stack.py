@@ -5,7 +5,7 @@ and when it does not (a long request reading past its first C blocks), and repla
 from __future__ import annotations
 
 from bisect import bisect_right
-from itertools import accumulate
+from itertools import accumulate, repeat
 from operator import attrgetter
 from typing import Hashable, Protocol, Sequence
 
@@ -86,6 +86,10 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
     stamps, its tail the oldest), the live stamps (each block's latest) at or after its stamp. Live
     stamps are a bytearray, counted per chunk, so a rank is a short scan plus a sum over chunks.
     The stamps are handed out in order, so `now` alone says which are in use.
+
+    A block's stamp is not written per block: each block records the request that freed it last
+    (one shared int, no new int per block), and its stamp is that request's first stamp less its
+    position there, found where it stands now when the ids chain (checked), else looked up.
     """
     bs = block_size
     lengths = list(map(len, map(_KEYS, requests)))
@@ -95,8 +99,9 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
     chunks = (total >> _CHUNK) + 2
     live = bytearray(b"\x01") * (chunks << _CHUNK)
     cnt = [1 << _CHUNK] * chunks
-    stamps: dict = {}
-    get, stamp_all = stamps.get, stamps.update
+    last: dict = {}         # block -> the request that freed it last
+    get, note_all = last.get, last.update
+    heads: list[int] = []   # a request's first block's stamp (its newest)
     lead: list[int] = []
     seg_start: list[int] = []
     seg_end: list[int] = []
@@ -115,20 +120,28 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
             return lcount(1, a, b)
         return lcount(1, a, (ca + 1) << _CHUNK) + sum(cnt[ca + 1:cb]) + lcount(1, cb << _CHUNK, b)
 
-    for r, n in zip(requests, lengths):
+    def stamp(k: Hashable, j: int, p: int) -> int:
+        """The stamp request `j` gave block `k`, at position `p` in the current request."""
+        ks = requests[j].keys
+        if p >= len(ks) or ks[p] != k:
+            p = ks.index(k)   # not chained: where it stood there (a block repeated raised before)
+        return heads[j] - p
+
+    for ri, (r, n) in enumerate(zip(requests, lengths)):
         keys = r.keys
         olds = list(map(get, keys))
-        before = len(stamps)
-        stamp_all(zip(keys, range(now + n - 1, now - 1, -1)))
+        before = len(last)
+        note_all(zip(keys, repeat(ri)))
+        heads.append(now + n - 1)
         absent = olds.count(None)
-        if len(stamps) - before != absent:
+        if len(last) - before != absent:
             raise NotExact
         nn = n - absent
         if nn:
             f = n if nn == n else olds.index(None)
             rk = None
             if f == nn:
-                t = olds[0]
+                t = stamp(keys[0], olds[0], 0)
                 c = t >> _CHUNK
                 cn = now >> _CHUNK
                 ahead = ((cn + 1) << _CHUNK) - now
@@ -139,10 +152,12 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
                     lead.append(r0)
                     rk = p = [r0]
                 else:
-                    t1 = olds[1]
-                    if t1 < t and olds[1:nn] == list(range(t1, t1 - nn + 1, -1)):
+                    j1 = olds[1]
+                    t1 = heads[j1] - 1
+                    if t1 < t and olds[1:nn].count(j1) == nn - 1 and keys[1:nn] == requests[j1].keys[1:nn]:
                         # the rest is one run of consecutive stamps (blocks one earlier request
-                        # freed together): their ranks are consecutive too
+                        # freed together, where they stand here; else `_leading_ranks` finds the
+                        # run): their ranks are consecutive too
                         r1 = r0 + live_in(t1, t)
                         tl = t1 - nn + 2
                         live[t] = 0
@@ -162,12 +177,15 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
                             for i in range(n_in // bs, f):
                                 partial.append((r1 + i - 1 if i else r0, bs - max(0, min(bs, n_in - i * bs))))
                     else:
+                        olds[:nn] = map(stamp, keys[:nn], olds[:nn], range(nn))
                         rk = _leading_ranks(olds, nn, t, r0, live, cnt, live_in)
                         if rk is not None:
                             # ranks rise by at least one a block from at least 1: none is at most its index
                             lead += rk
                             p = rk
             if rk is None:
+                if f != nn:   # else stamped above
+                    olds = [None if j is None else stamp(k, j, p) for p, (k, j) in enumerate(zip(keys, olds))]
                 rk = _ranks(keys, olds, now, live, cnt, live_in)
                 p = list(accumulate(rk, max))
                 f = n if p[-1] < _FAR else next(i for i, x in enumerate(p) if x >= _FAR)
@@ -179,7 +197,7 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
                 for i in range(n_in // bs, f):
                     partial.append((p[i], bs - max(0, min(bs, n_in - i * bs))))
         now += n   # this request's blocks are the newest stamps now (already set)
-    return Curve(bs, lead, seg_start, seg_end, pm, ranks, partial, lengths, len(stamps), diverge)
+    return Curve(bs, lead, seg_start, seg_end, pm, ranks, partial, lengths, len(last), diverge)
 
 
 def _leading_ranks(olds: list, nn: int, t: int, r: int, live: bytearray, cnt: list[int],
