@@ -141,7 +141,9 @@ def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
             f = n if nn == n else olds.index(None)
             rk = None
             if f == nn:
-                t = stamp(keys[0], olds[0], 0)
+                j = olds[0]
+                ks = requests[j].keys
+                t = heads[j] - (0 if ks[0] == keys[0] else ks.index(keys[0]))   # `stamp`, inline
                 c = t >> _CHUNK
                 cn = now >> _CHUNK
                 ahead = ((cn + 1) << _CHUNK) - now
