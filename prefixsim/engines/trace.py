@@ -93,6 +93,8 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
         except OSError as e:
             raise UserError(f"cannot read trace: {e.strerror}", str(path)) from e
         roots: dict[int, int] = {}
+        # request ids and streams name the file; two folders' trace.jsonl apart
+        name = path.name if names.count(path.name) == 1 else path.as_posix()
         with fh:
             for lineno, line in enumerate(fh, start=1):
                 if not line.strip():
@@ -109,9 +111,7 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
                 elif kind != fmt:
                     raise UserError(f"a {kind} record in a {fmt} trace", str(path), lineno)
                 try:
-                    out.append(_request(rec, kind, fi, path, lineno, roots,
-                                        # request ids and streams name the file; two folders' trace.jsonl apart
-                                        path.name if names.count(path.name) == 1 else path.as_posix()))
+                    out.append(_request(rec, kind, fi, path, lineno, roots, name))
                 except LINE_ERRORS as e:   # the one boundary: a value of any type or size, a located error
                     raise located_error(e, str(path), lineno) from None
     assert fmt is not None or not out
@@ -131,7 +131,7 @@ def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: di
         ts = float(rec["timestamp"])
         n_in = token_count(rec["input_length"], "input_length")
         n_out = token_count(rec.get("output_length", 0), "output_length")
-        ids = tuple(int(h) for h in rec["hash_ids"])
+        ids = tuple(map(int, rec["hash_ids"]))
     except KeyError as e:
         raise UserError(f"missing field {e.args[0]!r} (need timestamp, input_length, hash_ids)", *where) from e
     except (TypeError, ValueError) as e:
