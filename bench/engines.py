@@ -25,7 +25,11 @@ machine is shared):
   the reference loop. The peers measure the last half of the requests after a warm-up, so their hit
   rates differ from prefixsim's whole-trace figures; the work (every request replayed) is the same.
 
-    python bench/engines.py [--small]
+With `--before TREE` (another prefixsim checkout, e.g. the commit a change started from), that
+tree's `replay` at 3M and its 7-point curve are timed in the same interleaved rounds, on its own
+load of the trace, and their results asserted equal to this tree's.
+
+    python bench/engines.py [--small] [--before TREE]
 """
 from __future__ import annotations
 
@@ -109,7 +113,9 @@ def main(argv=None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="the first 600 requests (CI smoke run)")
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--before", type=Path, help="another prefixsim tree, timed in the same rounds")
     args = ap.parse_args(argv)
+    old = _other_tree(args.before) if args.before else None
     rows = []
     with tempfile.TemporaryDirectory() as d:
         path = TRACE
@@ -120,26 +126,53 @@ def main(argv=None) -> list[dict]:
         bs = trace.block_size
         reqs = trace.requests
         repeat = 2 if args.small else args.repeat
-        print(f"{len(reqs):,} requests, {sum(len(r.keys) for r in reqs):,} blocks of {bs} tokens")
+        print(f"{len(reqs):,} requests, {sum(len(r.keys) for r in reqs):,} blocks of {bs} tokens; load average "
+              + " ".join(f"{x:.1f}" for x in os.getloadavg()))
 
         cap = 3_000_000
-        m = best({"ref": lambda: reference(reqs, cap // bs, bs), "ours": lambda: replay(trace, cap),
-                  "ref_unl": lambda: reference(reqs, None, bs), "ours_unl": lambda: replay(trace, None)}, repeat)
+        fns = {"ref": lambda: reference(reqs, cap // bs, bs), "ours": lambda: replay(trace, cap),
+               "ref_unl": lambda: reference(reqs, None, bs), "ours_unl": lambda: replay(trace, None)}
+        if old:
+            old_trace = old.load_trace(path)
+            fns["before"] = lambda: old.replay(old_trace, cap)
+            fns["curve"] = lambda: curve_totals(trace, CURVE)
+            fns["curve_before"] = lambda: old.curve_totals(old_trace, CURVE)
+            fns["one"] = lambda: curve_totals(trace, [4_000_000])
+            fns["one_before"] = lambda: old.curve_totals(old_trace, [4_000_000])
+        m = best(fns, repeat)
         assert m["ref"][1] == m["ours"][1][1].hit_tokens and m["ref_unl"][1] == m["ours_unl"][1][1].hit_tokens
         r3, ru = m["ours"][0] / m["ref"][0], m["ours_unl"][0] / m["ref_unl"][0]
         print(f"replay 3M: {m['ours'][0]:.3f} s, reference loop {m['ref'][0]:.3f} s ({r3:.2f}x); unlimited "
               f"{m['ours_unl'][0]:.3f} s vs {m['ref_unl'][0]:.3f} s ({ru:.2f}x); hit tokens identical")
+        if old:
+            assert _plain(m["before"][1]) == _plain(m["ours"][1])
+            assert _plain(m["curve_before"][1]) == _plain(m["curve"][1])
+            rb = m["before"][0] / m["ref"][0]
+            cb, ca = (m[k][0] / m[o][0] for k, o in (("curve_before", "one_before"), ("curve", "one")))
+            print(f"before ({args.before}): replay 3M {m['before'][0]:.3f} s ({rb:.2f}x the reference loop); 7-point "
+                  f"curve {m['curve_before'][0]:.3f} s, {cb:.2f}x its one pass at 4M ({m['one_before'][0]:.3f} s); "
+                  f"this tree's {m['curve'][0]:.3f} s, {ca:.2f}x ({m['one'][0]:.3f} s); rows, causes and totals "
+                  "identical")
         rows.append(report("(m) trace replay / reference LRU loop, 3M tokens", r3, "<= 1.2", r3 <= 1.2,
                            f"unlimited {ru:.2f}x"))
 
         both = [cap, None]
-        m = best({"ref": lambda: reference(reqs, cap // bs, bs) + reference(reqs, None, bs),
-                  "ours": lambda: replay_capacities(trace, both, bs),
-                  "before": lambda: (replay(trace, cap)[0], curve_totals(trace, both))}, repeat)
+        fns = {"ref": lambda: reference(reqs, cap // bs, bs) + reference(reqs, None, bs),
+               "ours": lambda: replay_capacities(trace, both, bs),
+               "before": lambda: (replay(trace, cap)[0], curve_totals(trace, both))}
+        if old:
+            fns["tree_before"] = lambda: old.replay_capacities(old_trace, both, bs)
+        m = best(fns, repeat)
         assert m["ours"][1] == m["before"][1] and m["ref"][1] == sum(t.hit_tokens for t in m["ours"][1][1])
         rb, rp = m["ours"][0] / m["ref"][0], m["before"][0] / m["ref"][0]
         print(f"the command's work, 3M (rows) + unlimited: {m['ours'][0]:.3f} s, reference loops {m['ref'][0]:.3f} s "
               f"({rb:.2f}x); composed as before {m['before'][0]:.3f} s ({rp:.2f}x); rows and totals identical")
+        if old:
+            (theirs, their_totals), (mine, my_totals) = m["tree_before"][1], m["ours"][1]
+            assert _plain((theirs, their_totals[0])) == _plain((mine, my_totals[0]))
+            assert _plain(their_totals) == _plain(my_totals)
+            print(f"before ({args.before}): the command's work {m['tree_before'][0]:.3f} s "
+                  f"({m['tree_before'][0] / m['ref'][0]:.2f}x); rows and totals identical")
         rows.append(report("(m) replay 3M (rows) + unlimited / reference loops at both", rb, "<= 1.2", rb <= 1.2,
                            f"before {rp:.2f}x"))
 
@@ -156,6 +189,34 @@ def main(argv=None) -> list[dict]:
             rows += _gc(d)
             rows += _peers(path, repeat=3)
     return rows
+
+
+def _other_tree(tree: Path):
+    """`prefixsim.engines.trace` of another checkout, imported beside this tree's (its modules are
+    loaded under their own names, then this tree's are put back)."""
+    mine = {k: v for k, v in sys.modules.items() if k == "prefixsim" or k.startswith("prefixsim.")}
+    for k in mine:
+        del sys.modules[k]
+    sys.path.insert(0, str(tree.resolve()))
+    try:
+        import prefixsim.engines.trace as other
+    finally:
+        sys.path.pop(0)
+        for k in [k for k in sys.modules if k == "prefixsim" or k.startswith("prefixsim.")]:
+            del sys.modules[k]
+        sys.modules.update(mine)
+    assert Path(other.__file__).resolve().is_relative_to(tree.resolve()), other.__file__
+    return other
+
+
+def _plain(result):
+    """A replay's rows and totals (or a curve's totals) as plain values, to compare across trees."""
+    from dataclasses import astuple, is_dataclass
+
+    if isinstance(result, list) and result and is_dataclass(result[0]):
+        return [astuple(t) for t in result]
+    rows, tot = result
+    return [(r.request.request_id, *r[1:]) for r in rows], astuple(tot)
 
 
 def _gc(d: str) -> list[dict]:

@@ -1,6 +1,7 @@
-"""Fast LRU replay of block-key traces: one ordered-dict pass per capacity, and one stack-distance
-pass (Mattson et al. 1970) for a whole capacity curve. Both give exactly what `vllm.BlockPool` gives
-for instantaneous requests (`trace.replay` without a decode rate), which stays the reference.
+"""Fast LRU replay of block-key traces: one ordered-dict pass per capacity here, and one
+stack-distance pass (Mattson et al. 1970) for a whole capacity curve (`engines.stack`). Both give
+exactly what `vllm.BlockPool` gives for instantaneous requests (`trace.replay` without a decode
+rate), which stays the reference.
 
 What the block pool does with one request when nothing is held (docs/rules.md#engine-traces-mooncake-bailian):
 its cached blocks are withdrawn from the free queue, the least recently freed other blocks are evicted
@@ -23,27 +24,18 @@ the pool.
 """
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left
 from collections import OrderedDict, deque
-from itertools import accumulate, repeat
-from operator import attrgetter, itemgetter, mul
-from typing import Hashable, Protocol, Sequence
+from itertools import repeat, takewhile
+from operator import attrgetter, itemgetter
+from typing import Hashable, Sequence
 
 from ..model import CauseKind
+# the curve's pass (its own module); callers import it from here too
+from .stack import Curve, KeyedRequest, NotExact, lru_curve  # noqa: F401
 
 _EVICTED, _COLD, _HIT = CauseKind.EVICTED, CauseKind.COLD, CauseKind.HIT
 _INPUT, _KEYS, _FIRST = attrgetter("input_length"), attrgetter("keys"), itemgetter(0)
-_FAR = 1 << 62     # rank of a block never requested before: past every capacity
-_CHUNK = 10        # live stamps are counted per 2**_CHUNK stamps, so a rank costs one short scan + one sum
-
-
-class NotExact(Exception):
-    """A request repeats a block key: only the block pool counts that as it does."""
-
-
-class KeyedRequest(Protocol):
-    keys: tuple[Hashable, ...]
-    input_length: int
 
 
 class LruPass:
@@ -65,6 +57,13 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
     input_length), the cause of each miss) and in total evictions. Raises `NotExact` when a request
     repeats a block key and the capacity is finite.
 
+    A miss's cause is whether its first missing block was evicted. While every request fits the
+    pool, each stores all its blocks, so a block not cached was evicted iff it was stored before; and
+    while the keys stored are exactly the ints 0 .. dense-1 (hash ids numbered in order of first
+    appearance, as Mooncake's), that is `key < dense`: no set of evicted keys (a C-level insert per
+    eviction) is kept. From the first request that leaves them otherwise (other keys, a gap, a
+    request longer than the pool, a cached block behind a missing one) the set is kept, starting
+    from range(dense).
     `seen`, the unlimited pass, gives causes with no set of keys ever evicted: if no request outgrows
     the pool (all keys are stored) and keys seen before lead (`seen.chained`), a missing key was
     evicted iff an earlier request had it, iff the run stops short of the unlimited run.
@@ -73,71 +72,117 @@ def replay_lru(requests: Sequence[KeyedRequest], capacity: int | None, block_siz
         return _unlimited(requests, block_size, per_request)
     if seen is not None and (not (per_request and seen.chained) or any(len(r.keys) > capacity for r in requests)):
         seen = None
-    keep = per_request and seen is None   # the set of keys ever evicted is needed
+    keep = per_request and seen is None   # causes from the keys stored so far
+    dense = 0 if keep else None           # the keys stored are range(dense); None: `evicted` is kept
     runs: list[int] = []
     tokens: list[int] = []
     causes: list[str] = []
     od: OrderedDict = OrderedDict()
     contains, move, popitem = od.__contains__, od.move_to_end, od.popitem
+    consume = deque(maxlen=0).extend   # runs an iterator for its effects, in C
     evicted: set = set()    # keys evicted at some time: for a key not cached, the pool's `evicted`
     hit_blocks = hit_tokens = evictions = 0
     for r in requests:
         keys = r.keys
         n = len(keys)
-        flags = list(map(contains, keys))
-        h = flags.count(True)
-        run = n if h == n else flags.index(False)
+        run = len(tuple(takewhile(contains, keys)))   # up to the first block missing
+        t = run * block_size
+        n_in = r.input_length
+        if t > n_in:   # hit tokens = min(run x block size, input length)
+            t = n_in
         if per_request:
             runs.append(run)
-            if keep:
-                causes.append(_HIT if run == n else _EVICTED if keys[run] in evicted else _COLD if run == 0 else _HIT)
+            tokens.append(t)
         else:
             hit_blocks += run
-            t = run * block_size
-            n_in = r.input_length
-            hit_tokens += t if t < n_in else n_in
+            hit_tokens += t
         if n > capacity:
+            if dense is not None:
+                evicted, dense = set(range(dense)), None
+            flags = list(map(contains, keys))
+            if keep:
+                causes.append(_HIT if run == n else _EVICTED if keys[run] in evicted else _COLD if run == 0 else _HIT)
             held = _cut(keys, flags, capacity)
             for k in reversed(held):
                 if k in od:
                     move(k)
                 else:
                     od[k] = None
-        elif h == run:
-            # The cached blocks lead and the rest are new (chained hash ids): insert the tail, then
-            # bring the head to the recent end, head last.
-            if h < n:
-                before = len(od)
-                for k in reversed(keys[h:]):
-                    od[k] = None
-                if len(od) - before != n - h:
-                    raise NotExact
-            if h:
-                deque(map(move, reversed(keys[:h])), 0)
+        elif run == n:
+            if keep:
+                causes.append(_HIT)
+            consume(map(move, reversed(keys)))
+            continue
         else:
-            if len(set(keys)) != n:
-                raise NotExact
-            for k in reversed(keys):
-                if k in od:
-                    move(k)
-                else:
-                    od[k] = None
+            # Chained hash ids: the cached blocks lead and the rest are new. Insert the tail, then
+            # bring the head to the recent end, head last.
+            tail = keys[run:]
+            before = len(od)
+            for k in reversed(tail):
+                od[k] = None
+            grown = len(od) - before
+            if grown == n - run:
+                x = tail[0]
+                if dense is not None:
+                    d = dense
+                    dense = _dense_after(tail, d)
+                    if dense is not None:
+                        causes.append(_EVICTED if x < d else _COLD if run == 0 else _HIT)
+                    else:
+                        evicted = set(range(d))
+                if dense is None and keep:
+                    causes.append(_EVICTED if x in evicted else _COLD if run == 0 else _HIT)
+                if run:
+                    consume(map(move, reversed(keys[:run])))
+            else:
+                # A block past the run is cached, or one repeats: take back the blocks just added,
+                # then the general order.
+                consume(map(popitem, repeat(True, grown)))
+                if len(set(keys)) != n:
+                    raise NotExact
+                if dense is not None:
+                    evicted, dense = set(range(dense)), None
+                if keep:
+                    causes.append(_EVICTED if keys[run] in evicted else _COLD if run == 0 else _HIT)
+                for k in reversed(keys):
+                    if k in od:
+                        move(k)
+                    else:
+                        od[k] = None
         e = len(od) - capacity
         if e > 0:
             # The request's blocks are the most recent now, so the oldest e are not among them.
             evictions += e
-            if keep:
+            if dense is None and keep:
                 evicted.update(map(_FIRST, map(popitem, repeat(False, e))))
             else:
-                deque(map(popitem, repeat(False, e)), 0)
+                consume(map(popitem, repeat(False, e)))
     if seen is not None:
         causes = [_HIT if run == n else _EVICTED if run < s else _COLD if run == 0 else _HIT
                   for run, n, s in zip(runs, map(len, map(_KEYS, requests)), seen.runs)]  # type: ignore[arg-type]
     if per_request:
-        # hit tokens = min(run x block size, input length), in C once the runs are known
-        tokens = list(map(min, map(mul, runs, repeat(block_size)), map(_INPUT, requests)))
         hit_blocks, hit_tokens = sum(runs), sum(tokens)
     return LruPass(hit_blocks, hit_tokens, evictions, runs, tokens, causes)
+
+
+def _dense_after(tail: Sequence[Hashable], d: int) -> int | None:
+    """The next `dense` once `tail` (distinct keys, none cached) is stored after the ints 0 .. d-1:
+    d + its new ids, when those are d, d+1, ... and the rest are ints below d; else None."""
+    try:
+        s = sorted(tail)
+        if type(sum(s)) is not int:   # not all ints (a float, ...; a tuple or a str raised)
+            return None
+    except TypeError:
+        return None
+    # Distinct ints, sorted: those from d on are d .. d+m-1 iff the first is d and the last d+m-1.
+    m = len(s)
+    if s[0] >= d:   # all new: the common case
+        return d + m if s[0] == d and s[-1] == d + m - 1 else None
+    j = bisect_left(s, d)
+    m -= j
+    if s[0] < 0 or (m and (s[j] != d or s[-1] != d + m - 1)):
+        return None
+    return d + m
 
 
 def _cut(keys: Sequence[Hashable], flags: list[bool], capacity: int) -> list[Hashable]:
@@ -187,213 +232,3 @@ def _unlimited(requests: Sequence[KeyedRequest], bs: int, per_request: bool) -> 
             tokens.append(t)
             causes.append(_COLD if run == 0 and keys else _HIT)
     return LruPass(hit_blocks, hit_tokens, 0, runs, tokens, causes, per_request and chained)
-
-
-class Curve:
-    """Stack distances of a whole trace: totals at any capacity the stack describes.
-
-    A block read at unlimited capacity is read at capacity C when the largest rank up to it in its
-    request is at most C; a cached block is kept (not stored again) at C when its own rank is at most
-    C. Where a request's cached blocks lead and their ranks rise, the two are equal: `lead` holds
-    them one by one and `seg_start` / `seg_end` as runs of consecutive ranks [start, end) (the blocks
-    one earlier request freed together); other requests give `pm` (largest rank so far) and `ranks`
-    apart. `partial` holds the blocks worth less than a block size of tokens, with what they lack;
-    `diverge` the capacity intervals where a long request read past its first C blocks.
-    """
-
-    def __init__(self, bs: int, lead: list[int], seg_start: list[int], seg_end: list[int], pm: list[int],
-                 ranks: list[int], partial: list[tuple[int, int]], lengths: list[int], distinct: int,
-                 diverge: list[tuple[int, int]]) -> None:
-        self.bs = bs
-        self.lead, self.pm, self.ranks = sorted(lead), sorted(pm), sorted(ranks)
-        self.seg_start, self.seg_end = seg_start, seg_end
-        self.partial = partial
-        self.lengths = lengths
-        self.distinct = distinct
-        self.diverge = diverge
-        # Sorted, with running sums: a capacity's sums over runs and lengths are then two bisections
-        # each (`at`), not a pass over every run and request per capacity.
-        self._starts, self._ends, self._lens = sorted(seg_start), sorted(seg_end), sorted(lengths)
-        self._start_sums, self._end_sums, self._len_sums = ([0, *accumulate(x)] for x in
-                                                            (self._starts, self._ends, self._lens))
-
-    def exact_at(self, capacity: int | None) -> bool:
-        """Whether the stack describes a pool of `capacity` blocks (else replay it on its own)."""
-        return capacity is None or not any(lo <= capacity <= hi for lo, hi in self.diverge)
-
-    def at(self, capacity: int | None) -> tuple[int, int, int]:
-        """(hit blocks, hit tokens, evictions) of a pool of `capacity` blocks (None: unlimited)."""
-        assert self.exact_at(capacity)
-        if capacity is None:
-            hb = len(self.lead) + len(self.pm) + sum(self.seg_end) - sum(self.seg_start)
-            return hb, hb * self.bs - sum(x for _, x in self.partial), 0
-        c = capacity
-        # Ranks of a run [start, end) at most c: min(end, c + 1) - start when start <= c. A run
-        # ending at or below c + 1 starts below it (start < end): those add end - start, the others
-        # that start at or below c add c + 1 - start.
-        ns, ne = bisect_right(self._starts, c), bisect_right(self._ends, c + 1)
-        runs = self._end_sums[ne] + (c + 1) * (ns - ne) - self._start_sums[ns]
-        lead = bisect_right(self.lead, c) + runs
-        hb = lead + bisect_right(self.pm, c)
-        lack = sum(x for p, x in self.partial if p <= c)
-        # Each request stores its missing blocks, its head only when it is longer than the pool;
-        # whatever was stored and is not in the final pool (the top C of the stack) was evicted.
-        nl = bisect_right(self._lens, c)
-        stored = self._len_sums[nl] + c * (len(self._lens) - nl) - lead - bisect_right(self.ranks, c)
-        return hb, hb * self.bs - lack, stored - min(c, self.distinct)
-
-
-def lru_curve(requests: Sequence[KeyedRequest], block_size: int) -> Curve:
-    """One pass over `requests` that ranks every block access in the LRU stack (raises `NotExact`
-    when a request repeats a key).
-
-    A block's rank before a request is the number of distinct blocks freed since it was last
-    freed, itself included: with stamps in freeing order (the request's blocks get consecutive
-    stamps, its tail the oldest), the live stamps (each block's latest) at or after its stamp. Live
-    stamps are a bytearray, counted per chunk, so a rank is a short scan plus a sum over chunks.
-    """
-    bs = block_size
-    lengths = list(map(len, map(_KEYS, requests)))
-    total = sum(lengths)
-    live = bytearray(total + 1)
-    cnt = [0] * ((total >> _CHUNK) + 2)
-    ones = memoryview(b"\x01" * 4096)
-    stamps: dict = {}
-    get, stamp_all = stamps.get, stamps.update
-    lead: list[int] = []
-    seg_start: list[int] = []
-    seg_end: list[int] = []
-    pm: list[int] = []
-    ranks: list[int] = []
-    zeros = memoryview(bytes(4096))
-    partial: list[tuple[int, int]] = []
-    diverge: list[tuple[int, int]] = []
-    now = 0                 # the next stamp
-    lcount = live.count
-
-    def live_in(a: int, b: int) -> int:
-        """Live stamps in [a, b)."""
-        ca, cb = a >> _CHUNK, b >> _CHUNK
-        if ca == cb:
-            return lcount(1, a, b)
-        return lcount(1, a, (ca + 1) << _CHUNK) + sum(cnt[ca + 1:cb]) + lcount(1, cb << _CHUNK, b)
-
-    for r, n in zip(requests, lengths):
-        keys = r.keys
-        olds = list(map(get, keys))
-        before = len(stamps)
-        stamp_all(zip(keys, range(now + n - 1, now - 1, -1)))
-        absent = olds.count(None)
-        if len(stamps) - before != absent:
-            raise NotExact
-        nn = n - absent
-        if nn:
-            f = n if nn == n else olds.index(None)
-            rk = None
-            if f == nn:
-                t = olds[0]
-                c = t >> _CHUNK
-                r0 = lcount(1, t, (c + 1) << _CHUNK) + sum(cnt[c + 1:(now >> _CHUNK) + 1])
-                if nn == 1:
-                    live[t] = 0
-                    cnt[c] -= 1
-                    lead.append(r0)
-                    rk = p = [r0]
-                else:
-                    t1 = olds[1]
-                    if t1 < t and olds[1:nn] == list(range(t1, t1 - nn + 1, -1)):
-                        # the rest is one run of consecutive stamps (blocks one earlier request
-                        # freed together): their ranks are consecutive too
-                        r1 = r0 + live_in(t1, t)
-                        tl = t1 - nn + 2
-                        live[t] = 0
-                        cnt[c] -= 1
-                        live[tl:t1 + 1] = zeros[:nn - 1] if nn <= 4097 else bytes(nn - 1)
-                        for cc in range(tl >> _CHUNK, (t1 >> _CHUNK) + 1):
-                            cnt[cc] -= min(t1 + 1, (cc + 1) << _CHUNK) - max(tl, cc << _CHUNK)
-                        lead.append(r0)
-                        seg_start.append(r1)
-                        seg_end.append(r1 + nn - 1)
-                        rk = lead
-                        if f * bs > r.input_length:
-                            n_in = r.input_length
-                            for i in range(n_in // bs, f):
-                                partial.append((r1 + i - 1 if i else r0, bs - max(0, min(bs, n_in - i * bs))))
-                    else:
-                        rk = _leading_ranks(olds, nn, t, r0, live, cnt, live_in)
-                        if rk is not None:
-                            # ranks rise by at least one a block from at least 1: none is at most its index
-                            lead += rk
-                            p = rk
-            if rk is None:
-                rk = _ranks(keys, olds, now, live, cnt, live_in)
-                p = list(accumulate(rk, max))
-                f = n if p[-1] < _FAR else next(i for i, x in enumerate(p) if x >= _FAR)
-                pm += p[:f]
-                ranks += (x for x in rk if x < _FAR)
-                diverge += ((x, i) for i, x in enumerate(rk) if x <= i)
-            if rk is not lead and f * bs > r.input_length:
-                n_in = r.input_length
-                for i in range(n_in // bs, f):
-                    partial.append((p[i], bs - max(0, min(bs, n_in - i * bs))))
-        # this request's blocks are the newest stamps now
-        end = now + n
-        c0, c1 = now >> _CHUNK, (end - 1) >> _CHUNK
-        if n and c0 == c1:
-            live[now:end] = ones[:n]
-            cnt[c0] += n
-        elif n:
-            live[now:end] = b"\x01" * n
-            for c in range(c0, c1 + 1):
-                cnt[c] += min(end, (c + 1) << _CHUNK) - max(now, c << _CHUNK)
-        now = end
-    return Curve(bs, lead, seg_start, seg_end, pm, ranks, partial, lengths, len(stamps), diverge)
-
-
-def _leading_ranks(olds: list, nn: int, t: int, r: int, live: bytearray, cnt: list[int],
-                   live_in) -> list[int] | None:
-    """Ranks of the leading `nn` (> 1) cached blocks, the first (stamp `t`) ranked `r`, when their
-    stamps fall from head to tail (each request's head is its newest block), and their stamps
-    retired; None (nothing retired) when they do not fall."""
-    c = t >> _CHUNK
-    t1 = olds[1]
-    if t1 < t and olds[1:nn] == list(range(t1, t1 - nn + 1, -1)):
-        # the rest is one run of consecutive stamps (the blocks one earlier request freed together)
-        r1 = r + live_in(t1, t)
-        tl = t1 - nn + 2
-        live[t] = 0
-        cnt[c] -= 1
-        live[tl:t1 + 1] = bytes(nn - 1)
-        for cc in range(tl >> _CHUNK, (t1 >> _CHUNK) + 1):
-            cnt[cc] -= min(t1 + 1, (cc + 1) << _CHUNK) - max(tl, cc << _CHUNK)
-        return [r, *range(r1, r1 + nn - 1)]
-    out = [r]
-    prev = t
-    for t in olds[1:nn]:
-        if t >= prev:
-            return None     # nothing retired yet: the general path starts from the same state
-        r += 1 if prev - t == 1 else live_in(t, prev)
-        out.append(r)
-        prev = t
-    for t in olds[:nn]:
-        live[t] = 0
-        cnt[t >> _CHUNK] -= 1
-    return out
-
-
-def _ranks(keys: Sequence[Hashable], olds: list, now: int, live: bytearray, cnt: list[int], live_in) -> list[int]:
-    """Ranks of every block of a request in any order (_FAR for new ones), and their stamps retired."""
-    if len(set(keys)) != len(keys):
-        raise NotExact
-    order = sorted((t, i) for i, t in enumerate(olds) if t is not None)
-    rk = [_FAR] * len(keys)
-    r = 0
-    prev = now
-    for t, i in reversed(order):    # newest stamp first
-        r += live_in(t, prev)
-        rk[i] = r
-        prev = t
-    for t, _ in order:
-        live[t] = 0
-        cnt[t >> _CHUNK] -= 1
-    return rk

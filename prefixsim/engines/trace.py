@@ -19,9 +19,8 @@ import heapq
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from itertools import repeat
 from operator import attrgetter
-from typing import Hashable, Iterable, NamedTuple, Sequence
+from typing import Hashable, Iterable, Sequence
 
 from ..errors import UserError
 from ..model import CauseKind
@@ -32,6 +31,7 @@ from .base import DEFAULT_PREFILL_TOKENS_PER_S, prefill_seconds
 from .eviction import EvictionQueue
 from .gcpause import gc_paused
 from .lru import LruPass, NotExact, lru_curve, replay_lru
+from .rows import Replayed, Rows
 from .vllm import BlockPool
 
 _INPUT, _OUTPUT, _KEYS = attrgetter("input_length"), attrgetter("output_length"), attrgetter("keys")
@@ -93,6 +93,8 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
         except OSError as e:
             raise UserError(f"cannot read trace: {e.strerror}", str(path)) from e
         roots: dict[int, int] = {}
+        # request ids and streams name the file; two folders' trace.jsonl apart
+        name = path.name if names.count(path.name) == 1 else path.as_posix()
         with fh:
             for lineno, line in enumerate(fh, start=1):
                 if not line.strip():
@@ -109,9 +111,7 @@ def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
                 elif kind != fmt:
                     raise UserError(f"a {kind} record in a {fmt} trace", str(path), lineno)
                 try:
-                    out.append(_request(rec, kind, fi, path, lineno, roots,
-                                        # request ids and streams name the file; two folders' trace.jsonl apart
-                                        path.name if names.count(path.name) == 1 else path.as_posix()))
+                    out.append(_request(rec, kind, fi, path, lineno, roots, name))
                 except LINE_ERRORS as e:   # the one boundary: a value of any type or size, a located error
                     raise located_error(e, str(path), lineno) from None
     assert fmt is not None or not out
@@ -131,7 +131,7 @@ def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: di
         ts = float(rec["timestamp"])
         n_in = token_count(rec["input_length"], "input_length")
         n_out = token_count(rec.get("output_length", 0), "output_length")
-        ids = tuple(int(h) for h in rec["hash_ids"])
+        ids = tuple(map(int, rec["hash_ids"]))
     except KeyError as e:
         raise UserError(f"missing field {e.args[0]!r} (need timestamp, input_length, hash_ids)", *where) from e
     except (TypeError, ValueError) as e:
@@ -146,30 +146,6 @@ def _request(rec: object, kind: str, fi: int, path: Path, lineno: int, roots: di
     root = roots[chat] = roots.get(parent, chat) if parent >= 0 else chat
     return TraceRequest(rid, ts, n_in, n_out, keys, ids, f"{name}#{root}", chat, parent,
                         rec.get("turn"), rec.get("type"))
-
-
-class Replayed(NamedTuple):
-    """One request's split: blocks and tokens read, and why the read stopped. Engines bill no write
-    premium, so everything not read is uncached input (cache_creation stays 0).
-
-    A named tuple rather than a frozen dataclass: a replay makes one per request, and a tuple is
-    made in C (a frozen dataclass sets each field through object.__setattr__, 40 % of a fast replay).
-    """
-
-    request: TraceRequest
-    blocks: int
-    hit_blocks: int
-    hit_tokens: int
-    cause: str
-
-    def row(self) -> dict:
-        r = self.request
-        n_in = r.input_length
-        return {"request_id": r.request_id, "timestamp": r.timestamp, "stream": r.stream, "model": None,
-                "observed": None,
-                "predicted": {"input_tokens": n_in - self.hit_tokens, "cache_creation_input_tokens": 0,
-                              "cache_read_input_tokens": self.hit_tokens},
-                "cause": self.cause}
 
 
 def replay_request(pool: BlockPool, req: TraceRequest, block_size: int) -> Replayed:
@@ -228,7 +204,7 @@ def totals(replayed: Iterable[Replayed], evictions: int = 0) -> Totals:
 def replay(trace: Trace, capacity: int | None = None, eviction: str = "lru",
            block_size: int | None = None, *, decode_tokens_per_s: float | None = None,
            prefill_tokens_per_s: float | None = None,
-           unlimited: LruPass | None = None) -> tuple[list[Replayed], Totals]:
+           unlimited: LruPass | None = None) -> tuple[Sequence[Replayed], Totals]:
     """Replay `trace` through one block pool of `capacity` tokens (None: unlimited).
 
     By default a request is instantaneous, as other trace simulators count. With
@@ -238,8 +214,9 @@ def replay(trace: Trace, capacity: int | None = None, eviction: str = "lru",
     the input's hash ids.
 
     Instantaneous LRU (and any policy without a capacity) takes the fast path of `engines.lru`,
-    which gives what the block pool gives (`replay_pool`, used for everything else); `unlimited`, its
-    pass at no capacity when a caller has it, gives the causes of misses (`lru.replay_lru`'s `seen`)."""
+    which gives what the block pool gives (`replay_pool`, used for everything else), its rows as
+    columns (`rows.Rows`: a row is made when read); `unlimited`, its pass at no capacity when a caller
+    has it, gives the causes of misses (`lru.replay_lru`'s `seen`)."""
     bs = block_size or trace.block_size
     with gc_paused():
         if decode_tokens_per_s is None and (capacity is None or eviction == "lru"):
@@ -249,9 +226,7 @@ def replay(trace: Trace, capacity: int | None = None, eviction: str = "lru",
             except NotExact:
                 pass
             else:
-                reqs = trace.requests
-                rows = list(map(tuple.__new__, repeat(Replayed), zip(
-                    reqs, map(len, map(_KEYS, reqs)), p.runs, p.tokens, p.causes)))  # type: ignore[arg-type]
+                rows = Rows(trace.requests, p.runs, p.tokens, p.causes)  # type: ignore[arg-type]
                 return rows, _totals(trace, p.hit_tokens, p.hit_blocks, p.evictions)
         return replay_pool(trace, capacity, eviction, bs, decode_tokens_per_s=decode_tokens_per_s,
                            prefill_tokens_per_s=prefill_tokens_per_s)
@@ -339,7 +314,7 @@ def _point(capacity: int | None, t: Totals, prefill_tokens_per_s: float | None) 
 
 
 def replay_capacities(trace: Trace, caps: Sequence[int | None], bs: int, eviction: str = "lru",
-                      rows: bool = True) -> tuple[list[Replayed], list[Totals]]:
+                      rows: bool = True) -> tuple[Sequence[Replayed], list[Totals]]:
     """`replay_trace`'s work once loaded: totals at `caps`, rows at the first. The unlimited pass, run
     anyway when `caps` has None, gives the causes (`lru.replay_lru`'s `seen`); none runs twice."""
     if not rows:
@@ -377,7 +352,7 @@ def replay_trace(paths: str | Path | Sequence[str | Path], capacities: Sequence[
     for cap in caps:
         if cap is not None and cap < 0:
             raise UserError(f"negative capacity {cap}")
-    first_rows: list[Replayed] = []
+    first_rows: Sequence[Replayed] = []
     if decode_tokens_per_s is None:
         first_rows, results = replay_capacities(trace, caps, bs, eviction, rows=fmt == "json")
     else:
@@ -396,4 +371,6 @@ def replay_trace(paths: str | Path | Sequence[str | Path], capacities: Sequence[
                "output_tokens": first.output_tokens, "blocks": first.blocks, **points[0]}
     if len(caps) > 1:
         summary["curve"] = points
-    return {"requests": [r.row() for r in first_rows] if fmt == "json" else [], "summary": summary}
+    rows = ([] if fmt != "json" else first_rows.dicts() if isinstance(first_rows, Rows)
+            else [r.row() for r in first_rows])
+    return {"requests": rows, "summary": summary}
