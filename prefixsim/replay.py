@@ -24,7 +24,6 @@ from .providers import get_policy
 from .runner import Simulator
 from .sources.record import Record
 from .sources.traffic import Traffic
-from .replay_json import row_json, summary_json, to_json, usage_dict as _usage_dict  # noqa: F401  (the replay API)
 from .whatif import BREAKPOINT_POLICIES, TTL_CHOICES, Variant, apply_variant  # noqa: F401  (the replay API)
 
 #: Misses of something that was cached before: each one rebuilds a prefix the traffic had paid for.
@@ -103,6 +102,8 @@ class ReplayResult:
     def to_dataframe(self):
         """One row per request; observed columns are NaN where the log had no usage."""
         import pandas as pd
+
+        from .replay_json import usage_dict as _usage_dict
 
         recs = []
         for r in self.rows:
@@ -346,3 +347,13 @@ def compare(base: ReplayResult, variant: ReplayResult) -> Comparison:
             a[which] += r.cost_predicted
             a[2 + which] += r.cause.kind in REBUILD_CAUSES
     return Comparison(base, variant, tuple(StreamDelta(k, *v) for k, v in acc.items()))
+
+
+def __getattr__(name: str):
+    """The JSON document's functions (`to_json`, `row_json`, `summary_json`) are part of the replay API
+    but live in replay_json, imported on first use: a replay printed as text never loads it."""
+    if name in ("to_json", "row_json", "summary_json"):
+        from . import replay_json
+
+        return getattr(replay_json, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

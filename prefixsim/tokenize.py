@@ -5,8 +5,9 @@ session is tokenized once per run.
 """
 from __future__ import annotations
 
-import hashlib
 import threading
+
+import xxhash
 from pathlib import Path
 from typing import Protocol
 
@@ -31,6 +32,8 @@ _verified: set[str] = set()
 
 def bpe_path(name: str) -> Path:
     """Where the BPE file for `name` lives: named by tiktoken's cache key (sha1 of its URL)."""
+    import hashlib   # only when an encoding is loaded: a replay whose counts are remembered never needs it
+
     url, _ = BPE_FILES[name]
     return ENCODINGS_DIR / hashlib.sha1(url.encode()).hexdigest()
 
@@ -82,6 +85,8 @@ def read_ranks(name: str) -> dict[bytes, int]:
 
 
 def _verified_bytes(name: str) -> bytes:
+    import hashlib
+
     path = bpe_path(name)
     try:
         data = path.read_bytes()
@@ -200,10 +205,12 @@ def remembered_count(name: str):
     memo = _COUNT_MEMOS.get(name)
     if memo is None:
         lib = package_stamp("tiktoken", ("__init__.py", "core.py", "load.py"))
-        memo = _COUNT_MEMOS[name] = DiskMemo(f"counts-{name}", lib and f"{BPE_FILES[name][1]}|{lib}")
+        # keys: xxh3-128 of the text (the digest every block already pays for; a memo of blake2b keys,
+        # as written before, has another stamp and is not read)
+        memo = _COUNT_MEMOS[name] = DiskMemo(f"counts-{name}", lib and f"{BPE_FILES[name][1]}|{lib}|xxh3")
 
     def count_text(text: str) -> int:
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        key = xxhash.xxh3_128_hexdigest(text.encode("utf-8", "surrogatepass"))
         n = memo.get(key)
         if not isinstance(n, int):
             n = tok.count_text(text)

@@ -44,4 +44,6 @@ def test_replay_text_loads_no_engines_results_nor_price_tables_it_does_not_use()
     assert not {m for m in mods if m.startswith(("prefixsim.engines", "prefixsim.results", "prefixsim.report.tables"))}
     # nor the readers of API logs and cassettes (a transcript is told from its first line)
     assert not mods & {"prefixsim.sources.anthropic_log", "prefixsim.sources.openai_log", "prefixsim.sources.gemini_log",
-                       "prefixsim.render"}
+                       "prefixsim.render",
+                       # nor the JSON document's module, nor the rules of the automatic caches (OpenAI, ...)
+                       "prefixsim.replay_json", "prefixsim.providers.automatic"}

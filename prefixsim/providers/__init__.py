@@ -6,7 +6,6 @@ from typing import Any
 from ..suggest import unknown
 from ..errors import UserError
 from .anthropic import AnthropicPolicy
-from .automatic import deepseek, gemini, openai
 from .base import Decision, Policy
 from .prefix import PrefixPolicy
 from .tables import CLAUDE_PLATFORMS
@@ -22,12 +21,11 @@ def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> 
         raise UserError(f"provider {name!r} takes no engine settings (they apply to vllm and sglang)")
     if name in CLAUDE_PLATFORMS:
         return AnthropicPolicy(CLAUDE_PLATFORMS[name])
-    if name == "openai":
-        return openai(bound)
-    if name == "deepseek":
-        return deepseek(bound)
-    if name == "gemini":
-        return gemini(bound)
+    if name in ("openai", "deepseek", "gemini"):
+        # imported here: a replay of Claude traffic never loads the automatic caches' rules
+        from . import automatic
+
+        return getattr(automatic, name)(bound)
     if name == "prefix":
         return PrefixPolicy()
     if name in ("vllm", "sglang"):
