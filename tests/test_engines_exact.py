@@ -245,3 +245,38 @@ def test_make_cache_passes_capacity_block_size_and_eviction():
     assert (s.capacity, s.page_size, s._queue.policy) == (64, 4, "lfu")
     with pytest.raises(UserError, match=r"^unknown engine 'trt' \(valid: vllm, sglang\)$"):
         make_cache("trt")
+
+
+def test_cluster_pools_use_the_given_eviction():
+    # One node of 2 blocks: r2 reads 1 again. LRU then evicts 2 for r3 and r4 reads 1; FIFO evicts 1
+    # (stored first) and r4 misses. Local and global pools are both 2 blocks here.
+    t = trace_of(([1], 4), ([2], 4), ([1], 4), ([3], 4), ([1], 4))
+    lru = replay_cluster(t, nodes=1, capacity=8, eviction="lru")
+    fifo = replay_cluster(t, nodes=1, capacity=8, eviction="fifo")
+    assert (lru["local"]["hit_tokens"], lru["global"]["hit_tokens"]) == (8, 8)
+    assert (fifo["local"]["hit_tokens"], fifo["global"]["hit_tokens"]) == (4, 4)
+
+
+def test_replay_cluster_passes_prefix_blocks_and_the_router_defaults_to_two():
+    # [1, 2, 3] and [1, 2, 4] share two leading blocks, not three: hashing three parts them on 64 nodes
+    t = trace_of(([1, 2, 3], 12), ([1, 2, 4], 12))
+    three = replay_cluster(t, nodes=64, capacity=None, routing="prefix_hash", prefix_blocks=3)
+    assert (three["local"]["hit_tokens"], three["global"]["hit_tokens"]) == (0, 8)
+    router = Router("prefix_hash", 64)
+    assert router.prefix_blocks == 2 and router.pick(t.requests[0]) == router.pick(t.requests[1])
+
+
+def test_export_tokenizes_text_with_cl100k_by_default(tmp_path):
+    # cl100k_base: "hello world" is 2 tokens ("hello", " world")
+    p = tmp_path / "out.jsonl"
+    export_mooncake([Call(0, request("m", "", "", Block(Layer.SYSTEM, b"hello world")))], p)
+    assert lines(p) == [{"timestamp": 0, "input_length": 2, "output_length": 0, "hash_ids": [0]}]
+
+
+def test_export_keeps_the_given_order_of_simultaneous_requests(tmp_path):
+    # Same timestamp: written as given (not by length or ids), so ids number in replay order.
+    items = [{"timestamp": 0, "input_length": 9, "output_length": 1, "hash_ids": [5]},
+             {"timestamp": 0, "input_length": 3, "output_length": 0, "hash_ids": [4]}]
+    p = tmp_path / "out.jsonl"
+    export_mooncake(items, p)
+    assert [(x["input_length"], x["hash_ids"]) for x in lines(p)] == [(9, [0]), (3, [1])]
