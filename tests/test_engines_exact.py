@@ -280,3 +280,218 @@ def test_export_keeps_the_given_order_of_simultaneous_requests(tmp_path):
     p = tmp_path / "out.jsonl"
     export_mooncake(items, p)
     assert [(x["input_length"], x["hash_ids"]) for x in lines(p)] == [(9, [0]), (3, [1])]
+
+
+# --- trace: loading ------------------------------------------------------------------------------------
+
+from prefixsim.engines.trace import (Replayed, Totals, curve_totals, load_trace, replay, replay_capacities,  # noqa: E402
+                                     replay_pool, replay_trace, totals)
+
+
+def write(path, *records, raw=""):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(raw + "".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_two_files_of_one_name_are_told_apart_and_merged_in_time_order(tmp_path):
+    a = write(tmp_path / "a" / "t.jsonl", {"timestamp": 2000, "input_length": 5, "hash_ids": [1]})
+    a.write_text(a.read_text() + "\n" + json.dumps({"timestamp": 1000, "input_length": 6, "output_length": 2,
+                                                    "hash_ids": [1, 2]}) + "\n")
+    b = write(tmp_path / "b" / "t.jsonl", {"timestamp": 1000, "input_length": 7, "hash_ids": [1]})
+    tr = load_trace([a, str(b)])
+    assert (tr.format, tr.block_size) == ("mooncake", 512)
+    pa, pb = a.as_posix(), b.as_posix()
+    # ms -> s; a tie at 1.0 s keeps file order; the second file's ids are namespaced by its index
+    assert tr.requests == (
+        TraceRequest(f"{pa}:3", 1.0, 6, 2, (1, 2), (1, 2), pa),
+        TraceRequest(f"{pb}:1", 1.0, 7, 0, ((1, 1),), (1,), pb),
+        TraceRequest(f"{pa}:1", 2.0, 5, 0, (1,), (1,), pa),
+    )
+    assert tr.sums == (18, 2, 4)
+
+
+def test_one_file_is_named_by_its_name(tmp_path):
+    p = write(tmp_path / "x" / "one.jsonl", {"timestamp": 0, "input_length": 0, "hash_ids": []})
+    assert load_trace(p).requests == (TraceRequest("one.jsonl:1", 0.0, 0, 0, (), (), "one.jsonl"),)
+
+
+def test_bailian_streams_follow_parents_to_the_root(tmp_path):
+    p = write(tmp_path / "b.jsonl",
+              {"chat_id": 1, "parent_chat_id": -1, "timestamp": 1.5, "input_length": 16, "hash_ids": [1],
+               "turn": 1, "type": "text"},
+              {"chat_id": 2, "parent_chat_id": 1, "timestamp": 2, "input_length": 32, "output_length": 4,
+               "hash_ids": [1, 2], "turn": 2, "type": "text"},
+              {"chat_id": 3, "parent_chat_id": 2, "timestamp": 3, "input_length": 48, "hash_ids": [1, 2, 3]},
+              {"chat_id": 4, "parent_chat_id": 99, "timestamp": 4, "input_length": 16, "hash_ids": [9]},
+              {"chat_id": 5, "timestamp": 5, "input_length": 16, "hash_ids": [8]})
+    tr = load_trace(p)
+    assert (tr.format, tr.block_size) == ("bailian", 16)
+    # a grandchild joins its grandparent's stream; an unknown parent or none starts a new one
+    assert [r.stream for r in tr.requests] == ["b.jsonl#1", "b.jsonl#1", "b.jsonl#1", "b.jsonl#4", "b.jsonl#5"]
+    r0, r1 = tr.requests[:2]
+    assert (r0.timestamp, r0.chat_id, r0.parent_chat_id, r0.turn, r0.type) == (1.5, 1, -1, 1, "text")
+    assert (r1.timestamp, r1.output_length, r1.chat_id, r1.parent_chat_id) == (2.0, 4, 2, 1)
+    assert tr.requests[4].parent_chat_id == -1 and tr.requests[4].turn is None and tr.requests[4].type is None
+
+
+@pytest.mark.parametrize("text,msg,line", [
+    ('{"timestamp": 0, "input_length": 5, "hash_ids": [1]}\n{"chat_id": 1, "timestamp": 0, "input_length": 5, '
+     '"hash_ids": [1]}\n', "a bailian record in a mooncake trace", 2),
+    ('{"input_length": 5, "hash_ids": [1]}\n',
+     "missing field 'timestamp' (need timestamp, input_length, hash_ids)", 1),
+    ('{"timestamp": 0, "input_length": 5, "hash_ids": ["x"]}\n', "bad field value: ", 1),
+    ('\n\n{"timestamp": 0, "input_length": -1, "hash_ids": [1]}\n', "usage field input_length is negative", 3),
+])
+def test_bad_trace_lines_say_what_and_where(tmp_path, text, msg, line):
+    p = tmp_path / "bad.jsonl"
+    p.write_text(text)
+    with pytest.raises(UserError) as e:
+        load_trace(p)
+    assert str(e.value.args[0]).startswith(msg) and (e.value.path, e.value.line) == (str(p), line)
+
+
+def test_no_file_or_no_request_is_refused(tmp_path):
+    with pytest.raises(UserError, match="^no trace file given$"):
+        load_trace([])
+    p = tmp_path / "blank.jsonl"
+    p.write_text("\n  \n")
+    with pytest.raises(UserError) as e:
+        load_trace(p)
+    assert (e.value.args[0], e.value.path) == ("trace has no requests", str(p))
+
+
+# --- trace: counting -------------------------------------------------------------------------------
+
+def test_totals_and_rates_by_hand():
+    t = trace_of(([1, 2], 6), ([1, 2, 3], 12))
+    rows = [Replayed(t.requests[0], 2, 0, 0, "cold"), Replayed(t.requests[1], 3, 2, 6, "")]
+    tot = totals(rows, 5)
+    assert tot == Totals(2, 18, 2, 6, 5, 2, 5)
+    assert (tot.hit_rate, tot.block_hit_rate) == (6 / 18, 2 / 5)
+    empty = totals([])
+    assert empty == Totals(0, 0, 0, 0, 0, 0, 0) and (empty.hit_rate, empty.block_hit_rate) == (0.0, 0.0)
+    assert rows[1].row() == {"request_id": "r1", "timestamp": 1.0, "stream": "s", "model": None, "observed": None,
+                             "predicted": {"input_tokens": 6, "cache_creation_input_tokens": 0,
+                                           "cache_read_input_tokens": 6},
+                             "cause": ""}
+
+
+@pytest.mark.parametrize("path", ["fast", "pool"])
+def test_hit_tokens_are_the_run_capped_at_the_input(path):
+    # 4-token blocks; unlimited. r1 reads 2 blocks of a 7-token prompt: min(8, 7) = 7. r2 reads 3 of 12.
+    # r3 = [5, 1]: block 1 is cached but behind a miss: nothing read, cold (5 is new).
+    t = trace_of(([1, 2, 3], 10), ([1, 2], 7), ([1, 2, 3, 4], 12), ([5, 1], 8))
+    rows, tot = (replay if path == "fast" else replay_pool)(t, None)
+    assert [(r.blocks, r.hit_blocks, r.hit_tokens, r.cause) for r in rows] == [
+        (3, 0, 0, "cold"), (2, 2, 7, ""), (4, 3, 12, ""), (2, 0, 0, "cold")]
+    assert tot == Totals(4, 37, 4, 19, 11, 5, 0)
+
+
+@pytest.mark.parametrize("path", ["fast", "pool"])
+def test_capacity_is_whole_blocks_and_lru_evicts_the_tail_first(path):
+    # 11 tokens of 4-token blocks = 2 blocks. r0 [1, 2] frees 2 then 1 (2 is older). r1 [3] evicts 2;
+    # r2 [1, 2] reads 1, stops at 2: evicted; it stores 2, evicting 3. r3 [3]: evicted; it evicts 2
+    # (r2 freed 2 before 1). r4 [4, 5, 6] is longer than the pool: nothing read, cold; it evicts 1 and 3
+    # and caches its head [4, 5].
+    t = trace_of(([1, 2], 8), ([3], 4), ([1, 2], 8), ([3], 4), ([4, 5, 6], 12))
+    rows, tot = (replay if path == "fast" else replay_pool)(t, 11)
+    assert [(r.hit_blocks, r.hit_tokens, r.cause) for r in rows] == [
+        (0, 0, "cold"), (0, 0, "cold"), (1, 4, "evicted"), (0, 0, "evicted"), (0, 0, "cold")]
+    # evictions: r1 1, r2 1, r3 1, r4 2
+    assert tot.evictions == 5 and tot.hit_tokens == 4
+
+
+def trace_at(*requests: tuple[float, list, int, int], bs: int = BS) -> Trace:
+    """Requests (timestamp s, keys, input_length, output_length)."""
+    return Trace("mooncake", bs, tuple(TraceRequest(f"r{i}", t, n_in, n_out, tuple(keys), tuple(range(len(keys))), "s")
+                                       for i, (t, keys, n_in, n_out) in enumerate(requests)))
+
+
+@pytest.mark.parametrize("t_c,hits,evictions", [(11.5, [0, 4, 0, 4], 2), (11.25, [0, 4, 0, 8], 0)])
+def test_a_running_request_holds_its_blocks_until_its_end(t_c, hits, evictions):
+    # 2 blocks, prefill 2 tokens/s, decode 2 tokens/s. rb (t 10) reads [1] (4 of 6 tokens) and ends at
+    # 10 + 2 / 2 + 1 / 2 = 11.5. rc [3] at 11.5 finds rb ended (end <= now): it evicts 2 (rb freed its
+    # tail first) and rd reads 1 only, then evicts 3 for 2. At 11.25 rb still holds 1 and 2: rc caches
+    # nothing, evicts nothing, and rd reads both.
+    t = trace_at((0, [1], 4, 0), (10, [1, 2], 6, 1), (t_c, [3], 4, 0), (20, [1, 2], 8, 0))
+    rows, tot = replay(t, 8, decode_tokens_per_s=2, prefill_tokens_per_s=2)
+    assert [r.hit_tokens for r in rows] == hits
+    assert tot.evictions == evictions
+    assert rows[3].cause == ("evicted" if hits[3] == 4 else "")
+
+
+def test_running_requests_default_to_the_default_prefill_rate():
+    # prefill 10,000 tokens/s: ra (20,000 uncached tokens, no output) holds block 1 for 2 s. rb [2] at
+    # 1.5 s cannot evict it (1 block); at 2.5 s it can, and rc then misses block 1.
+    for t_b, hit in ((1.5, 4), (2.5, 0)):
+        t = trace_at((0, [1], 20_000, 0), (t_b, [2], 4, 0), (3, [1], 4, 0))
+        rows, _ = replay(t, 4, decode_tokens_per_s=1)
+        assert rows[2].hit_tokens == hit, t_b
+
+
+@pytest.fixture
+def three(tmp_path):
+    return write(tmp_path / "three.jsonl",
+                 {"timestamp": 0, "input_length": 8, "output_length": 3, "hash_ids": [1, 2]},
+                 {"timestamp": 1000, "input_length": 7, "output_length": 1, "hash_ids": [1, 2]},
+                 {"timestamp": 2000, "input_length": 4, "hash_ids": [3]})
+
+
+def test_replay_trace_summary_and_curve_by_hand(three):
+    # 4-token blocks. 8 tokens (2 blocks): r1 reads both = min(8, 7) = 7; r2 [3] evicts 2.
+    # 4 tokens (1 block): r0 caches its head [1]; r1 reads it (4); r2 evicts it. Unlimited: 7, no eviction.
+    # 300 prefill tokens/s: 7 / 300 = 0.023 s, 4 / 300 = 0.013 s.
+    out = replay_trace(three, capacities=[8, 4, None], block_size=4, prefill_tokens_per_s=300)
+    point8 = {"capacity_tokens": 8, "hit_rate": 0.368421, "block_hit_rate": 0.4, "hit_tokens": 7, "hit_blocks": 2,
+              "evictions": 1, "prefill_gpu_seconds_saved": 0.023}
+    point4 = {"capacity_tokens": 4, "hit_rate": 0.210526, "block_hit_rate": 0.2, "hit_tokens": 4, "hit_blocks": 1,
+              "evictions": 1, "prefill_gpu_seconds_saved": 0.013}
+    unl = {**point8, "capacity_tokens": None, "evictions": 0}
+    assert out["summary"] == {"format": "mooncake", "block_size": 4, "eviction": "lru", "requests": 3,
+                              "input_tokens": 19, "output_tokens": 4, "blocks": 5, **point8,
+                              "curve": [point8, point4, unl]}
+    assert [(r["request_id"], r["predicted"]["cache_read_input_tokens"], r["cause"]) for r in out["requests"]] == [
+        ("three.jsonl:1", 0, "cold"), ("three.jsonl:2", 7, ""), ("three.jsonl:3", 0, "cold")]
+    table = replay_trace(three, capacities=[8, 4, None], block_size=4, prefill_tokens_per_s=300, fmt="table")
+    assert table == {"requests": [], "summary": out["summary"]}
+    one = replay_trace(three, capacities=[4], block_size=4)["summary"]
+    assert "curve" not in one and "prefill_gpu_seconds_saved" not in one and one["hit_tokens"] == 4
+
+
+def test_replay_trace_with_a_decode_rate_gives_the_first_capacitys_rows(three):
+    # 10^9 output tokens/s and 10,000 prefill tokens/s: every request ends well before the next starts
+    out = replay_trace(three, capacities=[8, 4], block_size=4, decode_tokens_per_s=10**9)
+    assert [r["predicted"]["cache_read_input_tokens"] for r in out["requests"]] == [0, 7, 0]
+    assert out["summary"]["decode_tokens_per_s"] == 10**9
+    assert [p["hit_tokens"] for p in out["summary"]["curve"]] == [7, 4]
+
+
+def test_replay_trace_refuses_bad_options(three):
+    with pytest.raises(UserError, match=r"^unknown output format 'csv' \(valid: json, table\)$"):
+        replay_trace(three, fmt="csv")
+    with pytest.raises(UserError, match="^negative capacity -1$"):
+        replay_trace(three, capacities=[8, -1])
+    with pytest.raises(UserError, match="^block size must be positive$"):
+        replay_trace(three, block_size=-4)
+    assert replay_trace(three, capacities=[0])["summary"]["hit_tokens"] == 0
+
+
+def test_curve_totals_takes_known_points_and_refuses_unknown_eviction():
+    t = trace_of(([1, 2], 8), ([1, 2], 7), ([3], 4))
+    marker = Totals(9, 9, 9, 9, 9, 9, 9)
+    assert curve_totals(t, [8, 4, None], known={4: marker}) == [replay_pool(t, 8)[1], marker, replay_pool(t, None)[1]]
+    with pytest.raises(UserError, match="unknown eviction policy 'mru'"):
+        curve_totals(t, [None], "mru")
+    with pytest.raises(UserError, match="unknown eviction policy 'mru'"):
+        replay(t, None, "mru")
+
+
+def test_replay_capacities_rows_at_the_first_and_causes_from_the_unlimited_pass():
+    # 1 block: r0 [1, 2] caches [1] only (longer than the pool); r1 reads 1 and stops at 2, never
+    # cached: a hit, not evicted. r2 [3] evicts 1, so r3 [1] misses: evicted.
+    t = trace_of(([1, 2], 8), ([1, 2], 8), ([3], 4), ([1], 4))
+    rows, tots = replay_capacities(t, [4, None], BS)
+    assert [(r.hit_tokens, r.cause) for r in rows] == [(0, "cold"), (4, ""), (0, "cold"), (0, "evicted")]
+    assert tots == [replay_pool(t, 4)[1], replay_pool(t, None)[1]]
+    assert replay_capacities(t, [4, None], BS, rows=False) == ([], tots)
