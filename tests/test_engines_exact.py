@@ -495,3 +495,45 @@ def test_replay_capacities_rows_at_the_first_and_causes_from_the_unlimited_pass(
     assert [(r.hit_tokens, r.cause) for r in rows] == [(0, "cold"), (4, ""), (0, "cold"), (0, "evicted")]
     assert tots == [replay_pool(t, 4)[1], replay_pool(t, None)[1]]
     assert replay_capacities(t, [4, None], BS, rows=False) == ([], tots)
+
+
+# --- lru: the stack-distance curve past one chunk of stamps ----------------------------------------
+
+import random  # noqa: E402
+
+from prefixsim.engines.lru import lru_curve, replay_lru  # noqa: E402
+
+from test_engines_lru import chained, scattered  # noqa: E402
+
+
+def spread(trace: Trace) -> list[int]:
+    """Capacities in tokens around the boundaries that matter: 0-3 blocks, the longest request,
+    the distinct blocks, and a few between; each also one token short of the next block."""
+    longest = max(len(r.keys) for r in trace.requests)
+    distinct = len({k for r in trace.requests for k in r.keys})
+    blocks = {0, 1, 2, 3, longest - 1, longest, longest + 1, distinct // 7, distinct // 3, distinct // 2,
+              distinct - 1, distinct, distinct + 1}
+    return sorted({b * BS for b in blocks if b >= 0} | {b * BS + BS - 1 for b in blocks if b >= 0}) + [None]
+
+
+@pytest.mark.parametrize("kind,seed", [(chained, 7), (scattered, 8)])
+def test_curve_over_thousands_of_stamps_equals_one_pool_per_capacity(kind, seed):
+    # Live stamps are counted per chunk of 1,024; these traces stamp over 3,000 blocks, so ranks are
+    # summed across chunks, and runs retired across a chunk boundary.
+    rng = random.Random(seed)
+    reqs = kind(rng, 420) if kind is chained else kind(rng, 560, universe=900)
+    t = Trace("mooncake", BS, tuple(TraceRequest(f"r{i}", float(i), n, 1, tuple(k), (), "s") for i, (k, n) in enumerate(reqs)))
+    assert sum(len(r.keys) for r in t.requests) > 3 * 1024
+    caps = spread(t)
+    assert curve_totals(t, caps) == [replay_pool(t, c)[1] for c in caps]
+
+
+def test_a_run_of_4098_cached_blocks_is_retired_whole():
+    # The second request finds 4,098 blocks cached as one run (more than the 4,096 zero bytes kept
+    # at hand): all are retired, so the third request's ranks are right at every capacity.
+    keys = list(range(4098))
+    t = trace_of((keys, 4098 * BS), (keys, 4098 * BS - 1), ([5000], 4), (keys[:3], 12))
+    caps = [0, BS, 2 * BS, 3 * BS, 4098 * BS, 4099 * BS, None]
+    curve = lru_curve(t.requests, BS)
+    assert curve.seg_start and curve.seg_end[0] - curve.seg_start[0] == 4097
+    assert curve_totals(t, caps) == [replay_pool(t, c)[1] for c in caps]
