@@ -537,3 +537,241 @@ def test_a_run_of_4098_cached_blocks_is_retired_whole():
     curve = lru_curve(t.requests, BS)
     assert curve.seg_start and curve.seg_end[0] - curve.seg_start[0] == 4097
     assert curve_totals(t, caps) == [replay_pool(t, c)[1] for c in caps]
+
+
+# --- policy: engines as the runner's decide --------------------------------------------------------
+
+from prefixsim.engines.policy import EnginePolicy, _stand_in, engine_options  # noqa: E402
+from prefixsim.providers.base import Decision  # noqa: E402
+from prefixsim.render import dumps  # noqa: E402
+from prefixsim.runner import Simulator  # noqa: E402
+from prefixsim.store import State  # noqa: E402
+
+from test_engines_lifecycle import Q1, Q2, R1, R2, REPLY, SYSTEM, msg, simulator  # noqa: E402
+
+USER_, ASSISTANT_ = dumps({"role": "user"}), dumps({"role": "assistant"})
+P100 = Request("m", (Block(Layer.SYSTEM, b"a hundred tokens", "system[0]", tokens=100),))
+OTHER100 = Request("m", (Block(Layer.SYSTEM, b"another hundred", "system[0]", tokens=100),))
+
+
+def decision(read, uncached, hit, blocked=None):
+    return Decision(read=read, write_5m=0, write_1h=0, uncached=uncached, hit=hit, blocked=blocked,
+                    below_minimum=False, breakpoints=())
+
+
+def test_decide_returns_the_engines_split():
+    # SGLang, page 1, unlimited: cold, then the same 2,100 tokens read but the last (block 1 holds it)
+    pol = EnginePolicy("sglang", encoding="approx")
+    assert pol.decide(R1, [], [2000, 2100], None, 0.0, 0.0, call=Call(0, R1)) == decision(0, 2100, -1)
+    assert pol.decide(R1, [], [2000, 2100], None, 100.0, 100.0, call=Call(100, R1)) == decision(2099, 1, 1)
+    # no blocks, no call: nothing read, nothing uncached
+    assert pol.decide(Request("m", ()), [], [], None, 200.0, 200.0) == decision(0, 0, -1)
+
+
+def test_decide_uses_the_runs_token_counts():
+    # the run counted 30 tokens where cl100k counts 2 ("hello world"): the engine sees 30 ids
+    req = Request("m", (Block(Layer.SYSTEM, b"hello world", "system[0]"),))
+    pol = EnginePolicy("sglang")
+    pol.decide(req, [], [30], None, 0.0, 0.0)
+    assert pol.decide(req, [], [30], None, 10.0, 10.0) == decision(29, 1, 0)
+    assert EnginePolicy("sglang").tokens.ids(req.blocks[0]) == [15339, 1917]   # the default encoding
+
+
+def test_a_capacity_miss_is_blocked_by_eviction_and_salts_stay_apart():
+    # 150 tokens: B's 100 evict A's (a whole leaf); A again reads nothing, the unlimited shadow 99
+    pol = EnginePolicy("sglang", 150, encoding="approx")
+    salted = Request("m", P100.blocks, cache_salt="s")
+    other = Request("m", OTHER100.blocks, cache_salt="s")
+    pol.decide(salted, [], [100], None, 0.0, 0.0)
+    pol.decide(other, [], [100], None, 1.0, 1.0)
+    assert pol.decide(salted, [], [100], None, 2.0, 2.0) == decision(0, 100, -1, (State.EVICTED, 0))
+    # another salt was never cached anywhere: cold, not blocked
+    assert pol.decide(Request("m", P100.blocks, cache_salt="t"), [], [100], None, 3.0, 3.0) == decision(0, 100, -1)
+
+
+def test_salted_requests_cache_under_their_salt():
+    pol = EnginePolicy("sglang", encoding="approx")
+    salted = Request("m", P100.blocks, cache_salt="s")
+    pol.decide(salted, [], [100], None, 0.0, 0.0)
+    assert pol.decide(salted, [], [100], None, 10.0, 10.0).read == 99
+    assert pol.decide(P100, [], [100], None, 20.0, 20.0).read == 0
+
+
+@pytest.mark.parametrize("t2,read", [(1.0, 0), (0.99, 99)])
+def test_a_request_without_output_holds_its_kv_until_its_prefill_ends(t2, read):
+    # 150 tokens, 100 tokens/s, no call (no output): P100 runs to 1.0 s. From then it can be evicted,
+    # and OTHER100 evicts it (P100 asked at once reads nothing); before, OTHER100 caches only 50 beside it.
+    pol = EnginePolicy("sglang", 150, encoding="approx", prefill_tokens_per_s=100)
+    pol.decide(P100, [], [100], None, 0.0, 0.0)
+    pol.decide(OTHER100, [], [100], None, t2, t2)
+    assert pol.decide(P100, [], [100], None, t2, t2).read == read
+
+
+@pytest.mark.parametrize("t3,read", [(1.2, 100), (1.19, 119)])
+def test_only_uncached_tokens_take_prefill_time(t3, read):
+    # 200 tokens, 100 tokens/s. r2 = P + 20 tokens reads P's 100 and prefills 20: it runs to
+    # 1 + 20/100 = 1.2 s. OTHER100 then needs 20 more: it evicts r2's 20-token leaf once r2 ended.
+    pol = EnginePolicy("sglang", 200, encoding="approx", prefill_tokens_per_s=100)
+    longer = Request("m", (*P100.blocks, Block(Layer.MESSAGES, b"q", "messages[0].content[0]", tokens=20)))
+    pol.decide(P100, [], [100], None, 0.0, 0.0)
+    assert pol.decide(longer, [], [100, 120], None, 1.0, 1.0).read == 100
+    pol.decide(OTHER100, [], [100], None, t3, t3)
+    assert pol.decide(longer, [], [100, 120], None, t3, t3).read == read
+
+
+def test_engine_policy_eviction_reaches_its_caches(prices):
+    # 250 tokens, page 1. A, B, A again (A's 100 touched), C needs 50: LRU evicts B's leaf, FIFO A's
+    # (inserted first). A once more: LRU reads 99, FIFO nothing.
+    for eviction, read in (("lru", 99), ("fifo", 0)):
+        s = simulator("sglang", prices, capacity=250, eviction=eviction)
+        for t, r in enumerate((P100, OTHER100, P100, Request("m", (Block(Layer.SYSTEM, b"third", "system[0]", tokens=100),)))):
+            s.step(Call(t, r))
+        assert s.step(Call(10, P100)).usage.cache_read == read, eviction
+
+
+OTHER_REPLY = msg(1, ASSISTANT_, b"some other reply", 400)
+
+
+@pytest.mark.parametrize("r2", [
+    Request("qwen2.5-7b", (SYSTEM, Q1, OTHER_REPLY, Q2)),                   # another model
+    Request("llama-3.1-8b", (SYSTEM, Q1, OTHER_REPLY, Q2), cache_salt="s"),  # another salt
+    Request("llama-3.1-8b", (Block(Layer.SYSTEM, b"system prompt 2", "system[0]", tokens=2000), Q1, OTHER_REPLY, Q2)),
+], ids=["model", "salt", "prompt"])
+def test_a_reply_is_learnt_only_from_the_same_prompt_model_and_salt(prices, r2):
+    # r2 quotes another reply after a prompt that is not r1's (model, salt or content differ): r1 keeps
+    # waiting, and r3 (r1's own next turn) reads r1's prompt + reply but its last token: 2,499
+    s = simulator("sglang", prices)
+    s.step(Call(0, R1, stream="main", output_tokens=400))
+    s.step(Call(30, r2, stream="x", output_tokens=1))
+    assert s.step(Call(60, R2, stream="main", output_tokens=1)).usage.cache_read == 2499
+
+
+def test_a_prompt_differing_in_its_first_token_is_not_the_same_prompt(prices):
+    # approx tokens are 4 characters: the two systems differ in their first token only
+    s1 = Block(Layer.SYSTEM, b"AAAA" + b"x" * 7996, "system[0]")
+    s2 = Block(Layer.SYSTEM, b"BBBB" + b"x" * 7996, "system[0]")
+    q = msg(0, USER_, b"q" * 400, None)
+    reply = msg(1, ASSISTANT_, b"r" * 1600, None)       # 400 tokens
+    other = msg(1, ASSISTANT_, b"o" * 1600, None)
+    nxt = msg(2, USER_, b"n" * 400, None)
+    s = simulator("sglang", prices)
+    o1 = s.step(Call(0, Request("m", (s1, q)), output_tokens=400))
+    s.step(Call(30, Request("m", (s2, q, other, nxt)), output_tokens=1))
+    # r1's prompt and the first 400 tokens of its reply message but the last
+    read = s.step(Call(60, Request("m", (s1, q, reply, nxt)), output_tokens=1)).usage.cache_read
+    assert read == o1.usage.prompt_tokens + 399
+
+
+def test_salted_reply_is_learnt_under_the_salt(prices):
+    s = simulator("sglang", prices)
+    s.step(Call(0, Request("llama-3.1-8b", R1.blocks, cache_salt="s"), output_tokens=400))
+    r2 = Request("llama-3.1-8b", R2.blocks, cache_salt="s")
+    assert s.step(Call(60, r2, output_tokens=1)).usage.cache_read == 2499
+
+
+def test_a_reply_learnt_while_running_is_cached_at_the_end(prices):
+    # r2 (t 1) quotes r1's reply while r1 runs (to 8.21 s); SGLang holds r2's 2,600 prompt tokens from
+    # its start. r1 ends caching its prompt and the real reply but its last token: all already in r2's
+    # path, so nothing is added (stand-ins would add 399 tokens).
+    s = simulator("sglang", prices)
+    s.step(Call(0, R1, stream="main", output_tokens=400))
+    s.step(Call(1, R2, stream="side", output_tokens=4000))
+    s.policy.finish_until(20)
+    assert s.policy.caches["llama-3.1-8b"].used == 2600
+
+
+QA = Request("llama-3.1-8b", (msg(0, USER_, b"question a", 100),))
+QA_NEXT = Request("llama-3.1-8b", (msg(0, USER_, b"question a", 100), msg(1, ASSISTANT_, b"answer a", 5),
+                                   msg(2, USER_, b"more", 10)))
+
+
+@pytest.mark.parametrize("limit,value", [("MAX_PENDING", 2), ("MAX_PENDING_TOKENS", 2200)])
+def test_pending_limits_are_inclusive(prices, monkeypatch, limit, value):
+    # exactly 2 requests, 2,100 + 100 = 2,200 tokens wait: both fit, so r1's reply is still learnt
+    import prefixsim.engines.policy as policy
+
+    monkeypatch.setattr(policy, limit, value)
+    s = simulator("sglang", prices)
+    s.step(Call(0, R1, stream="main", output_tokens=400))
+    s.step(Call(30, QA, stream="a", output_tokens=5))
+    assert s.step(Call(60, R2, stream="main", output_tokens=1)).usage.cache_read == 2499
+
+
+def test_pending_tokens_count_a_repeated_prompt_once(prices, monkeypatch):
+    # r1 twice (the newer waits: 2,100 tokens, not 4,200), then QA: 2,200 fit in 2,200
+    import prefixsim.engines.policy as policy
+
+    monkeypatch.setattr(policy, "MAX_PENDING_TOKENS", 2200)
+    s = simulator("sglang", prices)
+    s.step(Call(0, R1, stream="main", output_tokens=400))
+    s.step(Call(10, R1, stream="main", output_tokens=400))
+    s.step(Call(30, QA, stream="a", output_tokens=5))
+    assert s.step(Call(60, R2, stream="main", output_tokens=1)).usage.cache_read == 2499
+
+
+def test_pending_tokens_drop_what_is_forgotten_or_answered(prices, monkeypatch):
+    import prefixsim.engines.policy as policy
+
+    # 2,199 tokens: QA pushes r1 out (2,200); 100 tokens wait, so QB fits beside QA and QA's reply
+    # (5 tokens, 4 committed) is read after its 100
+    monkeypatch.setattr(policy, "MAX_PENDING_TOKENS", 2199)
+    s = simulator("sglang", prices)
+    s.step(Call(0, R1, output_tokens=400))
+    s.step(Call(30, QA, output_tokens=5))
+    s.step(Call(31, Request("llama-3.1-8b", (msg(0, USER_, b"question b", 100),)), output_tokens=5))
+    assert s.step(Call(60, QA_NEXT, output_tokens=1)).usage.cache_read == 104
+    # 2,700 tokens: R2 answers r1 (2,100 leave) and waits itself (2,600); R2's next turn reads its reply
+    monkeypatch.setattr(policy, "MAX_PENDING_TOKENS", 2700)
+    s = simulator("sglang", prices)
+    s.step(Call(0, R1, output_tokens=400))
+    s.step(Call(60, R2, output_tokens=5))
+    r3 = Request("llama-3.1-8b", (*R2.blocks, msg(3, ASSISTANT_, b"answer two", 5), msg(4, USER_, b"three", 10)))
+    assert s.step(Call(120, r3, output_tokens=1)).usage.cache_read == 2604
+
+
+def test_a_two_block_reply_at_the_end_of_the_prompt():
+    # The reply message has two content blocks and ends the prompt (a prefill to continue): both are
+    # the reply. SGLang page 1: r1 caches its 10 tokens + 6 output tokens but the last.
+    pol = EnginePolicy("sglang", encoding="approx")
+    p = Request("m", (msg(0, USER_, b"hi", 10),))
+    a0 = Block(Layer.MESSAGES, ASSISTANT_ + b"part one", "messages[1].content[0]", tokens=3)
+    a1 = Block(Layer.MESSAGES, b"part two", "messages[1].content[1]", tokens=3)
+    pol.decide(p, [], [10], None, 0.0, 0.0, call=Call(0, p, output_tokens=6))
+    pol.finish_until()
+    cont = Request("m", (*p.blocks, a0, a1))
+    assert pol.decide(cont, [], [10, 13, 16], None, 100.0, 100.0).read == 15
+
+
+def test_stand_in_outputs_are_deterministic():
+    assert _stand_in(3, 5) == _stand_in(3, 5) != _stand_in(4, 5)
+
+
+def test_describe_by_hand():
+    from prefixsim.engines.policy import _SOURCES
+
+    assert EnginePolicy().name == "vllm"
+    assert EnginePolicy(encoding="approx").describe("m") == {
+        "provider": "vllm", "caching": "automatic prefix caching, no TTL; hit capped at prompt length - 1",
+        "block size": "16 tokens", "capacity": "unlimited", "eviction": "lru", "source": _SOURCES["vllm"],
+        "prefill rate": "not given (engine.prefill_tokens_per_s turns cached tokens into GPU-seconds)",
+        "request time": "uncached tokens / 10,000 tokens/s + output tokens / 50 tokens/s; running requests hold their KV",
+        "output": "cached at the request's end, but its last token; its tokens are the reply a later prompt quotes "
+                  "after this one"}
+    d = EnginePolicy("sglang", 123456, lora="ad", cache_salt="s", prefill_tokens_per_s=2500,
+                     decode_tokens_per_s=20).describe("m")
+    assert (d["page size"], d["capacity"], d["lora"], d["cache salt"], d["prefill rate"], d["source"]) == (
+        "1 tokens", "123,456 tokens", "ad", "s", "2,500 tokens/s", _SOURCES["sglang"])
+    assert d["request time"].startswith("uncached tokens / 2,500 tokens/s + output tokens / 20 tokens/s")
+    assert EnginePolicy("vllm", block_size=32).describe("m")["block size"] == "32 tokens"
+    assert "block size" not in d and "lora" not in EnginePolicy().describe("m")
+    with pytest.raises(ValueError, match=r"^no prefill rate given \(prefill_tokens_per_s\)$"):
+        EnginePolicy().gpu_seconds_saved([])
+
+
+def test_gib_capacity_needs_a_known_model():
+    from prefixsim.engines.kvsize import MODELS
+    from prefixsim.scenario.schema import EngineSpec
+
+    with pytest.raises(UserError) as e:
+        engine_options("vllm", EngineSpec(capacity="4GiB"), None, "approx")
+    assert e.value.args[0] == f"engine.capacity '4GiB' is KV memory: set engine.kv_model to size it (known: {', '.join(MODELS)})"
