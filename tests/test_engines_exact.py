@@ -775,3 +775,68 @@ def test_gib_capacity_needs_a_known_model():
     with pytest.raises(UserError) as e:
         engine_options("vllm", EngineSpec(capacity="4GiB"), None, "approx")
     assert e.value.args[0] == f"engine.capacity '4GiB' is KV memory: set engine.kv_model to size it (known: {', '.join(MODELS)})"
+
+
+# --- trace: more of the loader and replay_trace ----------------------------------------------------
+
+def test_bailian_parent_zero_is_a_parent_and_ids_are_kept(tmp_path):
+    p = write(tmp_path / "z.jsonl",
+              {"chat_id": 0, "parent_chat_id": -1, "timestamp": 1, "input_length": 16, "hash_ids": [3]},
+              {"chat_id": 7, "parent_chat_id": 0, "timestamp": 2, "input_length": 32, "hash_ids": [3, 4]})
+    r0, r1 = load_trace(p).requests
+    assert (r1.stream, r1.request_id, r1.hash_ids, r1.keys) == ("z.jsonl#0", "z.jsonl:2", (3, 4), (3, 4))
+    assert (r0.request_id, r0.hash_ids) == ("z.jsonl:1", (3,))
+
+
+@pytest.mark.parametrize("text,msg,col", [
+    ('{"timestamp": 0, "input_length": 5, "output_length": -2, "hash_ids": [1]}',
+     "usage field output_length is negative: -2 (a count is from 0 to ", None),
+    ('[1, 2]', "a trace record must be a JSON object", None),
+    ('{"timestamp": 0,, }', "not JSON: Expecting property name enclosed in double quotes", 17),
+])
+def test_more_bad_lines_by_hand(tmp_path, text, msg, col):
+    p = tmp_path / "bad.jsonl"
+    p.write_text('{"timestamp": 0, "input_length": 5, "hash_ids": [1]}\n' + text + "\n")
+    with pytest.raises(UserError) as e:
+        load_trace(p)
+    assert e.value.args[0].startswith(msg) and (e.value.path, e.value.line, e.value.col) == (str(p), 2, col)
+
+
+def test_an_unreadable_trace_is_named(tmp_path, monkeypatch):
+    import errno
+    from pathlib import Path
+
+    p = write(tmp_path / "t.jsonl", {"timestamp": 0, "input_length": 5, "hash_ids": [1]})
+
+    def refuse(self, *a, **k):
+        raise PermissionError(errno.EACCES, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "open", refuse)
+    with pytest.raises(UserError) as e:
+        load_trace(p)
+    assert (e.value.args[0], e.value.path) == ("cannot read trace: Permission denied", str(p))
+
+
+def test_replay_trace_passes_eviction_block_size_one_and_rates(three):
+    # [1] [2] [1] [3] [1] at 2 blocks of 4 tokens: LRU keeps the refreshed 1 and evicts 2 for 3, so
+    # the last [1] reads too (8 tokens in all); FIFO evicts 1, stored first (4). 1-token blocks are allowed.
+    t = three.parent / "fifo.jsonl"
+    write(t, *({"timestamp": i * 1000, "input_length": 4, "hash_ids": [k]} for i, k in enumerate([1, 2, 1, 3, 1])))
+    assert replay_trace(t, capacities=[8], block_size=4, eviction="lru")["summary"]["hit_tokens"] == 8
+    assert replay_trace(t, capacities=[8], block_size=4, eviction="fifo")["summary"]["hit_tokens"] == 4
+    assert replay_trace(three, block_size=1)["summary"]["hit_tokens"] == 2   # r1 reads [1, 2]: 2 tokens
+    # a table never carries rows, with or without a decode rate
+    assert replay_trace(three, capacities=[8], block_size=4, decode_tokens_per_s=10**9, fmt="table")["requests"] == []
+
+
+def test_replay_trace_decode_runs_use_the_given_prefill_rate(tmp_path):
+    # 1 block of 4 tokens; r0 has 400 uncached tokens: at 100 tokens/s it holds block 1 until 4 s, so
+    # r1 [2] at 2 s cannot evict it and r2 [1] at 5 s reads it; at 10,000 tokens/s it ended at 0.04 s.
+    p = write(tmp_path / "hold.jsonl", {"timestamp": 0, "input_length": 400, "hash_ids": [1]},
+              {"timestamp": 2000, "input_length": 4, "hash_ids": [2]},
+              {"timestamp": 5000, "input_length": 4, "hash_ids": [1]})
+    slow = replay_trace(p, capacities=[4, 8], block_size=4, decode_tokens_per_s=10**9, prefill_tokens_per_s=100)
+    fast = replay_trace(p, capacities=[4, 8], block_size=4, decode_tokens_per_s=10**9)
+    assert [r["predicted"]["cache_read_input_tokens"] for r in slow["requests"]] == [0, 0, 4]
+    assert [r["predicted"]["cache_read_input_tokens"] for r in fast["requests"]] == [0, 0, 0]
+    assert [pt["hit_tokens"] for pt in slow["summary"]["curve"]] == [4, 4]
