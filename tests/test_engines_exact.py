@@ -840,3 +840,25 @@ def test_replay_trace_decode_runs_use_the_given_prefill_rate(tmp_path):
     assert [r["predicted"]["cache_read_input_tokens"] for r in slow["requests"]] == [0, 0, 4]
     assert [r["predicted"]["cache_read_input_tokens"] for r in fast["requests"]] == [0, 0, 0]
     assert [pt["hit_tokens"] for pt in slow["summary"]["curve"]] == [4, 4]
+
+
+@pytest.mark.parametrize("engine,capacity,read", [
+    # SGLang: 2,100 prompt + 399 output tokens fill 2,499; the 399-token filler evicts the output leaf
+    ("sglang", 2499, 2100),
+    # vLLM, 16-token blocks: 156 full blocks of the 2,499 committed fill 2,496; the 396-token filler
+    # (24 full blocks) evicts the 24 blocks r1 freed first (its tail, blocks 132-155). Block 131 (4
+    # prompt + 12 output tokens) stays and learns its real tokens: R2 reads 132 blocks = 2,112
+    ("vllm", 2496, 2112),
+])
+def test_an_evicted_reply_under_a_salt_and_lora_is_named_evicted(prices, engine, capacity, read):
+    # r1 (salted, every block under the policy's LoRA) fills the cache with its prompt and output; a
+    # filler evicts the output. R2 learns r1's reply: the cache's copy stays evicted, the unlimited
+    # shadow's copy takes the real tokens under the same salt and LoRA and reads on, so the miss is
+    # the capacity's: evicted.
+    from prefixsim.model import CauseKind
+
+    s = simulator(engine, prices, capacity=capacity, lora="adapter")
+    s.step(Call(0, Request("llama-3.1-8b", R1.blocks, cache_salt="s"), output_tokens=400))
+    s.step(Call(30, Request("llama-3.1-8b", (Block(Layer.SYSTEM, b"filler", "system[0]", tokens=capacity - 2100),))))
+    o = s.step(Call(60, Request("llama-3.1-8b", R2.blocks, cache_salt="s"), output_tokens=1))
+    assert (o.usage.cache_read, o.cause.kind) == (read, CauseKind.EVICTED)
