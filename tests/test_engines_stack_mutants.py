@@ -108,12 +108,14 @@ def test_a_run_found_by_its_stamps_not_its_positions(monkeypatch, chunk):
 
 @pytest.mark.parametrize("chunk", [0, 1, 10])
 def test_falling_stamps_with_gaps_are_ranked_one_by_one(monkeypatch, chunk):
-    # r0..r3 = [x], [y], [w], [v] (stamps 0..3). r4 = [v, w, x]: v 1, w 2 (next stamp down), x 4
-    # (x and y between): stamps 3, 2, 0 fall but are no run. r5 = [y]: y, x, w, v freed since, 4.
-    trace, curve = _curve([(["x"], 4), (["y"], 4), (["w"], 4), (["v"], 4), (["v", "w", "x"], 12), (["y"], 4)],
-                          chunk, monkeypatch)
-    assert sorted(curve.lead) == [1, 2, 4, 4] and curve.seg_start == [] and curve.pm == []
-    assert [curve.at(c)[0] for c in range(1, 6)] == [1, 2, 2, 4, 4]
+    # r0..r3 = [x], [y], [w], [v] (stamps 0..3); r4 = [v] reads v ranked 1 (stamp 4 now).
+    # r5 = [v, w, x]: v 1, w 2 (w, v), x 4 (x, y between): stamps 4, 2, 0 fall but are no run.
+    # r5 is 5 tokens: w lacks 3, x all 4. r6 = [y]: y, x, w, v freed since, ranked 4.
+    trace, curve = _curve([(["x"], 4), (["y"], 4), (["w"], 4), (["v"], 4), (["v"], 4), (["v", "w", "x"], 5),
+                           (["y"], 4)], chunk, monkeypatch)
+    assert sorted(curve.lead) == [1, 1, 2, 4, 4] and curve.seg_start == [] and curve.pm == []
+    assert curve.partial == [(2, 3), (4, 4)]
+    assert [curve.at(c)[:2] for c in range(1, 6)] == [(2, 8), (3, 9), (3, 9), (5, 13), (5, 13)]
     _same_as_pool(trace)
 
 
@@ -143,11 +145,94 @@ def test_a_long_request_past_the_capacity_diverges():
     _same_as_pool(trace)
 
 
-def test_a_run_longer_than_the_zero_buffer():
+def test_a_run_longer_than_the_zero_buffer(monkeypatch):
     # The run's stamps are cleared from a 4096-byte buffer when it fits, else from new bytes. r2 reads
     # its head ranked 2 (d, head) and the run 3 .. n + 1; r3 = [d] ranked n + 1.
     n = 4100
     keys = list(range(n))
-    trace, curve = _curve([(keys, n * BS), (["d"], 4), (keys, n * BS), (["d"], 4)])
+    # chunks of 4 stamps: the counts cross many chunks (and stay small if a chunk is miscounted)
+    trace, curve = _curve([(keys, n * BS), (["d"], 4), (keys, n * BS), (["d"], 4)], 2, monkeypatch)
     assert (curve.lead, curve.seg_start, curve.seg_end) == ([2, n + 1], [3], [n + 2])
     assert curve.at(n + 1)[0] == n + 1 and curve.at(n)[0] == n - 1
+
+
+@pytest.mark.parametrize("chunk", [0, 1, 10])
+def test_a_lone_head_retires_its_stamp(monkeypatch, chunk):
+    # r0 = [z] 0, r1 = [a] 1, r2 = [b] 2; r3 = [a]: a ranked 2 (b, a), its stamp 1 retired (a is 3
+    # now). r4 = [z]: z, a, b freed since, ranked 3 (stamp 1 no longer counts).
+    trace, curve = _curve([(["z"], 4), (["a"], 4), (["b"], 4), (["a"], 4), (["z"], 4)], chunk, monkeypatch)
+    assert curve.lead == [2, 3] and curve.pm == [] and curve.ranks == []
+    assert [curve.at(c)[0] for c in range(1, 5)] == [0, 1, 2, 2]
+    _same_as_pool(trace)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 10])
+def test_the_general_path_counts_over_chunks(monkeypatch, chunk):
+    # r0 = [a, b] stamps b 0, a 1; r1 = [c, d, e, f] stamps f 2 .. c 5. r2 = [b, g, a] (general
+    # path): a ranked 5 (a, c, d, e, f: its count runs over chunks of 2 and 4 stamps), b 6.
+    # r3 = [f]: f ranked 7 (f, e, d, c, then r2's b, g, a).
+    trace, curve = _curve([(["a", "b"], 8), (["c", "d", "e", "f"], 16), (["b", "g", "a"], 12), (["f"], 4)],
+                          chunk, monkeypatch)
+    assert (curve.pm, curve.ranks, curve.lead) == ([6], [5, 6], [7])
+    assert [curve.at(c)[0] for c in range(4, 8)] == [0, 0, 1, 2]
+    _same_as_pool(trace)
+
+
+@pytest.mark.parametrize("chunk", [0, 2, 10])
+def test_rising_stamps_take_the_general_path_and_keep_what_came_before(monkeypatch, chunk):
+    # r0 = [a, b] stamps b 0, a 1; r1 = [c] 2. r2 = [b, a, e]: b 3, a 2 (b's stamp is older than a's:
+    # no falling run), then e new: largest rank so far 3, 3. r2 stamps e 3, a 4, b 5. r3 = [a, b]:
+    # a 2, b 1 (stamps rise again): 2, 2; b at index 1 ranked 1 diverges at 1. r4 = [c]: c, a, b,
+    # e freed since, 4.
+    trace, curve = _curve([(["a", "b"], 8), (["c"], 4), (["b", "a", "e"], 12), (["a", "b"], 8), (["c"], 4)],
+                          chunk, monkeypatch)
+    assert (curve.pm, curve.ranks, curve.diverge) == ([2, 2, 3, 3], [1, 2, 2, 3], [(1, 1)])
+    assert curve.lead == [4]
+    assert [curve.exact_at(c) for c in (0, 1, 2)] == [True, False, True]
+    with pytest.raises(AssertionError):
+        curve.at(1)   # the stack does not describe a pool of 1 block here
+    assert [curve.at(c)[0] for c in (0, 2, 3, 4)] == [0, 2, 4, 5]
+    _same_as_pool(trace)
+
+
+def test_a_head_from_another_request_before_a_run(monkeypatch):
+    # r0 = [q, b, c] stamps c 0, b 1, q 2; r1 = [a] 3; r2 = [d] 4. r3 = [a, b, c] (2 tokens): a 2
+    # (d, a), then r0's run b, c, as r0 had them, ranked 4, 5 (q between). a lacks 2 tokens, b
+    # and c all 4.
+    trace, curve = _curve([(["q", "b", "c"], 12), (["a"], 4), (["d"], 4), (["a", "b", "c"], 2)])
+    assert (curve.lead, curve.seg_start, curve.seg_end) == ([2], [4], [6])
+    assert curve.partial == [(2, 2), (4, 4), (5, 4)]
+    assert [curve.at(c)[:2] for c in range(1, 6)] == [(0, 0), (1, 2), (1, 2), (2, 2), (3, 2)]
+    _same_as_pool(trace)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 10])
+def test_runs_after_many_older_stamps(monkeypatch, chunk):
+    # Six older blocks (stamps 0..5, chunks 0..2 of 2 stamps) then a run whose stamps start past
+    # them: r1 = [a, b, c, d] stamps d 6 .. a 9; r2 = [f] 10; r3 = [a, b, c, d]: a 2, run b, c, d
+    # 3, 4, 5 (stamps 8, 7, 6). r4 = [z6] (stamp 0): every block freed since, 11.
+    zs = [f"z{i}" for i in range(1, 7)]
+    trace, curve = _curve([(zs, 24), (["a", "b", "c", "d"], 16), (["f"], 4), (["a", "b", "c", "d"], 16),
+                           (["z6"], 4)], chunk, monkeypatch)
+    assert (curve.lead, curve.seg_start, curve.seg_end) == ([2, 11], [3], [6])
+    _same_as_pool(trace)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 10])
+def test_a_run_found_by_stamps_after_many_older_stamps(monkeypatch, chunk):
+    # As above, but r1 = [p, a, b, c] (stamps c 6, b 7, a 8, p 9) and r3 = [a, b, c] one position
+    # earlier: a 3 (d, p, a), b 4, c 5 by their stamps. r4 = [z6]: 11 (z1..z6, p, a, b, c, d).
+    zs = [f"z{i}" for i in range(1, 7)]
+    trace, curve = _curve([(zs, 24), (["p", "a", "b", "c"], 16), (["d"], 4), (["a", "b", "c"], 12),
+                           (["z6"], 4)], chunk, monkeypatch)
+    assert sorted(curve.lead) == [3, 4, 5, 11] and curve.seg_start == []
+    _same_as_pool(trace)
+
+
+def test_a_run_whose_first_and_last_chunks_are_not_adjacent(monkeypatch):
+    # Chunks of 2 stamps. r0 = [z] 0; r1 = [a, b, c, d, e] stamps e 1 .. a 5; r2 = [f] 6.
+    # r3 = [a .. e]: a 2, run b .. e 3 .. 6 (stamps 4 .. 1: chunks 0 to 2). r4 = [z]: 7.
+    trace, curve = _curve([(["z"], 4), (list("abcde"), 20), (["f"], 4), (list("abcde"), 20), (["z"], 4)],
+                          1, monkeypatch)
+    assert (curve.lead, curve.seg_start, curve.seg_end) == ([2, 7], [3], [7])
+    _same_as_pool(trace)
