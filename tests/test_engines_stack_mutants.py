@@ -145,15 +145,17 @@ def test_a_long_request_past_the_capacity_diverges():
     _same_as_pool(trace)
 
 
-def test_a_run_longer_than_the_zero_buffer(monkeypatch):
-    # The run's stamps are cleared from a 4096-byte buffer when it fits, else from new bytes. r2 reads
-    # its head ranked 2 (d, head) and the run 3 .. n + 1; r3 = [d] ranked n + 1.
-    n = 4100
+@pytest.mark.parametrize("n", [4098, 4100])
+def test_a_run_longer_than_the_zero_buffer(monkeypatch, n):
+    # The run's stamps are cleared from a 4096-byte buffer when it fits, else from new bytes.
+    # r0 = [z] 0; r1 = n keys (stamps 1 .. n, head n); r2 = [d] n + 1. r3 = the same keys: head
+    # ranked 2 (d, head), the run 3 .. n + 1. r4 = [d, z]: d n + 1 (every key freed since), z n + 2:
+    # z's rank counts the stamps up to d's, next to the run's: all retired.
     keys = list(range(n))
     # chunks of 4 stamps: the counts cross many chunks (and stay small if a chunk is miscounted)
-    trace, curve = _curve([(keys, n * BS), (["d"], 4), (keys, n * BS), (["d"], 4)], 2, monkeypatch)
-    assert (curve.lead, curve.seg_start, curve.seg_end) == ([2, n + 1], [3], [n + 2])
-    assert curve.at(n + 1)[0] == n + 1 and curve.at(n)[0] == n - 1
+    trace, curve = _curve([(["z"], 4), (keys, n * BS), (["d"], 4), (keys, n * BS), (["d", "z"], 8)], 2, monkeypatch)
+    assert (curve.lead, curve.seg_start, curve.seg_end) == ([2, n + 1, n + 2], [3], [n + 2])
+    assert curve.at(n + 2)[0] == n + 2 and curve.at(n + 1)[0] == n + 1 and curve.at(n)[0] == n - 1
 
 
 @pytest.mark.parametrize("chunk", [0, 1, 10])
