@@ -238,3 +238,14 @@ def test_a_run_whose_first_and_last_chunks_are_not_adjacent(monkeypatch):
                           1, monkeypatch)
     assert (curve.lead, curve.seg_start, curve.seg_end) == ([2, 7], [3], [7])
     _same_as_pool(trace)
+
+
+@pytest.mark.parametrize("chunk", [0, 1, 10])
+def test_falling_stamps_next_one_down_then_a_gap(monkeypatch, chunk):
+    # r0..r3 = [x], [y], [w], [v] (stamps 0..3). r4 = [v, w, x]: v 1, w 2 (the next stamp down: one
+    # more), x 4 (x and y between): stamps 3, 2, 0 fall but are no run. r5 = [y]: y, x, w, v, 4.
+    trace, curve = _curve([(["x"], 4), (["y"], 4), (["w"], 4), (["v"], 4), (["v", "w", "x"], 12), (["y"], 4)],
+                          chunk, monkeypatch)
+    assert sorted(curve.lead) == [1, 2, 4, 4] and curve.seg_start == [] and curve.pm == []
+    assert [curve.at(c)[0] for c in range(1, 6)] == [1, 2, 2, 4, 4]
+    _same_as_pool(trace)
