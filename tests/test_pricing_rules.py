@@ -182,3 +182,38 @@ def test_a_sheet_is_named_as_a_price_sheet_by_default_and_a_missing_price_says_w
     with pytest.raises(UserError) as e:
         prices.rates("no-such-model-xyz", "anthropic")
     assert str(e.value).endswith("give one in the scenario's price sheet")
+
+
+@pytest.mark.parametrize("model,provider,near", [
+    # the provider's own id first, though another provider lists a closer-looking one
+    # (all providers: 'gpt-4-1106-preview', 'deepseek-v3p2', 'claude-opus-4.8')
+    ("gpt-4-1", "openai", "gpt-4.1"), ("deepseek-v3-2", "deepseek", "deepseek-v3.2"),
+    ("claude-opus-4.0", "anthropic", "claude-opus-4-0"),
+    # nothing near it at the provider: the nearest id of any provider
+    ("deepseek-v3", "openai", "deepseek-v3p2")])
+def test_an_unpriced_model_is_named_with_the_nearest_id_the_providers_own_first(prices, model, provider, near):
+    with pytest.raises(UserError) as e:
+        prices.rates(model, provider)
+    assert str(e.value).startswith(f"no price for model {model!r} (did you mean {near!r}?) in genai-prices ")
+
+
+@pytest.mark.parametrize("model,price_id,rates", [
+    # docs/rules.md (Bedrock prices, GP aws): a `global.` profile pays the global price, however the
+    # model is named after it; every other id the regional one, 10 % above on Sonnet 4.5
+    ("global.anthropic.claude-sonnet-4-5", "global.anthropic.claude-sonnet-4-5-20250929-v1:0", ("3", "0.3", "15")),
+    ("Global.anthropic.claude-sonnet-4-5-20250929-v1:0", "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+     ("3", "0.3", "15")),
+    ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "regional.anthropic.claude-sonnet-4-5-20250929-v1:0",
+     ("3.3", "0.33", "16.5")),
+    ("claude-haiku-4-5", "regional.anthropic.claude-haiku-4-5-20251001-v1:0", ("1.1", "0.11", "5.5"))])
+def test_bedrock_ids_pay_the_global_or_the_regional_price(prices, model, price_id, rates):
+    r = prices.rates(model, "bedrock")
+    per = r.per_mtok()
+    assert (per["input"], per["cache_read"], per["output"]) == tuple(Decimal(x) for x in rates)
+    assert f": aws/{price_id}, prices as of" in r.source
+
+
+def test_a_model_bedrock_does_not_list_is_named_as_unpriced(prices):
+    with pytest.raises(UserError) as e:
+        prices.rates("gpt-4o", "bedrock")
+    assert str(e.value).startswith("no price for model 'gpt-4o'")
