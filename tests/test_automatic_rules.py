@@ -11,7 +11,7 @@ import pytest
 
 from prefixsim.model import Block, Call, CauseKind, Layer, Request
 from prefixsim.providers import get_policy
-from prefixsim.providers.automatic import deepseek, openai
+from prefixsim.providers.automatic import deepseek, gemini, openai
 from prefixsim.runner import Simulator
 
 from conftest import split
@@ -121,8 +121,9 @@ def test_openai_optimistic_bound_reads_what_the_pessimistic_one_lost():
 
 
 def test_policy_constructors_default_to_the_pessimistic_bound():
-    assert openai().bound == deepseek().bound == "pessimistic"
-    assert (openai().name, deepseek().name) == ("openai", "deepseek")
+    assert openai().bound == deepseek().bound == gemini().bound == "pessimistic"
+    assert (openai().name, deepseek().name, gemini().name) == ("openai", "deepseek", "gemini")
+    assert gemini("optimistic").bound == "optimistic"
     with pytest.raises(AssertionError):
         openai("middle")
 

@@ -217,3 +217,18 @@ def test_a_model_bedrock_does_not_list_is_named_as_unpriced(prices):
     with pytest.raises(UserError) as e:
         prices.rates("gpt-4o", "bedrock")
     assert str(e.value).startswith("no price for model 'gpt-4o'")
+
+
+@pytest.mark.parametrize("value,says", [
+    (-1, "input -1 is out of range (0 to 1,000,000 USD per MTok)"), ("x", "input 'x' is not a number (USD per MTok)"),
+    (True, "input must be a number (USD per MTok)"), ([3], "input must be a number (USD per MTok)")])
+def test_a_bad_sheet_price_is_named_by_model_and_key(value, says):
+    with pytest.raises(UserError) as e:
+        PriceBook({"my-model": {"input": value, "output": 1}}).rates("my-model")
+    assert str(e.value) == f"price sheet for my-model: {says}"
+
+
+def test_a_sheet_may_give_gemini_explicit_cache_storage_beside_the_token_prices():
+    # storage_mtok_hour prices a CachedContent's storage (G-PR), not a token class
+    r = PriceBook({"m": {"input": 2, "output": 8, "storage_mtok_hour": 4.5}}).rates("m")
+    assert r.cost(Usage(input_tokens=10**6, output_tokens=10**6)) == Decimal(10)
