@@ -692,3 +692,27 @@ def test_deepseek_a_reply_is_cached_at_its_end_only():
     assert split(s.step(Call(10, Request("deepseek-chat", (*prompt, *reply, msg(3, 64)))))) == (320, 0, 0, 64)
     got = s.step(Call(20, Request("deepseek-chat", (*prompt, reply[0], msg(3, 64, "b"))), stream="b"))
     assert split(got) == (192, 0, 0, 128)                        # the prompt's end, not the first item's
+
+
+def test_openai_remembered_block_text_is_counted_exactly_and_the_oldest_parent_forgotten_first(monkeypatch):
+    # The part-block read needs the text the latest chain continued with; that memory is bounded in
+    # bytes (automatic.REMEMBERED_BYTES), least recently written parent forgotten first.
+    from prefixsim.providers import automatic
+
+    monkeypatch.setattr(automatic, "REMEMBERED_BYTES", 9000)
+    s = sim()
+    heads = [blk(Layer.TOOLS, f"tools-{k}", 500, "tools[0]") for k in range(3)]   # fixed size: no text kept
+    held = []
+    for k, n in enumerate((3000, 4000, 5000)):
+        s.step(Call(k, Request("gpt-4.1", (heads[k], text(Layer.SYSTEM, "S" * n, "messages[0]"))), stream=str(k)))
+        held.append(s.policy._held)
+    # 3,000, then 7,000, then 12,000 > 9,000: the first parent's 3,000 bytes go, exactly 9,000 stay
+    assert held == [3000, 7000, 9000]
+    reads = {}
+    for k in (2, 1, 0):   # newest first; each probe's 4,400 bytes replace its parent's text
+        probe = Request("gpt-4.1", (heads[k], text(Layer.SYSTEM, "S" * 2400 + "x" * 2000, "messages[0]")))
+        reads[k] = s.step(Call(10 + k, probe, stream=f"p{k}")).usage.cache_read
+        held.append(s.policy._held)
+    # 500 + 2,400 / 4 common tokens = 1,100 -> 1,024 where the parent's text is remembered, none where not
+    assert reads == {2: 1024, 1: 1024, 0: 0}
+    assert held[3:] == [8400, 8800, 8800]       # 9,000 - 5,000 + 4,400; - 4,000 + 4,400; + 4,400 - 4,400
