@@ -314,3 +314,22 @@ def test_cost_is_exact_decimal(prices):
     # 1,000 x 3 + 10,000 x 3.75 + 20,000 x 6 + 100,000 x 0.30 + 2,000 x 15, per million
     assert r.cost(u) == Decimal("0.2205")
     assert r.cost_without_cache(u) == Decimal("0.423")
+
+
+def test_claude_platforms_describe_where_their_rules_differ_from_the_api():
+    from prefixsim.providers import get_policy
+    from prefixsim.providers.tables import BEDROCK, VERTEX
+
+    minimum = "1024 (A-PC, docs/rules.md#anthropic-minimum-cacheable-length)"
+    api = get_policy("anthropic").describe("claude-sonnet-4-5")
+    assert api["minimum cacheable tokens"] == minimum and "platform rules" not in api
+    assert api["ttl"] == "5m default or 1h, refreshed by a hit, counted from request start (A-PC)"
+    # Bedrock: checkpoints spaced by the minimum, 1h only on Claude 4.5 and later
+    old = get_policy("bedrock").describe("claude-opus-4-1")
+    assert old["minimum cacheable tokens"] == minimum + "; on this platform each checkpoint needs it past the previous checkpoint"
+    assert old["ttl"] == "5m only on bedrock for claude-opus-4-1: a 1h breakpoint is written and billed as 5m"
+    assert old["platform rules"] == BEDROCK.source
+    assert get_policy("bedrock").describe("claude-sonnet-4-5")["ttl"] == api["ttl"]
+    # Vertex: the API's rules, entries shared across the project
+    vertex = get_policy("vertex").describe("claude-sonnet-4-5")
+    assert (vertex["minimum cacheable tokens"], vertex["ttl"], vertex["platform rules"]) == (minimum, api["ttl"], VERTEX.source)
