@@ -333,3 +333,36 @@ def test_claude_platforms_describe_where_their_rules_differ_from_the_api():
     # Vertex: the API's rules, entries shared across the project
     vertex = get_policy("vertex").describe("claude-sonnet-4-5")
     assert (vertex["minimum cacheable tokens"], vertex["ttl"], vertex["platform rules"]) == (minimum, api["ttl"], VERTEX.source)
+
+
+# --- Claude on Bedrock (docs/rules.md#bedrock-and-vertex-claude) -------------------------------------
+
+def _bedrock():
+    return Simulator("bedrock", tokenizer="approx", prices=PriceBook(when=PRICE_DATE))
+
+
+def test_bedrock_a_checkpoint_needs_the_minimum_past_the_previous_written_one():
+    # Sonnet 4.5, minimum 1,024 (AWS: each cachePoint at least the minimum past the previous one)
+    from prefixsim.model import Layer, Request
+
+    def req(*blocks):
+        return Request("claude-sonnet-4-5", tuple(Block(Layer.MESSAGES, d, d.decode(), bp, tokens=n)
+                                                  for d, n, bp in blocks))
+    head = ((b"a", 1000, None), (b"b", 24, "5m"))                 # first checkpoint at exactly 1,024: written
+    s = _bedrock()
+    assert split(s.step(Call(0, req(*head, (b"c", 1024, "5m"), (b"q", 10, None))))) == (0, 0, 2048, 10)
+    # a request that shares only the first checkpoint reads it: it was written at exactly the minimum
+    assert split(s.step(Call(10, req(*head, (b"d", 50, "5m")), stream="b"))) == (1024, 0, 0, 50)
+    # 1,023 past the first: the second checkpoint is not written, its tokens are plain input
+    s = _bedrock()
+    assert split(s.step(Call(0, req(*head, (b"c", 1023, "5m"), (b"q", 10, None))))) == (0, 0, 1024, 1033)
+
+
+def test_bedrock_a_1h_breakpoint_on_a_model_without_1h_is_a_5m_entry():
+    # Claude Opus 4.1 on Bedrock: 5m only; the 1h breakpoint is written, billed and kept as 5m
+    s = _bedrock()
+    req = make_request([4000, 100], {2: "1h"}, model="claude-opus-4-1")
+    assert split(s.step(Call(0, req))) == (0, 0, 4100, 0)
+    assert split(s.step(Call(290, req))) == (4100, 0, 0, 0)     # read within 5 min: kept to 590 s
+    late = s.step(Call(900, req))                               # 310 s idle > 300 s
+    assert split(late) == (0, 0, 4100, 0) and late.cause.kind == CauseKind.TTL_EXPIRED
