@@ -232,3 +232,20 @@ def test_a_sheet_may_give_gemini_explicit_cache_storage_beside_the_token_prices(
     # storage_mtok_hour prices a CachedContent's storage (G-PR), not a token class
     r = PriceBook({"m": {"input": 2, "output": 8, "storage_mtok_hour": 4.5}}).rates("m")
     assert r.cost(Usage(input_tokens=10**6, output_tokens=10**6)) == Decimal(10)
+
+
+def test_a_design_priced_before_its_snapshots_release_day_is_refused_and_on_that_day_priced():
+    import datetime as dt
+
+    model = "gpt-4o-2024-08-06"                       # the snapshot of 2024-08-06 (its id says so)
+    with pytest.raises(UserError) as e:
+        PriceBook(when=dt.date(2024, 8, 5), designs=True).rates(model, "openai")
+    assert str(e.value).startswith(f"{model} is the snapshot of 2024-08-06: on 2024-08-05 (the price date) it did "
+                                   "not exist yet")
+    assert PriceBook(when=dt.date(2024, 8, 6), designs=True).rates(model, "openai").model == model
+    # real traffic is priced at its logged time whatever that clock said (designs=False)
+    assert PriceBook(when=dt.date(2024, 8, 5)).rates(model, "openai").model == model
+    from prefixsim.pricing import snapshot_date
+
+    assert snapshot_date("claude-haiku-4-5-20251001") == dt.date(2025, 10, 1)   # year, month, day in that order
+    assert snapshot_date("claude-x-20251399") is None                           # digits that are no date
