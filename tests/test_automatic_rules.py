@@ -121,12 +121,18 @@ def test_openai_optimistic_bound_reads_what_the_pessimistic_one_lost():
 
 
 def test_policy_constructors_default_to_the_pessimistic_bound():
-    assert openai().bound == deepseek().bound == gemini().bound == "pessimistic"
-    assert (openai().name, deepseek().name, gemini().name) == ("openai", "deepseek", "gemini")
-    assert gemini("optimistic").bound == "optimistic"
+    assert openai().bound == deepseek().bound == "pessimistic"
+    assert (openai().name, deepseek().name) == ("openai", "deepseek")
     with pytest.raises(AssertionError):
         openai("middle")
 
+
+
+def test_the_gemini_policy_defaults_to_the_pessimistic_bound_and_keeps_the_one_asked():
+    # G-CC: implicit caching is best effort; the pessimistic bound (no hit promised) is the default
+    assert (gemini().name, gemini().bound) == ("gemini", "pessimistic")
+    assert gemini("optimistic").bound == "optimistic"
+    assert get_policy("gemini", "optimistic").describe("gemini-2.5-flash")["provider"] == "gemini"
 
 def test_describe_names_each_rule():
     d = openai().describe("gpt-4o")
