@@ -249,3 +249,9 @@ def test_a_design_priced_before_its_snapshots_release_day_is_refused_and_on_that
 
     assert snapshot_date("claude-haiku-4-5-20251001") == dt.date(2025, 10, 1)   # year, month, day in that order
     assert snapshot_date("claude-x-20251399") is None                           # digits that are no date
+
+
+def test_an_unpriced_model_nothing_is_near_gets_no_hint(prices):
+    with pytest.raises(UserError) as e:
+        prices.rates("zzzz-qqqq", "openai")
+    assert str(e.value).startswith("no price for model 'zzzz-qqqq' in genai-prices ")

@@ -366,3 +366,14 @@ def test_bedrock_a_1h_breakpoint_on_a_model_without_1h_is_a_5m_entry():
     assert split(s.step(Call(290, req))) == (4100, 0, 0, 0)     # read within 5 min: kept to 590 s
     late = s.step(Call(900, req))                               # 310 s idle > 300 s
     assert split(late) == (0, 0, 4100, 0) and late.cause.kind == CauseKind.TTL_EXPIRED
+
+
+def test_automatic_cache_control_skips_the_prompts_closing_tokens_after_a_single_block():
+    # A-PC automatic caching: the breakpoint goes on the last cacheable block; a log's closing tokens
+    # (PROMPT_END) are not content, so even after the first block they stay uncached
+    from prefixsim.model import PROMPT_END, Layer, Request
+
+    req = Request("claude-sonnet-4-5", (Block(Layer.MESSAGES, b"only", "messages[0]", tokens=2000),
+                                        Block(Layer.MESSAGES, PROMPT_END, "end", tokens=5)), auto_cache="5m")
+    got = Simulator("anthropic", tokenizer="approx", prices=PriceBook(when=PRICE_DATE)).step(Call(0, req))
+    assert split(got) == (0, 0, 2000, 5)
