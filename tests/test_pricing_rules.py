@@ -255,3 +255,11 @@ def test_an_unpriced_model_nothing_is_near_gets_no_hint(prices):
     with pytest.raises(UserError) as e:
         prices.rates("zzzz-qqqq", "openai")
     assert str(e.value).startswith("no price for model 'zzzz-qqqq' in genai-prices ")
+
+
+@pytest.mark.parametrize("model,listed", [("gpt-5.6-2026-05-14", "gpt-5.6-sol"), ("openai/gpt-5.6-sol", "gpt-5.6-sol")])
+def test_a_router_prefix_or_a_snapshot_date_genai_prices_does_not_list_is_priced_by_the_family(prices, model, listed):
+    # as providers write names: a router's `openai/` prefix, a dated snapshot genai-prices lists by its
+    # family only; the rates keep the name as given and their source names the id that priced them
+    r = prices.rates(model, "openai")
+    assert r.model == model and f": openai/{listed}, prices as of" in r.source

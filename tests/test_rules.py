@@ -377,3 +377,12 @@ def test_automatic_cache_control_skips_the_prompts_closing_tokens_after_a_single
                                         Block(Layer.MESSAGES, PROMPT_END, "end", tokens=5)), auto_cache="5m")
     got = Simulator("anthropic", tokenizer="approx", prices=PriceBook(when=PRICE_DATE)).step(Call(0, req))
     assert split(got) == (0, 0, 2000, 5)
+
+
+def test_an_unknown_provider_is_named_with_the_nearest_and_the_valid_ones():
+    from prefixsim.providers import get_policy
+
+    with pytest.raises(UserError) as e:
+        get_policy("antropic")
+    assert str(e.value) == ("unknown provider 'antropic' (did you mean 'anthropic'? valid: anthropic, bedrock, vertex, "
+                            "gemini, openai, deepseek, prefix, vllm, sglang)")
