@@ -11,7 +11,7 @@ import pytest
 
 from prefixsim.model import Block, Call, CauseKind, Layer, Request
 from prefixsim.providers import get_policy
-from prefixsim.providers.automatic import deepseek, openai
+from prefixsim.providers.automatic import deepseek, gemini, openai
 from prefixsim.runner import Simulator
 
 from conftest import split
@@ -126,6 +126,13 @@ def test_policy_constructors_default_to_the_pessimistic_bound():
     with pytest.raises(AssertionError):
         openai("middle")
 
+
+
+def test_the_gemini_policy_defaults_to_the_pessimistic_bound_and_keeps_the_one_asked():
+    # G-CC: implicit caching is best effort; the pessimistic bound (no hit promised) is the default
+    assert (gemini().name, gemini().bound) == ("gemini", "pessimistic")
+    assert gemini("optimistic").bound == "optimistic"
+    assert get_policy("gemini", "optimistic").describe("gemini-2.5-flash")["provider"] == "gemini"
 
 def test_describe_names_each_rule():
     d = openai().describe("gpt-4o")
@@ -587,3 +594,131 @@ def test_openai_reads_the_common_start_in_tokens_not_bytes(tokenizer, common):
     # cl100k: one token per " word"; chars/4: 23,001 common characters (with the next space) -> 5,750
     assert tokenizer == "approx" or tok.count_text(doc) == common
     assert got.usage.cache_read == common - common % 128
+
+
+# --- The response's own tokens stay cached after the prompt (O-PC: the cache holds the KV states the
+# model computed, generating output tokens included; DS kv_cache: the output's end is a unit) ---------
+
+def test_openai_a_reply_sent_back_is_read_with_the_prompt_before_it():
+    s = sim()
+    prompt = (TOOLS, msg(1, 400))                                 # 900 tokens: under the 1,024 minimum
+    reply = msg(2, 252)                                           # the reply as the next request sends it back
+    assert split(s.step(Call(0, Request("gpt-4.1", prompt, output=(reply,))))) == (0, 0, 0, 900)
+    # prompt + reply = 1,152 tokens (9 x 128), past the minimum: cached at the reply's end and read whole
+    got = s.step(Call(10, Request("gpt-4.1", (*prompt, reply, msg(3, 100)))))
+    assert split(got) == (1152, 0, 0, 100) and got.read_blocks == 3
+
+
+def test_openai_a_reply_continues_the_chain_with_the_requests_own_parameters():
+    # a prompt that ends before the messages layer: the reply enters it, mixing in that layer's
+    # parameters as the next request's chain does (here an image flag)
+    s = sim()
+    params = (b"", b"", b"images")
+    reply = msg(1, 180)
+    s.step(Call(0, Request("gpt-4.1", (TOOLS, SYSTEM), layer_params=params, output=(reply,))))
+    got = s.step(Call(10, Request("gpt-4.1", (TOOLS, SYSTEM, reply, msg(2, 100)), layer_params=params)))
+    assert split(got) == (1280, 0, 0, 100)                        # 1,100 + 180, not the system's 1,100 -> 1,024
+
+
+def test_openai_a_reply_to_an_empty_prompt_is_cached_from_the_namespace_start():
+    s = sim()
+    reply = msg(0, 1152)
+    assert split(s.step(Call(0, Request("gpt-4.1", (), output=(reply,))))) == (0, 0, 0, 0)
+    assert split(s.step(Call(10, Request("gpt-4.1", (reply, msg(1, 100)))))) == (1152, 0, 0, 100)
+
+
+def test_openai_a_reply_of_several_items_is_cached_at_each_end_past_the_minimum():
+    s = sim()
+    prompt = (TOOLS, SYSTEM)                                      # 1,100 tokens
+    reply = (blk(Layer.MESSAGES, "output[0]", 180), blk(Layer.MESSAGES, "output[1]", 128))   # ends 1,280 and 1,408
+    s.step(Call(0, Request("gpt-4.1", prompt, output=reply)))
+    assert split(s.step(Call(10, Request("gpt-4.1", (*prompt, *reply, msg(3, 100)))))) == (1408, 0, 0, 100)
+    # a branch that keeps the first item only reads up to its end (every position is cached, O-PC)
+    got = s.step(Call(20, Request("gpt-4.1", (*prompt, reply[0], msg(3, 100, "b"))), stream="b"))
+    assert split(got) == (1280, 0, 0, 100)
+
+
+def test_openai_a_reply_is_counted_by_the_tokenizer_when_it_has_no_fixed_size():
+    s = sim()
+    prompt = (TOOLS, msg(1, 400))                                 # 900 tokens
+    reply = Block(Layer.MESSAGES, b"x" * 1008, "messages[2]")     # approx: 1,008 characters / 4 = 252 tokens
+    s.step(Call(0, Request("gpt-4.1", prompt, output=(reply,))))
+    got = s.step(Call(10, Request("gpt-4.1", (*prompt, reply, msg(3, 100)))))
+    assert split(got) == (1152, 0, 0, 100)
+
+
+def test_openai_a_reply_that_leaves_the_conversation_under_the_minimum_is_not_cached():
+    s = sim()
+    prompt = (msg(0, 300),)
+    reply = msg(1, 100)
+    s.step(Call(0, Request("gpt-4.1", prompt, output=(reply,))))
+    got = s.step(Call(10, Request("gpt-4.1", (*prompt, reply, msg(2, 100)))))
+    # nothing was written (400 tokens < 1,024): a miss below the minimum, not an entry that was passed by
+    assert split(got) == (0, 0, 0, 500) and str(got.cause) == "below_minimum (500 tokens)"
+
+
+def test_openai_a_reply_ending_at_exactly_the_minimum_is_cached():
+    s = sim()
+    prompt = (TOOLS, msg(1, 400))                                 # 900
+    reply = msg(2, 124)                                           # 1,024 exactly
+    s.step(Call(0, Request("gpt-4.1", prompt, output=(reply,))))
+    assert split(s.step(Call(10, Request("gpt-4.1", (*prompt, reply, msg(3, 100)))))) == (1024, 0, 0, 100)
+
+
+def test_openai_a_cached_reply_is_refreshed_by_reads_up_to_the_one_hour_cap():
+    # in_memory (O-PC): 5 min idle (pessimistic), refreshed by a read, at most 1 h from the write
+    s = sim()
+    prompt = (TOOLS, SYSTEM)                                      # 1,100
+    reply = (blk(Layer.MESSAGES, "output[0]", 52), blk(Layer.MESSAGES, "output[1]", 128))   # ends 1,152 and 1,280
+    s.step(Call(0, Request("gpt-4.1", prompt, retention="in_memory", output=reply)))
+    for k, t in enumerate(range(250, 3600, 250)):                 # each read 250 s after the last one: kept alive
+        again = Request("gpt-4.1", (*prompt, *reply, msg(3, 100, f"#{k}")), retention="in_memory")
+        assert split(s.step(Call(t, again, stream=f"s{k}"))) == (1280, 0, 0, 100), t
+    late = s.step(Call(3650, Request("gpt-4.1", (*prompt, *reply, msg(3, 100, "late")), retention="in_memory")))
+    assert split(late) == (0, 0, 0, 1380)
+    assert late.cause.kind == CauseKind.TTL_EXPIRED and "past its 3600 s maximum lifetime" in str(late.cause)
+
+
+def test_openai_a_reply_is_kept_for_the_optimistic_window_at_the_optimistic_bound():
+    s = sim(bound="optimistic")
+    prompt = (TOOLS, SYSTEM)
+    reply = msg(1, 180)
+    s.step(Call(0, Request("gpt-4.1", prompt, retention="in_memory", output=(reply,))))
+    # 450 s idle: past the pessimistic 5 min, within the optimistic 10 min
+    got = s.step(Call(450, Request("gpt-4.1", (*prompt, reply, msg(2, 100)), retention="in_memory")))
+    assert split(got) == (1280, 0, 0, 100)
+
+
+def test_deepseek_a_reply_is_cached_at_its_end_only():
+    # DS kv_cache: the end of the output is a unit; the positions inside it are not
+    s = ds_sim()
+    prompt = (blk(Layer.SYSTEM, "messages[0]", 128), msg(1, 64))  # 192
+    reply = (blk(Layer.MESSAGES, "output[0]", 64), blk(Layer.MESSAGES, "output[1]", 64))   # ends 256 and 320
+    s.step(Call(0, Request("deepseek-chat", prompt, output=reply)))
+    assert split(s.step(Call(10, Request("deepseek-chat", (*prompt, *reply, msg(3, 64)))))) == (320, 0, 0, 64)
+    got = s.step(Call(20, Request("deepseek-chat", (*prompt, reply[0], msg(3, 64, "b"))), stream="b"))
+    assert split(got) == (192, 0, 0, 128)                        # the prompt's end, not the first item's
+
+
+def test_openai_remembered_block_text_is_counted_exactly_and_the_oldest_parent_forgotten_first(monkeypatch):
+    # The part-block read needs the text the latest chain continued with; that memory is bounded in
+    # bytes (automatic.REMEMBERED_BYTES), least recently written parent forgotten first.
+    from prefixsim.providers import automatic
+
+    monkeypatch.setattr(automatic, "REMEMBERED_BYTES", 9000)
+    s = sim()
+    heads = [blk(Layer.TOOLS, f"tools-{k}", 500, "tools[0]") for k in range(3)]   # fixed size: no text kept
+    held = []
+    for k, n in enumerate((3000, 4000, 5000)):
+        s.step(Call(k, Request("gpt-4.1", (heads[k], text(Layer.SYSTEM, "S" * n, "messages[0]"))), stream=str(k)))
+        held.append(s.policy._held)
+    # 3,000, then 7,000, then 12,000 > 9,000: the first parent's 3,000 bytes go, exactly 9,000 stay
+    assert held == [3000, 7000, 9000]
+    reads = {}
+    for k in (2, 1, 0):   # newest first; each probe's 4,400 bytes replace its parent's text
+        probe = Request("gpt-4.1", (heads[k], text(Layer.SYSTEM, "S" * 2400 + "x" * 2000, "messages[0]")))
+        reads[k] = s.step(Call(10 + k, probe, stream=f"p{k}")).usage.cache_read
+        held.append(s.policy._held)
+    # 500 + 2,400 / 4 common tokens = 1,100 -> 1,024 where the parent's text is remembered, none where not
+    assert reads == {2: 1024, 1: 1024, 0: 0}
+    assert held[3:] == [8400, 8800, 8800]       # 9,000 - 5,000 + 4,400; - 4,000 + 4,400; + 4,400 - 4,400

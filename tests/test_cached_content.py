@@ -108,12 +108,24 @@ def test_run_table_has_no_storage_column_without_explicit_caches(tmp_path):
     ("gemini-2.5-flash-lite", 2048),   # the API's own 400 (G-ERR); no page lists it
     ("gemini-2.5-pro", 2048), ("models/gemini-2.5-pro-preview-05-06", 2048),
     ("gemini-3-pro-preview", 4096), ("gemini-3-flash-preview", 1024), ("gemini-3.1-pro-preview", 4096),
+    # a Vertex AI resource name: the model is its last path segment
+    ("projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash-lite", 2048),
 ])
 def test_explicit_minimum_by_model(model, least):
     from prefixsim.providers.tables import gemini_explicit_minimum
 
     assert gemini_explicit_minimum(model).value == least
 
+
+def test_explicit_minimum_of_an_unknown_model_names_the_known_families():
+    from prefixsim.errors import UserError
+    from prefixsim.providers.tables import gemini_explicit_minimum
+
+    with pytest.raises(UserError) as e:
+        gemini_explicit_minimum("gemini-2.0-flash")
+    assert str(e.value) == ("unknown Gemini model 'gemini-2.0-flash' for explicit caching (known families: "
+                            "gemini-2.5-flash, gemini-2.5-flash-lite, gemini-2.5-pro, gemini-3-flash, gemini-3-pro, "
+                            "gemini-3.1, gemini-3.5, gemini-3.6, gemini-3.7, gemini-3.8, gemini-4)")
 
 def test_explicit_cache_below_the_minimum_is_refused(tmp_path):
     # 2.5 Pro: 2,048 tokens at least. A 1,000-token system instruction (+ 8 framing) is refused with

@@ -182,3 +182,84 @@ def test_a_sheet_is_named_as_a_price_sheet_by_default_and_a_missing_price_says_w
     with pytest.raises(UserError) as e:
         prices.rates("no-such-model-xyz", "anthropic")
     assert str(e.value).endswith("give one in the scenario's price sheet")
+
+
+@pytest.mark.parametrize("model,provider,near", [
+    # the provider's own id first, though another provider lists a closer-looking one
+    # (all providers: 'gpt-4-1106-preview', 'deepseek-v3p2', 'claude-opus-4.8')
+    ("gpt-4-1", "openai", "gpt-4.1"), ("deepseek-v3-2", "deepseek", "deepseek-v3.2"),
+    ("claude-opus-4.0", "anthropic", "claude-opus-4-0"),
+    # nothing near it at the provider: the nearest id of any provider
+    ("deepseek-v3", "openai", "deepseek-v3p2")])
+def test_an_unpriced_model_is_named_with_the_nearest_id_the_providers_own_first(prices, model, provider, near):
+    with pytest.raises(UserError) as e:
+        prices.rates(model, provider)
+    assert str(e.value).startswith(f"no price for model {model!r} (did you mean {near!r}?) in genai-prices ")
+
+
+@pytest.mark.parametrize("model,price_id,rates", [
+    # docs/rules.md (Bedrock prices, GP aws): a `global.` profile pays the global price, however the
+    # model is named after it; every other id the regional one, 10 % above on Sonnet 4.5
+    ("global.anthropic.claude-sonnet-4-5", "global.anthropic.claude-sonnet-4-5-20250929-v1:0", ("3", "0.3", "15")),
+    ("Global.anthropic.claude-sonnet-4-5-20250929-v1:0", "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+     ("3", "0.3", "15")),
+    ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "regional.anthropic.claude-sonnet-4-5-20250929-v1:0",
+     ("3.3", "0.33", "16.5")),
+    ("claude-haiku-4-5", "regional.anthropic.claude-haiku-4-5-20251001-v1:0", ("1.1", "0.11", "5.5"))])
+def test_bedrock_ids_pay_the_global_or_the_regional_price(prices, model, price_id, rates):
+    r = prices.rates(model, "bedrock")
+    per = r.per_mtok()
+    assert (per["input"], per["cache_read"], per["output"]) == tuple(Decimal(x) for x in rates)
+    assert f": aws/{price_id}, prices as of" in r.source
+
+
+def test_a_model_bedrock_does_not_list_is_named_as_unpriced(prices):
+    with pytest.raises(UserError) as e:
+        prices.rates("gpt-4o", "bedrock")
+    assert str(e.value).startswith("no price for model 'gpt-4o'")
+
+
+@pytest.mark.parametrize("value,says", [
+    (-1, "input -1 is out of range (0 to 1,000,000 USD per MTok)"), ("x", "input 'x' is not a number (USD per MTok)"),
+    (True, "input must be a number (USD per MTok)"), ([3], "input must be a number (USD per MTok)")])
+def test_a_bad_sheet_price_is_named_by_model_and_key(value, says):
+    with pytest.raises(UserError) as e:
+        PriceBook({"my-model": {"input": value, "output": 1}}).rates("my-model")
+    assert str(e.value) == f"price sheet for my-model: {says}"
+
+
+def test_a_sheet_may_give_gemini_explicit_cache_storage_beside_the_token_prices():
+    # storage_mtok_hour prices a CachedContent's storage (G-PR), not a token class
+    r = PriceBook({"m": {"input": 2, "output": 8, "storage_mtok_hour": 4.5}}).rates("m")
+    assert r.cost(Usage(input_tokens=10**6, output_tokens=10**6)) == Decimal(10)
+
+
+def test_a_design_priced_before_its_snapshots_release_day_is_refused_and_on_that_day_priced():
+    import datetime as dt
+
+    model = "gpt-4o-2024-08-06"                       # the snapshot of 2024-08-06 (its id says so)
+    with pytest.raises(UserError) as e:
+        PriceBook(when=dt.date(2024, 8, 5), designs=True).rates(model, "openai")
+    assert str(e.value).startswith(f"{model} is the snapshot of 2024-08-06: on 2024-08-05 (the price date) it did "
+                                   "not exist yet")
+    assert PriceBook(when=dt.date(2024, 8, 6), designs=True).rates(model, "openai").model == model
+    # real traffic is priced at its logged time whatever that clock said (designs=False)
+    assert PriceBook(when=dt.date(2024, 8, 5)).rates(model, "openai").model == model
+    from prefixsim.pricing import snapshot_date
+
+    assert snapshot_date("claude-haiku-4-5-20251001") == dt.date(2025, 10, 1)   # year, month, day in that order
+    assert snapshot_date("claude-x-20251399") is None                           # digits that are no date
+
+
+def test_an_unpriced_model_nothing_is_near_gets_no_hint(prices):
+    with pytest.raises(UserError) as e:
+        prices.rates("zzzz-qqqq", "openai")
+    assert str(e.value).startswith("no price for model 'zzzz-qqqq' in genai-prices ")
+
+
+@pytest.mark.parametrize("model,listed", [("gpt-5.6-2026-05-14", "gpt-5.6-sol"), ("openai/gpt-5.6-sol", "gpt-5.6-sol")])
+def test_a_router_prefix_or_a_snapshot_date_genai_prices_does_not_list_is_priced_by_the_family(prices, model, listed):
+    # as providers write names: a router's `openai/` prefix, a dated snapshot genai-prices lists by its
+    # family only; the rates keep the name as given and their source names the id that priced them
+    r = prices.rates(model, "openai")
+    assert r.model == model and f": openai/{listed}, prices as of" in r.source

@@ -314,3 +314,75 @@ def test_cost_is_exact_decimal(prices):
     # 1,000 x 3 + 10,000 x 3.75 + 20,000 x 6 + 100,000 x 0.30 + 2,000 x 15, per million
     assert r.cost(u) == Decimal("0.2205")
     assert r.cost_without_cache(u) == Decimal("0.423")
+
+
+def test_claude_platforms_describe_where_their_rules_differ_from_the_api():
+    from prefixsim.providers import get_policy
+    from prefixsim.providers.tables import BEDROCK, VERTEX
+
+    minimum = "1024 (A-PC, docs/rules.md#anthropic-minimum-cacheable-length)"
+    api = get_policy("anthropic").describe("claude-sonnet-4-5")
+    assert api["minimum cacheable tokens"] == minimum and "platform rules" not in api
+    assert api["ttl"] == "5m default or 1h, refreshed by a hit, counted from request start (A-PC)"
+    # Bedrock: checkpoints spaced by the minimum, 1h only on Claude 4.5 and later
+    old = get_policy("bedrock").describe("claude-opus-4-1")
+    assert old["minimum cacheable tokens"] == minimum + "; on this platform each checkpoint needs it past the previous checkpoint"
+    assert old["ttl"] == "5m only on bedrock for claude-opus-4-1: a 1h breakpoint is written and billed as 5m"
+    assert old["platform rules"] == BEDROCK.source
+    assert get_policy("bedrock").describe("claude-sonnet-4-5")["ttl"] == api["ttl"]
+    # Vertex: the API's rules, entries shared across the project
+    vertex = get_policy("vertex").describe("claude-sonnet-4-5")
+    assert (vertex["minimum cacheable tokens"], vertex["ttl"], vertex["platform rules"]) == (minimum, api["ttl"], VERTEX.source)
+
+
+# --- Claude on Bedrock (docs/rules.md#bedrock-and-vertex-claude) -------------------------------------
+
+def _bedrock():
+    return Simulator("bedrock", tokenizer="approx", prices=PriceBook(when=PRICE_DATE))
+
+
+def test_bedrock_a_checkpoint_needs_the_minimum_past_the_previous_written_one():
+    # Sonnet 4.5, minimum 1,024 (AWS: each cachePoint at least the minimum past the previous one)
+    from prefixsim.model import Layer, Request
+
+    def req(*blocks):
+        return Request("claude-sonnet-4-5", tuple(Block(Layer.MESSAGES, d, d.decode(), bp, tokens=n)
+                                                  for d, n, bp in blocks))
+    head = ((b"a", 1000, None), (b"b", 24, "5m"))                 # first checkpoint at exactly 1,024: written
+    s = _bedrock()
+    assert split(s.step(Call(0, req(*head, (b"c", 1024, "5m"), (b"q", 10, None))))) == (0, 0, 2048, 10)
+    # a request that shares only the first checkpoint reads it: it was written at exactly the minimum
+    assert split(s.step(Call(10, req(*head, (b"d", 50, "5m")), stream="b"))) == (1024, 0, 0, 50)
+    # 1,023 past the first: the second checkpoint is not written, its tokens are plain input
+    s = _bedrock()
+    assert split(s.step(Call(0, req(*head, (b"c", 1023, "5m"), (b"q", 10, None))))) == (0, 0, 1024, 1033)
+
+
+def test_bedrock_a_1h_breakpoint_on_a_model_without_1h_is_a_5m_entry():
+    # Claude Opus 4.1 on Bedrock: 5m only; the 1h breakpoint is written, billed and kept as 5m
+    s = _bedrock()
+    req = make_request([4000, 100], {2: "1h"}, model="claude-opus-4-1")
+    assert split(s.step(Call(0, req))) == (0, 0, 4100, 0)
+    assert split(s.step(Call(290, req))) == (4100, 0, 0, 0)     # read within 5 min: kept to 590 s
+    late = s.step(Call(900, req))                               # 310 s idle > 300 s
+    assert split(late) == (0, 0, 4100, 0) and late.cause.kind == CauseKind.TTL_EXPIRED
+
+
+def test_automatic_cache_control_skips_the_prompts_closing_tokens_after_a_single_block():
+    # A-PC automatic caching: the breakpoint goes on the last cacheable block; a log's closing tokens
+    # (PROMPT_END) are not content, so even after the first block they stay uncached
+    from prefixsim.model import PROMPT_END, Layer, Request
+
+    req = Request("claude-sonnet-4-5", (Block(Layer.MESSAGES, b"only", "messages[0]", tokens=2000),
+                                        Block(Layer.MESSAGES, PROMPT_END, "end", tokens=5)), auto_cache="5m")
+    got = Simulator("anthropic", tokenizer="approx", prices=PriceBook(when=PRICE_DATE)).step(Call(0, req))
+    assert split(got) == (0, 0, 2000, 5)
+
+
+def test_an_unknown_provider_is_named_with_the_nearest_and_the_valid_ones():
+    from prefixsim.providers import get_policy
+
+    with pytest.raises(UserError) as e:
+        get_policy("antropic")
+    assert str(e.value) == ("unknown provider 'antropic' (did you mean 'anthropic'? valid: anthropic, bedrock, vertex, "
+                            "gemini, openai, deepseek, prefix, vllm, sglang)")

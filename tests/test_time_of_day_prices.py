@@ -139,3 +139,14 @@ def test_default_clock_is_a_weekday_and_a_weekend_start_says_what_it_cannot_pric
     book = PriceBook(when=dt.date(2026, 11, 28))
     assert "starts on a Saturday" in book.windows("deepseek-v4-pro", "deepseek")
     assert "Saturday" not in PriceBook(when=dt.date(2026, 11, 24)).windows("deepseek-v4-pro", "deepseek")
+
+
+def test_a_weekend_start_says_its_time_of_day_prices_are_an_upper_bound():
+    # genai-prices has time-of-day prices but none by day of week: DeepSeek V4's weekend off-peak
+    # discount (from 2026-08-23) cannot be applied, so a weekend clock prices at most what it shows
+    note = ("(USD/MTok; each request priced at its own time); the clock starts on a Sunday: genai-prices has no "
+            "day-of-week prices, so a weekend off-peak rate (DeepSeek V4 from 2026-08-23) is not applied and these "
+            "are an upper bound")
+    assert PriceBook(when=dt.date(2026, 11, 29)).windows("deepseek-v4-pro", "deepseek").endswith(note)
+    assert PriceBook(when=dt.date(2026, 11, 27)).windows("deepseek-v4-pro", "deepseek").endswith(
+        "(USD/MTok; each request priced at its own time)")                      # a Friday: no note
