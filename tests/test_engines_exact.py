@@ -862,3 +862,14 @@ def test_an_evicted_reply_under_a_salt_and_lora_is_named_evicted(prices, engine,
     s.step(Call(30, Request("llama-3.1-8b", (Block(Layer.SYSTEM, b"filler", "system[0]", tokens=capacity - 2100),))))
     o = s.step(Call(60, Request("llama-3.1-8b", R2.blocks, cache_salt="s"), output_tokens=1))
     assert (o.usage.cache_read, o.cause.kind) == (read, CauseKind.EVICTED)
+
+
+def test_a_cached_head_with_gaps_counts_the_blocks_between():
+    # r0 frees 5, 4, 3, 2, 1 (head newest): ranks 1..5. r1 = [1, 3, 5] finds all three cached, their
+    # stamps falling with gaps (not one run): 3 ranks 3 and 5 ranks 5, as 2 and 4 are still between.
+    # The pool: r0 is longer than C blocks below 5 and caches its head [1..C]; r1 then reads 1, then 3
+    # when C >= 3, then 5 when C >= 5.
+    t = trace_of(([1, 2, 3, 4, 5], 20), ([1, 3, 5], 12))
+    caps = [b * BS for b in range(1, 7)]
+    assert [x.hit_blocks for x in curve_totals(t, caps)] == [1, 1, 2, 2, 3, 3]
+    assert curve_totals(t, caps) == [replay_pool(t, c)[1] for c in caps]
