@@ -13,6 +13,10 @@ from typing import Mapping
 from .errors import UserError
 from .model import Usage
 
+#: How a genai-prices source names the date (or time) its rates are from; a replay over many days
+#: groups its sources by what comes before it (replay.joined_sources).
+AS_OF = ", prices as of "
+
 MTOK = Decimal(1_000_000)
 PRICE_KEYS = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
 #: USD per MTok a price sheet may give: a dollar a token, thousands of times any listed model's price.
@@ -299,8 +303,8 @@ def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime, sho
     w1 = _tiered(getattr(mp, "cache_write_1h_mtok", None)) or w5
     cuts = _genai_cuts(calc.model)
     when = at.date().isoformat() + (f" {at:%H:%M} UTC" if cuts else "")
-    source = (f"genai-prices {genai_prices.__version__} bundled data: {calc.provider.id}/{calc.model.id}, "
-              f"prices as of {when}")
+    source = (f"genai-prices {genai_prices.__version__} bundled data: {calc.provider.id}/{calc.model.id}"
+              f"{AS_OF}{when}")
     return Rates(shown or model, inp, out, read, w5, w1, source, cuts)
 
 

@@ -19,7 +19,7 @@ from .attribution import Outside, outside_reads
 from .errors import UserError
 from .invariants import replay_adds_up
 from .model import TTL_SECONDS, Cause, CauseKind, Usage
-from .pricing import PriceBook
+from .pricing import AS_OF, PriceBook
 from .providers import get_policy
 from .runner import Simulator
 from .sources.record import Record
@@ -281,7 +281,6 @@ def _summarize(rows: list[Row], variant: Variant, price_sources: set[str], outpu
                    tuple(worst), variant, sources, output_in_cost, outside_reads(seen), frozenset(price_sources))
 
 
-AS_OF = ", prices as of "
 
 
 def joined_sources(sources: set[str]) -> str:

@@ -298,11 +298,12 @@ def _text(result, what_if, markdown: bool) -> str:
                 f"{_pct(o.wape_in_data)}.")
         if o.shorter_requests:
             n = o.shorter_requests
+            whose = "their" if n > 1 else "its"
             notes.append(
                 f"{n} request{'s' if n > 1 else ''} read {o.shorter_tokens:,} tokens fewer than the replay found "
-                "alive on {0} prefix: the provider found a shorter prefix for a reason the data does not show (on "
-                "Claude Code transcripts mostly a new user turn that read only the static prefix; "
-                "docs/rules.md#reads-outside-the-data). Counted as errors above.".format("their" if n > 1 else "its"))
+                f"alive on {whose} prefix: the provider found a shorter prefix for a reason the data does not show "
+                "(on Claude Code transcripts mostly a new user turn that read only the static prefix; "
+                "docs/rules.md#reads-outside-the-data). Counted as errors above.")
         out.append("\n" + "\n".join(wrap_block(t, DEFAULT_WIDTH, "") for t in notes) + "\n")
     if result.rows and result.rows[0].predicted_optimistic is not None:
         opt = [r.predicted_optimistic for r in result.rows]
