@@ -19,6 +19,7 @@ import errno
 import os
 import re
 import shutil
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -211,9 +212,13 @@ def replace_folder(target: str | os.PathLike, files: Mapping[str, str | bytes], 
 
 def check_replaceable(target: Path, kind: str, legacy: Callable[[str], bool]) -> None:
     """`replace_folder` may replace `target` (a command checks this before it runs, and again as it writes)."""
-    if not os.path.lexists(target):
+    # Another run may move the folder away at any moment (its own swap): a folder gone mid-check is
+    # absent, never "not a report" nor an internal error.
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
         return
-    if target.is_symlink() or not target.is_dir():
+    if not stat.S_ISDIR(st.st_mode):   # a file, or a symlink (lstat does not follow it)
         raise UserError(f"exists and is not a {kind}; not replacing it (choose another output folder)", str(target))
     try:
         lines = (target / MARKER).read_text(encoding="utf-8").splitlines()
@@ -224,7 +229,11 @@ def check_replaceable(target: Path, kind: str, legacy: Callable[[str], bool]) ->
         raise UserError(f"holds another kind of prefixsim output ({found}), not a {kind}; not replacing it "
                         "(choose another output folder)", str(target))
     listed = {*lines[1:], MARKER} if lines is not None else None
-    foreign = sorted(n for n in os.listdir(target)
+    try:
+        names = os.listdir(target)
+    except FileNotFoundError:
+        return
+    foreign = sorted(n for n in names
                      if not (n in listed if listed is not None else legacy(n) or _LEGACY_TMP.fullmatch(n)))
     if foreign:
         raise UserError(f"holds files that are not part of a {kind} ({', '.join(foreign[:3])}"

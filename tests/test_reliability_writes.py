@@ -1,11 +1,13 @@
 """Nothing lost: a report is replaced whole or not at all, whatever interrupts the run."""
 import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -256,3 +258,27 @@ def test_read_only_output_is_a_user_error_and_keeps_the_report(tmp_path, monkeyp
     assert err.splitlines()[-1] == (f"{tmp_path / 'r' / 'keep'}: cannot write: Permission denied (any previous "
                                     "version is left as it was)")
     assert {f: (tmp_path / "r" / "keep" / f).read_bytes() for f in FILES} == before
+
+
+@pytest.mark.parametrize("gone_at", ["lstat", "listdir"])
+def test_a_report_another_run_moves_away_mid_check_counts_as_absent(tmp_path, monkeypatch, gone_at):
+    """Another run's swap can take the folder away between the checks `replace_folder` makes: the
+    check then sees no folder (was: FileNotFoundError, exit 70, once in ~16 concurrent test runs)."""
+    import prefixsim.fsutil as fs
+
+    target = tmp_path / "keep"
+    fs.replace_folder(target, {"a.csv": "old"}, "test")
+    real, moved = getattr(os, gone_at), []
+
+    def moved_away(path, *a, **k):
+        if not moved and Path(path) == target:
+            moved.append(path)
+            shutil.rmtree(target)            # the other run renamed it away just now
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(fs.os, gone_at, moved_away)
+    fs.check_replaceable(target, "test", lambda name: False)
+    monkeypatch.undo()
+    assert moved
+    fs.replace_folder(target, {"b.csv": "new"}, "test")
+    assert sorted(p.name for p in target.iterdir()) == [fs.MARKER, "b.csv"]
