@@ -106,6 +106,41 @@ def test_the_system_entry_is_learned_from_earlier_reads_only(tmp_path):
     assert static("c0")[1] != 4000
 
 
+def _warmups(tmp_path):
+    """Claude Code's sub-agent `Warmup`: sessions whose first request is the same bytes throughout.
+    a's writes all 6,000 tokens; b's, a minute later, reads all of them from a's (nothing written);
+    c's and e's, after b0 is logged, are the same request again; f's is 10 tokens longer. d starts
+    with another message."""
+    out = {}
+    for name, t, text, read, write in (("a", 0, "Warmup", 0, 6000), ("b", 60, "Warmup", 6000, 0),
+                                       ("c", 120, "Warmup", 6000, 0), ("e", 150, "Warmup", 6000, 0),
+                                       ("f", 160, "Warmup", 0, 6010),
+                                       ("d", 180, "review the parser changes please", 5995, 210)):
+        s = Transcript(session=name, sidechain=True)
+        s.user(t, text)
+        s.call(t, f"{name}0", read, write, uncached=3, model="claude-haiku-4-5")
+        for line in s.lines:
+            line["version"] = "2.0.22"
+        out[name] = s.write(tmp_path / "proj" / f"{name}.jsonl")
+    return tmp_path / "proj"
+
+
+def test_a_first_request_read_whole_from_another_session_teaches_the_whole_prompt(tmp_path):
+    rows = {r.request_id: r for r in replay(load(_warmups(tmp_path))).rows}
+    # b read a's whole prompt: c, the same first message after b0 is logged, writes all of it as an
+    # entry named by that message (a wrote it before anything was known, as an entry of its own) and
+    # e reads it
+    assert (rows["c0"].predicted.cache_read, rows["c0"].predicted.cache_creation) == (0, 6000)
+    assert (rows["e0"].predicted.cache_read, rows["e0"].predicted.cache_creation) == (6000, 0)
+    assert rows["e0"].predicted.input_tokens == 3
+    # d's message differs: where the cross-session prefix ends inside b's prompt, no read showed
+    assert (rows["d0"].predicted.cache_read, rows["d0"].predicted.cache_creation) == (0, 6205)
+    # and a warmup of another size is not the same bytes (its environment changed)
+    assert (rows["f0"].predicted.cache_read, rows["f0"].predicted.cache_creation) == (0, 6010)
+    # b itself could know nothing of a's size: it is predicted to write
+    assert rows["b0"].predicted.cache_read == 0
+
+
 # --- Bedrock and Vertex AI recordings ----------------------------------------------------------
 
 def _cloud_body(text):

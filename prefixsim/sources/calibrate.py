@@ -7,6 +7,8 @@ import datetime as dt
 import heapq
 from dataclasses import dataclass, field
 
+import xxhash
+
 from ..model import Block, Call, Layer, Request, Usage
 from ..sharedseq import MIN_SHARED, PrefixTuple
 from .record import Record
@@ -70,14 +72,16 @@ class Calibrator:
         self.shared: dict[str, int] = {}     # shared key -> size of the cross-session prefix
         self.families: set[str] = set()      # families that have made a request
         self.own: dict[str, int] = {}        # shared key -> the latest session's own part (entry - shared)
-        #: (usable from, seq, cross-session?, key, size, shared key)
-        self._pending: list[tuple[float, int, bool, str, int, str]] = []
+        #: (shared key, first message) -> the prompt a session's first request read whole from another's
+        self.verbatim: dict[tuple[str, str], int] = {}
+        #: (usable from, seq, table: shared | learned | verbatim, its key, size, shared key)
+        self._pending: list[tuple[float, int, str, object, int, str]] = []
 
     def _learn_until(self, now: float) -> None:
         while self._pending and self._pending[0][0] <= now:
-            _, _, cross, key, size, shared_key = heapq.heappop(self._pending)
-            (self.shared if cross else self.learned)[key] = size
-            if not cross and self.shared.get(shared_key):
+            _, _, table, key, size, shared_key = heapq.heappop(self._pending)
+            getattr(self, table)[key] = size
+            if table == "learned" and self.shared.get(shared_key):
                 self.own[shared_key] = max(0, size - self.shared[shared_key])
 
     def step(self, r: Raw) -> Record:
@@ -107,7 +111,17 @@ class Calibrator:
             st = _Stream([*parent.blocks], parent.size, parent.epoch, parent.static, ttl, r.model)
             _grow(st, size - parent.size, r)
         elif prev is None or r.event or size < prev.size:
-            static = self.learned.get(r.family)
+            static, verbatim = self.learned.get(r.family), None
+            if static is None and prev is None and r.kind == "agent":
+                # a sub-agent opening with the message of one whose first request read all of its
+                # prompt from another session's (Claude Code's `Warmup`): the same bytes throughout,
+                # so the entry after the cross-session prefix is shared too. Not for a main
+                # conversation: its own part (environment, git status) differs from session to session,
+                # and the message before its first request is rarely all it sends (observed: 8 of 8
+                # main conversations opening like an earlier one that read whole read less). The same
+                # bytes are the same size: a prompt of another size changed (its environment)
+                verbatim = self.verbatim.get((r.shared, r.first_text))
+                static = verbatim = verbatim if verbatim == size else None
             if static is None and prev is None and r.shared in self.own and self.shared.get(r.shared):
                 # the session's own part as large as an earlier session's (same harness, type, model)
                 static = self.shared[r.shared] + self.own[r.shared]
@@ -115,7 +129,7 @@ class Calibrator:
                 static = prev.static if prev else max(0, size - self.count_text(r.first_text))
             static = min(static, size)
             epoch = prev.epoch + 1 if prev else 0
-            st = _Stream(self._static_blocks(r, static), static, epoch, static, ttl, r.model)
+            st = _Stream(self._static_blocks(r, static, verbatim is not None), static, epoch, static, ttl, r.model)
             _grow(st, size - static, r)
         else:
             st = prev
@@ -139,15 +153,20 @@ class Calibrator:
         st.marks[r.request_id] = (len(st.blocks), size)
         st.last = r.request_id
         self.streams[r.stream] = st
+        first = r.family not in self.families
         if r.parent is None and not rewound and r.event != "environment" and 0 < u.cache_read < size and (
                 prev is None or r.event or u.cache_read < prev_size):
             # A partial read exposes a cached boundary of the static prefix, usable once logged: a
             # family's first request can only have read what another session wrote (the cross-session
             # prefix); a later one, past that, reads its own system entry (after a compaction, an expiry).
-            first = r.family not in self.families
             if first or u.cache_read > self.shared.get(r.shared, 0):
-                heapq.heappush(self._pending, (r.response, r.order, first, r.shared if first else r.family,
-                                               u.cache_read, r.shared))
+                heapq.heappush(self._pending, (r.response, r.order, "shared" if first else "learned",
+                                               r.shared if first else r.family, u.cache_read, r.shared))
+        elif first and prev is None and r.kind == "agent" and 0 < u.cache_read == size:
+            # A sub-agent's first request that read all of its prompt read another session's request
+            # byte for byte (where in it the cross-session prefix ends, the read does not show)
+            heapq.heappush(self._pending, (r.response, r.order, "verbatim", (r.shared, r.first_text), size,
+                                           r.shared))
         self.families.add(r.family)
         tail = (Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
                       tokens=u.input_tokens),) if u.input_tokens else ()
@@ -159,17 +178,22 @@ class Calibrator:
                       unlogged=unlogged)
 
 
-    def _static_blocks(self, r: Raw, static: int) -> list[Block]:
+    def _static_blocks(self, r: Raw, static: int, same_first: bool = False) -> list[Block]:
         """The static prefix as two cached entries: the cross-session prefix (tools and the shared part
         of the system prompt, named by harness version, prompt type and model, so every session of the
         folder shares it) and the session's own part (environment, memory files), named by the family.
         Their names carry no size: each request measures them with what is known before it starts.
         Until a read has shown the cross-session prefix it is taken as empty: sessions share nothing
-        that no observation showed them sharing."""
+        that no observation showed them sharing. `same_first`: the session starts with a request
+        another session was seen to send byte for byte; the rest of it is named by that message."""
         shared = min(self.shared.get(r.shared, 0), static)
+        if same_first:
+            first = xxhash.xxh3_64_hexdigest(r.first_text.encode("utf-8", "surrogatepass"))
+            own = (f"cc-first|{r.shared}|{first}", "first request as another session sent it")
+        else:
+            own = (f"cc-static|{r.family}|{r.env}", f"{r.family} static prefix")
         return [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
-                Block(Layer.SYSTEM, f"cc-static|{r.family}|{r.env}".encode(), f"{r.family} static prefix",
-                      tokens=static - shared)]
+                Block(Layer.SYSTEM, own[0].encode(), own[1], tokens=static - shared)]
 
 
 def _reply_block(stream: str, epoch: int, request_id: str, tokens: int) -> Block:
