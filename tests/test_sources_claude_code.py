@@ -92,3 +92,27 @@ def test_detects_engine_traces(tmp_path):
     bl.write_text(json.dumps({"chat_id": 1, "parent_chat_id": -1, "turn": 1, "timestamp": 0.0,
                               "input_length": 20, "output_length": 3, "hash_ids": [7]}) + "\n")
     assert detect(mc) == "mooncake" and detect(bl) == "bailian"
+
+
+def test_the_harness_own_messages_are_no_calls_and_no_unusable_lines(tmp_path):
+    """Claude Code writes an API error or a usage limit into the conversation as an assistant message
+    of model `<synthetic>`, with an all-zero usage (2.0.x) or none: not a request, and nothing wrong
+    with the line."""
+    t = Transcript()
+    t.user(0, "hello")
+    t.call(0, "r0", 0, 5000)
+    t.user(10, "more")
+    zero = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    for k, usage in enumerate((zero, None)):
+        t.lines.append({"parentUuid": t.last, "type": "assistant", "uuid": f"syn{k}", "isSidechain": False,
+                        "sessionId": t.session, "timestamp": "2026-01-05T10:00:11.000Z", "isApiErrorMessage": True,
+                        "message": {"id": f"syn-{k}", "model": "<synthetic>", "role": "assistant",
+                                    "content": [{"type": "text", "text": "Session limit reached"}],
+                                    **({"usage": usage} if usage else {})}})
+        t.last = f"syn{k}"
+    t.user(20, "again")
+    t.call(20, "r1", 5000, 300)
+    with collecting() as problems:
+        recs = load(t.write(tmp_path / "s.jsonl"))
+    assert [r.request_id for r in recs] == ["r0", "r1"]
+    assert problems.skipped == [] and problems.notes == []

@@ -258,11 +258,12 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if isinstance(o.get("cwd"), str):
             turn_cwd.setdefault(stream, o["cwd"])
         usage = msg.get("usage")
-        if not rid or rid in seen:
+        if not rid or rid in seen or msg.get("model") == "<synthetic>":
+            # the harness's own messages ("Session limit reached", an API error shown in the
+            # conversation): no API call, whether or not they carry an all-zero usage
             return None
         if not isinstance(usage, dict):
-            if msg.get("model") != "<synthetic>":   # the harness's own messages carry no usage
-                problems.skip(where, n, f"request {rid} has no usage (nothing to compare with)")
+            problems.skip(where, n, f"request {rid} has no usage (nothing to compare with)")
             return None
         response = parse_time(o.get("timestamp"))
         parent = o.get("parentUuid")
