@@ -116,3 +116,22 @@ def test_the_harness_own_messages_are_no_calls_and_no_unusable_lines(tmp_path):
         recs = load(t.write(tmp_path / "s.jsonl"))
     assert [r.request_id for r in recs] == ["r0", "r1"]
     assert problems.skipped == [] and problems.notes == []
+
+
+def test_a_request_responded_at_its_earliest_line(tmp_path):
+    """A response's content blocks are not always logged in time order (2.0.x stamped a thinking
+    block after the tool call it precedes, and after the tool's result): the response began at the
+    earliest, and the next request, sent with the result, finds the entry written."""
+    from cc_fixtures import stamp
+    from prefixsim.replay import replay
+
+    t = Transcript()
+    t.user(0, "run the tests")
+    t.call(0, "r0", 0, 30000, ttft=2.0)
+    t.lines[-2]["timestamp"] = stamp(12.0)     # the thinking line, stamped after the tool's result
+    t.user(2.5, [{"type": "tool_result", "tool_use_id": "x", "content": "ok"}])
+    t.call(2.5, "r1", 30000, 400)
+    recs = load(t.write(tmp_path / "s.jsonl"))
+    assert recs[0].call.ttft == pytest.approx(2.1) and recs[0].timestamp == stamp(0)   # the tool call line
+    row = replay(recs).rows[1]
+    assert (row.predicted.cache_read, row.predicted.cache_creation, row.cause.kind) == (30000, 400, "")

@@ -40,6 +40,7 @@ Mechanisms read from the transcript, never from the usage of the request being p
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -162,6 +163,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     prompt_end: dict[str, int] = {}      # request id -> `sent` where its prompt ended (its cache entry)
     turn_cwd: dict[str, str] = {}        # stream -> working directory its latest turn was rendered in
     out: list[Raw] = []
+    at: dict[str, int] = {}              # request id -> its call's index in `out` (this file's calls)
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
     def stream_of(o: dict) -> tuple[str, str]:
@@ -258,6 +260,16 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if isinstance(o.get("cwd"), str):
             turn_cwd.setdefault(stream, o["cwd"])
         usage = msg.get("usage")
+        if rid in at:
+            # A later line of a logged request: its content blocks are not always written in time
+            # order (a thinking block stamped after the tool call it precedes), and the response
+            # began at the earliest of them
+            when = _time_or_none(o.get("timestamp"))
+            done = out[at[rid]]
+            if when is not None and when < done.response:
+                start = min(done.start, when)
+                out[at[rid]] = replace(done, response=when, start=start, timestamp=_iso(start))
+            return None
         if not rid or rid in seen or msg.get("model") == "<synthetic>":
             # the harness's own messages ("Session limit reached", an API error shown in the
             # conversation): no API call, whether or not they carry an all-zero usage
@@ -296,6 +308,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     for n, o in iter_jsonl(path):
         raw = problems.guarded(where, n, one, n, o)
         if raw is not None:
+            at[raw.request_id] = len(out)
             out.append(raw)
     for typ, (first, count) in sorted(unknown.items(), key=lambda kv: kv[1][0]):
         problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
