@@ -263,3 +263,21 @@ def test_a_router_prefix_or_a_snapshot_date_genai_prices_does_not_list_is_priced
     # family only; the rates keep the name as given and their source names the id that priced them
     r = prices.rates(model, "openai")
     assert r.model == model and f": openai/{listed}, prices as of" in r.source
+
+
+def test_a_usage_genai_prices_rejects_is_one_line_naming_the_model(monkeypatch):
+    """genai-prices raises ValueError for usage it cannot price (non-finite arithmetic, a negative
+    leaf): the user sees one line with the model and its reason, not a traceback."""
+    import datetime as dt
+
+    import genai_prices
+
+    from prefixsim import pricing
+
+    def refuse(*a, **k):
+        raise ValueError("Usage arithmetic produced a non-finite float")
+
+    monkeypatch.setattr(genai_prices, "calc_price", refuse)
+    with pytest.raises(UserError) as e:
+        pricing._from_genai_prices("claude-sonnet-4-5", "anthropic", dt.datetime(2026, 1, 5, tzinfo=dt.UTC))
+    assert str(e.value) == "no price for model 'claude-sonnet-4-5': Usage arithmetic produced a non-finite float"
