@@ -257,7 +257,8 @@ def test_an_unpriced_model_nothing_is_near_gets_no_hint(prices):
     assert str(e.value).startswith("no price for model 'zzzz-qqqq' in genai-prices ")
 
 
-@pytest.mark.parametrize("model,listed", [("gpt-5.6-2026-05-14", "gpt-5.6-sol"), ("openai/gpt-5.6-sol", "gpt-5.6-sol")])
+@pytest.mark.parametrize("model,listed", [("gpt-5.6-2026-05-14", "gpt-5.6-sol"), ("openai/gpt-5.6-sol", "gpt-5.6-sol"),
+                                          ("openrouter/openai/gpt-5.6-sol", "gpt-5.6-sol")])
 def test_a_router_prefix_or_a_snapshot_date_genai_prices_does_not_list_is_priced_by_the_family(prices, model, listed):
     # as providers write names: a router's `openai/` prefix, a dated snapshot genai-prices lists by its
     # family only; the rates keep the name as given and their source names the id that priced them
@@ -281,3 +282,21 @@ def test_a_usage_genai_prices_rejects_is_one_line_naming_the_model(monkeypatch):
     with pytest.raises(UserError) as e:
         pricing._from_genai_prices("claude-sonnet-4-5", "anthropic", dt.datetime(2026, 1, 5, tzinfo=dt.UTC))
     assert str(e.value) == "no price for model 'claude-sonnet-4-5': Usage arithmetic produced a non-finite float"
+
+
+def test_a_model_genai_prices_lists_without_an_output_price_is_named(monkeypatch):
+    """Rates need both token prices: a model listed with an input price and no output price (or the
+    reverse) is one line asking for a price sheet, not a price computed from a missing number."""
+    import datetime as dt
+    from types import SimpleNamespace
+
+    import genai_prices
+
+    from prefixsim import pricing
+
+    for inp, out in ((Decimal(3), None), (None, Decimal(15))):
+        listed = SimpleNamespace(model_price=SimpleNamespace(input_mtok=inp, output_mtok=out))
+        monkeypatch.setattr(genai_prices, "calc_price", lambda *a, **k: listed)
+        with pytest.raises(UserError) as e:
+            pricing._from_genai_prices("claude-sonnet-4-5", "anthropic", dt.datetime(2026, 1, 5, tzinfo=dt.UTC))
+        assert str(e.value) == "genai-prices has no token prices for 'claude-sonnet-4-5'; give one in a price sheet"
