@@ -873,3 +873,17 @@ def test_a_cached_head_with_gaps_counts_the_blocks_between():
     caps = [b * BS for b in range(1, 7)]
     assert [x.hit_blocks for x in curve_totals(t, caps)] == [1, 1, 2, 2, 3, 3]
     assert curve_totals(t, caps) == [replay_pool(t, c)[1] for c in caps]
+
+
+@pytest.mark.parametrize("eviction", ["lfu", "fifo"])
+def test_a_curve_under_lfu_or_fifo_is_one_pool_per_capacity(eviction):
+    # Only LRU has the inclusion property the one-pass curve rests on: several capacities under lfu
+    # or fifo are replayed through the pool each, and give what lru does not. Two blocks: a is used
+    # three times, then b, c, d each once, then a again (lfu keeps a; lru and fifo evicted it);
+    # fifo evicts a even when a was just read.
+    k = lambda *keys: (list(keys), len(keys) * BS)
+    t = trace_of(k(1), k(1), k(1), k(2), k(3), k(4), k(1), k(2), k(1), k(5), k(1))
+    caps = [BS, 2 * BS, 3 * BS, None]
+    got = curve_totals(t, caps, eviction)
+    assert got == [replay_pool(t, c, eviction)[1] for c in caps]
+    assert got != curve_totals(t, caps, "lru")
