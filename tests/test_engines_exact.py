@@ -887,3 +887,15 @@ def test_a_curve_under_lfu_or_fifo_is_one_pool_per_capacity(eviction):
     got = curve_totals(t, caps, eviction)
     assert got == [replay_pool(t, c, eviction)[1] for c in caps]
     assert got != curve_totals(t, caps, "lru")
+
+
+@pytest.mark.parametrize("eviction", ["lru", "lfu", "fifo"])
+def test_a_curve_at_another_block_size_replays_at_that_size(eviction):
+    # The trace's keys are 4-token blocks; replayed with 8-token blocks a capacity holds half as many
+    # and a request's tokens fill half as many blocks: every point is the pool's at 8.
+    k = lambda *keys: (list(keys), len(keys) * BS)
+    t = trace_of(k(1, 2), k(1, 2, 3), k(4, 5), k(1, 2, 3, 6), k(7), k(1, 2))
+    caps = [8, 16, 24, None]
+    got = curve_totals(t, caps, eviction, block_size=8)
+    assert got == [replay_pool(t, c, eviction, 8)[1] for c in caps]
+    assert got != curve_totals(t, caps, eviction)
