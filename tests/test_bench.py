@@ -35,3 +35,19 @@ def test_the_mutation_equivalents_list_parses_and_names_real_modules():
         assert set(row) == {"module", "function", "line", "reason"}, row
         assert row["reason"].strip() and row["function"].strip()
         assert importlib.util.find_spec(row["module"]) is not None, row["module"]
+
+
+def test_replay_accuracy_counts_sessions_against_the_targets(capsys):
+    sys.path.insert(0, str(BENCH))
+    try:
+        import replay_accuracy
+        folder = Path(__file__).resolve().parent / "data" / "claude-code" / "claude-code-sidekick"
+        per = replay_accuracy.sessions([folder])
+        assert replay_accuracy.main([str(folder), "--list", "2"]) == 0
+    finally:
+        sys.path.remove(str(BENCH))
+    out = capsys.readouterr().out
+    assert out.startswith(f"{len(per)} sessions, {sum(s.requests for s in per.values()):,} requests: exact ")
+    assert "sessions with fewer exact reads than naive: " in out
+    for s in per.values():
+        assert s.naive <= s.requests and s.exact <= s.requests and s.read > 0
