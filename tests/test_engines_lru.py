@@ -227,3 +227,34 @@ def test_mooncake_keys_are_chained_and_causes_equal_the_pool(mooncake):
     assert tots[1] == replay_pool(mooncake, None)[1]
     assert rows == replay(mooncake, 3_000_000)[0]
     assert {r.cause for r in rows} == {"cold", "evicted", ""}
+
+
+def _pool_sized(rng: random.Random, cap: int) -> list[tuple[list, int]]:
+    """Requests of exactly the pool's size (and one block either side), extending an earlier one or
+    new, some with an old key after new ones (the unlimited pass is then not chained)."""
+    reqs: list[tuple[list, int]] = []
+    nxt = 0
+    for _ in range(rng.randint(3, 25)):
+        n = rng.choice([cap, cap, max(cap - 1, 1), cap + 1, rng.randint(1, cap + 2)])
+        base = list(rng.choice(reqs)[0])[:rng.randint(0, n)] if reqs and rng.random() < 0.5 else []
+        keys = base + list(range(nxt, nxt + n - len(base)))
+        nxt += n - len(base)
+        if rng.random() < 0.2:
+            keys = list(dict.fromkeys([*keys, rng.randrange(max(nxt, 1))]))
+        reqs.append((keys, max(len(keys) * BS - rng.randint(0, 3), 1)))
+    return reqs
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_requests_the_size_of_the_pool_and_unchained_causes_equal_the_pool(seed):
+    # bench/mutation_equivalents.toml rests two lru mutants on this: a request exactly the pool's size
+    # keeps every block whichever path takes it, and the unlimited pass gives the pool's causes
+    # whether or not its keys are chained.
+    rng = random.Random(seed)
+    cap = rng.randint(1, 6)
+    trace = make_trace(_pool_sized(rng, cap))
+    pool = replay_pool(trace, cap * BS)
+    unl = replay_lru(trace.requests, None, BS)
+    for unlimited in (None, unl):
+        rows, totals = replay(trace, cap * BS, unlimited=unlimited)
+        assert (list(rows), totals) == pool
