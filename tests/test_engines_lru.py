@@ -258,3 +258,14 @@ def test_requests_the_size_of_the_pool_and_unchained_causes_equal_the_pool(seed)
     for unlimited in (None, unl):
         rows, totals = replay(trace, cap * BS, unlimited=unlimited)
         assert (list(rows), totals) == pool
+
+
+def test_a_request_shorter_than_a_block_is_no_miss_with_the_unlimited_pass():
+    # A request shorter than one block names no block: nothing to miss, as the pool counts it, also
+    # when the causes come from the unlimited pass.
+    trace = make_trace([(["a", "b"], 8), ([], 3), (["c"], 4), ([], 2), (["a"], 4)])
+    unl = replay_lru(trace.requests, None, BS)
+    rows, totals = replay(trace, 2 * BS, unlimited=unl)
+    # c evicts b (the pool makes a request's head its most recent block), so a still hits
+    assert [r.cause for r in rows] == ["cold", "", "cold", "", ""]
+    assert (list(rows), totals) == replay_pool(trace, 2 * BS)

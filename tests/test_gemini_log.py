@@ -146,3 +146,16 @@ def test_a_streamed_response_in_a_cassette_is_joined(tmp_path):
     assert [b.data for b in recs[0].call.request.output] == [
         b'{"role":"model","parts":[{"text":"The capital is Paris."}]}']
     assert replay(recs).rows[0].cost_observed == (9 * Decimal("0.30") + 25 * Decimal("2.50")) / M
+
+
+def test_a_logged_cache_below_the_minimum_is_read_as_the_api_made_it(tmp_path):
+    # The API created this cache (the log says so, with its size): its minimum is not checked again,
+    # even when the size the log gives is below the model's (4,096 for 2.5 Pro), as a token count of
+    # another tokenizer can be. A cache a scenario creates is checked (test_cached_content.py).
+    lines = [json.loads(line) for line in (FIXTURES / "explicit.jsonl").read_text().splitlines()]
+    assert lines[0]["response"]["usageMetadata"] == {"totalTokenCount": 8000}
+    lines[0]["response"]["usageMetadata"]["totalTokenCount"] = 1000
+    p = tmp_path / "small.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    create = _rows(p)[0]
+    assert create.observed.input_tokens == create.predicted.input_tokens == 1000
