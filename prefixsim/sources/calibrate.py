@@ -6,10 +6,12 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import xxhash
 
 from ..model import Block, Call, Layer, Request, Usage
+from ..providers.tables import anthropic_config_layer
 from ..sharedseq import MIN_SHARED, PrefixTuple
 from .record import Record
 
@@ -36,6 +38,7 @@ class Raw:
     shared: str = ""     # who shares the cross-session prefix: harness version, main or agent type, model
     fork: str | None = None   # the earlier request of the stream whose reply this prompt follows (a rewind)
     env: str = ""        # the working directory the system prompt names (its session part changes with it)
+    thinking: str = ""   # the turn's thinking setting ("" off): a change invalidates the messages (or all)
 
 
 def _iso(t: float) -> str:
@@ -145,7 +148,8 @@ class Calibrator:
                 # observation, so only later ones can use it: a rewind to that reply reads it.
                 st.replies[prev.last] = u.cache_read
                 reply = _mark([*st.blocks, _reply_block(r.stream, st.epoch, prev.last, u.cache_read - prev.size)], ttl)
-                unlogged = (Call(t=r.start, request=Request(model=r.model, blocks=tuple(reply)),
+                unlogged = (Call(t=r.start, request=Request(model=r.model, blocks=tuple(reply),
+                                                            layer_params=_thinking_params(r.model, r.thinking)),
                                  stream=f"{r.stream}|unlogged", label=f"{prev.last} reply", ttft=0.001,
                                  parent=r.stream),)
             _grow(st, size - prev.size, r)
@@ -170,7 +174,8 @@ class Calibrator:
         self.families.add(r.family)
         tail = (Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
                       tokens=u.input_tokens),) if u.input_tokens else ()
-        call = Call(t=r.start, request=Request(model=r.model, blocks=_request_blocks(st, ttl, tail)), stream=r.stream,
+        call = Call(t=r.start, request=Request(model=r.model, blocks=_request_blocks(st, ttl, tail),
+                                               layer_params=_thinking_params(r.model, r.thinking)), stream=r.stream,
                     label=r.request_id, output_tokens=0, ttft=max(r.response - r.start, 0.001),
                     parent=r.parent,
                     event="compaction" if r.event == "compaction" else None)
@@ -194,6 +199,16 @@ class Calibrator:
             own = (f"cc-static|{r.family}|{r.env}", f"{r.family} static prefix")
         return [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
                 Block(Layer.SYSTEM, own[0].encode(), own[1], tokens=static - shared)]
+
+
+@lru_cache(maxsize=64)
+def _thinking_params(model: str, thinking: str) -> tuple[bytes, bytes, bytes]:
+    """The layer parameters of a turn's thinking setting: a change invalidates the messages, and on
+    models that take an effort parameter the tools and system too (A-PC; providers.tables)."""
+    if not thinking:
+        return (b"", b"", b"")
+    setting = f"thinking={thinking}".encode()
+    return (setting, b"", b"") if anthropic_config_layer(model) == "tools" else (b"", b"", setting)
 
 
 def _reply_block(stream: str, epoch: int, request_id: str, tokens: int) -> Block:

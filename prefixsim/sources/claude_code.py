@@ -50,7 +50,8 @@ from .files import check_regular, not_regular
 from .jsonl import iter_jsonl
 from .calibrate import Calibrator, Raw, _iso
 from ..providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
-from .cc_message import text_of as _text_of, usage_of as _usage
+from .cc_message import not_only_tool_results as _not_only_tool_results, parts as _parts, \
+    text_of as _text_of, thinking_setting as _thinking_setting, usage_of as _usage
 from .record import LATEST_EPOCH, Record, check_model, request_key, shown
 
 INJECTED_PREFIXES = ("<task-notification>",)
@@ -162,6 +163,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     answered_at: dict[str, int] = {}     # stream -> `sent` at the end of its latest response
     prompt_end: dict[str, int] = {}      # request id -> `sent` where its prompt ended (its cache entry)
     turn_cwd: dict[str, str] = {}        # stream -> working directory its latest turn was rendered in
+    turn_think: dict[str, str] = {}      # stream -> the thinking setting its latest turn was sent with
     out: list[Raw] = []
     at: dict[str, int] = {}              # request id -> its call's index in `out` (this file's calls)
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
@@ -217,6 +219,11 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             first_text.setdefault(stream, text)
             sent[stream] = sent.get(stream, 0) + _parts(msg.get("content"))
             new_turn = _not_only_tool_results(msg.get("content")) and not o.get("isMeta")
+            setting = _thinking_setting(o.get("thinkingMetadata"))
+            if new_turn and setting is not None:
+                # a line without the metadata (a hook's output after the prompt) joins the turn and
+                # its setting; a transcript without any (before 2.0) is taken as one setting throughout
+                turn_think[stream] = setting
             cwd = o.get("cwd") if isinstance(o.get("cwd"), str) else None
             if new_turn and cwd is not None and stream == "main":
                 if turn_cwd.get(stream, cwd) != cwd and stream in requested:
@@ -285,6 +292,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         model = check_model(msg.get("model"), "anthropic")
         seen.add(rid)
         requested.add(stream)
+        think = turn_think.get(stream, "")
         fork, strip = forks.pop(stream, None), strips.pop(stream, None)
         strip = strip if anthropic_strips_thinking(model) else None
         entry = strip or (None if fork else latest.get(stream))
@@ -303,7 +311,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                    used, _iso(start), where, n,
                    prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
                    text, order_start + len(out), f"{version}|{family}|{model}",
-                   fork or strip, env=turn_cwd.get(stream, "") if skind == "main" else "")
+                   fork or strip, env=turn_cwd.get(stream, "") if skind == "main" else "", thinking=think)
 
     for n, o in iter_jsonl(path):
         raw = problems.guarded(where, n, one, n, o)
@@ -314,20 +322,6 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
                                         "(no API call in them as far as prefixsim knows)")
     return out
-
-
-def _not_only_tool_results(content: object) -> bool:
-    """Whether a user message carries anything but tool results (text: a new turn for the API)."""
-    if isinstance(content, str):
-        return True
-    return any(isinstance(p, dict) and p.get("type") != "tool_result" for p in content or ())
-
-
-def _parts(content: object, leave_out: tuple[str, ...] = ()) -> int:
-    """How many content blocks a message adds to the prompt (the API's lookback counts blocks)."""
-    if isinstance(content, str):
-        return 1
-    return sum(1 for p in content or () if isinstance(p, dict) and p.get("type") not in leave_out)
 
 
 def _time_or_none(stamp: object) -> float | None:
