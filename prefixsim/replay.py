@@ -281,8 +281,6 @@ def _summarize(rows: list[Row], variant: Variant, price_sources: set[str], outpu
                    tuple(worst), variant, sources, output_in_cost, outside_reads(seen), frozenset(price_sources))
 
 
-
-
 def joined_sources(sources: set[str]) -> str:
     """The price sources of a replay, each origin named once and each model once under it: traffic over
     many days is priced at each request's own date, and naming every source and date in full made the

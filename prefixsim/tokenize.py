@@ -6,10 +6,10 @@ session is tokenized once per run.
 from __future__ import annotations
 
 import threading
-
-import xxhash
 from pathlib import Path
 from typing import Protocol
+
+import xxhash
 
 from .errors import UserError
 from .model import Block

@@ -97,6 +97,7 @@ class Calibrator:
         parent = self.streams.get(r.parent) if r.parent and prev is None else None
         back = prev.marks.get(r.fork) if prev is not None and r.fork and not r.event else None
         unlogged: tuple[Call, ...] = ()
+        params = _thinking_params(r.model, r.thinking)
         rewound = back is not None and size >= back[1]
         if rewound:
             # A rewind: the history as request `fork` sent it, then its reply (as large as a later read
@@ -117,14 +118,13 @@ class Calibrator:
             static, verbatim = self.learned.get(r.family), None
             if static is None and prev is None and r.kind == "agent":
                 # a sub-agent opening with the message of one whose first request read all of its
-                # prompt from another session's (Claude Code's `Warmup`): the same bytes throughout,
-                # so the entry after the cross-session prefix is shared too. Not for a main
-                # conversation: its own part (environment, git status) differs from session to session,
-                # and the message before its first request is rarely all it sends (observed: 8 of 8
-                # main conversations opening like an earlier one that read whole read less). The same
-                # bytes are the same size: a prompt of another size changed (its environment)
-                verbatim = self.verbatim.get((r.shared, r.first_text))
-                static = verbatim = verbatim if verbatim == size else None
+                # prompt from another session's (Claude Code's `Warmup`), at the same size (another
+                # size: its environment changed): the same bytes, so the rest of the prompt is shared
+                # too. Not for a main conversation: its own part differs from session to session (8 of
+                # 8 opening like an earlier one that read whole read less; docs/rules.md)
+                known = self.verbatim.get((r.shared, r.first_text))
+                if known == size:
+                    static = verbatim = known
             if static is None and prev is None and r.shared in self.own and self.shared.get(r.shared):
                 # the session's own part as large as an earlier session's (same harness, type, model)
                 static = self.shared[r.shared] + self.own[r.shared]
@@ -148,8 +148,7 @@ class Calibrator:
                 # observation, so only later ones can use it: a rewind to that reply reads it.
                 st.replies[prev.last] = u.cache_read
                 reply = _mark([*st.blocks, _reply_block(r.stream, st.epoch, prev.last, u.cache_read - prev.size)], ttl)
-                unlogged = (Call(t=r.start, request=Request(model=r.model, blocks=tuple(reply),
-                                                            layer_params=_thinking_params(r.model, r.thinking)),
+                unlogged = (Call(t=r.start, request=Request(model=r.model, blocks=tuple(reply), layer_params=params),
                                  stream=f"{r.stream}|unlogged", label=f"{prev.last} reply", ttft=0.001,
                                  parent=r.stream),)
             _grow(st, size - prev.size, r)
@@ -174,8 +173,8 @@ class Calibrator:
         self.families.add(r.family)
         tail = (Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
                       tokens=u.input_tokens),) if u.input_tokens else ()
-        call = Call(t=r.start, request=Request(model=r.model, blocks=_request_blocks(st, ttl, tail),
-                                               layer_params=_thinking_params(r.model, r.thinking)), stream=r.stream,
+        request = Request(model=r.model, blocks=_request_blocks(st, ttl, tail), layer_params=params)
+        call = Call(t=r.start, request=request, stream=r.stream,
                     label=r.request_id, output_tokens=0, ttft=max(r.response - r.start, 0.001),
                     parent=r.parent,
                     event="compaction" if r.event == "compaction" else None)
@@ -194,11 +193,11 @@ class Calibrator:
         shared = min(self.shared.get(r.shared, 0), static)
         if same_first:
             first = xxhash.xxh3_64_hexdigest(r.first_text.encode("utf-8", "surrogatepass"))
-            own = (f"cc-first|{r.shared}|{first}", "first request as another session sent it")
+            name, label = f"cc-first|{r.shared}|{first}", "first request as another session sent it"
         else:
-            own = (f"cc-static|{r.family}|{r.env}", f"{r.family} static prefix")
+            name, label = f"cc-static|{r.family}|{r.env}", f"{r.family} static prefix"
         return [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
-                Block(Layer.SYSTEM, own[0].encode(), own[1], tokens=static - shared)]
+                Block(Layer.SYSTEM, name.encode(), label, tokens=static - shared)]
 
 
 @lru_cache(maxsize=64)

@@ -218,7 +218,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             text = _text_of(msg)
             first_text.setdefault(stream, text)
             sent[stream] = sent.get(stream, 0) + _parts(msg.get("content"))
-            new_turn = _not_only_tool_results(msg.get("content")) and not o.get("isMeta")
+            says = _not_only_tool_results(msg.get("content"))   # text: a new turn for the API
+            new_turn = says and not o.get("isMeta")
             setting = _thinking_setting(o.get("thinkingMetadata"))
             if new_turn and setting is not None:
                 # a line without the metadata (a hook's output after the prompt) joins the turn and
@@ -231,7 +232,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                     # (a `cd` that stayed) renders it anew (docs/rules.md#claude-code-transcripts-parent-chain).
                     pending.setdefault(stream, "environment")
                 turn_cwd[stream] = cwd
-            if _not_only_tool_results(msg.get("content")) and turn.get(stream):
+            if says and turn.get(stream):
                 # A new user turn: models that keep only the last turn's thinking drop every earlier
                 # response's thinking block. The prompt stays as sent up to the first request of the
                 # turn just ended whose response held one and was sent on (A-TH, A-PC).
