@@ -9,9 +9,8 @@ from typing import Callable
 
 def scenario_calls(yaml_text: str) -> list:
     """The calls a scenario's first run makes (the scenario builder's Timeline, as `prefixsim run`)."""
-    from prefixsim.scenario.loader import load_json_file
     from prefixsim.scenario.builder import Timeline
-    from prefixsim.scenario.loader import load_runs
+    from prefixsim.scenario.loader import load_json_file, load_runs
 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "bench.yaml"

@@ -4,7 +4,7 @@ A scenario whose parent (8 tools, a 1,000-token system prompt, 4 turns of histor
 (`fork: {children: N}`, one request each). Every child's request carries the parent's history, the
 spawning call with N tool_use blocks and N placeholder results, then its own directive: N x N blocks
 sent in all. The children's requests, digest chains and running totals share that common part by
-reference (prefixsim/sharedseq.py), so memory must grow as N: target at most 2.3x per doubling.
+reference (prefixsim/core/sharedseq.py), so memory must grow as N: target at most 2.3x per doubling.
 Peak Python memory (tracemalloc) of `prefixsim.api.run_scenario` at each size, in one process, and
 the wall time (tracemalloc slows the run: the times are for the ratio only).
 

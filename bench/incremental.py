@@ -15,7 +15,7 @@ import time
 
 from _common import report, scenario_calls
 
-from prefixsim.tokenize import TokenCounter, get_tokenizer
+from prefixsim.core.tokens import TokenCounter, get_tokenizer
 
 SCENARIO = """name: bench-incremental
 model: {model}
@@ -54,7 +54,7 @@ def build_times(text: str) -> tuple[list, float]:
 def timer(calls, provider: str):
     """A function timing one replay of `calls[1:]` per request on a fresh simulator (the first request
     of a session is cold whatever its size), with the tokenizer memo and price lookups warm."""
-    from prefixsim.runner import Simulator
+    from prefixsim.core.simulator import Simulator
 
     warm = Simulator(provider)
     for c in calls:

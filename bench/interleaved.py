@@ -81,7 +81,7 @@ def replay_once(path: Path) -> tuple[float, float, str]:
 
 
 def main(argv=None) -> list[dict]:
-    from prefixsim.store import Store
+    from prefixsim.core.store import Store
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="tiny sizes (CI smoke run)")

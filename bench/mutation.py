@@ -3,7 +3,7 @@
     pip install -e '.[test,mutation]'
     python bench/mutation.py                 # run mutmut over the modules of [tool.mutmut] only_mutate, then report
     python bench/mutation.py --report-only   # report on the last run (mutants/ and its .meta files)
-    python bench/mutation.py prefixsim.store # run only the mutants of one module (a mutmut name glob prefix)
+    python bench/mutation.py prefixsim.core.store # run only the mutants of one module (a mutmut name glob prefix)
 
 A mutant is killed when a test fails (or it hangs past mutmut's timeout: the suite noticed). A
 surviving mutant (or one no test runs) that cannot change behaviour is *equivalent*: it is listed in
@@ -62,7 +62,7 @@ def is_equivalent(name: str, line: str, known: list[dict]) -> dict | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("modules", nargs="*", help="only these modules' mutants (e.g. prefixsim.store)")
+    ap.add_argument("modules", nargs="*", help="only these modules' mutants (e.g. prefixsim.core.store)")
     ap.add_argument("--report-only", action="store_true", help="do not run mutmut; report the last run")
     ap.add_argument("--max-children", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args(argv)

@@ -79,7 +79,7 @@ def run_naive(tools, system, exchanges) -> list[tuple[int, int]]:
 def simulator():
     """A prefixsim simulator with the seed's rules, its model's prices already looked up (a one-off
     start-up cost of genai-prices that does not depend on the session)."""
-    from prefixsim.runner import Simulator
+    from prefixsim.core.simulator import Simulator
 
     sim = Simulator("prefix", tokenizer="approx")
     sim.prices.rates(MODEL, "prefix")
@@ -88,7 +88,7 @@ def simulator():
 
 def run_prefixsim(sim, tools, system, exchanges) -> list[tuple[int, int]]:
     from prefixsim.model import Call, Request
-    from prefixsim.render import message_blocks, system_blocks, tool_block
+    from prefixsim.wire.anthropic import message_blocks, system_blocks, tool_block
 
     blocks = [tool_block(t, i) for i, t in enumerate(tools)] + system_blocks(system)
     out, mi = [], 0

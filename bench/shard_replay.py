@@ -24,7 +24,7 @@ from memory import write_folder
 
 def run(root: Path, workers: int) -> tuple[float, bytes, float]:
     """Wall seconds, stdout and CPU seconds (the child and its workers) of one replay."""
-    # The start-up memo (prefixsim/diskcache.py) off in both: else the first run would fill it for the second.
+    # The start-up memo (prefixsim/_perf/diskcache.py) off in both: else the first run would fill it for the second.
     env = {**os.environ, "PREFIXSIM_CACHE_DIR": "off"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()

@@ -9,7 +9,7 @@ the median of the pairs' wall times, CPU times (user + system of the child) and 
 Both run as an installed package does: with compiled bytecode (written under a temporary
 PYTHONPYCACHEPREFIX, whatever PYTHONDONTWRITEBYTECODE says; `--no-bytecode` compiles every module
 on every run instead), after one untimed warm-up run each. prefixsim's start-up memo
-(prefixsim/diskcache.py: genai-prices' rates, counts of first messages) lives in a temporary
+(prefixsim/_perf/diskcache.py: genai-prices' rates, counts of first messages) lives in a temporary
 PREFIXSIM_CACHE_DIR: the first run, with it empty, is printed on its own ("first run"); the pairs
 then find it filled, as every later replay of the same traffic does. `python -X importtime`
 breakdowns: run the printed command by hand.

@@ -23,7 +23,7 @@ timeline:
 
 
 def main(argv=None) -> list[dict]:
-    from prefixsim.runner import Simulator
+    from prefixsim.core.simulator import Simulator
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="tiny sizes (CI smoke run)")

@@ -10,10 +10,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Callable, Iterable
 
-from .errors import UserError
-from .results import ScenarioResult
-from .scenario.loader import load_runs, scenario_files
-from .variants import collect, simulate
+from prefixsim.errors import UserError
+from prefixsim.scenario.loader import load_runs, scenario_files
+from prefixsim.scenario.results import ScenarioResult
+from prefixsim.scenario.simulate import collect, simulate
 
 
 def run_file(path: str, price_date: dt.date | None = None,
@@ -39,7 +39,7 @@ def run_paths(paths: Iterable[str], price_date: dt.date | None = None, workers: 
 
     Runs go to `workers` local processes (0: one per core), or with `executor="dask"` to the
     dask.distributed scheduler at `scheduler`; results are identical to a serial run."""
-    from .parallel import run_files
+    from prefixsim.scenario.parallel import run_files
 
     out = []
     for res in run_files(scenario_files(list(paths)), price_date, workers, executor, scheduler, start):

@@ -1,17 +1,16 @@
 import datetime as dt
 import os
 import socket
-import sys
 from pathlib import Path
 
 import pytest
 
-from prefixsim.model import Block, Call, Layer, Request
-from prefixsim.pricing import PriceBook
+from prefixsim.core.pricing import PriceBook
+from prefixsim.model import Block, Layer, Request
 
 DATA = Path(__file__).resolve().parent / "data"
-# The start-up memo (prefixsim/diskcache.py) stays off in tests and the commands they start, so every
-# test computes what it checks; tests/test_diskcache.py turns it on in a temporary folder.
+# The start-up memo (prefixsim/_perf/diskcache.py) stays off in tests and the commands they start, so every
+# test computes what it checks; tests/perf/test_diskcache.py turns it on in a temporary folder.
 os.environ["PREFIXSIM_CACHE_DIR"] = "off"
 PRICE_DATE = dt.date(2026, 11, 30)
 

@@ -13,10 +13,10 @@ from decimal import Decimal
 from functools import partial
 from itertools import combinations
 
-from ..replay import ReplayResult, Variant, compare, replay
-from .attribution import Attribution, attribute, prices_for
-from .candidates import Candidate, applied, candidates
-from .volatile import Span, scan
+from prefixsim.advise.attribution import Attribution, attribute, prices_for
+from prefixsim.advise.candidates import Candidate, applied, candidates
+from prefixsim.advise.volatile import Span, scan
+from prefixsim.replay import ReplayResult, WhatIf, compare, replay
 
 #: Past this many kept changes, combinations are built greedily rather than all tried.
 EXHAUSTIVE = 6
@@ -99,7 +99,7 @@ def advise(traffic, run=replay) -> Advice:
     """`run` is the replay; every recommendation is the difference between two of its results."""
     if run is replay:   # one price book for every replay of the same traffic (each would resolve it anew)
         run = partial(replay, prices=prices_for(traffic))
-    base = run(traffic, Variant())
+    base = run(traffic, WhatIf())
     attr = attribute(traffic, base, run)
     spans = scan(traffic, lambda i, path: attr.lost[i] if _at(attr.breaker_paths[i], path) else Decimal(0))
     cands, untestable = candidates(traffic, base, attr, spans)

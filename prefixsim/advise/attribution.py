@@ -17,13 +17,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..diff import where_parted
-from ..model import CauseKind, Request, Usage
-from ..pricing import MTOK, PriceBook, Rates
-from ..providers.tables import CLAUDE_PLATFORMS
-from ..replay import ReplayResult, Variant, _instant, replay
-from ..sources.traffic import Traffic
-from .rewrite import Rewritten, timeless
+from prefixsim.advise.rewrite import Rewritten, timeless
+from prefixsim.core.pricing import MTOK, PriceBook, Rates
+from prefixsim.model import CauseKind, Request, Usage
+from prefixsim.providers.tables import CLAUDE_PLATFORMS
+from prefixsim.replay.diff import where_parted
+from prefixsim.replay.run import ReplayResult, _instant, replay
+from prefixsim.replay.whatif import WhatIf
+from prefixsim.sources.traffic import Traffic
 
 #: Causes whose loss is a parting of the prefix: these have a breaker.
 PARTING = (CauseKind.PREFIX_CHANGED, CauseKind.COMPACTION, CauseKind.MODEL_SWITCH)
@@ -89,7 +90,7 @@ def group_path(path: str) -> str:
 
 def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
     """Attribution of `base`, the replay of `traffic` as recorded; `run` replays the oracle."""
-    oracle = run(Rewritten(traffic, timeless), Variant())
+    oracle = run(Rewritten(traffic, timeless), WhatIf())
     prices = prices_for(traffic)
     classes = [[0, Decimal(0)] for _ in CLASSES]
     causes: dict[str, list] = defaultdict(lambda: [0, Decimal(0), Decimal(0)])

@@ -1,18 +1,18 @@
-"""The changes worth trying on a traffic, each as a what-if of the same traffic (a Variant and/or a
+"""The changes worth trying on a traffic, each as a what-if of the same traffic (a WhatIf and/or a
 rewrite of its requests), and the ones the data cannot test, with the reason."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
-from ..model import CauseKind, Layer
-from ..providers.tables import CLAUDE_PLATFORMS, anthropic_min_tokens
-from ..replay import ReplayResult, Variant
-from ..sources.traffic import Traffic
-from ..tokenize import TokenCounter, get_tokenizer
-from . import rewrite
-from .attribution import Attribution
-from .volatile import NORMALISABLE, Span, normalise
+from prefixsim.advise import rewrite
+from prefixsim.advise.attribution import Attribution
+from prefixsim.advise.volatile import NORMALISABLE, Span, normalise
+from prefixsim.core.tokens import TokenCounter, get_tokenizer
+from prefixsim.model import CauseKind, Layer
+from prefixsim.providers.tables import CLAUDE_PLATFORMS, anthropic_min_tokens
+from prefixsim.replay import ReplayResult, WhatIf
+from prefixsim.sources.traffic import Traffic
 
 #: Why a Claude Code transcript cannot test a change of the prompt's content.
 NO_CONTENT = ("a Claude Code transcript carries no system prompt or tool definitions (each prompt is "
@@ -28,18 +28,18 @@ class Candidate:
 
     change: str
     group: str
-    variant: Variant = Variant()
+    variant: WhatIf = WhatIf()
     rewrites: tuple[tuple[Callable, bool], ...] = ()   # (make a per-walk step, reorders times)
 
 
-def applied(traffic: Traffic, cands: tuple[Candidate, ...]) -> tuple[Traffic, Variant]:
-    """`traffic` and the Variant under every candidate of `cands` at once (time-moving rewrites last)."""
-    v = Variant()
+def applied(traffic: Traffic, cands: tuple[Candidate, ...]) -> tuple[Traffic, WhatIf]:
+    """`traffic` and the WhatIf under every candidate of `cands` at once (time-moving rewrites last)."""
+    v = WhatIf()
     for c in cands:
         if c.variant.ttl != "observed":
-            v = Variant(ttl=c.variant.ttl, breakpoints=v.breakpoints)
+            v = WhatIf(ttl=c.variant.ttl, breakpoints=v.breakpoints)
         if c.variant.breakpoints != "observed":
-            v = Variant(ttl=v.ttl, breakpoints=c.variant.breakpoints)
+            v = WhatIf(ttl=v.ttl, breakpoints=c.variant.breakpoints)
     steps = sorted((r for c in cands for r in c.rewrites), key=lambda r: r[1])
     for make, reorder in steps:
         traffic = rewrite.Rewritten(traffic, make, reorder)
@@ -76,8 +76,8 @@ def candidates(traffic: Traffic, base: ReplayResult, attr: Attribution,
         if minimum is not None and marked:
             upto = sum(counter.count(b) for b in rec.call.request.blocks[:marked[0] + 1])
             pads[row.stream] = max(pads.get(row.stream, 0), minimum - upto)
-    out = [Candidate("write the cache at ttl=5m", "ttl", Variant(ttl="5m")),
-           Candidate("write the cache at ttl=1h", "ttl", Variant(ttl="1h")),
+    out = [Candidate("write the cache at ttl=5m", "ttl", WhatIf(ttl="5m")),
+           Candidate("write the cache at ttl=1h", "ttl", WhatIf(ttl="1h")),
            Candidate("add a cache breakpoint after the tools", "breakpoint after tools",
                      rewrites=((rewrite.add_breakpoint(Layer.TOOLS), False),)),
            Candidate("add a cache breakpoint after the system prompt", "breakpoint after system",
@@ -85,7 +85,7 @@ def candidates(traffic: Traffic, base: ReplayResult, attr: Attribution,
            Candidate("move the last cache breakpoint to the end of the prompt", "last breakpoint",
                      rewrites=((lambda: rewrite.move_last_breakpoint(), False),)),
            Candidate("use automatic caching (one top-level cache_control)", "last breakpoint",
-                     Variant(breakpoints="auto"))]
+                     WhatIf(breakpoints="auto"))]
     # Per stream, where more than one stream ran: the streams that lost most to expiry at 1h, the
     # others as recorded (a harness with TTL buckets is left to the whole-traffic what-if above).
     expired = [(lost, stream) for stream, _, _, lost in attr.lost_by_stream if lost > 0 and stream in ttl_lost]

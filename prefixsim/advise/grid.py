@@ -22,9 +22,9 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from ..errors import UserError
-from ..model import Outcome
-from ..results import ScenarioResult, VariantResult
+from prefixsim.errors import UserError
+from prefixsim.model import Outcome
+from prefixsim.scenario.results import ScenarioResult, VariantResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +127,7 @@ def design(v: VariantResult, pace: float, values: tuple[tuple[str, str], ...]) -
 
 def from_result(res: ScenarioResult, runs: list) -> GridResult:
     """The grid's designs from a scenario file's result (its runs are the designs, in order)."""
-    from ..scenario.optimize import label, points
+    from prefixsim.scenario.optimize import label, points
 
     grid = points(runs[0].scenario.optimize)
     out = []
@@ -142,7 +142,7 @@ def search(paths: list[str], price_date: dt.date | None = None, workers: int = 1
            scheduler: str | None = None, start: dt.datetime | None = None) -> list[GridResult]:
     """Every design of each scenario file, simulated through parallel.run_files (serially, in local
     processes or on dask: the same results in the same order); the first error of a file is raised."""
-    from ..parallel import run_files, scenario_designs
+    from prefixsim.scenario.parallel import run_files, scenario_designs
 
     out = []
     for f, res in zip(paths, run_files(paths, price_date, workers, executor, scheduler, start, designs=True)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Sequence
 
-from . import Advice, Recommendation
+from prefixsim.advise import Advice, Recommendation
 
 
 def money(d: Decimal | None) -> float | None:
@@ -103,8 +103,8 @@ def _grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool) -> str:
         line = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"  # noqa: E731
         return "\n".join([line(head), "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
                           *(line(r) for r in body)])
-    from ..report.layout import fit
-    from ..report.tables import DEFAULT_WIDTH
+    from prefixsim.report.layout import fit
+    from prefixsim.report.tables import DEFAULT_WIDTH
 
     # text columns wrap so the table fits the fixed width (the same bytes in a pipe or a file)
     return fit(head, body, numeric, DEFAULT_WIDTH, [not n for n in numeric])
@@ -154,7 +154,7 @@ def waterfall_figure(a: Advice):
     changes so far), and the best combination's cost (a matplotlib Figure on the Agg canvas)."""
     import textwrap
 
-    from ..report.charts import PALETTE, _figure
+    from prefixsim.report.charts import PALETTE, _figure
 
     labels = ["today", *(c for c, _ in a.waterfall), "best combination"]
     costs = [float(a.total_usd), *(float(c) for _, c in a.waterfall)]
@@ -181,8 +181,8 @@ def waterfall_figure(a: Advice):
 def report_section(a: Advice, paths) -> "Section":
     """The report's "What to change" section: the changes and the best combination, where the
     money is lost, and the waterfall."""
-    from ..report.charts import render_both
-    from ..report.html import Figure, Section
+    from prefixsim.report.charts import render_both
+    from prefixsim.report.html import Figure, Section
 
     shown = ", ".join(str(p) for p in paths)
     at = a.attribution

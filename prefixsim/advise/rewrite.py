@@ -8,9 +8,9 @@ import json
 from dataclasses import replace
 from typing import Callable, Iterable, Iterator
 
-from ..model import PROMPT_END, Block, Call, Layer
-from ..sources.record import Record
-from ..sources.traffic import Head, Traffic
+from prefixsim.model import PROMPT_END, Block, Call, Layer
+from prefixsim.sources.record import Record
+from prefixsim.sources.traffic import Head, Traffic
 
 #: A per-walk rewrite of one record.
 Step = Callable[[Record], Record]

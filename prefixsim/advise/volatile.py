@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from decimal import Decimal
+from functools import lru_cache
 from typing import Callable, Iterable
 
-from ..model import Block, Layer, Request
-from ..sources.record import Record
-from .rewrite import Step, calls, with_blocks
+from prefixsim.advise.rewrite import Step, calls, with_blocks
+from prefixsim.model import Block, Layer, Request
+from prefixsim.sources.record import Record
 
 #: Values that change by themselves from one request to the next. Named groups give the kind; the
 #: order matters (a date is tried before a number, a UUID before a hex id).

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Mapping
 
-from ..model import Block, Call, Layer, Request
-from ..pricing import MTOK, PriceBook, Rates
-from ..runner import Simulator
+from prefixsim.core.pricing import MTOK, PriceBook, Rates
+from prefixsim.core.simulator import Simulator
+from prefixsim.model import Block, Call, Layer, Request
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,9 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from ..providers.tables import ANTHROPIC_LOOKBACK, anthropic_min_tokens
-from ..scenario.studyparams import ForkParams, PACE
-from .common import Prices, request_cost
+from prefixsim.analysis.common import Prices, request_cost
+from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_min_tokens
+from prefixsim.scenario.studyparams import PACE, ForkParams
 
 #: blocks one tool-loop turn adds: the tool result, the reply's text and its tool_use
 TURN_BLOCKS = 3

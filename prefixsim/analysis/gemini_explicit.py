@@ -16,15 +16,16 @@ from __future__ import annotations
 from dataclasses import asdict
 from decimal import Decimal
 
-from ..cached_content import storage
-from ..model import Call, Layer
-from ..pricing import MTOK, PriceBook
-from ..providers import get_policy
-from ..report.charts import LineChart, Series
-from ..runner import Simulator
-from ..scenario.studyparams import ExplicitParams
-from .common import Builder, Prices, request
-from .study import Study, k_tokens as _k
+from prefixsim.analysis.common import Builder, Prices, request
+from prefixsim.analysis.study import Study
+from prefixsim.analysis.study import k_tokens as _k
+from prefixsim.core.pricing import MTOK, PriceBook
+from prefixsim.core.simulator import Simulator
+from prefixsim.model import Call, Layer
+from prefixsim.providers import get_policy
+from prefixsim.providers.gemini_explicit import storage
+from prefixsim.report.charts import LineChart, Series
+from prefixsim.scenario.studyparams import ExplicitParams
 
 PROVIDER = "gemini"
 DEFAULT_MODEL = "gemini-2.5-pro"

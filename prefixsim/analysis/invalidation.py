@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ..model import Call, Layer, Request
-from ..providers.tables import anthropic_min_tokens
-from ..scenario.studyparams import InvalidationParams
-from .common import Builder, Prices, request, request_cost, simulate_cost
+from prefixsim.analysis.common import Builder, Prices, request, request_cost, simulate_cost
+from prefixsim.model import Call, Layer, Request
+from prefixsim.providers.tables import anthropic_min_tokens
+from prefixsim.scenario.studyparams import InvalidationParams
 
 KINDS = ("tools", "system", "messages", "model")
 

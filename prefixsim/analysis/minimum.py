@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from ..providers.tables import anthropic_min_tokens
-from ..scenario.studyparams import MinimumParams
-from .common import Prices
+from prefixsim.analysis.common import Prices
+from prefixsim.providers.tables import anthropic_min_tokens
+from prefixsim.scenario.studyparams import MinimumParams
 
 
 def minimum(model: str) -> int:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ..providers.tables import anthropic_min_tokens
-from ..scenario.studyparams import StaggerParams
-from .common import Prices, request_cost
+from prefixsim.analysis.common import Prices, request_cost
+from prefixsim.providers.tables import anthropic_min_tokens
+from prefixsim.scenario.studyparams import StaggerParams
 
 
 def writers(f: StaggerParams, delay: float) -> int:

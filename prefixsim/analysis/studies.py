@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from typing import Callable
 
-from ..report.charts import LineChart, Mark, Series
-from . import fork_vs_subagent as fvs
-from . import invalidation as inv
-from . import minimum as mini
-from . import stagger as stg
-from . import ttl as ttlmod
-from .common import Prices
-from .study import Study, k_tokens as _k
+from prefixsim.analysis import fork_vs_subagent as fvs
+from prefixsim.analysis import invalidation as inv
+from prefixsim.analysis import minimum as mini
+from prefixsim.analysis import stagger as stg
+from prefixsim.analysis import ttl as ttlmod
+from prefixsim.analysis.common import Prices
+from prefixsim.analysis.study import Study
+from prefixsim.analysis.study import k_tokens as _k
+from prefixsim.report.charts import LineChart, Mark, Series
 
 
 def money(v: float) -> str:
@@ -273,11 +274,11 @@ def check_line(check: dict) -> str:
 
 def run_study(study: str, p, f, lists: dict, sheet_doc=None, when=None, steady=None, observed=None):
     """(Study, check) for one study's parameters, as `breakeven` and `report` show it."""
-    from .verify import verify
+    from prefixsim.analysis.verify import verify
 
     if study == "gemini-explicit":   # priced with Gemini's storage table (a sheet may override it)
-        from ..pricing import PriceBook
-        from .gemini_explicit import study as explicit
+        from prefixsim.analysis.gemini_explicit import study as explicit
+        from prefixsim.core.pricing import PriceBook
 
         s = explicit(p, f, book=PriceBook(sheet_doc, when=when))
         check = verify(study, p, f, sheet_doc, when)

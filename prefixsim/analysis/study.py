@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..report.charts import LineChart
+from prefixsim.report.charts import LineChart
 
 
 @dataclass

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from ..model import TTL_SECONDS
-from ..providers.tables import anthropic_min_tokens
-from ..scenario.studyparams import TTLParams
-from .common import Prices
+from prefixsim.analysis.common import Prices
+from prefixsim.model import TTL_SECONDS
+from prefixsim.providers.tables import anthropic_min_tokens
+from prefixsim.scenario.studyparams import TTLParams
 
 
 def per_request(p: Prices, f: TTLParams, ttl: str, gap: float) -> Decimal:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import UserError
+from prefixsim.errors import UserError
 
 
 @click.command()
@@ -37,22 +37,22 @@ def advise(paths, fmt, chart, strict, out, no_write, price_date, start, workers,
       prefixsim advise gateway.jsonl --format markdown --chart waterfall.png
       prefixsim advise scenarios/agent-design-space.yaml --workers 0
     """
-    from .. import sources
-    from ..advise import advise as run_advise
-    from ..advise import output
+    from prefixsim import sources
+    from prefixsim.advise import advise as run_advise
+    from prefixsim.advise import output
 
     if chart is not None and not chart.endswith((".png", ".svg")):
         raise UserError("--chart must name a .png or .svg file", chart)
     if chart is not None:
-        from ..fsutil import check_outputs
+        from prefixsim.io.fsutil import check_outputs
 
         check_outputs(paths, files=[chart])
-    from .designs import run_search, searches
+    from prefixsim.commands.search import run_search, searches
 
     if searches(paths):
         return run_search(paths, fmt, out, no_write, price_date, start, workers, executor, scheduler, chart)
-    from ..sources.problems import collecting
-    from .replay import _failure, _warn
+    from prefixsim.commands.replay import _failure, _warn
+    from prefixsim.sources.problems import collecting
 
     failed: list[UserError] = []
     with collecting(strict) as found:   # skipped lines named on stderr, as `replay` does
@@ -67,18 +67,18 @@ def advise(paths, fmt, chart, strict, out, no_write, price_date, start, workers,
         raise UserError("no requests found", str(paths[0]))
     a = run_advise(traffic)
     if fmt == "json":
-        from ..report.tables import json_text
+        from prefixsim.report.tables import json_text
 
         click.echo(json_text(output.to_json(a)), nl=False)
     elif fmt == "csv":
-        from ..report.tables import csv_text
+        from prefixsim.report.tables import csv_text
 
         click.echo(csv_text(output.csv_rows(a), output.CSV_COLUMNS), nl=False)
     else:
         click.echo(output.text(a, markdown=fmt == "markdown"), nl=False)
     if chart is not None:
-        from ..fsutil import write_files
-        from ..report.charts import render_both
+        from prefixsim.io.fsutil import write_files
+        from prefixsim.report.charts import render_both
 
         png, svg = render_both(output.waterfall_figure(a))
         write_files({chart: png if chart.endswith(".png") else svg})

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
-from ..scenario.studyparams import STUDY_NAMES
-from ..scenario.studyparams import parse_pairs as _parse_params
-from ..suggest import unknown
-from .run import parse_price_date
+from prefixsim.commands.run import parse_price_date
+from prefixsim.errors import UserError
+from prefixsim.io.suggest import unknown
+from prefixsim.scenario.studyparams import STUDY_NAMES
+from prefixsim.scenario.studyparams import parse_pairs as _parse_params
 
 #: `breakeven` also answers studies priced on another provider than Anthropic (their default
 #: model); they stay out of the design-review report, whose studies run on the scenarios' Claude model.
@@ -33,10 +33,10 @@ def _load_sheet(path: str | None) -> dict | None:
     """A --prices sheet (YAML or JSON): every price checked here, each error at its file:line."""
     if path is None:
         return None
-    from ..jsonfile import load_json
-    from ..scenario.loader import input_boundary
-    from ..userfiles import MAX_YAML_BYTES
-    from ..yamlfile import load_yaml
+    from prefixsim.io.jsonfile import load_json
+    from prefixsim.io.userfiles import MAX_YAML_BYTES
+    from prefixsim.io.yamlfile import load_yaml
+    from prefixsim.scenario.loader import input_boundary
 
     with input_boundary(path):
         if Path(path).suffix == ".json":
@@ -47,8 +47,8 @@ def _load_sheet(path: str | None) -> dict | None:
 
 
 def _checked_sheet(path: str, doc: object) -> dict:
-    from ..pricing import PRICE_KEYS, sheet_price
-    from ..scenario.loader import locate
+    from prefixsim.core.pricing import PRICE_KEYS, sheet_price
+    from prefixsim.scenario.loader import locate
 
     shape = "a price sheet maps model -> {" + ", ".join(PRICE_KEYS) + "} (USD per MTok)"
     if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
@@ -81,7 +81,7 @@ def _observed_gaps(from_paths: tuple[str, ...]) -> list[float] | None:
     """--gaps-from: the gaps between consecutive requests of each stream of real traffic."""
     if not from_paths:
         return None
-    from ..sources import open_many
+    from prefixsim.sources import open_many
 
     gaps: list[float] = []
     by_stream: dict[str, list[float]] = {}
@@ -133,13 +133,13 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
       prefixsim breakeven fork-vs-subagent -p children=3,4,6 -p parent_static=30000
       prefixsim breakeven ttl --gaps 120,900 --gaps-from ~/.claude/projects/my-project/
     """
-    from ..analysis.common import prices_for
-    from ..analysis.studies import check_line, run_study, shown
-    from ..fsutil import check_outputs, write_files
-    from ..providers.tables import anthropic_min_tokens
-    from ..report.charts import line_figure, render_both
-    from ..report.layout import wrap_block
-    from ..report.tables import DEFAULT_WIDTH, csv_text, grid, json_text
+    from prefixsim.analysis.common import prices_for
+    from prefixsim.analysis.studies import check_line, run_study, shown
+    from prefixsim.io.fsutil import check_outputs, write_files
+    from prefixsim.providers.tables import anthropic_min_tokens
+    from prefixsim.report.charts import line_figure, render_both
+    from prefixsim.report.layout import wrap_block
+    from prefixsim.report.tables import DEFAULT_WIDTH, csv_text, grid, json_text
 
     base = Path(out) / study
     written = [base.with_suffix(".csv"), base.with_suffix(".png"), base.with_suffix(".svg")]
@@ -167,8 +167,8 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
     png, svg = render_both(line_figure(s.chart))
     files = [csv_text(s.curve, cols), png, svg]
     if scenario_at is not None:
-        from ..analysis.designs import fork_scenario_text
-        from ..analysis.studies import design_labels
+        from prefixsim.analysis.check_designs import fork_scenario_text
+        from prefixsim.analysis.studies import design_labels
         files.append(fork_scenario_text(model, *design_labels(f, lists), scenario_at, sheet_doc))
     write_files(dict(zip(written, files)))
     if fmt == "json":
@@ -213,10 +213,9 @@ def report(paths, output, model, title, price_date, params, traffic):
       prefixsim report scenarios/ -o reports/review/
       prefixsim report scenarios/ --advise ~/.claude/projects/my-app/
     """
-    from ..report.build import build_report
-    from .run import Progress
-
-    from ..analysis.verify import CheckFailed
+    from prefixsim.analysis.verify import CheckFailed
+    from prefixsim.commands.run import Progress
+    from prefixsim.report.build import build_report
 
     bar = Progress(0)   # a bar on stderr once the report has taken more than a second (terminals only)
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
+from prefixsim.errors import UserError
 
 STARTER = "my-scenario.yaml"
 
@@ -20,7 +20,7 @@ def init(folder):
     Example:
       prefixsim init my-study && cd my-study && prefixsim run my-scenario.yaml
     """
-    from ..examples import example_files
+    from prefixsim.examples import example_files
 
     root = Path(folder)
     starter = Path(__file__).resolve().parents[1] / "templates" / STARTER

@@ -9,14 +9,14 @@ from decimal import Decimal
 
 import click
 
-from ..errors import UserError
+from prefixsim.errors import UserError
 
 FORMATS = ("table", "json", "csv", "markdown")
 
 
 def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[int | None] | None:
     """Every --capacity (repeated or comma lists) in tokens, None for unlimited (engines.kvsize syntax)."""
-    from ..engines.kvsize import parse_capacity
+    from prefixsim.engines.kvsize import parse_capacity
 
     out: list[int | None] = []
     for v in values:
@@ -86,10 +86,10 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
       prefixsim replay calls.jsonl --format json
       prefixsim replay tests/cassettes/test_chat.yaml --provider deepseek --model deepseek-chat
     """
-    from .. import sources
+    from prefixsim import sources
 
     if export_path:   # before anything is read: a log over 256 MB is re-read at its offsets while replaying
-        from ..fsutil import check_outputs
+        from prefixsim.io.fsutil import check_outputs
 
         check_outputs(paths, files=[export_path])
     try:
@@ -99,9 +99,9 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     if kind in sources.TRACE_FORMATS:
         click.echo(_trace(paths, kind, fmt, _capacities(capacity, kv_model), eviction, block_size), nl=False)
         return
-    from ..replay import Variant, compare, replay as run_replay
-
-    from ..sources.problems import collecting
+    from prefixsim.replay import WhatIf, compare
+    from prefixsim.replay import replay as run_replay
+    from prefixsim.sources.problems import collecting
 
     failed: list[UserError] = []
     with collecting(strict) as found:
@@ -114,20 +114,20 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     if not len(traffic):
         raise UserError("no requests found", str(paths[0])) if not failed else _failure(failed, paths)
     if export_path:
-        from ..engines.export import export_mooncake
+        from prefixsim.engines.export import export_mooncake
 
         n = export_mooncake(traffic, export_path)
         click.echo(f"wrote {n:,} requests to {export_path} (Mooncake trace)", err=True)
-    from ..gcpolicy import few_collections
+    from prefixsim._perf.gc import few_collections
 
-    variant = Variant(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
+    variant = WhatIf(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
     # each request under the rules of the provider it was sent to, then under the what-if design
-    designs = [Variant(), *([variant] if variant != Variant() else [])]
+    designs = [WhatIf(), *([variant] if variant != WhatIf() else [])]
     with few_collections():
         if workers == 1 and executor == "local" and not scheduler:
             results = [run_replay(traffic, v, top=top) for v in designs]
         else:
-            from ..shard import replay_sharded
+            from prefixsim.replay.shard import replay_sharded
 
             results = replay_sharded(traffic, designs, top, workers, executor, scheduler)
     base = results[0]
@@ -153,7 +153,7 @@ def json_chunks(base, what_if=None):
     the whole document nor its text is ever held (json.dumps with indent= is the pure-Python
     encoder). The summary and what-if parts, small, are indented as json.dumps(indent=2) would: the
     document parses to exactly `to_json(base, what_if)`."""
-    from ..replay import row_json, summary_json
+    from prefixsim.replay import row_json, summary_json
 
     row = json.JSONEncoder(ensure_ascii=False).encode
     parts: list[str] = ['{\n  "requests": [']
@@ -207,7 +207,7 @@ def _trace(paths, kind, fmt, capacities, eviction, block_size) -> str:
                                 block_size=block_size, fmt="json" if fmt == "json" else "table")
     if fmt == "json":
         return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
-    from ..report.traces import render_text
+    from prefixsim.report.traces import render_text
 
     return render_text(result)
 
@@ -224,7 +224,7 @@ def _grid(header: list[str], rows: list[list[str]], markdown: bool) -> str:
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
         return "\n".join(lines) + "\n"
-    from ..report.layout import DEFAULT_WIDTH, fit
+    from prefixsim.report.layout import DEFAULT_WIDTH, fit
 
     # Numbers right-aligned, text left-aligned, as a reader scans them; text columns wrap to fit.
     number = lambda c: c[:1].isdigit() or c[:1] in "+-$"
@@ -287,7 +287,7 @@ def _text(result, what_if, markdown: bool) -> str:
     out.append(_grid(["", "prefixsim", "naive", ""], stats, markdown))
     o = s.outside
     if o.requests or o.shorter_requests:
-        from ..report.layout import DEFAULT_WIDTH, wrap_block
+        from prefixsim.report.layout import DEFAULT_WIDTH, wrap_block
 
         notes = []
         if o.requests:
@@ -337,7 +337,7 @@ def _text(result, what_if, markdown: bool) -> str:
         fewer = t.rebuilds_base - t.rebuilds_variant
         out.append(f"\nThis traffic under {v.describe()}: {'+' if t.cost_delta >= 0 else '-'}${abs(t.cost_delta):,.2f}, "
                    f"{abs(fewer)} {'fewer' if fewer >= 0 else 'more'} rebuilds.\n")
-    from ..report.layout import DEFAULT_WIDTH, wrap_block
+    from prefixsim.report.layout import DEFAULT_WIDTH, wrap_block
 
     out.append("\n" + wrap_block(f"Prices: {s.price_source}", DEFAULT_WIDTH, "  ") + "\n")
     return "".join(out)
@@ -358,14 +358,14 @@ def diff(a, b, indices, fmt):
       prefixsim diff before.json after.json
       prefixsim diff calls.jsonl --index 3 4
     """
-    from ..diff import diff_requests, load_pair
+    from prefixsim.replay.diff import diff_requests, load_pair
 
     left, right = load_pair(a, b, indices)
     d = diff_requests(left, right)
     if fmt == "json":
         click.echo(json.dumps(d.to_dict(), indent=2, ensure_ascii=False))
     else:
-        from ..report.layout import DEFAULT_WIDTH, wrap_block
+        from prefixsim.report.layout import DEFAULT_WIDTH, wrap_block
 
         click.echo("\n".join(line if len(line) <= DEFAULT_WIDTH else wrap_block(line, DEFAULT_WIDTH, "  ")
                               for line in d.describe().splitlines()))

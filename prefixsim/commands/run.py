@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
+from prefixsim.errors import UserError
 
 
 class Progress:
@@ -50,7 +50,7 @@ def parse_start_option(value: str | None) -> dt.datetime | None:
     """--start DATETIME (None: the scenario's own, else the default clock start)."""
     if value is None:
         return None
-    from ..scenario.checks import parse_start
+    from prefixsim.scenario.checks import parse_start
 
     try:
         return parse_start(value)
@@ -61,11 +61,11 @@ def parse_start_option(value: str | None) -> dt.datetime | None:
 def write_reports(res, out_dir: Path) -> Path:
     """reports/<scenario>/: requests.csv, summary.csv, summary.md, results.json (and chart.png/.svg for a
     charted sweep), swapped in as one set: files of an earlier run that this one does not write go."""
-    from ..fsutil import replace_folder, slug
-    from ..report.build import sweep_chart  # a scenario with `sweep:` + `chart:` gets its curve drawn
-    from ..report.folders import RUN_FILES, RUN_KIND
-    from ..report.tables import csv_text, json_text, scenario_text
-    from ..results import REQUEST_COLUMNS, STORAGE_COLUMNS, SUMMARY_COLUMNS
+    from prefixsim.io.fsutil import replace_folder, slug
+    from prefixsim.report.build import sweep_chart  # a scenario with `sweep:` + `chart:` gets its curve drawn
+    from prefixsim.report.folders import RUN_FILES, RUN_KIND
+    from prefixsim.report.tables import csv_text, json_text, scenario_text
+    from prefixsim.scenario.results import REQUEST_COLUMNS, STORAGE_COLUMNS, SUMMARY_COLUMNS
 
     d = out_dir / slug(res.name)
     rows = [{"variant": v.variant, **r} for v in res.variants for r in v.rows()]
@@ -78,7 +78,7 @@ def write_reports(res, out_dir: Path) -> Path:
         "results.json": json_text(res.to_json())}
     chart = sweep_chart(res)
     if chart is not None:
-        from ..report.charts import line_figure, render_both
+        from prefixsim.report.charts import line_figure, render_both
 
         files["chart.png"], files["chart.svg"] = render_both(line_figure(chart))
     replace_folder(d, files, RUN_KIND, RUN_FILES.__contains__)
@@ -88,8 +88,8 @@ def write_reports(res, out_dir: Path) -> Path:
 def check_report_folders(files: list[str], out_dir: Path) -> None:
     """Before anything runs: no two scenarios share a report folder, and no report folder is or holds
     a file the run reads (`run scenarios/ --out scenarios/` writes beside the scenarios, never over them)."""
-    from ..fsutil import check_outputs, check_replaceable
-    from ..report.folders import RUN_FILES, RUN_KIND, check_distinct, scenario_inputs
+    from prefixsim.io.fsutil import check_outputs, check_replaceable
+    from prefixsim.report.folders import RUN_FILES, RUN_KIND, check_distinct, scenario_inputs
 
     inputs, named = scenario_inputs(files)
     check_distinct(named)
@@ -103,7 +103,7 @@ def output_width(width: int | None) -> int:
     same bytes whoever runs the command)."""
     import shutil
 
-    from ..report.tables import DEFAULT_WIDTH
+    from prefixsim.report.tables import DEFAULT_WIDTH
 
     if width is not None:
         if width < 40:
@@ -118,7 +118,7 @@ def example_paths(paths: tuple[str, ...], examples: bool) -> list[str]:
     """The paths given, plus the example scenarios shipped inside the package with --examples."""
     out = list(paths)
     if examples:
-        from ..examples import examples_dir
+        from prefixsim.examples import examples_dir
 
         out.append(str(examples_dir()))
     if not out:
@@ -165,10 +165,10 @@ def run(paths, examples, show_requests, by_stream, width, fmt, out, no_write, pr
       prefixsim run scenarios/ --workers 0
       prefixsim run my-deepseek.yaml --start 2026-11-24T16:30:00Z   # off-peak
     """
-    from ..parallel import run_files
-    from ..report.tables import csv_text, json_text, scenario_text
-    from ..results import REQUEST_COLUMNS
-    from ..scenario.loader import scenario_files
+    from prefixsim.report.tables import csv_text, json_text, scenario_text
+    from prefixsim.scenario.loader import scenario_files
+    from prefixsim.scenario.parallel import run_files
+    from prefixsim.scenario.results import REQUEST_COLUMNS
 
     when = parse_price_date(price_date)
     at = parse_start_option(start)
@@ -207,7 +207,7 @@ def run(paths, examples, show_requests, by_stream, width, fmt, out, no_write, pr
 
 def _optimize_hint(results) -> None:
     """A scenario declaring `optimize:` is run as written; say where its designs are searched."""
-    from ..parallel import scenario_runs
+    from prefixsim.scenario.parallel import scenario_runs
 
     for r in results:
         if scenario_runs(r.path)[0].scenario.optimize is not None:
@@ -223,9 +223,9 @@ def validate(paths):
     Example:
       prefixsim validate scenarios/
     """
-    from ..fsutil import slug
-    from ..report.folders import Named, check_distinct
-    from ..scenario.loader import load_runs, scenario_files
+    from prefixsim.io.fsutil import slug
+    from prefixsim.report.folders import Named, check_distinct
+    from prefixsim.scenario.loader import load_runs, scenario_files
 
     failures = 0
     named = []
@@ -233,7 +233,7 @@ def validate(paths):
         try:
             runs = load_runs(f)
             if runs and runs[0].scenario.optimize is not None:   # its designs, checked as `advise` makes them
-                from ..scenario.designs import design_runs
+                from prefixsim.scenario.grid import design_runs
                 design_runs(f)
             click.echo(f"{f}: ok ({len(runs)} run{'s' if len(runs) != 1 else ''})")
             if runs:
@@ -258,6 +258,6 @@ def schema():
     Example:
       prefixsim schema > scenario.schema.json
     """
-    from ..scenario.schema import Scenario
+    from prefixsim.scenario.schema import Scenario
 
     click.echo(json.dumps(Scenario.model_json_schema(), indent=2))

@@ -12,9 +12,9 @@ from typing import Sequence
 
 import xxhash
 
-from ..errors import UserError
-from .trace import Trace, TraceRequest, load_trace, replay_request, totals
-from .vllm import BlockPool
+from prefixsim.engines.trace import Trace, TraceRequest, load_trace, replay_request, totals
+from prefixsim.engines.vllm import BlockPool
+from prefixsim.errors import UserError
 
 ROUTINGS = ("round_robin", "prefix_hash", "least_loaded")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 from typing import Any, Callable, Protocol
 
-from ..errors import UserError
+from prefixsim.errors import UserError
 
 
 class Evictable(Protocol):

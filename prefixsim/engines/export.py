@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..fsutil import open_atomic
-from ..model import Call
-from .tokens import BlockTokenIds
-from .trace import MOONCAKE_BLOCK, TraceRequest
-from .vllm import NONE_HASH, hash_block
+from prefixsim.engines.tokens import BlockTokenIds
+from prefixsim.engines.trace import MOONCAKE_BLOCK, TraceRequest
+from prefixsim.engines.vllm import NONE_HASH, hash_block
+from prefixsim.io.fsutil import open_atomic
+from prefixsim.model import Call
 
 
 def _chain(ids: list[int], block_size: int, namespace: str) -> list[bytes]:

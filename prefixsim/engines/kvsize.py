@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..errors import UserError
+from prefixsim.errors import UserError
 
 GIB = 1 << 30
 

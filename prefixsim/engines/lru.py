@@ -30,9 +30,9 @@ from itertools import repeat, takewhile
 from operator import attrgetter, itemgetter
 from typing import Hashable, Sequence
 
-from ..model import CauseKind
 # the curve's pass (its own module); callers import it from here too
-from .stack import Curve, KeyedRequest, NotExact, lru_curve  # noqa: F401
+from prefixsim.engines.stack import Curve, KeyedRequest, NotExact, lru_curve  # noqa: F401
+from prefixsim.model import CauseKind
 
 _EVICTED, _COLD, _HIT = CauseKind.EVICTED, CauseKind.COLD, CauseKind.HIT
 _INPUT, _KEYS, _FIRST = attrgetter("input_length"), attrgetter("keys"), itemgetter(0)

@@ -30,20 +30,26 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import xxhash
 
-from ..model import Block, Call, Layer, Outcome, Request
-from ..providers.base import Decision
-from ..providers.tables import canonical_model
-from ..errors import UserError
-from ..store import State, Store
-from ..render import dumps
-from . import make_cache
-from .base import (DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, EngineKeys, PrefixCache,
-                   committed_tokens, prefill_seconds)
-from .kvsize import MODELS, parse_capacity, split_capacity
-from .tokens import BlockTokenIds, pseudo_ids
+from prefixsim.core.store import EntryState, Store
+from prefixsim.engines import make_cache
+from prefixsim.engines.base import (
+    DEFAULT_DECODE_TOKENS_PER_S,
+    DEFAULT_PREFILL_TOKENS_PER_S,
+    EngineKeys,
+    PrefixCache,
+    committed_tokens,
+    prefill_seconds,
+)
+from prefixsim.engines.kvsize import MODELS, parse_capacity, split_capacity
+from prefixsim.engines.tokens import BlockTokenIds, pseudo_ids
+from prefixsim.errors import UserError
+from prefixsim.model import Block, Call, Layer, Outcome, Request
+from prefixsim.providers.base import Decision
+from prefixsim.providers.tables import canonical_model
+from prefixsim.wire.anthropic import dumps
 
 if TYPE_CHECKING:
-    from ..scenario.schema import EngineSpec
+    from prefixsim.scenario.schema import EngineSpec
 
 _SOURCES = {
     "vllm": "vllm-project/vllm vllm/v1/core/kv_cache_utils.py, block_pool.py, kv_cache_manager.py "
@@ -189,7 +195,7 @@ class EnginePolicy:
                 # The block holding the first token not read was lost to capacity; it no longer counts
                 # as (partly) read, so the runner names it whether the read stopped inside it or not.
                 stop = bisect_right(cum, read)
-                hit, blocked = stop - 1, (State.EVICTED, stop)
+                hit, blocked = stop - 1, (EntryState.EVICTED, stop)
         output = call.output_tokens if call is not None else 0
         self._seq += 1
         rec = _Running(self._seq, model, keys, ids, output, hold, shadow_hold)

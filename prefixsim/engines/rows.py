@@ -8,7 +8,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Iterator, NamedTuple
 
 if TYPE_CHECKING:
-    from .trace import TraceRequest
+    from prefixsim.engines.trace import TraceRequest
 
 _KEYS = attrgetter("keys")
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Hashable, Sequence
 
-from .base import EngineKeys
-from .eviction import EvictionQueue
+from prefixsim.engines.base import EngineKeys
+from prefixsim.engines.eviction import EvictionQueue
 
 
 class _Node:

@@ -1,6 +1,6 @@
 """Token ids for rendered blocks: engines match token ids, while prefixsim's blocks carry bytes.
 
-Text is tokenized with a tiktoken encoding (bundled offline, `prefixsim.tokenize.load_encoding`)
+Text is tokenized with a tiktoken encoding (bundled offline, `prefixsim.core.tokens.load_encoding`)
 or, for "approx", cut into 4-character pieces (the chars/4 estimate, so the counts agree). Blocks
 with a fixed `tokens=` size, and blocks whose count the run took from another tokenizer, get
 pseudo ids drawn from the block's content key: equal blocks get equal ids, different blocks share
@@ -14,7 +14,7 @@ from typing import Sequence
 
 import xxhash
 
-from ..model import Block, Request
+from prefixsim.model import Block, Request
 
 _PSEUDO = 1 << 32  # pseudo ids sit above any real vocabulary, so they never equal a real token
 
@@ -40,7 +40,7 @@ class BlockTokenIds:
             h = xxhash.xxh3_64_intdigest
             return [_PSEUDO + h(text[i:i + 4].encode()) % _PSEUDO for i in range(0, len(text), 4)]
         if self._enc is None:
-            from ..tokenize import load_encoding
+            from prefixsim.core.tokens import load_encoding
 
             self._enc = load_encoding(self.encoding)
         return self._enc.encode_ordinary(text)

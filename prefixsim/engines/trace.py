@@ -18,21 +18,21 @@ from __future__ import annotations
 import heapq
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from operator import attrgetter
+from pathlib import Path
 from typing import Hashable, Iterable, Sequence
 
-from ..errors import UserError
-from ..model import CauseKind
-from ..sources.files import check_regular
-from ..sources.problems import LINE_ERRORS, located_error
-from ..sources.record import token_count
-from .base import DEFAULT_PREFILL_TOKENS_PER_S, prefill_seconds
-from .eviction import EvictionQueue
-from .gcpause import gc_paused
-from .lru import LruPass, NotExact, lru_curve, replay_lru
-from .rows import Replayed, Rows
-from .vllm import BlockPool
+from prefixsim._perf.gc import gc_paused
+from prefixsim.engines.base import DEFAULT_PREFILL_TOKENS_PER_S, prefill_seconds
+from prefixsim.engines.eviction import EvictionQueue
+from prefixsim.engines.lru import LruPass, NotExact, lru_curve, replay_lru
+from prefixsim.engines.rows import Replayed, Rows
+from prefixsim.engines.vllm import BlockPool
+from prefixsim.errors import UserError
+from prefixsim.model import CauseKind
+from prefixsim.sources.files import check_regular
+from prefixsim.sources.problems import LINE_ERRORS, located_error
+from prefixsim.sources.record import token_count
 
 _INPUT, _OUTPUT, _KEYS = attrgetter("input_length"), attrgetter("output_length"), attrgetter("keys")
 MOONCAKE_BLOCK = 512   # Mooncake trace README; AIPerf `mooncake_trace` default block size

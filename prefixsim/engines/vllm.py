@@ -26,8 +26,8 @@ from typing import Hashable, Sequence
 
 import xxhash
 
-from .base import EngineKeys
-from .eviction import EvictionQueue
+from prefixsim.engines.base import EngineKeys
+from prefixsim.engines.eviction import EvictionQueue
 
 DEFAULT_BLOCK_SIZE = 16  # vLLM `vllm/config/cache.py` DEFAULT_BLOCK_SIZE
 

@@ -1,6 +1,6 @@
 """The example scenarios, shipped inside the package so `prefixsim run --examples` and `prefixsim init`
 work after `pip install prefixsim` from any folder. They are the repository's scenarios/ files,
-byte for byte (tests/test_examples.py keeps the two in step)."""
+byte for byte (tests/scenario/test_examples.py keeps the two in step)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..suggest import unknown
-from ..errors import UserError
-from .anthropic import AnthropicPolicy
-from .base import Decision, Policy
-from .prefix import PrefixPolicy
-from .tables import CLAUDE_PLATFORMS
+from prefixsim.errors import UserError
+from prefixsim.io.suggest import unknown
+from prefixsim.providers.anthropic import AnthropicPolicy
+from prefixsim.providers.base import Decision, Policy
+from prefixsim.providers.prefix import PrefixPolicy
+from prefixsim.providers.tables import CLAUDE_PLATFORMS
 
 PROVIDERS = ("anthropic", "bedrock", "vertex", "gemini", "openai", "deepseek", "prefix", "vllm", "sglang")
 
@@ -23,14 +23,14 @@ def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> 
         return AnthropicPolicy(CLAUDE_PLATFORMS[name])
     if name in ("openai", "deepseek", "gemini"):
         # imported here: a replay of Claude traffic never loads the automatic caches' rules
-        from . import automatic
+        from prefixsim.providers import automatic
 
         return getattr(automatic, name)(bound)
     if name == "prefix":
         return PrefixPolicy()
     if name in ("vllm", "sglang"):
         # imported here: engines.policy imports providers.base, a top-level import would be circular
-        from ..engines.policy import EnginePolicy
+        from prefixsim.engines.policy import EnginePolicy
         return EnginePolicy(name, **engine_options)
     raise UserError(unknown("provider", name, PROVIDERS))
 

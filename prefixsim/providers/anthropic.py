@@ -3,12 +3,17 @@
 differences (tables.ClaudePlatform)."""
 from __future__ import annotations
 
-from ..errors import RequestError
-from ..model import PROMPT_END, TTL_SECONDS, Request
-from ..store import State, Store
-from .base import Decision
-from .tables import (ANTHROPIC_LOOKBACK, ANTHROPIC_MAX_BREAKPOINTS, CLAUDE_API, ClaudePlatform,
-                     anthropic_min_tokens)
+from prefixsim.core.store import EntryState, Store
+from prefixsim.errors import RequestError
+from prefixsim.model import PROMPT_END, TTL_SECONDS, Request
+from prefixsim.providers.base import Decision
+from prefixsim.providers.tables import (
+    ANTHROPIC_LOOKBACK,
+    ANTHROPIC_MAX_BREAKPOINTS,
+    CLAUDE_API,
+    ClaudePlatform,
+    anthropic_min_tokens,
+)
 
 
 def breakpoints(request: Request, marks: list[tuple[int, str]] | None = None) -> list[tuple[int, str]]:
@@ -78,10 +83,10 @@ class AnthropicPolicy:
                 if j <= hit:
                     break
                 state = store.state(digests[j], now)
-                if state is State.LIVE:
+                if state is EntryState.LIVE:
                     hit = j
                     break
-                if state is not State.MISSING and (blocked is None or j > blocked[1]):
+                if state is not EntryState.MISSING and (blocked is None or j > blocked[1]):
                     blocked = (state, j)
         if hit >= 0:
             store.touch_prefix(digests, hit, now)

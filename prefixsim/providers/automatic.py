@@ -13,11 +13,12 @@ from typing import Callable
 
 import xxhash
 
-from ..model import Block, Layer, Request
-from ..store import State, Store, extend_chain
-from ..tokenize import TokenCounter, common_prefix_tokens
-from .base import Decision
-from .tables import DEEPSEEK_RULE, AutoRule, gemini_rule, openai_rule
+from prefixsim.core.chain import extend_chain
+from prefixsim.core.store import EntryState, Store
+from prefixsim.core.tokens import TokenCounter, common_prefix_tokens
+from prefixsim.model import Block, Layer, Request
+from prefixsim.providers.base import Decision
+from prefixsim.providers.tables import DEEPSEEK_RULE, AutoRule, gemini_rule, openai_rule
 
 #: Parents whose next block is remembered (least recently written forgotten first), and the bytes of
 #: remembered block text at most: memory stays bounded on long traffic; a forgotten parent only loses
@@ -78,14 +79,14 @@ class AutomaticPolicy:
             return self._at_breakpoints(rule, request, digests, cum, store, now, available_at)
         n = len(digests)
         total = cum[-1] if cum else 0
-        live = State.LIVE
+        live = EntryState.LIVE
         hit, extra, blocked, unit = -1, 0, None, None
         for j in range(n - 1, -1, -1):
             state = store.state(digests[j], now)
             if state is live:
                 hit = j
                 break
-            if state is not State.MISSING and blocked is None:
+            if state is not EntryState.MISSING and blocked is None:
                 blocked = (state, j)
             inside, unit = self._inside(rule, request, j, digests[j - 1] if j else d0, digests[j], store, now, counter)
             if inside:
@@ -158,10 +159,10 @@ class AutomaticPolicy:
         hit, blocked = -1, None
         for j in sorted(lookups, reverse=True):
             state = store.state(digests[j], now)
-            if state is State.LIVE:
+            if state is EntryState.LIVE:
                 hit = j
                 break
-            if state is not State.MISSING and blocked is None:
+            if state is not EntryState.MISSING and blocked is None:
                 blocked = (state, j)
         read = cum[hit] if hit >= 0 else 0
         if hit >= 0:
@@ -210,7 +211,7 @@ class AutomaticPolicy:
                 now: float, counter: TokenCounter | None) -> tuple[int, bytes | None]:
         """Tokens of block j read from a cached prefix that ends inside it (0: none), and the
         common-prefix unit that holds them (None: the sibling block's own entry)."""
-        live = State.LIVE
+        live = EntryState.LIVE
         block = request.blocks[j]
         if rule.partial and counter is not None:
             rec = self._next.get(parent)

@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..model import Call, Request
-from ..store import State, Store
-from ..tokenize import TokenCounter
+from prefixsim.core.store import EntryState, Store
+from prefixsim.core.tokens import TokenCounter
+from prefixsim.model import Call, Request
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +22,7 @@ class Decision:
     write_1h: int
     uncached: int
     hit: int
-    blocked: tuple[State, int] | None
+    blocked: tuple[EntryState, int] | None
     below_minimum: bool
     breakpoints: tuple[int, ...]
 

@@ -2,9 +2,9 @@
 minimum, no lookback limit, no write premium, no expiry unless a TTL is given."""
 from __future__ import annotations
 
-from ..model import Request
-from ..store import State, Store
-from .base import Decision
+from prefixsim.core.store import EntryState, Store
+from prefixsim.model import Request
+from prefixsim.providers.base import Decision
 
 
 class PrefixPolicy:
@@ -25,7 +25,7 @@ class PrefixPolicy:
         blocked = None
         if hit + 1 < len(digests):
             state = store.state(digests[hit + 1], now)
-            if state is not State.MISSING:
+            if state is not EntryState.MISSING:
                 blocked = (state, hit + 1)
         if hit >= 0:
             store.touch(digests[hit], now)
@@ -43,7 +43,7 @@ class PrefixPolicy:
         only makes a position readable sooner. So the deepest LIVE position, found walking back
         from the end over the request's new blocks, is the answer; otherwise walk from the start.
         """
-        live = State.LIVE
+        live = EntryState.LIVE
         if self.ttl == float("inf") and store.capacity is None:
             for j in range(len(digests) - 1, -1, -1):
                 if store.state(digests[j], now) is live:

@@ -7,46 +7,46 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..suggest import unknown
-from ..errors import UserError
+from prefixsim.errors import UserError
+from prefixsim.io.suggest import unknown
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
+class Sourced:
     value: object
     source: str
 
 
 # --- Anthropic ------------------------------------------------------------------------------
 
-ANTHROPIC_MAX_BREAKPOINTS = Row(4, "A-PC, docs/rules.md#anthropic-prefix-breakpoints-and-lookback: "
+ANTHROPIC_MAX_BREAKPOINTS = Sourced(4, "A-PC, docs/rules.md#anthropic-prefix-breakpoints-and-lookback: "
                                 "at most 4 cache_control breakpoints; automatic mode uses one")
-ANTHROPIC_LOOKBACK = Row(20, "A-PC, docs/rules.md#anthropic-prefix-breakpoints-and-lookback: "
+ANTHROPIC_LOOKBACK = Sourced(20, "A-PC, docs/rules.md#anthropic-prefix-breakpoints-and-lookback: "
                          "reads walk back at most 20 block positions per breakpoint, itself included")
-ANTHROPIC_DEFAULT_TTL = Row("5m", "A-PC, docs/rules.md#anthropic-ttl-and-refresh: default 5 minutes, optional ttl '1h'")
+ANTHROPIC_DEFAULT_TTL = Sourced("5m", "A-PC, docs/rules.md#anthropic-ttl-and-refresh: default 5 minutes, optional ttl '1h'")
 
 #: Minimum cacheable prompt length by canonical model id (A-PC table @2026-08-21; older models from
 #: the 2025-07 doc quoted in haystack-core-integrations PR #2051). Below it: uncached, silently.
 _MIN = "A-PC, docs/rules.md#anthropic-minimum-cacheable-length"
 _MIN_2025 = "A-PC 2025-07 (haystack PR #2051), docs/rules.md#anthropic-minimum-cacheable-length"
-ANTHROPIC_MIN_TOKENS: dict[str, Row] = {
-    **{m: Row(512, _MIN) for m in ("claude-opus-5", "claude-fable-5", "claude-mythos-5")},
-    **{m: Row(2048, _MIN) for m in ("claude-opus-4-7", "claude-mythos-preview")},
-    **{m: Row(4096, _MIN) for m in ("claude-opus-4-6", "claude-opus-4-5", "claude-haiku-4-5")},
-    **{m: Row(1024, _MIN) for m in ("claude-opus-4-8", "claude-sonnet-5", "claude-sonnet-4-6",
+ANTHROPIC_MIN_TOKENS: dict[str, Sourced] = {
+    **{m: Sourced(512, _MIN) for m in ("claude-opus-5", "claude-fable-5", "claude-mythos-5")},
+    **{m: Sourced(2048, _MIN) for m in ("claude-opus-4-7", "claude-mythos-preview")},
+    **{m: Sourced(4096, _MIN) for m in ("claude-opus-4-6", "claude-opus-4-5", "claude-haiku-4-5")},
+    **{m: Sourced(1024, _MIN) for m in ("claude-opus-4-8", "claude-sonnet-5", "claude-sonnet-4-6",
                                     "claude-sonnet-4-5", "claude-opus-4-1", "claude-opus-4",
                                     "claude-sonnet-4")},
-    "claude-haiku-3-5": Row(2048, _MIN),
-    **{m: Row(1024, f"{_MIN_2025}: Opus/Sonnet 3.x")
+    "claude-haiku-3-5": Sourced(2048, _MIN),
+    **{m: Sourced(1024, f"{_MIN_2025}: Opus/Sonnet 3.x")
        for m in ("claude-sonnet-3-7", "claude-sonnet-3-5", "claude-opus-3")},
-    "claude-haiku-3": Row(2048, f"{_MIN_2025}: Haiku 3"),
+    "claude-haiku-3": Sourced(2048, f"{_MIN_2025}: Haiku 3"),
 }
 
 #: Claude Code's two TTL buckets (CC-PC "Which TTL each request gets", archived 2026-10-08): the main
 #: conversation (interactive turns, -p runs, SDK turns and the helpers run inline with them) gets 1h
 #: on a subscription within plan usage, else 5m; everything else (sub-agents, workflows, teammates,
 #: forks, compaction, titles) gets 5m unless the user chooses a TTL for that bucket.
-CLAUDE_CODE_OTHER_TTL = Row("5m", "CC-PC: only the main conversation gets 1h (subscription within plan); "
+CLAUDE_CODE_OTHER_TTL = Sourced("5m", "CC-PC: only the main conversation gets 1h (subscription within plan); "
                                   "sub-agents, workflows, forks and compaction write 5m "
                                   "(docs/rules.md#claude-code-harness)")
 
@@ -65,11 +65,11 @@ def claude_code_ttl(main: bool, asked: str) -> str:
 _KEEP = "A-TH 2026-08-21: keeps thinking blocks of all prior turns (docs/rules.md#anthropic-thinking-blocks-and-effort)"
 _STRIP = ("A-TH 2026-08-21: keeps the last turn's thinking only; after a non-tool-result user message "
           "earlier thinking blocks are stripped from the prompt (docs/rules.md#anthropic-thinking-blocks-and-effort)")
-ANTHROPIC_KEEPS_THINKING: dict[str, Row] = {
-    **{m: Row(True, _KEEP) for m in ("claude-opus-5", "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6",
+ANTHROPIC_KEEPS_THINKING: dict[str, Sourced] = {
+    **{m: Sourced(True, _KEEP) for m in ("claude-opus-5", "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6",
                                      "claude-opus-4-5", "claude-sonnet-5", "claude-sonnet-4-6", "claude-fable-5",
                                      "claude-mythos-5", "claude-mythos-preview")},
-    **{m: Row(False, _STRIP) for m in ("claude-opus-4-1", "claude-opus-4", "claude-opus-3", "claude-sonnet-4-5",
+    **{m: Sourced(False, _STRIP) for m in ("claude-opus-4-1", "claude-opus-4", "claude-opus-3", "claude-sonnet-4-5",
                                       "claude-sonnet-4", "claude-sonnet-3-7", "claude-sonnet-3-5",
                                       "claude-haiku-4-5", "claude-haiku-3-5", "claude-haiku-3")},
 }
@@ -78,7 +78,7 @@ ANTHROPIC_KEEPS_THINKING: dict[str, Row] = {
 #: The effort every model runs at when a request sets none (A-EF: platform.claude.com/docs/en/
 #: build-with-claude/effort @7967a16b, 2026-08-21: 'Setting effort to "high" produces exactly the
 #: same behavior as omitting the effort parameter'; A-PC: set to the default it does not invalidate).
-ANTHROPIC_DEFAULT_EFFORT = Row("high", "A-EF 2026-08-21: effort 'high' is the default, the same as omitting it "
+ANTHROPIC_DEFAULT_EFFORT = Sourced("high", "A-EF 2026-08-21: effort 'high' is the default, the same as omitting it "
                                        "(docs/rules.md#anthropic-thinking-blocks-and-effort)")
 
 #: Where the thinking configuration and the resolved effort enter the prompt, hence which layers a
@@ -91,12 +91,12 @@ _CONFIG_AHEAD = ("CC-PC 2026-10-08: 'on most models, each effort level has its o
 _CONFIG_MESSAGES = ("A-PC up to 2026-07-23 (@544a0da6): 'Cached system prompts and tools will be reused when "
                     "thinking parameters change'; these models take no effort parameter "
                     "(docs/rules.md#anthropic-thinking-blocks-and-effort)")
-ANTHROPIC_CONFIG_LAYER: dict[str, Row] = {
-    **{m: Row("tools", _CONFIG_AHEAD) for m in ("claude-opus-5", "claude-opus-4-8", "claude-opus-4-7",
+ANTHROPIC_CONFIG_LAYER: dict[str, Sourced] = {
+    **{m: Sourced("tools", _CONFIG_AHEAD) for m in ("claude-opus-5", "claude-opus-4-8", "claude-opus-4-7",
                                                 "claude-opus-4-6", "claude-opus-4-5", "claude-sonnet-5",
                                                 "claude-sonnet-4-6", "claude-fable-5", "claude-mythos-5",
                                                 "claude-mythos-preview")},
-    **{m: Row("messages", _CONFIG_MESSAGES) for m in ("claude-opus-4-1", "claude-opus-4", "claude-opus-3",
+    **{m: Sourced("messages", _CONFIG_MESSAGES) for m in ("claude-opus-4-1", "claude-opus-4", "claude-opus-3",
                                                       "claude-sonnet-4-5", "claude-sonnet-4", "claude-sonnet-3-7",
                                                       "claude-sonnet-3-5", "claude-haiku-4-5", "claude-haiku-3-5",
                                                       "claude-haiku-3")},
@@ -141,7 +141,7 @@ def canonical_model(model: str) -> str:
     return m
 
 
-def anthropic_min_tokens(model: str) -> Row:
+def anthropic_min_tokens(model: str) -> Sourced:
     row = ANTHROPIC_MIN_TOKENS.get(canonical_model(model))
     if row is None:
         raise UserError(unknown("Anthropic model", model, sorted(ANTHROPIC_MIN_TOKENS), show=6))
@@ -327,12 +327,12 @@ def gemini_rule(model: str, retention: str = "") -> AutoRule:
 #: none). G-PR = ai.google.dev/gemini-api/docs/pricing, stored copies read 2026-11-30 ("Context
 #: caching price ... storage price"): 2.5 Pro $4.50, 2.5 Flash $1.00 per 1,000,000 tokens per hour.
 #: A price sheet's `storage_mtok_hour` overrides it (prefixsim/analysis/gemini_explicit.py).
-GEMINI_STORAGE_MTOK_HOUR: dict[str, Row] = {
-    "gemini-2.5-pro": Row("4.50", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
-    "gemini-2.5-flash": Row("1.00", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
+GEMINI_STORAGE_MTOK_HOUR: dict[str, Sourced] = {
+    "gemini-2.5-pro": Sourced("4.50", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
+    "gemini-2.5-flash": Sourced("1.00", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
 }
 #: Explicit caches live 1 hour unless created with another TTL (G-CC "Explicit caching").
-GEMINI_EXPLICIT_DEFAULT_TTL = Row(3600.0, "G-CC, docs/rules.md#gemini-explicit-context-caching: TTL defaults to 1 hour")
+GEMINI_EXPLICIT_DEFAULT_TTL = Sourced(3600.0, "G-CC, docs/rules.md#gemini-explicit-context-caching: TTL defaults to 1 hour")
 
 #: The smallest CachedContent the API creates (below it: 400 INVALID_ARGUMENT "Cached content is too
 #: small. total_token_count=N, min_total_token_count=M"). G-CC's table ("minimum input token count
@@ -340,15 +340,15 @@ GEMINI_EXPLICIT_DEFAULT_TTL = Row(3600.0, "G-CC, docs/rules.md#gemini-explicit-c
 #: Flash-Lite as the API's own 400s state them (BerriAI/litellm#17696, 2025-12-09: 2.5 Flash 1,024;
 #: discuss.ai.google.dev t/178942: Flash 1,024, Flash-Lite 2,048), below G-CC 2026-10-13's 2,048 for Flash.
 _GX = "docs/rules.md#gemini-explicit-context-caching"
-GEMINI_EXPLICIT_MINIMUM: dict[str, Row] = {
-    "gemini-2.5-flash": Row(1024, f"G-ERR (litellm#17696, 2025-12-09), {_GX}"),
-    "gemini-2.5-flash-lite": Row(2048, f"G-ERR (discuss.ai.google.dev t/178942), {_GX}"),
-    **{k: Row(r.min_tokens, f"G-CC 2026-10-13 / 2026-05-07 table, {_GX}") for k, r in GEMINI_RULES.items()
+GEMINI_EXPLICIT_MINIMUM: dict[str, Sourced] = {
+    "gemini-2.5-flash": Sourced(1024, f"G-ERR (litellm#17696, 2025-12-09), {_GX}"),
+    "gemini-2.5-flash-lite": Sourced(2048, f"G-ERR (discuss.ai.google.dev t/178942), {_GX}"),
+    **{k: Sourced(r.min_tokens, f"G-CC 2026-10-13 / 2026-05-07 table, {_GX}") for k, r in GEMINI_RULES.items()
        if k != "gemini-2.5-flash"},
 }
 
 
-def gemini_explicit_minimum(model: str) -> Row:
+def gemini_explicit_minimum(model: str) -> Sourced:
     """The smallest explicit cache (tokens) the API creates for a Gemini model (longest prefix wins)."""
     m = model.strip().lower().rsplit("/", 1)[-1]
     best = max((k for k in GEMINI_EXPLICIT_MINIMUM if m.startswith(k)), key=len, default=None)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Sequence
 
-from .tables import HEADERS, fmt
+from prefixsim.report.tables import HEADERS, fmt
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1b1b1b;background:#fff}

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from ..advise.grid import GridResult
-from ..results import usd
+from prefixsim.advise.grid import GridResult
+from prefixsim.scenario.results import usd
 
 #: The report folder's kind (its marker), and the folder beside the scenario's `run` report.
 KIND = "design search"
@@ -112,7 +112,7 @@ def to_json(g: GridResult) -> dict:
 def figure(g: GridResult):
     """Cost against uncached critical-path tokens, one point per design; the Pareto front joined
     and labelled, the cheapest design ringed. Agg canvas, never pyplot (charts._figure)."""
-    from .charts import PALETTE, _figure
+    from prefixsim.report.charts import PALETTE, _figure
 
     fig = _figure((8.0, 5.2))
     ax = fig.subplots()
@@ -147,7 +147,7 @@ def figure(g: GridResult):
 
 
 def folder(out_dir: Path, g_name: str) -> Path:
-    from ..fsutil import slug
+    from prefixsim.io.fsutil import slug
 
     return out_dir / f"{slug(g_name)}{SUFFIX}"
 
@@ -155,9 +155,9 @@ def folder(out_dir: Path, g_name: str) -> Path:
 def write(g: GridResult, out_dir: Path) -> Path:
     """out/<scenario>-designs/: the table as CSV, JSON and Markdown and the chart as PNG and SVG,
     swapped in as one set (fsutil.replace_folder; never a folder of another kind)."""
-    from ..fsutil import replace_folder
-    from .charts import render_both
-    from .tables import csv_text, json_text
+    from prefixsim.io.fsutil import replace_folder
+    from prefixsim.report.charts import render_both
+    from prefixsim.report.tables import csv_text, json_text
 
     rs, cols = csv_rows([g])
     png, svg = render_both(figure(g))

@@ -6,9 +6,10 @@ import io
 import json
 from typing import Any, Sequence
 
-from ..results import GPU_COLUMNS, ScenarioResult, ranked_comparison as comparison_rows
-from .answer import answers
-from .layout import DEFAULT_WIDTH, fit, footnote_causes, min_width, wrap_block
+from prefixsim.report.answer import answers
+from prefixsim.report.layout import DEFAULT_WIDTH, fit, footnote_causes, min_width, wrap_block
+from prefixsim.scenario.results import GPU_COLUMNS, ScenarioResult
+from prefixsim.scenario.results import ranked_comparison as comparison_rows
 
 HEADERS = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m", "cache_write_1h_tokens": "write 1h",
           "input_tokens": "uncached", "output_tokens": "output", "hit_rate": "hit", "cost_usd": "cost $",

@@ -2,7 +2,7 @@
 hit-rate-vs-capacity chart."""
 from __future__ import annotations
 
-from ..errors import UserError
+from prefixsim.errors import UserError
 
 #: Okabe-Ito colour-blind-safe palette, as every prefixsim chart uses.
 _OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")

@@ -10,16 +10,16 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, replace
 
-from ..cached_content import CachedContent
-from ..model import Block, CachedRef, Call, Request
-from ..providers.tables import claude_code_ttl
-from ..errors import UserError
-from ..render import layer_params
-from ..sharedseq import PrefixTuple, share_tuple
-from .schema import HistorySpec, Settings, TextSpec, ToolsSpec
-from .state import Conv, apply_breakpoints
-from .steps import STEPS
-from .textgen import TextGen
+from prefixsim.core.sharedseq import PrefixTuple, share_tuple
+from prefixsim.errors import UserError
+from prefixsim.model import Block, CachedRef, Call, Request
+from prefixsim.providers.gemini_explicit import CachedContent
+from prefixsim.providers.tables import claude_code_ttl
+from prefixsim.scenario.schema import HistorySpec, Settings, TextSpec, ToolsSpec
+from prefixsim.scenario.state import Conv, apply_breakpoints
+from prefixsim.scenario.steps import STEPS
+from prefixsim.scenario.textgen import TextGen
+from prefixsim.wire.anthropic import layer_params
 
 DEFAULT_TOOL_NAMES = ("Bash", "Read", "Edit", "Write", "Glob", "Grep", "Agent", "WebFetch", "WebSearch",
                       "TodoWrite", "NotebookEdit", "BashOutput", "KillShell", "ExitPlanMode", "SlashCommand",
@@ -42,7 +42,7 @@ class Timeline:
         self.s = settings
         self.base_dir = base_dir
         self.load_json = load_json
-        from ..tokenize import get_tokenizer
+        from prefixsim.core.tokens import get_tokenizer
         self.gen = TextGen(get_tokenizer(settings.tokenizer or "cl100k_base"), settings.seed or 0)
         self.calls: list[Call] = []
         self.t = 0.0

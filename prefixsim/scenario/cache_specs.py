@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .fields import Count, Duration, StepBase
+from prefixsim.scenario.fields import Count, Duration, StepBase
 
 
 class CreateCacheSpec(StepBase):

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from ..pricing import MAX_PRICE
+from prefixsim.core.pricing import MAX_PRICE
 
 MAX_TOKENS = 10_000_000   # a single block or prompt larger than this is a typo, not a design
 MAX_COUNT = 10_000

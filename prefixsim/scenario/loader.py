@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import difflib
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
-from ..errors import UserError
-from ..yamlfile import load_yaml
-from .checks import check_run, read_body, resolve_file, shown_path
-from .messages import is_mismatch, message, union_message, where
-from .schema import Scenario, Settings, Variant
+from prefixsim.errors import UserError
+from prefixsim.io.yamlfile import load_yaml
+from prefixsim.scenario.checks import check_run, read_body, resolve_file, shown_path
+from prefixsim.scenario.messages import is_mismatch, message, union_message, where
+from prefixsim.scenario.schema import Scenario, Settings, Variant
 
 _SETTINGS_FIELDS = tuple(f for f in Settings.model_fields)
 
@@ -165,7 +165,7 @@ def _sweep_values(doc: dict, node: Any, path: str) -> tuple[str | None, list[Any
     sweep = doc.get("sweep")
     if sweep is None:
         return None, [None]
-    from .schema import MAX_SWEEP, SweepSpec
+    from prefixsim.scenario.schema import MAX_SWEEP, SweepSpec
 
     try:
         spec = SweepSpec.model_validate(sweep)

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .schema import MAX_TOKENS, STEP_KINDS, Scenario
+from prefixsim.scenario.schema import MAX_TOKENS, STEP_KINDS, Scenario
 
 #: Error types that only say "this branch has another type"; any other error is more specific.
 _MISMATCH = frozenset({"model_type", "model_attributes_type", "dict_type", "list_type", "string_type",

@@ -20,7 +20,7 @@ from typing import Any, Literal, Union
 
 from pydantic import Field, field_validator
 
-from .fields import TTL, Breakpoints, Stagger, Strict
+from prefixsim.scenario.fields import TTL, Breakpoints, Stagger, Strict
 
 #: Designs one file may ask for (each is a full simulation), as a sweep's values are held.
 MAX_DESIGNS = 1_000

@@ -10,11 +10,28 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Discriminator, Field, Tag, field_validator
 
+from prefixsim.scenario.cache_specs import CreateCacheSpec, DeleteCacheSpec, UpdateCacheSpec
+
 # The format's value types and limits (re-exported: other modules read the limits here).
-from .fields import (MAX_COUNT, MAX_SECONDS, MAX_SWEEP, MAX_TOKENS, TTL, Breakpoints, Count, Duration,  # noqa: F401
-                     Price, Stagger, StepBase, Strict, Tokens, parse_duration, parse_size, size_value)
-from .cache_specs import CreateCacheSpec, DeleteCacheSpec, UpdateCacheSpec
-from .optimize import OptimizeSpec
+from prefixsim.scenario.fields import (  # noqa: F401
+    MAX_COUNT,
+    MAX_SECONDS,
+    MAX_SWEEP,
+    MAX_TOKENS,
+    TTL,
+    Breakpoints,
+    Count,
+    Duration,
+    Price,
+    Stagger,
+    StepBase,
+    Strict,
+    Tokens,
+    parse_duration,
+    parse_size,
+    size_value,
+)
+from prefixsim.scenario.optimize import OptimizeSpec
 
 
 def _text_or_size(v: Any) -> Any:
@@ -24,7 +41,7 @@ def _text_or_size(v: Any) -> Any:
 
 def _literal_tools(v: Any) -> Any:
     """Tool definitions given literally must have the API's shape (names are text, ...)."""
-    from .conversation import conversation_problem
+    from prefixsim.scenario.literal import conversation_problem
 
     problem = conversation_problem(v, "", []) if isinstance(v, list) else None
     if problem:
@@ -33,7 +50,7 @@ def _literal_tools(v: Any) -> Any:
 
 
 def _literal_history(v: Any) -> Any:
-    from .conversation import conversation_problem
+    from prefixsim.scenario.literal import conversation_problem
 
     if isinstance(v, list):
         problem = conversation_problem([], "", [{"content": "", **m} if isinstance(m, dict) else m for m in v])
@@ -279,8 +296,8 @@ class EngineSpec(Strict):
     @field_validator("capacity")
     @classmethod
     def _capacity(cls, v):
-        from ..engines.kvsize import split_capacity
-        from ..errors import UserError
+        from prefixsim.engines.kvsize import split_capacity
+        from prefixsim.errors import UserError
 
         try:
             split_capacity(v)  # syntax only: a GiB capacity is sized once the run's model is known
@@ -372,7 +389,7 @@ class Scenario(Settings):
     @classmethod
     def _studies(cls, v):
         if v is not None:
-            from .studyparams import check_studies
+            from prefixsim.scenario.studyparams import check_studies
             check_studies(v)
         return v
 

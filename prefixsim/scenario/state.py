@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Block
-from ..providers.tables import anthropic_strips_thinking
-from ..render import THINKING_TYPES, message_blocks, system_blocks, tool_block
+from prefixsim.model import Block
+from prefixsim.providers.tables import anthropic_strips_thinking
+from prefixsim.wire.anthropic import THINKING_TYPES, message_blocks, system_blocks, tool_block
 
 
 @dataclass(eq=False)   # compared by identity: a message is rendered once, and its object names it

@@ -8,10 +8,10 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from ..errors import UserError
-from ..providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
-from ..suggest import unknown
-from .fields import MAX_COUNT, MAX_SECONDS, MAX_TOKENS, size_value
+from prefixsim.errors import UserError
+from prefixsim.io.suggest import unknown
+from prefixsim.providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
+from prefixsim.scenario.fields import MAX_COUNT, MAX_SECONDS, MAX_TOKENS, size_value
 
 #: Seconds between one child's requests, and between the parent's turn and the spawn: the
 #: scenario builder's default pace; ttft must not exceed it (each request reads the one before).

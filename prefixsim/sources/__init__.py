@@ -13,9 +13,9 @@ from functools import partial
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import UserError
-from .record import Record
-from .traffic import Head, Part, Traffic
+from prefixsim.errors import UserError
+from prefixsim.sources.record import Record
+from prefixsim.sources.traffic import Head, Part, Traffic
 
 FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "mooncake", "bailian")
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
@@ -27,7 +27,7 @@ _SNIFF_LINES = 20
 
 
 def _classify(obj: object) -> str | None:
-    from . import claude_code
+    from prefixsim.sources.claude_code import transcript as claude_code
 
     if not isinstance(obj, dict):
         return None
@@ -39,7 +39,7 @@ def _classify(obj: object) -> str | None:
     if claude_code.is_transcript_line(obj):
         return "claude-code"
     # imported only now: a transcript's replay never loads the API-log readers
-    from . import anthropic_log, gemini_log, openai_log
+    from prefixsim.sources import anthropic_log, gemini_log, openai_log
 
     if openai_log.looks_openai(obj):
         return "openai"
@@ -53,8 +53,8 @@ def _classify(obj: object) -> str | None:
 def sniff(p: Path) -> str | None:
     """The format of one file judged from its first lines (None: cannot tell). A line that does not
     parse, or whose values trip the classifier, is left for the reader to name."""
-    from . import problems
-    from .files import open_regular
+    from prefixsim.sources import problems
+    from prefixsim.sources.files import open_regular
 
     with open_regular(p) as fh:
         for n, raw in enumerate(fh, start=1):
@@ -79,7 +79,7 @@ def detect(path: str | Path) -> str:
             return "claude-code"
         raise UserError("folder holds no .jsonl transcripts", str(p))
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
-        from . import gemini_log, openai_cassette
+        from prefixsim.sources import gemini_log, openai_cassette
 
         if gemini_log.sniff_cassette(p):
             return "gemini"
@@ -94,7 +94,7 @@ def detect(path: str | Path) -> str:
 
 def _cassette_json(p: Path) -> bool:
     """A `.json` file that is a whole cassette document (vcrpy's JSON serializer), not JSON Lines."""
-    from .files import open_regular
+    from prefixsim.sources.files import open_regular
 
     with open_regular(p) as fh:
         head = fh.read(4096).lstrip()
@@ -116,8 +116,8 @@ def _format(p: Path, source: str | None) -> str:
 
 def _read(p: Path, fmt: str) -> list[Record]:
     """One request log or cassette, whole (its records in file order)."""
-    from . import anthropic_log, gemini_log, openai_cassette, openai_log
-    from ..tokenize import get_tokenizer
+    from prefixsim.core.tokens import get_tokenizer
+    from prefixsim.sources import anthropic_log, gemini_log, openai_cassette, openai_log
 
     sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
     if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
@@ -134,7 +134,7 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
     """The requests at `path` as Records: a log or cassette in file order, transcripts in time order.
     A single Claude Code .jsonl is that file only unless `with_subagents`; a session or projects
     folder includes sub-agents (and the API logs a projects folder holds)."""
-    from . import claude_code
+    from prefixsim.sources.claude_code import transcript as claude_code
 
     p = Path(path)
     fmt = _format(p, source)
@@ -159,7 +159,8 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     """A projects folder's transcripts, and the request logs it also holds (path, format): an API log
     dropped among transcripts is replayed as what it is, never read as a transcript with no calls.
     A file of another kind (an engine trace) is skipped and named."""
-    from . import claude_code, problems
+    from prefixsim.sources import problems
+    from prefixsim.sources.claude_code import transcript as claude_code
 
     sessions, logs = [], []
     for main, sub in claude_code.files_for(p, with_subagents):
@@ -177,11 +178,11 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
 def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefix: str = "") -> list[Part]:
     """The requests at `p` whose id no earlier path had (`seen` gains this path's ids), one Part per
     source; `prefix` qualifies their stream names."""
-    from . import claude_code
+    from prefixsim.sources.claude_code import transcript as claude_code
 
     if fmt in ("anthropic", *OPENAI_FORMATS) and not _is_cassette(p) and _stream_log(p):
-        from . import anthropic_log, api_log, openai_log
-        from ..tokenize import get_tokenizer
+        from prefixsim.core.tokens import get_tokenizer
+        from prefixsim.sources import anthropic_log, api_log, openai_log
 
         kind = openai_log if fmt in OPENAI_FORMATS else anthropic_log
         sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text, share=False)

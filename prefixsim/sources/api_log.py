@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from ..render import History
-from .record import Record
-from .anthropic_log import Sizer
-from .linejson import LineParser
-from .scan import LineRecord, RequestId, scan
-from .traffic import Head, Part
+from prefixsim.sources.anthropic_log import Sizer
+from prefixsim.sources.linejson import LineParser
+from prefixsim.sources.record import Record
+from prefixsim.sources.scan import LineRecord, RequestId, scan
+from prefixsim.sources.traffic import Head, Part
+from prefixsim.wire.anthropic import History
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:

@@ -20,7 +20,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import UserError
+from prefixsim.errors import UserError
 
 #: Keys that hold a cassette's interactions (vcrpy / pytest-recording, Ruby VCR).
 INTERACTION_KEYS = ("interactions", "http_interactions")
@@ -31,9 +31,9 @@ def load_document(path: Path) -> Any:
     """The cassette file parsed (YAML, or JSON for a `.json` cassette); UserError when it does not parse."""
     from ruamel.yaml import YAML
 
-    from ..yamlsafe import check_aliases
-    from . import problems
-    from .files import check_regular
+    from prefixsim.io.yamlsafe import check_aliases
+    from prefixsim.sources import problems
+    from prefixsim.sources.files import check_regular
 
     check_regular(path)
     raw = path.read_bytes()
@@ -249,7 +249,7 @@ def request_of(inter: Any) -> tuple[Any, Any, str, str]:
 def requests_in(path: Path) -> Iterator[tuple[Any, str, str]]:
     """(request body, uri, method) of each interaction of a cassette that reads; nothing when the
     document does not parse (its reader names why). What the format sniffers look at."""
-    from . import problems
+    from prefixsim.sources import problems
 
     try:
         inters = interactions(load_document(path), path)

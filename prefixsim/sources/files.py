@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 from typing import IO
 
-from ..errors import UserError
+from prefixsim.errors import UserError
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))

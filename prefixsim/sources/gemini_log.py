@@ -27,17 +27,17 @@ from typing import Any
 
 import xxhash
 
-from ..errors import UserError
-from ..model import CachedRef, Call, Layer, Request, Usage
-from ..providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
-from ..render import dumps
-from . import gemini_render as G
-from . import problems
-from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
-from .gemini_wire import Exchange, _ttl, is_call, kind, looks_gemini, observed_usage, split, streamed
-from .openai_render import Piece
-from .openai_sizes import State, _chain, _sizes
-from .record import Record, check_model, request_key, shown, token_count
+from prefixsim.errors import UserError
+from prefixsim.model import CachedRef, Call, Layer, Request, Usage
+from prefixsim.providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
+from prefixsim.sources import problems
+from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
+from prefixsim.sources.gemini_wire import Exchange, _ttl, is_call, kind, looks_gemini, observed_usage, split, streamed
+from prefixsim.sources.openai_sizes import SizerMemory, _chain, _sizes
+from prefixsim.sources.record import Record, check_model, request_key, shown, token_count
+from prefixsim.wire import gemini as G
+from prefixsim.wire.anthropic import dumps
+from prefixsim.wire.openai import Piece
 
 #: Gemini's tokenizer is not public: counts use this encoding and are pinned to the observed usage.
 ENCODING = "cl100k_base"
@@ -60,7 +60,7 @@ def model_of(ex: Exchange) -> str:
 
 @lru_cache(maxsize=256)
 def _priced(model: str) -> None:
-    from ..pricing import PriceBook
+    from prefixsim.core.pricing import PriceBook
 
     PriceBook().rates(model, "gemini")
 
@@ -81,7 +81,7 @@ class Reader:
 
     def __init__(self, path: str, sizer: Sizer) -> None:
         self.path = path
-        self.st: State = sizer.__dict__.setdefault("gemini_state", State())
+        self.st: SizerMemory = sizer.__dict__.setdefault("gemini_state", SizerMemory())
         self.out: list[Record] = []
         self.caches: dict[str, _Cache] = {}
         self.events = 0
@@ -215,8 +215,8 @@ def request_id(obj: dict, ex: Exchange) -> str | None:
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
     """One call per line, in file order; a line that is no Gemini call, or whose body, usage or time
     cannot be used, is skipped and named."""
-    from .jsonl import iter_jsonl
-    from .scan import LineChecks
+    from prefixsim.sources.jsonl import iter_jsonl
+    from prefixsim.sources.scan import LineChecks
 
     reader = Reader(str(path), sizer)
     checks = LineChecks(path)
@@ -241,7 +241,7 @@ def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
 
 def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     """A VCR cassette's generateContent and cachedContents calls (other endpoints passed over)."""
-    from .cassette import interactions, load_document, request_of
+    from prefixsim.sources.cassette import interactions, load_document, request_of
 
     reader = Reader(str(path), sizer)
 
@@ -262,6 +262,6 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
 
 def sniff_cassette(path: Path) -> bool:
     """Whether a cassette holds Gemini API calls."""
-    from .cassette import requests_in
+    from prefixsim.sources.cassette import requests_in
 
     return any(is_call(uri) for _, uri, _ in requests_in(path))

@@ -9,10 +9,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UserError
-from ..model import Usage
-from . import gemini_render as G
-from .record import checked_usage, shown, token_count
+from prefixsim.errors import UserError
+from prefixsim.model import Usage
+from prefixsim.sources.record import checked_usage, shown, token_count
+from prefixsim.wire import gemini as G
 
 _USAGE_KEYS = ("promptTokenCount", "prompt_token_count", "cachedContentTokenCount", "cached_content_token_count",
                "candidatesTokenCount", "candidates_token_count")
@@ -30,7 +30,7 @@ class Exchange:
 
 
 def _body_of(value: Any) -> Any:
-    from .openai_log import _body_of as decoded
+    from prefixsim.sources.openai_log import _body_of as decoded
 
     return decoded(value)
 
@@ -136,7 +136,7 @@ def streamed(response: Any) -> dict | None:
     """A streamGenerateContent body (Server-Sent Events) as one response: the first candidate's parts
     joined (consecutive text chunks into one text part, as a client sends the turn back) and the
     last usageMetadata (it is cumulative)."""
-    from .cassette import _bytes, _events, _unpacked
+    from prefixsim.sources.cassette import _bytes, _events, _unpacked
 
     raw = _bytes(response.get("body") if isinstance(response, dict) else None)
     if not raw:

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from . import problems
-from .files import open_regular
+from prefixsim.sources import problems
+from prefixsim.sources.files import open_regular
 
 
 def read_buffer(size: int) -> int:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .anthropic_log import Sizer
-from ..errors import UserError
-from .openai_log import Exchange, inferred_outputs, looks_openai, record
-from .record import Record
-
+from prefixsim.errors import UserError
+from prefixsim.sources.anthropic_log import Sizer
+from prefixsim.sources.openai_log import Exchange, inferred_outputs, looks_openai, record
+from prefixsim.sources.record import Record
 
 #: Endpoints whose calls are replayed; others in a cassette (embeddings, model lists, files) are passed over.
 _ENDPOINTS = ("/chat/completions", "/responses")
@@ -30,9 +29,9 @@ def is_call(body: Any, uri: str, method: str) -> bool:
 def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list[Record]:
     """A VCR cassette's Chat Completions / Responses calls (other endpoints are passed over). An
     interaction that cannot be used is skipped and named."""
-    from . import problems
-    from .scan import LineChecks
-    from .cassette import interactions, load_document, request_of
+    from prefixsim.sources import problems
+    from prefixsim.sources.cassette import interactions, load_document, request_of
+    from prefixsim.sources.scan import LineChecks
 
     doc = load_document(path)
     checks = LineChecks(path)
@@ -61,7 +60,7 @@ def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list
 def sniff_cassette(path: Path) -> str | None:
     """'openai' when a cassette holds Chat Completions or Responses calls, 'anthropic' when it holds
     Messages calls, None when it holds neither (or does not parse: its reader names why)."""
-    from .cassette import requests_in
+    from prefixsim.sources.cassette import requests_in
 
     for body, uri, method in requests_in(path):
         if is_call(body, uri, method):

@@ -27,20 +27,20 @@ from typing import Any
 
 import xxhash
 
-from ..errors import UserError
-from ..model import Block, Call, Layer, Request, Usage
-from ..render import dumps
-from ..providers.tables import canonical_model
-from . import openai_render as R
-from .anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
-from .openai_sizes import State, _chain, _count, _sizes, _spread, state_of
-from .record import Record, check_model, checked_usage, request_key, token_count
+from prefixsim.errors import UserError
+from prefixsim.model import Block, Call, Layer, Request, Usage
+from prefixsim.providers.tables import canonical_model
+from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
+from prefixsim.sources.openai_sizes import SizerMemory, _chain, _count, _sizes, _spread, state_of
+from prefixsim.sources.record import Record, check_model, checked_usage, request_key, token_count
+from prefixsim.wire import openai as R
+from prefixsim.wire.anthropic import dumps
 
 _DEEPSEEK_HOSTS = ("deepseek.com",)
 
 
 def _body_of(value: Any) -> Any:
-    from .cassette import decode_body
+    from prefixsim.sources.cassette import decode_body
 
     if isinstance(value, dict) and ("body" in value or "parsed_body" in value) and "model" not in value:
         inner = value.get("parsed_body", value.get("body"))
@@ -164,7 +164,7 @@ def observed_usage(u: dict | None) -> Usage | None:
 def _priced(model: str, provider: str) -> None:
     """UserError (the line is skipped, named) when genai-prices has no price for the model: a replay
     prices every request it keeps."""
-    from ..pricing import PriceBook
+    from prefixsim.core.pricing import PriceBook
 
     PriceBook().rates(model, provider)
 
@@ -269,7 +269,7 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
     return request, obs, provider
 
 
-def _output(st: State, enc: str, ex: Exchange, provider: str, obs: Usage | None, pieces: list[R.Piece],
+def _output(st: SizerMemory, enc: str, ex: Exchange, provider: str, obs: Usage | None, pieces: list[R.Piece],
             chain: list[bytes], seed: bytes) -> list[tuple[R.Piece, int]]:
     """The response's output as blocks with sizes (None without a response). Sized from the usage:
     reasoning items take the reasoning tokens, the rest the other output tokens. An OpenAI Chat
@@ -349,7 +349,7 @@ def line_record(obj: dict, rid: str | None, index: int, path: str, line: int, si
 def load_jsonl(path: Path, sizer: Sizer, provider: str | None = None) -> list[Record]:
     """One request per line: a body, or {request|body, response|usage, timestamp}, in file order. A
     line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
-    from .scan import scan
+    from prefixsim.sources.scan import scan
 
     def one(obj, rid, index, p, line, s, history):
         return line_record(obj, rid, index, p, line, s, history, provider)

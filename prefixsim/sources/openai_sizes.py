@@ -8,8 +8,8 @@ from typing import Any
 
 import xxhash
 
-from . import openai_render as R
-from .anthropic_log import Sizer
+from prefixsim.sources.anthropic_log import Sizer
+from prefixsim.wire import openai as R
 
 #: Where an anchor's residual is spread as an addition rather than a scale: within this share of the
 #: counted size, the count is taken as right up to a few framing or tool tokens.
@@ -20,7 +20,7 @@ REMEMBERED = 65536
 
 
 @dataclass
-class State:
+class SizerMemory:
     """What one reader learned from earlier requests: observed token counts at chain positions
     (anchors), the size of each reasoning item a response produced, and each response's conversation
     (for `previous_response_id`)."""
@@ -37,15 +37,15 @@ class State:
             del table[next(iter(table))]
 
 
-def state_of(sizer: Sizer) -> State:
+def state_of(sizer: Sizer) -> SizerMemory:
     """The reader state that goes with a sizer (one per log or cassette, kept across its walks)."""
     st = sizer.__dict__.get("openai_state")
     if st is None:
-        st = sizer.__dict__["openai_state"] = State()
+        st = sizer.__dict__["openai_state"] = SizerMemory()
     return st
 
 
-def _count(st: State, enc: str, piece: R.Piece) -> int:
+def _count(st: SizerMemory, enc: str, piece: R.Piece) -> int:
     key = (enc, piece.data)
     n = st.counts.get(key)
     if n is None:
@@ -59,7 +59,7 @@ _TOKENIZERS: dict[str, Any] = {}
 
 
 def get_tokenizer_cached(name: str):
-    from ..tokenize import get_tokenizer
+    from prefixsim.core.tokens import get_tokenizer
 
     tok = _TOKENIZERS.get(name)
     if tok is None:
@@ -108,7 +108,7 @@ def _chain(seed: bytes, pieces: list[R.Piece]) -> list[bytes]:
     return out
 
 
-def _sizes(st: State, enc: str, pieces: list[R.Piece], chain: list[bytes], total: int | None) -> list[int]:
+def _sizes(st: SizerMemory, enc: str, pieces: list[R.Piece], chain: list[bytes], total: int | None) -> list[int]:
     """Each piece's tokens: counted, then made exact at every anchor (an earlier request's observed
     end or output end that this request starts with) and at this request's observed end."""
     counts = []

@@ -21,7 +21,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, TypeVar
 
-from ..errors import UserError
+from prefixsim.errors import UserError
 
 #: What the work on one parsed line can raise when a value has an unexpected type, size or text:
 #: a list where an id is expected (TypeError), a number where text is (AttributeError), an epoch out

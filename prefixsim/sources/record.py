@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..errors import UserError
-from ..model import Call, Usage
+from prefixsim.errors import UserError
+from prefixsim.model import Call, Usage
 
 #: Epoch seconds a timestamp may have: from 1970 to the end of year 9999 (what ISO text can write).
 LATEST_EPOCH = 253402300799.0
@@ -107,6 +107,6 @@ def check_model(model: object, provider: str) -> str:
 
 @lru_cache(maxsize=1024)
 def _known(model: str, provider: str) -> None:
-    from ..providers import get_policy
+    from prefixsim.providers import get_policy
 
     get_policy(provider).describe(model)   # raises UserError for a model the tables do not know

@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from ..model import Usage
-from ..render import History
-from . import problems
-from .jsonl import iter_jsonl_at
-from .linejson import LineParser
-from .record import Record
+from prefixsim.model import Usage
+from prefixsim.sources import problems
+from prefixsim.sources.jsonl import iter_jsonl_at
+from prefixsim.sources.linejson import LineParser
+from prefixsim.sources.record import Record
+from prefixsim.wire.anthropic import History
 
 if TYPE_CHECKING:
-    from .anthropic_log import Sizer
+    from prefixsim.sources.anthropic_log import Sizer
 
 #: A format's two steps: the request id of a line (UserError: no request), then its Record.
 RequestId = Callable[[Any], "str | None"]

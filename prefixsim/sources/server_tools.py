@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..model import Request
+from prefixsim.model import Request
 
 
 def _is_server_result(block: Any) -> bool:

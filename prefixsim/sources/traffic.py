@@ -12,7 +12,7 @@ import heapq
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Iterator, Sequence
 
-from .record import Record
+from prefixsim.sources.record import Record
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 # Importing the families registers their steps (each imports `step` from .registry, never from
 # this package, so the imports point one way).
-from . import cached, conversation, edits, spawns  # noqa: F401
-from .registry import STEPS, StepFn, step
+from prefixsim.scenario.steps import cached, conversation, edits, spawns  # noqa: F401
+from prefixsim.scenario.steps.registry import STEPS, StepFn, step
 
 __all__ = ["STEPS", "StepFn", "step"]

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...cached_content import CachedContent
-from ...errors import UserError
-from ..state import Conv
-from .registry import step
+from prefixsim.errors import UserError
+from prefixsim.providers.gemini_explicit import CachedContent
+from prefixsim.scenario.state import Conv
+from prefixsim.scenario.steps.registry import step
 
 if TYPE_CHECKING:
-    from ..builder import Timeline
+    from prefixsim.scenario.builder import Timeline
 
 
 @step("create_cache")

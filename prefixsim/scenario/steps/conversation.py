@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...model import Block
-from ..state import Conv
-from .registry import step
+from prefixsim.model import Block
+from prefixsim.scenario.state import Conv
+from prefixsim.scenario.steps.registry import step
 
 if TYPE_CHECKING:
-    from ..builder import Timeline
+    from prefixsim.scenario.builder import Timeline
 
 
 @step("request")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...errors import UserError
-from ..schema import CHANGE_STEPS, Modification
-from ..state import Conv
-from .registry import step
+from prefixsim.errors import UserError
+from prefixsim.scenario.schema import CHANGE_STEPS, Modification
+from prefixsim.scenario.state import Conv
+from prefixsim.scenario.steps.registry import step
 
 if TYPE_CHECKING:
-    from ..builder import Timeline
+    from prefixsim.scenario.builder import Timeline
 
 
 def _change_step(field: str):

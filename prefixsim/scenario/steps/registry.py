@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from ..builder import Timeline
-    from ..state import Conv
+    from prefixsim.scenario.builder import Timeline
+    from prefixsim.scenario.state import Conv
 
 #: A step: (timeline, conversation, the step's spec, its index in the timeline) -> the conversation after it.
 StepFn = Callable[["Timeline", "Conv", Any, int], "Conv"]

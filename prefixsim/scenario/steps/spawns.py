@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...render import message_blocks
-from ..state import Conv
-from .registry import step
-from .edits import modify
+from prefixsim.scenario.state import Conv
+from prefixsim.scenario.steps.edits import modify
+from prefixsim.scenario.steps.registry import step
+from prefixsim.wire.anthropic import message_blocks
 
 if TYPE_CHECKING:
-    from ...model import Block
-    from ..builder import Timeline
+    from prefixsim.model import Block
+    from prefixsim.scenario.builder import Timeline
 
 #: seed 000: every fork child sees this constant result for each of the parent's tool_use blocks.
 FORK_PLACEHOLDER = "Fork started -- processing in background"

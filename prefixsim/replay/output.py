@@ -1,0 +1,99 @@
+"""The `prefixsim replay --format json` document: one dict per request (`row_json`) and the summary with
+an optional what-if (`summary_json`); `to_json` is both. Kept apart from replay.py, which computes the
+figures these only serialise (money rounded to 6 places, rates to 6)."""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from prefixsim.model import Usage
+    from prefixsim.replay.run import Comparison, ReplayResult, ReplayRow
+
+
+def usage_dict(u: Usage) -> dict[str, int]:
+    return {"input_tokens": u.input_tokens, "cache_creation_input_tokens": u.cache_creation,
+            "cache_read_input_tokens": u.cache_read}
+
+
+def _money(d: Decimal | None) -> float | None:
+    return None if d is None else float(round(d, 6))
+
+
+def _rate(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def row_json(r: ReplayRow) -> dict:
+    """One request as it appears in the `--format json` document's "requests" list."""
+    doc = {"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp, "stream": r.stream,
+           "model": r.model, "provider": r.provider, "observed": None if r.observed is None else usage_dict(r.observed),
+           "predicted": {**usage_dict(r.predicted), "cache_write_5m_tokens": r.predicted.cache_write_5m,
+                         "cache_write_1h_tokens": r.predicted.cache_write_1h},
+           "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
+           "cause_detail": r.cause.detail or None, "cost_observed_usd": _money(r.cost_observed),
+           "cost_predicted_usd": _money(r.cost_predicted)}
+    if r.predicted_optimistic is not None:
+        doc["predicted_optimistic"] = usage_dict(r.predicted_optimistic)
+        doc["cost_predicted_optimistic_usd"] = _money(r.cost_predicted_optimistic)
+    if r.storage_usd:
+        doc["storage_usd"] = _money(r.storage_usd)
+    return doc
+
+
+def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
+    """The `--format json` document: {"requests": [...], "summary": {...}} (+ "what_if" for a variant)."""
+    doc = summary_json(result, what_if)
+    return {"requests": [row_json(r) for r in result.rows], **doc}
+
+
+def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
+    """The `--format json` document without its "requests": {"summary": {...}} (+ "what_if")."""
+    s = result.summary
+    summary = {
+        "requests": s.requests, "observed_requests": s.observed_requests,
+        "read_share_observed": _rate(s.read_share_observed), "read_share_predicted": _rate(s.prefixsim.read_share),
+        "read_share_naive": _rate(s.naive.read_share),
+        "exact_match_predicted": s.prefixsim.exact, "exact_match_naive": s.naive.exact,
+        "exact_match_rate_predicted": _rate(s.prefixsim.exact_rate), "exact_match_rate_naive": _rate(s.naive.exact_rate),
+        "wape_predicted": _rate(s.prefixsim.wape), "wape_naive": _rate(s.naive.wape),
+        "outside_requests": s.outside.requests, "outside_read_tokens": s.outside.tokens,
+        "wape_predicted_in_data": _rate(s.outside.wape_in_data),
+        "shorter_requests": s.outside.shorter_requests, "shorter_read_tokens": s.outside.shorter_tokens,
+        "cost_observed_usd": _money(s.cost_observed_usd), "cost_predicted_usd": _money(s.cost_predicted_usd),
+        "cost_includes_output": s.output_in_cost,
+        "causes": dict(s.causes),
+        "streams": [{"stream": k, "requests": n, "cost_observed_usd": _money(o), "cost_predicted_usd": _money(p)}
+                    for k, n, o, p in s.streams],
+        "largest_mismatches": [{"index": r.index, "request_id": r.request_id, "stream": r.stream,
+                                "observed_cache_read": r.observed.cache_read if r.observed else None,
+                                "predicted_cache_read": r.predicted.cache_read, "cause": r.cause.kind or None,
+                                "cause_detail": r.cause.detail or None} for r in s.largest_mismatches],
+        "variant": {"ttl": s.variant.ttl, "model": s.variant.model, "provider": s.variant.provider,
+                    "breakpoints": s.variant.breakpoints},
+        "price_source": s.price_source,
+    }
+    if any(r.storage_usd for r in result.rows):   # Gemini explicit caches: included in both costs
+        summary["storage_usd"] = _money(sum((r.storage_usd for r in result.rows), Decimal(0)))
+    if any(r.predicted_optimistic is not None for r in result.rows):
+        # retention is a range: "predicted" figures are its pessimistic end, these its optimistic end
+        # (a request whose provider's retention is no range counts with its one figure)
+        opt = [r.predicted if r.predicted_optimistic is None else r.predicted_optimistic for r in result.rows]
+        opt_cost = [r.cost_predicted if r.cost_predicted_optimistic is None else r.cost_predicted_optimistic
+                    for r in result.rows]
+        prompt = sum(u.prompt_tokens for u in opt)
+        summary.update({"retention_bound": "pessimistic",
+                        "read_share_predicted_optimistic": _rate(sum(u.cache_read for u in opt) / prompt
+                                                                 if prompt else None),
+                        "cost_predicted_optimistic_usd": _money(sum(opt_cost, Decimal(0)))})
+    doc: dict = {"summary": summary}
+    if what_if is not None:
+        v = what_if.variant.summary.variant
+        doc["what_if"] = {
+            "variant": {"ttl": v.ttl, "model": v.model, "provider": v.provider, "breakpoints": v.breakpoints},
+            "streams": [{"stream": d.stream, "cost_usd": _money(d.cost_base), "cost_what_if_usd": _money(d.cost_variant),
+                         "cost_difference_usd": _money(d.cost_delta), "rebuilds": d.rebuilds_base,
+                         "rebuilds_what_if": d.rebuilds_variant} for d in (*what_if.streams, what_if.total)],
+            "summary": summary_json(what_if.variant)["summary"],
+        }
+    return doc

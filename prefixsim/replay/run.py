@@ -1,0 +1,320 @@
+"""One replay: real traffic through the provider rules: predicted vs observed usage per request, the cause
+of every miss, the naive mechanism as a baseline, and what-if variants of the same traffic.
+
+Library API (notebooks): `replay(records, ...)` -> ReplayResult with `.rows`, `.summary` and
+`.to_dataframe()`; `compare(base, variant)` -> cost and rebuild differences per stream.
+
+A replay walks the traffic once and keeps one small row per request: each request is dropped once
+the simulator has stepped it (the simulator and the naive baseline keep per-stream state only).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Iterable, Sequence
+
+from prefixsim.core.invariants import replay_adds_up
+from prefixsim.core.pricing import AS_OF, PriceBook
+from prefixsim.core.simulator import Simulator
+from prefixsim.errors import UserError
+from prefixsim.model import Cause, CauseKind, Usage
+from prefixsim.providers import get_policy
+from prefixsim.replay.naive import Naive
+from prefixsim.replay.outside import Outside, outside_reads
+from prefixsim.replay.whatif import BREAKPOINT_POLICIES, TTL_CHOICES, WhatIf, apply_variant
+from prefixsim.sources.record import Record
+from prefixsim.sources.traffic import Traffic
+
+#: Misses of something that was cached before: each one rebuilds a prefix the traffic had paid for.
+REBUILD_CAUSES = frozenset({CauseKind.TTL_EXPIRED, CauseKind.PREFIX_CHANGED, CauseKind.COMPACTION,
+                            CauseKind.MODEL_SWITCH, CauseKind.NOT_YET_AVAILABLE, CauseKind.LOOKBACK_EXCEEDED,
+                            CauseKind.EVICTED})
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayRow:
+    """One request: observed usage (None when the log has none), prediction, cause, costs."""
+
+    index: int
+    request_id: str
+    timestamp: str
+    stream: str
+    model: str
+    observed: Usage | None
+    predicted: Usage
+    cause: Cause
+    cost_observed: Decimal | None
+    cost_predicted: Decimal
+    naive_read: int | None
+    path: str
+    line: int
+    provider: str = "anthropic"   # whose rules and prices predicted this row
+    #: The prediction under the optimistic end of the provider's retention range (None: no range;
+    #: `predicted` is then the only figure, else its pessimistic end).
+    predicted_optimistic: Usage | None = None
+    cost_predicted_optimistic: Decimal | None = None
+    storage_usd: Decimal = Decimal(0)   # a Gemini explicit cache's, on its creation; in both costs
+
+    @property
+    def read_error(self) -> int | None:
+        return None if self.observed is None else self.predicted.cache_read - self.observed.cache_read
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """Accuracy of one predictor of cache_read against the observed values (token- and request-weighted)."""
+
+    exact: int
+    compared: int
+    wape: float | None          # sum |pred - obs| / sum obs, token-weighted
+    read_share: float | None    # sum read / sum prompt tokens, token-weighted
+
+    @property
+    def exact_rate(self) -> float | None:
+        return self.exact / self.compared if self.compared else None
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    requests: int
+    observed_requests: int
+    read_share_observed: float | None
+    prefixsim: Figures
+    naive: Figures
+    cost_observed_usd: Decimal | None
+    cost_predicted_usd: Decimal
+    causes: tuple[tuple[str, int], ...]
+    streams: tuple[tuple[str, int, Decimal | None, Decimal], ...]   # stream, requests, observed, predicted $
+    largest_mismatches: tuple[ReplayRow, ...]
+    variant: WhatIf
+    price_source: str
+    output_in_cost: bool
+    outside: Outside = Outside()   # reads of a cache no request in the data wrote (attribution.py)
+    price_sources: frozenset[str] = frozenset()   # each source as priced; `price_source` joins them
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    rows: tuple[ReplayRow, ...]
+    summary: Summary
+
+    def to_dataframe(self):
+        """One row per request; observed columns are NaN where the log had no usage."""
+        import pandas as pd
+
+        from prefixsim.replay.output import usage_dict as _usage_dict
+
+        recs = []
+        for r in self.rows:
+            o, p = r.observed, r.predicted
+            recs.append({"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp,
+                         "stream": r.stream, "model": r.model,
+                         **{f"observed_{k}": (None if o is None else v) for k, v in _usage_dict(o or p).items()},
+                         **{f"predicted_{k}": v for k, v in _usage_dict(p).items()},
+                         "predicted_cache_write_5m": p.cache_write_5m, "predicted_cache_write_1h": p.cache_write_1h,
+                         "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
+                         "cause_detail": r.cause.detail or None,
+                         "cost_observed_usd": None if r.cost_observed is None else float(r.cost_observed),
+                         "cost_predicted_usd": float(r.cost_predicted)})
+        return pd.DataFrame.from_records(recs)
+
+
+def _figures(pairs: Iterable[tuple[int, Usage, Usage]]) -> Figures:
+    exact = compared = err = obs_read = read = prompt = 0
+    for pred_read, obs, pred in pairs:
+        compared += 1
+        exact += pred_read == obs.cache_read
+        err += abs(pred_read - obs.cache_read)
+        obs_read += obs.cache_read
+        read += pred_read
+        prompt += obs.prompt_tokens
+    return Figures(exact, compared, err / obs_read if obs_read else None, read / prompt if prompt else None)
+
+
+def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), prices: PriceBook | None = None,
+           top: int = 5) -> ReplayResult:
+    """Replays `records` (any order; Traffic is walked, not held) under `variant`; compares every
+    prediction with the observation, each request priced at the rates of the provider it was sent to."""
+    if variant.ttl not in TTL_CHOICES:
+        raise UserError(f"--ttl must be one of {', '.join(TTL_CHOICES)}, got {variant.ttl!r}")
+    if variant.breakpoints not in BREAKPOINT_POLICIES:
+        raise UserError(f"--breakpoints must be one of {', '.join(BREAKPOINT_POLICIES)}, got {variant.breakpoints!r}")
+    traffic = records if isinstance(records, Traffic) else Traffic.of(records)
+    # What the walk needs to know first, from the requests' heads (a few fields each).
+    hour_streams: set[str] = set()
+    output_in_cost, date, start = True, None, None
+    for h in traffic.heads():
+        if h.wrote_1h:
+            hour_streams.add(h.stream)
+        output_in_cost = output_in_cost and h.output_final
+        if start is None:
+            start = _instant(h.timestamp)
+            date = start.date() if start is not None else None
+    if prices is None:
+        prices = PriceBook(when=date, start=start)
+    # One simulator per provider: providers share no cache, and each prices with its own table. A
+    # retention that is a documented range (OpenAI, DeepSeek) walks a second one at its optimistic end.
+    sims: dict[str, tuple[Simulator, Simulator | None]] = {}
+    naive = Naive(hour_streams)
+    rows: list[ReplayRow] = []
+    price_sources: set[str] = set()
+    for i, rec in enumerate(traffic):
+        nv = naive.read(rec)
+        call = apply_variant(rec.call, variant, rec.main)
+        if not output_in_cost and call.output_tokens:
+            call = replace(call, output_tokens=0)
+        provider = rec.provider if variant.provider == "observed" else variant.provider
+        try:
+            pair = sims.get(provider)
+            if pair is None:
+                sim = Simulator(provider=provider, tokenizer="approx", prices=prices)
+                alt = (Simulator(provider=provider, tokenizer="approx", prices=prices,
+                                 policy=get_policy(provider, "optimistic"))
+                       if hasattr(sim.policy, "has_range") else None)
+                pair = sims[provider] = (sim, alt)
+            sim, alt = pair
+            at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
+            out = sim.step(call, at)
+            opt = alt.step(call, at) if alt is not None else None
+            for it in rec.iterations:   # server tools: more model iterations under the same usage
+                it = apply_variant(it, variant, rec.main)
+                out = _joined(out, sim.step(it, at))
+                opt = _joined(opt, alt.step(it, at)) if alt is not None and opt is not None else opt
+            for c in rec.unlogged:   # proven by this request's observation: they shape later requests only
+                for s in (sim, alt) if alt is not None else (sim,):
+                    s.step(apply_variant(c, variant, rec.main), at)
+            price_sources.add(out.price_source)
+            obs = rec.observed
+            # What was paid: the recorded model at the recorded provider's prices, whatever the variant.
+            cost_obs = None if obs is None else prices.rates(rec.call.request.model, rec.provider, at)
+            if cost_obs is not None:
+                price_sources.add(cost_obs.source)
+        except UserError as e:   # e.g. a what-if model the provider's tables do not know: name the line
+            raise e.located(rec.path, rec.line) from None
+        if obs is not None:
+            if not output_in_cost:
+                obs = replace(obs, output_tokens=0)
+            cost_obs = cost_obs.cost(obs) + out.storage_usd
+        rows.append(ReplayRow(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed, out.usage,
+                        out.cause, cost_obs, out.cost_usd + out.storage_usd, nv, rec.path, rec.line, provider,
+                        opt and opt.usage, opt and opt.cost_usd + opt.storage_usd, out.storage_usd))
+    summary = _summarize(rows, variant, price_sources, output_in_cost, top)
+    replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
+    return ReplayResult(tuple(rows), summary)
+
+
+def _joined(first, later):
+    """One request's outcome over its iterations: usage and costs summed, the first one's cause."""
+    u, v = first.usage, later.usage
+    usage = Usage(*(getattr(u, k) + getattr(v, k) for k in
+                    ("input_tokens", "cache_write_5m", "cache_write_1h", "cache_read", "output_tokens")))
+    return replace(first, usage=usage, cost_usd=first.cost_usd + later.cost_usd,
+                   cost_no_cache_usd=first.cost_no_cache_usd + later.cost_no_cache_usd)
+
+
+def _instant(stamp: str) -> dt.datetime | None:
+    """A request's ISO timestamp as a UTC instant (None when the source gave none or it does not
+    parse): a replay prices each request at its own time, so it gives the same figures whenever it
+    runs (logs without timestamps: the price book's clock start)."""
+    if not stamp:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00") if stamp.endswith("Z") else stamp)
+    except ValueError:
+        return None
+    return (t if t.tzinfo else t.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+
+
+def _summarize(rows: list[ReplayRow], variant: WhatIf, price_sources: set[str], output_in_cost: bool,
+               top: int) -> Summary:
+    seen = [r for r in rows if r.observed is not None]
+    mine = _figures((r.predicted.cache_read, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
+    base = _figures((r.naive_read or 0, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
+    prompt = sum(r.observed.prompt_tokens for r in seen)  # type: ignore[union-attr]
+    share_obs = sum(r.observed.cache_read for r in seen) / prompt if prompt else None  # type: ignore[union-attr]
+    all_prompt = sum(r.predicted.prompt_tokens for r in rows)
+    mine = replace(mine, read_share=sum(r.predicted.cache_read for r in rows) / all_prompt if all_prompt else None)
+    causes: dict[str, int] = defaultdict(int)
+    streams: dict[str, list] = {}
+    for r in rows:
+        if r.cause.kind:
+            causes[r.cause.kind] += 1
+        s = streams.setdefault(r.stream, [0, Decimal(0) if seen else None, Decimal(0)])
+        s[0] += 1
+        if r.cost_observed is not None:
+            s[1] += r.cost_observed
+        s[2] += r.cost_predicted
+    worst = sorted((r for r in seen if r.read_error), key=lambda r: (-abs(r.read_error or 0), r.index))[:top]
+    sources = joined_sources(price_sources)
+    return Summary(len(rows), len(seen), share_obs, mine, base,
+                   sum((r.cost_observed for r in seen), Decimal(0)) if seen else None,  # type: ignore[misc]
+                   sum((r.cost_predicted for r in rows), Decimal(0)),
+                   tuple(sorted(causes.items())), tuple((k, v[0], v[1], v[2]) for k, v in streams.items()),
+                   tuple(worst), variant, sources, output_in_cost, outside_reads(seen), frozenset(price_sources))
+
+
+def joined_sources(sources: set[str]) -> str:
+    """The price sources of a replay, each origin named once and each model once under it: traffic over
+    many days is priced at each request's own date, and naming every source and date in full made the
+    line as long as the calendar."""
+    dates: dict[str, dict[str, list[str]]] = {}
+    for s in sources:
+        head, sep, when = s.rpartition(AS_OF)
+        origin, colon, item = (head if sep else s).partition(": ")
+        if not colon:
+            origin, item = "", origin
+        dates.setdefault(origin, {}).setdefault(item, []).extend([when] if sep else [])
+    out = []
+    for origin, items in sorted(dates.items()):
+        parts = []
+        for item, when in sorted(items.items()):
+            when = sorted(set(when))
+            if len(when) > 1:   # dates, or times where a price changes during the day (DeepSeek)
+                unit = "time" if any(" UTC" in w for w in when) else "date"
+                parts.append(f"{item}, prices at each request's {unit} ({when[0]} to {when[-1]}, {len(when)} {unit}s)")
+            else:
+                parts.append(f"{item}{AS_OF}{when[0]}" if when else item)
+        out.append(f"{origin}: " + "; ".join(parts) if origin else "; ".join(parts))
+    return "; ".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamDelta:
+    stream: str
+    cost_base: Decimal
+    cost_variant: Decimal
+    rebuilds_base: int
+    rebuilds_variant: int
+
+    @property
+    def cost_delta(self) -> Decimal:
+        return self.cost_variant - self.cost_base
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """What the variant changes against the replay as recorded, per stream and in total."""
+
+    base: ReplayResult
+    variant: ReplayResult
+    streams: tuple[StreamDelta, ...] = field(default=())
+
+    @property
+    def total(self) -> StreamDelta:
+        return StreamDelta("total", sum((s.cost_base for s in self.streams), Decimal(0)),
+                           sum((s.cost_variant for s in self.streams), Decimal(0)),
+                           sum(s.rebuilds_base for s in self.streams),
+                           sum(s.rebuilds_variant for s in self.streams))
+
+
+def compare(base: ReplayResult, variant: ReplayResult) -> Comparison:
+    """Cost and rebuild differences per stream between two replays of the same traffic."""
+    acc: dict[str, list] = {}
+    for which, res in ((0, base), (1, variant)):
+        for r in res.rows:
+            a = acc.setdefault(r.stream, [Decimal(0), Decimal(0), 0, 0])
+            a[which] += r.cost_predicted
+            a[2 + which] += r.cause.kind in REBUILD_CAUSES
+    return Comparison(base, variant, tuple(StreamDelta(k, *v) for k, v in acc.items()))

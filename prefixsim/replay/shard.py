@@ -1,0 +1,177 @@
+"""Replay at scale: traffic split into shards that share no cache, replayed by local processes
+(joblib) or a dask.distributed cluster, merged into exactly the serial result.
+
+Caches never cross namespaces: a prefix's digest chain starts from H(provider, model, workspace,
+cache salt) (store.namespace_digest), so requests of two namespaces never read each other's entries.
+What else a replay keeps is per stream (the stream's previous request, its fork children, the naive
+baseline's last request). So the traffic splits into the connected parts of one graph: a request
+links its stream, the stream it forks from and its namespace (under the recorded design and under a
+what-if's, since both replays use the same shards); each connected part is replayed whole, in one
+shard. This process reads the traffic and builds the requests once (a transcript's calibration
+runs over all its calls in order); the shards get their requests, in walk order, with what a
+replay derives from the whole traffic (the price clock, whether output is priced; which streams
+wrote 1h is per stream), and each row gets back its index in the whole walk, so the merged rows are
+the serial rows.
+
+Traffic with one namespace and streams that all meet in it is one part: it cannot be sharded and is
+replayed in one process.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator, Sequence
+
+from prefixsim.core.invariants import replay_adds_up
+from prefixsim.core.pricing import PriceBook
+from prefixsim.errors import UserError
+from prefixsim.providers.tables import canonical_model
+from prefixsim.replay.run import ReplayResult, _instant, _summarize, replay
+from prefixsim.replay.whatif import WhatIf
+from prefixsim.scenario.parallel import dask_client
+from prefixsim.sources.record import Record
+from prefixsim.sources.traffic import Traffic
+
+#: Requests below which a replay is not sharded locally: a worker's start-up (imports, its requests
+#: unpickled) costs ~1-2 s, what ~5,000 requests take to replay.
+MIN_SHARDED = 5_000
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which shard replays each request, and the requests of each shard as (index in the
+    time-ordered walk, record)."""
+
+    shard: tuple[int, ...]
+    shards: list[list[tuple[int, Record]]]
+    parts: int   # connected parts found (shards hold one or more)
+
+
+def plan(traffic: Traffic, shards: int, variants: Sequence[WhatIf] = (WhatIf(),)) -> Plan:
+    """Walks the traffic once and splits its connected parts (see the module doc) into at most
+    `shards` shards of about equal request counts: the largest parts first, each to the shard with
+    the fewest requests. The records are kept for the shards (built once, by this walk)."""
+    parent: dict[object, object] = {}
+
+    def find(x: object) -> object:
+        root = x
+        while parent.setdefault(root, root) != root:
+            root = parent[root]
+        while parent[x] != root:   # path compression
+            parent[x], x = root, parent[x]
+        return root
+
+    def union(a: object, b: object) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
+
+    records: list[Record] = []
+    for rec in traffic:
+        call, req = rec.call, rec.call.request
+        node = ("stream", call.stream)
+        records.append(rec)
+        if call.parent:
+            union(node, ("stream", call.parent))
+        for v in variants:
+            provider = rec.provider if v.provider == "observed" else v.provider
+            union(node, ("ns", provider, canonical_model(v.model or req.model), req.workspace, req.cache_salt))
+    roots = [find(("stream", r.call.stream)) for r in records]
+    sizes: dict[object, int] = {}
+    first: dict[object, int] = {}
+    for i, r in enumerate(roots):
+        sizes[r] = sizes.get(r, 0) + 1
+        first.setdefault(r, i)
+    load = [0] * max(1, min(shards, len(sizes)))
+    where: dict[object, int] = {}
+    for r in sorted(sizes, key=lambda r: (-sizes[r], first[r])):
+        k = min(range(len(load)), key=lambda j: (load[j], j))
+        where[r] = k
+        load[k] += sizes[r]
+    shard = tuple(where[r] for r in roots)
+    groups: list[list[tuple[int, Record]]] = [[] for _ in load]
+    for i, (k, rec) in enumerate(zip(shard, records)):
+        groups[k].append((i, rec))
+    return Plan(shard, groups, len(sizes))
+
+
+def _replay_shard(indexed: list[tuple[int, Record]], variant: WhatIf, top: int, clock: tuple,
+                  output_in_cost: bool) -> ReplayResult | tuple:
+    """One shard's rows, in a worker, with what the serial replay derives from the whole traffic:
+    the price clock (`clock`: the first request's date and instant), whether output is priced, and
+    each request's index in the whole walk. A UserError comes back as data (pickling an exception
+    keeps only its message; the CLI needs its file and line)."""
+    records = [r for _, r in indexed]
+    if not output_in_cost:   # some request of another shard has no final output count: none is priced
+        records = [replace(r, output_final=False) for r in records]
+    try:
+        res = replay(Traffic.of(records), variant, PriceBook(when=clock[0], start=clock[1]), top)
+    except UserError as e:   # with the index of the request it names (the serial replay stops at the first)
+        at = next((i for i, r in indexed if (r.path, r.line) == (e.path, e.line)), -1)
+        return (at, e.message, e.path, e.line, e.col)
+    return ReplayResult(tuple(replace(row, index=indexed[row.index][0]) for row in res.rows), res.summary)
+
+
+def merge(results: Sequence[ReplayResult], variant: WhatIf, top: int) -> ReplayResult:
+    """The serial result from the shards' results: rows in walk order, summary over all of them."""
+    rows = sorted((r for res in results for r in res.rows), key=lambda r: r.index)
+    sources = {s for res in results for s in res.summary.price_sources}
+    output_in_cost = all(res.summary.output_in_cost for res in results)
+    summary = _summarize(rows, variant, sources, output_in_cost, top)
+    replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
+    return ReplayResult(tuple(rows), summary)
+
+
+def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list], Iterator[ReplayResult]]:
+    Client = dask_client(executor, scheduler)
+    if Client is not None:
+        def on_dask(jobs: list) -> Iterator[ReplayResult]:
+            with Client(scheduler) as client:
+                yield from client.gather([client.submit(_replay_shard, *job, pure=False) for job in jobs])
+        return on_dask
+
+    def on_joblib(jobs: list) -> Iterator[ReplayResult]:
+        from joblib import Parallel, delayed
+
+        return Parallel(n_jobs=min(workers, len(jobs)))(delayed(_replay_shard)(*job) for job in jobs)
+    return on_joblib
+
+
+def shard_count(workers: int, executor: str, requests: int) -> int:
+    """Shards worth making: none locally for small traffic or one worker (0 or -1: one per core);
+    on a cluster, `workers` shards (0 or -1: 64, split among the cluster's workers)."""
+    import os
+
+    if workers < -1:
+        raise UserError(f"--workers must be a count of processes, 0 or -1 for every core; got {workers}")
+    if executor == "dask":
+        return 64 if workers in (0, -1) else workers
+    if requests < MIN_SHARDED:
+        return 1
+    cores = os.cpu_count() or 1
+    return max(1, min(cores if workers in (0, -1) else workers, cores))
+
+
+def replay_sharded(traffic: Traffic, variants: Sequence[WhatIf], top: int = 5, workers: int = 1,
+                   executor: str = "local", scheduler: str | None = None) -> list[ReplayResult]:
+    """One ReplayResult per variant, identical to `replay(traffic, v, top=top)` for each, the shards
+    replayed by `workers` local processes or on the dask cluster at `scheduler`. This process reads
+    the traffic and builds its requests once; each shard gets its requests (pickled: a request's
+    blocks are shared with its stream's other requests, so a shard costs its distinct blocks)."""
+    mapper = _mapper(workers, executor, scheduler)
+    n = shard_count(workers, executor, len(traffic))
+    p = plan(traffic, n, variants) if n > 1 else None
+    if p is None or len(p.shards) < 2:   # one namespace, or not worth a worker: this process replays it
+        return [replay(traffic, v, top=top) for v in variants]
+    output_in_cost, start = True, None
+    for h in traffic.heads():   # as replay() derives them from the whole traffic
+        output_in_cost = output_in_cost and h.output_final
+        if start is None:
+            start = _instant(h.timestamp)
+    clock = (start.date() if start is not None else None, start)
+    jobs = [(group, v, top, clock, output_in_cost) for v in variants for group in p.shards]
+    done = list(mapper(jobs))
+    errors = [res for res in done if isinstance(res, tuple)]
+    if errors:   # the error of the earliest request, where the serial replay stops
+        raise UserError(*min(errors, key=lambda e: e[0])[1:])
+    k = len(p.shards)
+    return [merge(done[j * k:(j + 1) * k], v, top) for j, v in enumerate(variants)]

@@ -1,0 +1,196 @@
+"""Scale-out of scenario runs: every run (a variant at a sweep value) is an independent simulation, so
+runs go to local processes (joblib) or to a dask.distributed cluster and come back in serial order.
+
+Results are identical to a serial run: each run seeds its own text generator and builds its own
+simulator, and results are put back in the order the serial loop would produce them.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import statistics
+import time
+from functools import lru_cache
+from typing import Callable, Iterable, Iterator
+
+from prefixsim.errors import UserError
+from prefixsim.scenario.results import ScenarioResult, VariantResult
+
+EXECUTORS = ("local", "dask")
+
+
+def _runs(path: str, designs: bool = False) -> list:
+    """A file's runs (or with `designs`, the runs of its `optimize:` grid), loaded once per process
+    while the file is unchanged."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _load(path, None, designs)   # load_runs reports the missing file
+    return _load(path, (st.st_mtime_ns, st.st_size), designs)
+
+
+@lru_cache(maxsize=256)   # `run` looks at every file (report folders) before running them: load each once
+def _load(path: str, version: tuple[int, int] | None, designs: bool = False) -> list:
+    from prefixsim.scenario.grid import design_runs
+    from prefixsim.scenario.loader import load_runs
+
+    return design_runs(path) if designs else load_runs(path)
+
+
+def _simulate(path: str, index: int, price_date: dt.date | None, start: dt.datetime | None = None,
+              designs: bool = False):
+    """Run `index` of a scenario file, in a worker. Tasks name the file, not the Run: a Run holds
+    schema classes built at load time, which pickle only by value and slowly; each worker loads a
+    file once (so a cluster's workers must see the files at the same paths). A UserError comes back
+    as data: pickling an exception keeps only its message, and the CLI needs its file and line."""
+    from prefixsim.scenario.simulate import simulate
+
+    try:
+        return simulate(_runs(path, designs)[index], price_date, start)
+    except UserError as e:
+        return (type(e), e.message, e.path, e.line, e.col)
+
+
+def _simulate_runs(path: str, first: int, stop: int, price_date: dt.date | None,
+                   start: dt.datetime | None = None, designs: bool = False) -> list:
+    """Runs first..stop-1 of a scenario file, in one worker (`_simulate` for each)."""
+    return [_simulate(path, i, price_date, start, designs) for i in range(first, stop)]
+
+
+#: Seconds a local pool costs before its first result: process start, imports, the tokenizer and the
+#: scenario files loaded again in each worker (loky; 2-6 s on a loaded 2-core machine, bench/scaleout.py).
+POOL_COST = 2.5
+
+
+def dask_client(executor: str, scheduler: str | None):
+    """dask.distributed's Client class for `--executor dask` (None for local runs), once the executor
+    and scheduler options are checked: both the scenario runs and the sharded replay use it."""
+    if executor not in EXECUTORS:
+        raise UserError(f"unknown executor {executor!r} (valid: {', '.join(EXECUTORS)})")
+    if executor != "dask":
+        if scheduler:
+            raise UserError("--scheduler applies to --executor dask only")
+        return None
+    if not scheduler:
+        raise UserError("--executor dask needs --scheduler ADDRESS (e.g. tcp://10.0.0.5:8786)")
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UserError("--executor dask needs dask.distributed: pip install 'prefixsim[dask]'") from None
+    return Client
+
+
+def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list, tuple], Iterator]:
+    """A function running `_simulate` over (path, index) tasks, yielding results in the tasks' order."""
+    Client = dask_client(executor, scheduler)
+    if Client is not None:
+        def on_dask(tasks: list, clock: tuple) -> Iterator:
+            with Client(scheduler) as client:
+                futures = client.map(_simulate, *zip(*tasks), price_date=clock[0], start=clock[1],
+                                     designs=clock[2], pure=False) if tasks else []
+                yield from client.gather(futures)
+        return on_dask
+    if workers == 1:
+        return lambda tasks, clock: (_simulate(p, i, *clock) for p, i in tasks)
+    return lambda tasks, clock: _local(tasks, workers, clock)
+
+
+def _local(tasks: list, workers: int, clock: tuple) -> Iterator:
+    """`tasks`' results in order, serially until the pool pays: at each file's start, the runs so far
+    predict the rest (their median; the first run is left out: it pays this process's one-time loads, which the
+    workers pay in POOL_COST); the pool starts only when the rest, shared by `workers` processes,
+    would end sooner even after paying POOL_COST. Each worker then takes whole files (or, when fewer
+    files than workers are left, contiguous slices of their runs): a file is loaded once per worker."""
+    files: list[list] = []   # [path, first index, stop]
+    for p, i in tasks:
+        if files and files[-1][0] == p and files[-1][2] == i:
+            files[-1][2] += 1
+        else:
+            files.append([p, i, i + 1])
+    timed: list[float] = []   # seconds of each run after the first
+    for k, (path, first, stop) in enumerate(files):
+        left = sum(b - a for _, a, b in files[k:])
+        if timed and left > 1:
+            rest = statistics.median(timed) * left   # the median: later runs still warm up (imports)
+            if rest > POOL_COST + rest / workers:
+                yield from _pool(files[k:], workers, clock)
+                return
+        for i in range(first, stop):
+            began = time.perf_counter()
+            out = _simulate(path, i, *clock)
+            if k or i > first:
+                timed.append(time.perf_counter() - began)
+            yield out
+
+
+def _pool(files: list[list], workers: int, clock: tuple) -> Iterator:
+    from joblib import Parallel, delayed
+
+    parts = max(1, -(-workers // len(files)))   # slices per file, so that every worker has one
+    chunks = []
+    for path, first, stop in files:
+        size = -(-(stop - first) // parts)
+        chunks += [(path, a, min(a + size, stop)) for a in range(first, stop, size)]
+    for out in Parallel(n_jobs=min(workers, len(chunks)), return_as="generator")(
+            delayed(_simulate_runs)(p, a, b, *clock) for p, a, b in chunks):
+        yield from out
+
+
+def local_workers(asked: int, tasks: int) -> int:
+    """Processes worth starting: never more than the tasks, nor than the cores (more only queue and
+    each costs a Python start-up and memory); 0 or -1 asks for one per core."""
+    cores = os.cpu_count() or 1
+    return max(1, min(cores if asked in (0, -1) else asked, cores, tasks))
+
+
+def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: int = 1, executor: str = "local",
+              scheduler: str | None = None, start: dt.datetime | None = None,
+              designs: bool = False) -> Iterator[ScenarioResult | UserError]:
+    """Each scenario file's result (or the first UserError of its load or runs), in file order.
+
+    `workers`: local processes (1: this one; 0 or -1: one per core), at most one per task and per
+    core (`local_workers`), started only when the work left pays for them (`_local`). With `executor="dask"` runs go to
+    the dask.distributed scheduler at `scheduler`, sharded by run (one scenario variant's sessions).
+    `designs`: each file's `optimize:` grid (scenario/optimize.py) instead of its variants.
+    """
+    from prefixsim.scenario.simulate import collect
+
+    if workers < -1:
+        raise UserError(f"--workers must be a count of processes, 0 or -1 for every core; got {workers}")
+    files = list(files)
+    loaded: list[list | UserError] = []
+    for f in files:
+        try:
+            loaded.append(_runs(f, designs))
+        except UserError as e:
+            loaded.append(e.located(f))
+    tasks = [(f, i) for f, x in zip(files, loaded) if not isinstance(x, UserError) for i in range(len(x))]
+    results = _mapper(local_workers(workers, len(tasks)), executor, scheduler)(tasks, (price_date, start, designs))
+    for f, x in zip(files, loaded):
+        if isinstance(x, UserError):
+            yield x
+            continue
+        variants: list[VariantResult] = []
+        error: UserError | None = None
+        for _ in x:
+            res = next(results)
+            if error is None and isinstance(res, tuple):
+                cls, message, path, line, col = res
+                error = cls(message, path, line, col).located(f)
+            elif error is None:
+                variants.append(res)
+        if error is not None:
+            yield error
+            continue
+        yield collect(f, x, variants)
+
+
+def scenario_runs(path: str) -> list:
+    """A scenario file's runs from the same per-process cache `run_files` loads from (a UserError if
+    the file is bad), so a command can look at the scenarios before running them at no extra cost."""
+    return _runs(path)
+
+
+def scenario_designs(path: str) -> list:
+    """A scenario file's `optimize:` designs, from the same cache (`scenario_runs` for its variants)."""
+    return _runs(path, True)

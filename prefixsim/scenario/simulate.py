@@ -1,0 +1,142 @@
+"""One resolved scenario variant through the simulator (its provider, prices, tokenizer and timeline)
+to a VariantResult, and one file's variants collected into a ScenarioResult. The library entry
+points (api.py) and the process pool (parallel.py) both call these."""
+from __future__ import annotations
+
+import datetime as dt
+
+from prefixsim.core.invariants import summary_matches_rows
+from prefixsim.core.pricing import PriceBook
+from prefixsim.core.simulator import Simulator
+from prefixsim.engines import ENGINES
+from prefixsim.engines.policy import engine_options
+from prefixsim.errors import UserError
+from prefixsim.providers import get_policy
+from prefixsim.providers.tables import (
+    ANTHROPIC_CONFIG_LAYER,
+    ANTHROPIC_KEEPS_THINKING,
+    CLAUDE_CODE_OTHER_TTL,
+    canonical_model,
+)
+from prefixsim.scenario.builder import Timeline
+from prefixsim.scenario.loader import Run, input_boundary, load_json_file, locate, read_yaml
+from prefixsim.scenario.results import ScenarioResult, VariantResult
+
+
+def _price_date(run: Run, override: dt.date | None) -> dt.date | None:
+    """The --price-date given, else the scenario's own (already checked when the file was loaded)."""
+    if override is not None or not run.scenario.price_date:
+        return override
+    return dt.date.fromisoformat(run.scenario.price_date)
+
+
+def _start(run: Run, price_date: dt.date | None, start: dt.datetime | None) -> tuple[dt.date | None, dt.datetime | None]:
+    """(date, start) of the clock: a --start given wins over the scenario's `start:`; a date given
+    (--price-date, else --start's own) wins over the scenario's `price_date:` and `start:` date."""
+    from prefixsim.scenario.checks import parse_start
+
+    sc_start = parse_start(run.scenario.start) if run.scenario.start else None
+    if start is not None:
+        return price_date or start.date(), start
+    return _price_date(run, price_date), sc_start
+
+
+def simulate(run: Run, price_date: dt.date | None = None, start: dt.datetime | None = None) -> VariantResult:
+    """Play one run's timeline and replay its calls through the provider rules; a request is priced at
+    the clock's start plus its t (`start`, default 07:00 UTC on the price date)."""
+    try:
+        with input_boundary(run.path):   # the run's own values (a `file:` body) reach the builder here
+            return _simulate(run, price_date, start)
+    except UserError as e:
+        raise _locate(e, run) from None
+
+
+def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -> VariantResult:
+    s = run.settings
+    calls = Timeline(s, run.base_dir, lambda rel: load_json_file(run, rel)).play()
+    when, at = _start(run, price_date, start)
+    prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at,
+                       designs=True)
+    provider, tokenizer = s.provider or "anthropic", s.tokenizer or "cl100k_base"
+    policy = None
+    if provider in ENGINES:  # a serving engine's cache is set up by `engine:`; the provider APIs ignore it
+        spec = s.engine.over(run.scenario.engine) if s.engine else None
+        policy = get_policy(provider, **engine_options(provider, spec, s.model, tokenizer))
+    sim = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
+                    policy=policy)
+    outcomes = sim.run(calls)
+    models = sorted({c.request.model for c in calls})
+    optimistic = None
+    if policy is None and any(getattr(sim.policy, "has_range", lambda m: False)(m) for m in models):
+        # the rule's retention is a documented range: the same calls under its optimistic end
+        alt = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
+                        policy=get_policy(provider, "optimistic"))
+        optimistic = alt.run(calls)
+    assumptions = {"tokenizer": tokenizer}
+    if policy is None:  # a serving engine has no TTL, no breakpoints and no wait for the first token
+        assumptions["time to first token"] = f"{1.0 if s.ttft is None else s.ttft:g} s"
+        if provider not in ("openai", "deepseek", "gemini"):   # automatic caches have no breakpoints or ttl setting
+            assumptions.update({"breakpoints": str(s.breakpoints or "last_message"), "ttl": s.ttl or "5m"})
+            buckets = _ttl_buckets(s)
+            if buckets:
+                assumptions["ttl by stream"] = buckets
+    for m in models:
+        assumptions.update({f"{k} [{m}]" if len(models) > 1 else k: v
+                            for k, v in sim.policy.describe(m).items()})
+        assumptions[f"prices [{m}]"] = _price_line(prices, m, sim.provider)
+        mine = [c.request.layer_params for c in calls if c.request.model == m]
+        if any(lp[0] for lp in mine):
+            row = ANTHROPIC_CONFIG_LAYER[canonical_model(m)]
+            assumptions[f"thinking / effort change [{m}]"] = f"invalidates tools, system and messages ({row.source})"
+        keeps = ANTHROPIC_KEEPS_THINKING.get(canonical_model(m))
+        if keeps is not None and any(b'"thinking"' in lp[0] + lp[2] for lp in mine):
+            assumptions[f"earlier turns' thinking [{m}]"] = keeps.source
+        hours = prices.windows(m, sim.provider)
+        if hours:   # the price depends on the hour: say when t = 0 falls and what each hour costs
+            assumptions["clock start"] = f"{prices.start:%Y-%m-%dT%H:%M:%SZ} (t = 0)"
+            assumptions[f"time-of-day prices [{m}]"] = hours
+    return VariantResult(run.scenario.name, run.variant, outcomes, assumptions,
+                         run.scenario.sweep.param if run.scenario.sweep else None, run.sweep_value,
+                         self_hosted=policy is not None,
+                         prefill_rate=policy.prefill_tokens_per_s if policy is not None else None,
+                         optimistic=optimistic,
+                         rates={m: prices.rates(m, sim.provider) for m in models})
+
+
+def _ttl_buckets(s) -> str | None:
+    """Under the claude_code preset a TTL other than 5m is the main conversation's only (CC-PC)."""
+    ttl = s.ttl or "5m"
+    if s.breakpoints != "claude_code" or ttl == CLAUDE_CODE_OTHER_TTL.value:
+        return None
+    return (f"{ttl} main conversation; {CLAUDE_CODE_OTHER_TTL.value} sub-agents, forks, compaction unless a step "
+            f"sets its own ({CLAUDE_CODE_OTHER_TTL.source})")
+
+
+def _price_line(prices: PriceBook, model: str, provider: str) -> str:
+    r = prices.rates(model, provider)
+    per = r.per_mtok()
+    return (f"USD/MTok input {per['input']}, output {per['output']}, cache read {per['cache_read']}, "
+            f"5m write {per['cache_write_5m']}, 1h write {per['cache_write_1h']} — {r.source}")
+
+
+def _locate(e: UserError, run: Run) -> UserError:
+    """A mistake found while simulating points at the variant (or the scenario) that caused it."""
+    if e.path:
+        return e
+    node = read_yaml(run.path)
+    line = None
+    if isinstance(node, dict) and node.get("variants"):
+        for i, v in enumerate(node["variants"]):
+            if isinstance(v, dict) and v.get("name") == run.variant.split(" [")[0]:
+                line, _ = locate(node, ("variants", i))
+    if line is None:
+        line, _ = locate(node, ("name",))
+    return e.located(run.path, line)
+
+
+def collect(path: str, runs: list[Run], results: list[VariantResult]) -> ScenarioResult:
+    """One scenario file's result from the results of its runs (in their order)."""
+    for v in results:   # the summary a report shows is the sum of the rows it lists (a bug otherwise)
+        summary_matches_rows(v.summary(), v.rows(), v.outcomes)
+    sc = runs[0].scenario
+    return ScenarioResult(sc.name, path, sc.description, results, sc.chart, sc.question)

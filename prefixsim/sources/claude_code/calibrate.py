@@ -1,0 +1,263 @@
+"""Claude Code calls as the transcript shows them (`Raw`), turned into requests calibrated from their
+observed usage (`Calibrator`): the two static entries, the history grown by what each call added,
+breakpoints where the harness puts them (the rules are in claude_code.py's docstring)."""
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import xxhash
+
+from prefixsim.core.sharedseq import MIN_SHARED, PrefixTuple
+from prefixsim.model import Block, Call, Layer, Request, Usage
+from prefixsim.providers.tables import anthropic_config_layer
+from prefixsim.sources.record import Record
+
+
+@dataclass(frozen=True, slots=True)
+class Raw:
+    """One deduplicated API call as the transcript shows it, before calibration."""
+
+    request_id: str
+    stream: str
+    kind: str            # main | agent | compaction
+    family: str          # who shares the static prefix
+    model: str
+    start: float
+    response: float
+    usage: Usage
+    timestamp: str
+    path: str
+    line: int
+    parent: str | None   # the stream a compaction call forks
+    event: str | None    # compaction | rerender | None: the history before this call was replaced
+    first_text: str      # visible text of the stream's first user message (for the static estimate)
+    order: int
+    shared: str = ""     # who shares the cross-session prefix: harness version, main or agent type, model
+    fork: str | None = None   # the earlier request of the stream whose reply this prompt follows (a rewind)
+    env: str = ""        # the working directory the system prompt names (its session part changes with it)
+    thinking: str = ""   # the turn's thinking setting ("" off): a change invalidates the messages (or all)
+
+
+def _iso(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class _Stream:
+    blocks: list[Block]   # the stream's own list, grown in place (`_grow`); replaced, never cut
+    size: int          # B of the last request
+    epoch: int
+    static: int
+    ttl: str
+    model: str
+    #: this epoch's requests: request id -> (blocks, size) of the history it sent (a rewind returns there)
+    marks: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: request id -> size of its prompt through its reply, as a later read proved it cached
+    replies: dict[str, int] = field(default_factory=dict)
+    last: str = ""
+    # `blocks` with the two static entries marked with `marked` (their TTL), grown with it: the base
+    # every request of the stream shares its leading blocks with (`_request_blocks`). Whenever
+    # `blocks` is replaced (a rewind, better-measured static entries) it is reset to None.
+    base: list[Block] | None = None
+    marked: str = ""
+
+
+class Calibrator:
+    """Turns raw calls, fed in start order (`step`), into Records; keeps only per-stream state."""
+
+    def __init__(self, count_text) -> None:
+        self.count_text = count_text
+        self.streams: dict[str, _Stream] = {}
+        self.learned: dict[str, int] = {}    # family -> size of its system entry (the whole static prefix)
+        self.shared: dict[str, int] = {}     # shared key -> size of the cross-session prefix
+        self.families: set[str] = set()      # families that have made a request
+        self.own: dict[str, int] = {}        # shared key -> the latest session's own part (entry - shared)
+        #: (shared key, first message) -> the prompt a session's first request read whole from another's
+        self.verbatim: dict[tuple[str, str], int] = {}
+        #: (usable from, seq, table: shared | learned | verbatim, its key, size, shared key)
+        self._pending: list[tuple[float, int, str, object, int, str]] = []
+
+    def _learn_until(self, now: float) -> None:
+        while self._pending and self._pending[0][0] <= now:
+            _, _, table, key, size, shared_key = heapq.heappop(self._pending)
+            getattr(self, table)[key] = size
+            if table == "learned" and self.shared.get(shared_key):
+                self.own[shared_key] = max(0, size - self.shared[shared_key])
+
+    def step(self, r: Raw) -> Record:
+        self._learn_until(r.start)
+        u = r.usage
+        size = u.cache_read + u.cache_creation
+        prev = self.streams.get(r.stream)
+        prev_size = prev.size if prev else 0
+        ttl = _ttl_of(u, prev.ttl if prev else "5m")
+        parent = self.streams.get(r.parent) if r.parent and prev is None else None
+        back = prev.marks.get(r.fork) if prev is not None and r.fork and not r.event else None
+        unlogged: tuple[Call, ...] = ()
+        params = _thinking_params(r.model, r.thinking)
+        rewound = back is not None and size >= back[1]
+        if rewound:
+            # A rewind: the history as request `fork` sent it, then its reply (as large as a later read
+            # proved it cached, if one did), then what this request adds.
+            st = prev
+            st.ttl, st.model = ttl, r.model
+            st.blocks, st.base, base = st.blocks[:back[0]], None, back[1]   # type: ignore[index]
+            reply = st.replies.get(r.fork, 0)
+            if base < reply <= size:
+                st.blocks.append(_reply_block(r.stream, st.epoch, r.fork, reply - base))
+                base = reply
+            _grow(st, size - base, r)
+        elif parent is not None and size >= parent.size:
+            # The compaction call sends the conversation itself plus its summary instruction.
+            st = _Stream([*parent.blocks], parent.size, parent.epoch, parent.static, ttl, r.model)
+            _grow(st, size - parent.size, r)
+        elif prev is None or r.event or size < prev.size:
+            static, verbatim = self.learned.get(r.family), None
+            if static is None and prev is None and r.kind == "agent":
+                # a sub-agent opening with the message of one whose first request read all of its
+                # prompt from another session's (Claude Code's `Warmup`), at the same size (another
+                # size: its environment changed): the same bytes, so the rest of the prompt is shared
+                # too. Not for a main conversation: its own part differs from session to session (8 of
+                # 8 opening like an earlier one that read whole read less; docs/rules.md)
+                known = self.verbatim.get((r.shared, r.first_text))
+                if known == size:
+                    static = verbatim = known
+            if static is None and prev is None and r.shared in self.own and self.shared.get(r.shared):
+                # the session's own part as large as an earlier session's (same harness, type, model)
+                static = self.shared[r.shared] + self.own[r.shared]
+            if static is None:
+                static = prev.static if prev else max(0, size - self.count_text(r.first_text))
+            static = min(static, size)
+            epoch = prev.epoch + 1 if prev else 0
+            st = _Stream(self._static_blocks(r, static, verbatim is not None), static, epoch, static, ttl, r.model)
+            _grow(st, size - static, r)
+        else:
+            st = prev
+            st.ttl, st.model = ttl, r.model
+            if st.blocks[0].tokens == 0 and self.shared.get(r.shared, 0) and st.blocks[0].data == \
+                    f"cc-shared|{r.shared}".encode():
+                # The cross-session prefix became known after this epoch began (its first read showed
+                # it): the same entries, measured better; from now on the stream writes it for others.
+                st.blocks, st.base = [*self._static_blocks(r, st.static), *st.blocks[2:]], None
+            if prev.last and prev.size < u.cache_read < size:
+                # The read went past the previous request's prompt into its reply: a request the
+                # transcript does not log (sent after that reply) cached it. Learned from this request's
+                # observation, so only later ones can use it: a rewind to that reply reads it.
+                st.replies[prev.last] = u.cache_read
+                reply = _mark([*st.blocks, _reply_block(r.stream, st.epoch, prev.last, u.cache_read - prev.size)], ttl)
+                unlogged = (Call(t=r.start, request=Request(model=r.model, blocks=tuple(reply), layer_params=params),
+                                 stream=f"{r.stream}|unlogged", label=f"{prev.last} reply", ttft=0.001,
+                                 parent=r.stream),)
+            _grow(st, size - prev.size, r)
+        st.size = size
+        st.marks[r.request_id] = (len(st.blocks), size)
+        st.last = r.request_id
+        self.streams[r.stream] = st
+        first = r.family not in self.families
+        if r.parent is None and not rewound and r.event != "environment" and 0 < u.cache_read < size and (
+                prev is None or r.event or u.cache_read < prev_size):
+            # A partial read exposes a cached boundary of the static prefix, usable once logged: a
+            # family's first request can only have read what another session wrote (the cross-session
+            # prefix); a later one, past that, reads its own system entry (after a compaction, an expiry).
+            if first or u.cache_read > self.shared.get(r.shared, 0):
+                heapq.heappush(self._pending, (r.response, r.order, "shared" if first else "learned",
+                                               r.shared if first else r.family, u.cache_read, r.shared))
+        elif first and prev is None and r.kind == "agent" and 0 < u.cache_read == size:
+            # A sub-agent's first request that read all of its prompt read another session's request
+            # byte for byte (where in it the cross-session prefix ends, the read does not show)
+            heapq.heappush(self._pending, (r.response, r.order, "verbatim", (r.shared, r.first_text), size,
+                                           r.shared))
+        self.families.add(r.family)
+        tail = (Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
+                      tokens=u.input_tokens),) if u.input_tokens else ()
+        request = Request(model=r.model, blocks=_request_blocks(st, ttl, tail), layer_params=params)
+        call = Call(t=r.start, request=request, stream=r.stream,
+                    label=r.request_id, output_tokens=0, ttft=max(r.response - r.start, 0.001),
+                    parent=r.parent,
+                    event="compaction" if r.event == "compaction" else None)
+        return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main",
+                      unlogged=unlogged)
+
+
+    def _static_blocks(self, r: Raw, static: int, same_first: bool = False) -> list[Block]:
+        """The static prefix as two cached entries: the cross-session prefix (tools and the shared part
+        of the system prompt, named by harness version, prompt type and model, so every session of the
+        folder shares it) and the session's own part (environment, memory files), named by the family.
+        Their names carry no size: each request measures them with what is known before it starts.
+        Until a read has shown the cross-session prefix it is taken as empty: sessions share nothing
+        that no observation showed them sharing. `same_first`: the session starts with a request
+        another session was seen to send byte for byte; the rest of it is named by that message."""
+        shared = min(self.shared.get(r.shared, 0), static)
+        if same_first:
+            first = xxhash.xxh3_64_hexdigest(r.first_text.encode("utf-8", "surrogatepass"))
+            name, label = f"cc-first|{r.shared}|{first}", "first request as another session sent it"
+        else:
+            name, label = f"cc-static|{r.family}|{r.env}", f"{r.family} static prefix"
+        return [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
+                Block(Layer.SYSTEM, name.encode(), label, tokens=static - shared)]
+
+
+@lru_cache(maxsize=64)
+def _thinking_params(model: str, thinking: str) -> tuple[bytes, bytes, bytes]:
+    """The layer parameters of a turn's thinking setting: a change invalidates the messages, and on
+    models that take an effort parameter the tools and system too (A-PC; providers.tables)."""
+    if not thinking:
+        return (b"", b"", b"")
+    setting = f"thinking={thinking}".encode()
+    return (setting, b"", b"") if anthropic_config_layer(model) == "tools" else (b"", b"", setting)
+
+
+def _reply_block(stream: str, epoch: int, request_id: str, tokens: int) -> Block:
+    return Block(Layer.MESSAGES, f"cc-reply|{stream}|{epoch}|{request_id}".encode(), f"reply of {request_id}",
+                 tokens=tokens)
+
+
+def _grow(st: _Stream, delta: int, r: Raw) -> None:
+    """The history block a request added (`delta` tokens), appended in place: requests refer to the
+    stream's lists by their first k items only (`_request_blocks`), which appending never changes."""
+    if delta <= 0:
+        return
+    i = len(st.blocks)
+    b = Block(Layer.MESSAGES, f"cc-hist|{r.stream}|{st.epoch}|{i}|{r.request_id}".encode(),
+              f"history[{i - 1}] (added by {r.request_id})", tokens=delta)
+    st.blocks.append(b)
+    if st.base is not None:
+        st.base.append(b)
+
+
+def _request_blocks(st: _Stream, ttl: str, tail: tuple[Block, ...]) -> tuple[Block, ...] | PrefixTuple:
+    """The request's blocks: breakpoints on the two static entries and the last history block, none
+    elsewhere, then `tail`. Past MIN_SHARED blocks, the stream's marked base up to the last history
+    block and the rest, by reference (sharedseq.PrefixTuple): no per-request copy of the history, and
+    the runner finds what two requests share without comparing it."""
+    if st.base is None or st.marked != ttl:   # a new epoch, or the harness's TTL changed: marked anew
+        st.base = [st.blocks[0].with_breakpoint(ttl), st.blocks[1].with_breakpoint(ttl), *st.blocks[2:]]
+        st.marked = ttl
+    base = st.base
+    k = max(len(base) - 1, 2)
+    own = (base[-1].with_breakpoint(ttl),) + tail if len(base) > 2 else tail
+    if k < MIN_SHARED:
+        return (*base[:k], *own)
+    return PrefixTuple(base, k, own)
+
+
+def _mark(blocks: list[Block], ttl: str) -> list[Block]:
+    """Breakpoints on the two static entries and the last history block, none elsewhere (a stream's
+    blocks carry none, so only those are replaced: no per-block work on a long history)."""
+    out = list(blocks)
+    out[0] = out[0].with_breakpoint(ttl)
+    out[1] = out[1].with_breakpoint(ttl)
+    out[-1] = out[-1].with_breakpoint(ttl)
+    return out
+
+
+def _ttl_of(u: Usage, default: str) -> str:
+    """The TTL the harness asked for, as its writes show (a property of the harness, not the cache)."""
+    if u.cache_write_1h > u.cache_write_5m:
+        return "1h"
+    if u.cache_write_5m > 0:
+        return "5m"
+    return default

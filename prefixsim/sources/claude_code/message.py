@@ -1,0 +1,64 @@
+"""What one Claude Code transcript message holds: its visible text, its usage as token classes, its
+content blocks as the API counts them, and the thinking setting its turn was sent with."""
+from __future__ import annotations
+
+import json
+
+from prefixsim.model import Usage
+from prefixsim.sources.record import token_count
+
+
+def text_of(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content or []:
+        if isinstance(part, dict):
+            if part.get("type") == "text":
+                parts.append(str(part.get("text", "")))
+            elif part.get("type") == "tool_result":
+                inner = part.get("content")
+                parts.append(inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def usage_of(u: dict) -> Usage:
+    """The usage fields as token classes (UserError: a field is not a count)."""
+    read = token_count(u.get("cache_read_input_tokens"), "cache_read_input_tokens")
+    created = token_count(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
+    detail = u.get("cache_creation")
+    if isinstance(detail, dict):
+        w1h = token_count(detail.get("ephemeral_1h_input_tokens"), "cache_creation.ephemeral_1h_input_tokens")
+        w5m = token_count(detail["ephemeral_5m_input_tokens"], "cache_creation.ephemeral_5m_input_tokens") \
+            if "ephemeral_5m_input_tokens" in detail else created - w1h
+    else:
+        w5m, w1h = created, 0
+    if w5m + w1h != created:  # older logs without the split count everything as 5m
+        w5m, w1h = created, 0
+    return Usage(input_tokens=token_count(u.get("input_tokens"), "input_tokens"), cache_write_5m=w5m,
+                 cache_write_1h=w1h, cache_read=read,
+                 output_tokens=token_count(u.get("output_tokens"), "output_tokens"))
+
+
+def thinking_setting(meta: object) -> str | None:
+    """The thinking setting a user turn was sent with, from its `thinkingMetadata` (2.0.x): "" when off
+    (`disabled`, or level "none"), else the level (its budget); None when the line has none."""
+    if not isinstance(meta, dict):
+        return None
+    level = meta.get("level")
+    return "" if meta.get("disabled") or not isinstance(level, str) or level == "none" else level
+
+
+def not_only_tool_results(content: object) -> bool:
+    """Whether a user message carries anything but tool results (text: a new turn for the API)."""
+    if isinstance(content, str):
+        return True
+    return any(isinstance(p, dict) and p.get("type") != "tool_result" for p in content or ())
+
+
+def parts(content: object, leave_out: tuple[str, ...] = ()) -> int:
+    """How many content blocks a message adds to the prompt (the API's lookback counts blocks)."""
+    if isinstance(content, str):
+        return 1
+    return sum(1 for p in content or () if isinstance(p, dict) and p.get("type") not in leave_out)

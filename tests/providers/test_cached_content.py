@@ -1,0 +1,148 @@
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from prefixsim.core.pricing import PriceBook
+from prefixsim.errors import UserError
+from prefixsim.providers.gemini_explicit import CachedContent, storage, storage_cost
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_storage_two_hours_2_5_pro():
+    # G-PR: 2.5 Pro storage $4.50 / MTok / h; 100 K tokens kept 2 h = 0.1 × 2 × 4.50 = $0.90
+    s, _ = storage("gemini-2.5-pro", PriceBook())
+    c = CachedContent.create("ctx", 0.0, ttl_s=7200)
+    assert storage_cost(100_000, c.kept_s, s) == Decimal("0.90")
+
+
+def test_default_ttl_one_hour_and_expiry():
+    c = CachedContent.create("ctx", 10.0)
+    assert c.end == 3610.0 and c.alive(3609.9) and not c.alive(3610.0)
+    s, _ = storage("gemini-2.5-flash", PriceBook())   # $1.00 / MTok / h
+    assert storage_cost(1_000_000, c.kept_s, s) == Decimal("1.00")
+
+
+def test_update_ttl_counts_from_update_and_delete_ends_billing():
+    c = CachedContent.create("ctx", 0.0)     # expires at 1 h
+    c.update_ttl(1800.0, 7200)               # now expires at 2.5 h
+    assert c.end == 9000.0
+    c.delete(5400.0)                         # kept 1.5 h
+    s, _ = storage("gemini-2.5-pro", PriceBook())
+    assert storage_cost(100_000, c.kept_s, s) == Decimal("0.675")   # 0.1 × 1.5 × 4.50
+    with pytest.raises(UserError):
+        c.update_ttl(6000.0, 60)
+
+
+def test_bad_ttl():
+    with pytest.raises(UserError):
+        CachedContent.create("ctx", 0.0, ttl_s=0)
+
+
+def test_simulator_creation_storage_and_read_by_reference():
+    from prefixsim.core.simulator import Simulator
+    from prefixsim.model import Block, CachedRef, Call, Layer, Request
+    prefix = Block(Layer.SYSTEM, b"p" * 64, "system", None, 100_000)
+    turn = Block(Layer.MESSAGES, b"q" * 64, "messages[0]", None, 1_000)
+    sim = Simulator("gemini", tokenizer="approx")   # pessimistic implicit: no implicit hit
+    made = sim.step(Call(0.0, Request("gemini-2.5-pro", (prefix,)), stream="cache c",
+                         cached=CachedRef("c", 1, create=True, kept_s=7200)))
+    assert made.usage.input_tokens == 100_000 and made.storage_usd == Decimal("0.90")
+    assert made.cost_usd == Decimal("0.125")          # 0.1 MTok at $1.25 input (≤200K)
+    read = sim.step(Call(60.0, Request("gemini-2.5-pro", (prefix, turn)), cached=CachedRef("c", 1)))
+    assert read.usage.cache_read == 100_000 and read.usage.input_tokens == 1_000
+
+
+STORAGE_SCENARIO = """\
+name: storage-table
+model: gemini-2.5-pro
+provider: gemini
+tokenizer: cl100k_base
+base:
+  system: 100000
+timeline:
+  - create_cache: {name: ctx, messages: 0, ttl: 2h}
+  - request: 1
+"""
+
+
+def _run(tmp_path, *args):
+    from click.testing import CliRunner
+
+    from prefixsim.cli import cli
+
+    r = CliRunner().invoke(cli, ["run", *args, "--out", str(tmp_path / "reports"), "--price-date", "2026-11-30"])
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+@pytest.mark.slow
+def test_run_table_shows_explicit_cache_storage(tmp_path):
+    # The cache holds the system instruction: 100,000 tokens of text + 8 of framing = 100,008, kept its
+    # 2 h TTL (never deleted) at 2.5 Pro's $4.50 / MTok / h: 100,008 × 2 × 4.50 / 1e6 = $0.900072.
+    path = tmp_path / "s.yaml"
+    path.write_text(STORAGE_SCENARIO)
+    out = _run(tmp_path, str(path), "-v")
+    head = next(line for line in out.splitlines() if line.startswith("label"))
+    assert "storage $" in head
+    create = next(line for line in out.splitlines() if line.startswith("create ctx"))
+    assert "0.9001" in create.split() and "100,008" in create.split()
+    # the variant's cost includes storage: creation 100,008 × $1.25/MTok = 0.125010, storage 0.900072
+    summary = next(line for line in out.splitlines() if line.startswith("default "))
+    assert "0.9001" in summary.split()
+    assert "storage $: an explicit cache's storage" in out
+    doc = json.loads(_run(tmp_path, str(path), "--format", "json"))
+    v = doc["scenarios"][0]["variants"][0]
+    assert v["summary"]["storage_usd"] == 0.900072
+
+
+def test_run_table_has_no_storage_column_without_explicit_caches(tmp_path):
+    for scenario in ("scenarios/ttl-expiry.yaml", "scenarios/multi-cloud.yaml"):
+        out = _run(tmp_path, str(ROOT / scenario), "-v")
+        assert "storage $" not in out and "storage_usd" not in out, scenario
+
+
+@pytest.mark.parametrize("model,least", [
+    ("gemini-2.5-flash", 1024),        # the API's own 400 (G-ERR), below the 2026-10-13 page's 2,048
+    ("gemini-2.5-flash-lite", 2048),   # the API's own 400 (G-ERR); no page lists it
+    ("gemini-2.5-pro", 2048), ("models/gemini-2.5-pro-preview-05-06", 2048),
+    ("gemini-3-pro-preview", 4096), ("gemini-3-flash-preview", 1024), ("gemini-3.1-pro-preview", 4096),
+    # a Vertex AI resource name: the model is its last path segment
+    ("projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash-lite", 2048),
+])
+def test_explicit_minimum_by_model(model, least):
+    from prefixsim.providers.tables import gemini_explicit_minimum
+
+    assert gemini_explicit_minimum(model).value == least
+
+
+def test_explicit_minimum_of_an_unknown_model_names_the_known_families():
+    from prefixsim.errors import UserError
+    from prefixsim.providers.tables import gemini_explicit_minimum
+
+    with pytest.raises(UserError) as e:
+        gemini_explicit_minimum("gemini-2.0-flash")
+    assert str(e.value) == ("unknown Gemini model 'gemini-2.0-flash' for explicit caching (known families: "
+                            "gemini-2.5-flash, gemini-2.5-flash-lite, gemini-2.5-pro, gemini-3-flash, gemini-3-pro, "
+                            "gemini-3.1, gemini-3.5, gemini-3.6, gemini-3.7, gemini-3.8, gemini-4)")
+
+@pytest.mark.slow
+def test_explicit_cache_below_the_minimum_is_refused(tmp_path):
+    # 2.5 Pro: 2,048 tokens at least. A 1,000-token system instruction (+ 8 framing) is refused with
+    # the API's wording; 2,040 + 8 = 2,048 is created.
+    import subprocess
+    import sys
+
+    small = tmp_path / "small.yaml"
+    small.write_text(STORAGE_SCENARIO.replace("system: 100000", "system: 1000"))
+    p = subprocess.run([sys.executable, "-c", "from prefixsim.cli import main; main()", "run", str(small),
+                        "--out", str(tmp_path / "r")], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2
+    assert (f"{small}:1: create ctx: Cached content is too small. total_token_count=1008, "
+            "min_total_token_count=2048 (gemini-2.5-pro;" in p.stderr)
+    assert "Traceback" not in p.stderr
+    edge = tmp_path / "edge.yaml"
+    edge.write_text(STORAGE_SCENARIO.replace("system: 100000", "system: 2040"))
+    assert "2,048" in _run(tmp_path, str(edge), "-v")

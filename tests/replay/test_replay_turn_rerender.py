@@ -1,0 +1,90 @@
+"""New user turns in Claude Code transcripts that find less than the conversation (issue 14): a turn
+started in another working directory (the system prompt names it), and an entry further back than the
+API's 20-block lookback (A-PC) once thinking was dropped. Transcripts built here; numbers follow from
+the rules in docs/rules.md#claude-code-transcripts-parent-chain."""
+from cc_fixtures import Transcript
+
+from prefixsim import sources
+from prefixsim.replay import replay
+
+SONNET = "claude-sonnet-4-5-20250929"
+THINK = {"type": "thinking", "thinking": "let me see", "signature": "s"}
+TOOL = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+TEXT = {"type": "text", "text": "done"}
+RESULT = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a b c"}]
+
+
+def _rows(t, tmp_path):
+    return {r.request_id: r for r in replay(sources.open_many([t.write(tmp_path / "s.jsonl")])).rows}
+
+
+def _cwd_session():
+    t = Transcript()
+    t.user(0, "hello", cwd="/p")
+    t.call(0, "r0", 12000, 8000)          # B 20,000; reads 12,000 another session left: the cross-session prefix
+    t.user(10, "more", cwd="/p")
+    t.call(10, "r1", 20000, 500)          # B 20,500
+    return t
+
+
+def test_a_turn_in_another_working_directory_reads_only_the_cross_session_prefix(tmp_path):
+    t = _cwd_session()
+    t.user(20, "and here?", cwd="/p/sub")   # a `cd` in the turn before stayed
+    t.call(20, "r2", 12000, 9000)
+    t.user(30, "and there?", cwd="/p/other")
+    t.call(30, "r3", 12000, 9300)
+    t.user(40, "go on", cwd="/p/other")
+    t.call(40, "r4", 21300, 200)
+    rows = _rows(t, tmp_path)
+    # The session's part of the system prompt names the directory: a turn in another one finds only
+    # the 12,000 every session shares and writes the rest. r0 read those 12,000 from a cache no request
+    # of the data wrote, so r2 writes them (a read from outside the data); r3 finds them.
+    assert (rows["r2"].predicted.cache_read, rows["r2"].predicted.cache_creation) == (0, 21000)
+    assert (rows["r3"].predicted.cache_read, rows["r3"].predicted.cache_creation) == (12000, 9300)
+    # the next turn in the same directory continues the conversation
+    assert (rows["r4"].predicted.cache_read, rows["r4"].predicted.cache_creation) == (21300, 200)
+
+
+def test_a_directory_change_inside_a_turn_renders_nothing_anew(tmp_path):
+    t = _cwd_session()
+    t.user(20, "run it", cwd="/p")
+    t.call(20, "r2", 20500, 300, content=[TOOL])
+    t.user(25, RESULT, cwd="/p/sub")         # tool results are no new turn: the prompt was rendered already
+    t.call(25, "r3", 20800, 100)
+    rows = _rows(t, tmp_path)
+    assert [rows[k].predicted.cache_read for k in ("r2", "r3")] == [20500, 20800]
+
+
+def _long_turn(rounds):
+    """A Sonnet 4.5 turn whose first response thinks, then `rounds` tool calls; each response is logged
+    as two lines of one block (`cc_fixtures`), each result one block: 2 + 3 per round + 2 for the answer."""
+    t = Transcript()
+    t.user(0, "hello")
+    t.call(0, "r0", 0, 20000, model=SONNET, content=[THINK, TOOL])   # 2 blocks sent on (thinking dropped later)
+    size = 20000
+    for k in range(1, rounds + 1):
+        t.user(k, RESULT)
+        t.call(k, f"r{k}", size, 100, model=SONNET, content=[TOOL])
+        size += 100
+    t.user(rounds + 1, RESULT)
+    t.call(rounds + 1, "end", size, 100, model=SONNET, content=[TEXT])
+    size += 100
+    t.user(60, "next question")
+    return t, size
+
+
+def test_the_entry_kept_after_dropping_thinking_is_found_within_the_lookback(tmp_path):
+    t, size = _long_turn(5)       # blocks from r0's prompt end to the last response: 2 + 5*3 + 3 = 20
+    t.call(60, "next", 20000, size - 20000 + 50, model=SONNET)
+    r = _rows(t, tmp_path)["next"]
+    assert (r.predicted.cache_read, r.predicted.cache_creation) == (20000, size - 20000 + 50)
+
+
+def test_the_entry_kept_after_dropping_thinking_past_the_lookback_is_not_found(tmp_path):
+    t, size = _long_turn(6)       # 2 + 6*3 + 3 = 23 blocks > 20: r0's entry is out of reach
+    t.call(60, "next", 19999, size - 19999 + 50, model=SONNET)
+    r = _rows(t, tmp_path)["next"]
+    # only the static prefix is found: r0's size less its first message ("hello", 1 token), the
+    # static estimate of claude_code.py; the rest is written again
+    assert (r.predicted.cache_read, r.predicted.cache_creation) == (19999, size - 19999 + 50)
+    assert r.cause.kind == "prefix_changed"

@@ -1,0 +1,132 @@
+"""`replay --workers N` / `--executor dask`: traffic split by cache namespace (and the streams that
+join namespaces), replayed in shards and merged into exactly the serial output."""
+import pytest
+from click.testing import CliRunner
+from conftest import data_file
+
+from prefixsim.cli import cli
+from prefixsim.model import Block, Call, Layer, Request, Usage
+from prefixsim.replay import WhatIf, shard
+from prefixsim.sources.record import Record
+from prefixsim.sources.traffic import Traffic
+
+# Runs the command in a child interpreter, which a mutation run's switch does not reach.
+pytestmark = pytest.mark.no_mutation
+
+FOLDER = str(data_file("claude-code", "spotter", "short.jsonl").parent.parent)   # every Claude Code folder of tests/data: 446 requests
+
+
+def _rec(i, stream, model, parent=None, workspace=""):
+    req = Request(model=model, blocks=(Block(Layer.SYSTEM, b"system"),), workspace=workspace)
+    return Record(Call(t=float(i), request=req, stream=stream, parent=parent), f"r{i}", "", Usage(0, 0, 0, 0, 0),
+                  "log", i + 1)
+
+
+def test_parts_follow_namespaces_and_the_streams_that_join_them():
+    recs = [_rec(0, "a", "claude-sonnet-4-5"), _rec(1, "b", "claude-sonnet-4-5"),   # one namespace: together
+            _rec(2, "c", "claude-opus-4-1"), _rec(3, "d", "claude-haiku-4-5"),
+            _rec(4, "d", "claude-opus-4-1"),                                     # d switches model: joins c
+            _rec(5, "e", "claude-haiku-3-5"), _rec(6, "f", "claude-sonnet-4", parent="e"),   # a fork joins its parent
+            _rec(7, "g", "claude-sonnet-4-5", workspace="other")]                # another workspace: apart
+    p = shard.plan(Traffic.of(recs), 8)
+    assert p.parts == 4 and len(p.shards) == 4
+    s = p.shard
+    assert s[0] == s[1] and s[2] == s[3] == s[4] and s[5] == s[6]
+    assert len({s[0], s[2], s[5], s[7]}) == 4
+    # a what-if on one model puts every namespace of a workspace together
+    both = shard.plan(Traffic.of(recs), 8, (WhatIf(), WhatIf(model="claude-sonnet-4-5")))
+    assert both.parts == 2 and both.shard[:7] == (both.shard[0],) * 7 != both.shard[7:]
+
+
+def test_largest_parts_first_to_the_least_loaded_shard():
+    recs = [_rec(i, s, m) for i, (s, m) in enumerate(
+        [("a", "claude-sonnet-4-5")] * 3 + [("b", "claude-opus-4-1")] * 2 + [("c", "claude-haiku-4-5")] * 2)]
+    p = shard.plan(Traffic.of(recs), 2)
+    assert p.shard == (0, 0, 0, 1, 1, 1, 1)
+
+
+def _replay(*args):
+    out = CliRunner().invoke(cli, ["replay", FOLDER, *args])
+    assert out.exit_code == 0, out.output
+    return out.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["json", "table"])
+def test_sharded_replay_is_byte_identical_to_serial(monkeypatch, fmt):
+    serial = _replay("--format", fmt, "--ttl", "1h")
+    monkeypatch.setattr(shard, "MIN_SHARDED", 0)
+    shards = []
+    real = shard._replay_shard
+    monkeypatch.setattr(shard, "_mapper", lambda *a: lambda jobs: [shards.append(len(j[0])) or real(*j) for j in jobs])
+    assert _replay("--format", fmt, "--ttl", "1h", "--workers", "2") == serial
+    assert len(shards) == 4 and shards[:2] == shards[2:] and sum(shards[:2]) == 446   # recorded, what-if
+
+
+@pytest.mark.slow
+def test_sharded_replay_in_worker_processes(monkeypatch):
+    serial = _replay("--format", "json")
+    monkeypatch.setattr(shard, "MIN_SHARDED", 0)
+    assert _replay("--format", "json", "--workers", "2") == serial
+
+
+@pytest.mark.slow
+def test_dask_cluster_gives_the_serial_output(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    serial = _replay("--format", "json")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        assert _replay("--format", "json", "--executor", "dask", "--scheduler", cluster.scheduler_address,
+                       "--workers", "3") == serial
+
+
+def test_one_namespace_is_replayed_in_this_process(monkeypatch):
+    recs = [_rec(i, f"s{i}", "claude-sonnet-4-5") for i in range(5)]
+    assert len(shard.plan(Traffic.of(recs), 4).shards) == 1
+    monkeypatch.setattr(shard, "MIN_SHARDED", 0)
+    called = []
+    monkeypatch.setattr(shard, "_mapper", lambda *a: called.append(a) or (lambda jobs: pytest.fail("sharded")))
+    out = shard.replay_sharded(Traffic.of(recs), [WhatIf()], workers=2)
+    assert len(out[0].rows) == 5
+
+
+@pytest.mark.parametrize("args, needle", [(["--executor", "dask"], "needs --scheduler"),
+                                          (["--scheduler", "tcp://127.0.0.1:1"], "applies to --executor dask"),
+                                          (["--workers", "-3"], "--workers must be")])
+def test_option_mistakes_exit_2(args, needle, capsys):
+    from prefixsim.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(["replay", FOLDER, *args])
+    assert e.value.code == 2 and needle in capsys.readouterr().err
+
+
+def _in_process(monkeypatch):
+    monkeypatch.setattr(shard, "MIN_SHARDED", 0)
+    monkeypatch.setattr(shard, "_mapper", lambda *a: lambda jobs: [shard._replay_shard(*j) for j in jobs])
+
+
+def test_what_the_whole_traffic_decides_reaches_every_shard(monkeypatch):
+    """Output is priced only if every request's output count is final; the clock is the first request's."""
+    from dataclasses import replace
+
+    from prefixsim.replay import replay, to_json
+    recs = [replace(_rec(i, s, m), output_final=i != 3, timestamp=f"2026-03-0{1 + i}T10:00:00Z")
+            for i, (s, m) in enumerate([("a", "claude-sonnet-4-5"), ("b", "claude-opus-4-1")] * 2)]
+    recs = [replace(r, call=replace(r.call, output_tokens=1000)) for r in recs]
+    _in_process(monkeypatch)
+    got = shard.replay_sharded(Traffic.of(recs), [WhatIf()], workers=2)[0]
+    want = replay(Traffic.of(recs))
+    assert not want.summary.output_in_cost and to_json(got) == to_json(want)
+
+
+def test_a_failing_request_is_reported_as_serially(monkeypatch):
+    from prefixsim.errors import UserError
+    from prefixsim.replay import replay
+    recs = [_rec(i, s, m) for i, (s, m) in enumerate([("a", "claude-sonnet-4-5"), ("b", "claude-opus-4-1")] * 2)]
+    bad = WhatIf(model="no-such-model")
+    with pytest.raises(UserError) as serial:
+        replay(Traffic.of(recs), bad)
+    _in_process(monkeypatch)
+    with pytest.raises(UserError) as sharded:
+        shard.replay_sharded(Traffic.of(recs), [WhatIf(), bad], workers=2)
+    assert str(sharded.value) == str(serial.value)
