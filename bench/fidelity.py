@@ -1,0 +1,164 @@
+"""The replay's fidelity on every source of real traffic, side by side with the naive mechanism.
+
+    python bench/fidelity.py                      # every source shipped in tests/data
+    python bench/fidelity.py DIR [DIR ...]        # other sources: each folder is one source
+    python bench/fidelity.py --by version         # per Claude Code version (or provider, or source)
+
+A source is one folder of traffic nobody on this project wrote (a repository's transcripts, one
+framework's cassettes): each is replayed as `prefixsim replay FOLDER` replays it. Per group it
+prints the requests scored (those with observed usage), exact cache reads and the token-weighted
+cache-read WAPE of prefixsim and of the naive mechanism (read(t) = read(t-1) + write(t-1) within the
+TTL), and whether prefixsim is at least as exact and has the lower WAPE. A rule that helps one source
+and hurts another shows here: run it before and after every change to the replay's rules.
+tests/replay/test_fidelity.py holds the shipped sources to the figures this prints.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DATA = ROOT / "tests" / "data"
+#: The shipped sources: each Claude Code repository apart, and each provider's recordings.
+SHIPPED = [*(f"claude-code/{p.name}" for p in sorted((DATA / "claude-code").iterdir()) if p.is_dir()),
+           "anthropic-api", "openai-api", "deepseek-api", "gemini-api"]
+
+
+class Score:
+    """Exact reads and absolute read error of prefixsim and of the naive mechanism over some rows."""
+
+    __slots__ = ("error", "exact", "naive_error", "naive_exact", "read", "requests", "unreplayed")
+
+    def __init__(self) -> None:
+        self.requests = self.exact = self.naive_exact = self.error = self.naive_error = self.read = 0
+        self.unreplayed: list[str] = []   # recordings that did not replay at all, with the reason
+
+    def add(self, predicted: int, naive: int, observed: int) -> None:
+        self.requests += 1
+        self.exact += predicted == observed
+        self.naive_exact += naive == observed
+        self.error += abs(predicted - observed)
+        self.naive_error += abs(naive - observed)
+        self.read += observed
+
+    def wape(self, error: int) -> float | None:
+        return error / self.read if self.read else None
+
+    @property
+    def verdict(self) -> str:
+        """"beats naive": at least as exact and a lower WAPE (or no error at all); "ties naive": the
+        same exact reads and error; else "WORSE than naive"."""
+        if self.exact >= self.naive_exact and (self.error < self.naive_error or self.error == 0):
+            return "beats naive"
+        if self.exact == self.naive_exact and self.error == self.naive_error:
+            return "ties naive"
+        return "WORSE than naive"
+
+    def figures(self) -> dict:
+        return {"unreplayed": len(self.unreplayed), "requests": self.requests, "exact": self.exact, "naive_exact": self.naive_exact,
+                "wape": _rounded(self.wape(self.error)), "naive_wape": _rounded(self.wape(self.naive_error)), "verdict": self.verdict}
+
+
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def _versions(folder: Path) -> dict[str, str]:
+    """requestId -> the Claude Code version its transcript line names (transcripts only)."""
+    out: dict[str, str] = {}
+    for p in sorted(folder.rglob("*.jsonl")):
+        with p.open("rb") as f:
+            for line in f:
+                if b'"requestId"' not in line or b'"version"' not in line:
+                    continue
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(rec, dict) and rec.get("requestId") and rec.get("version"):
+                    out.setdefault(str(rec["requestId"]), str(rec["version"]))
+    return out
+
+
+def _minor(version: str) -> str:
+    parts = version.split(".")
+    return ".".join(parts[:2]) + ".x" if len(parts) >= 2 else version
+
+
+def score(folders: list[tuple[str, Path]], by: str = "source") -> dict[str, Score]:
+    """Every scored request of `folders` ((name, path) pairs) grouped by source, version or provider."""
+    from prefixsim.errors import UserError
+    from prefixsim.replay import replay
+    from prefixsim.sources import load
+    from prefixsim.sources.problems import collecting
+
+    out: dict[str, Score] = defaultdict(Score)
+    for name, folder in folders:
+        # A folder of transcripts is one projects folder (its sessions share one cache, as `prefixsim
+        # replay FOLDER` replays it); a folder of recordings holds independent recordings, each its own.
+        units = [folder] if folder.is_file() or any(folder.rglob("*.jsonl")) else sorted(
+            p for p in folder.iterdir() if p.is_file() and p.suffix in (".yaml", ".yml", ".json", ".jsonl"))
+        rows = []
+        for unit in units:
+            try:
+                with collecting():   # a skipped line costs its request here; the replay itself reports it
+                    rows.extend(replay(load(unit)).rows)
+            except UserError as e:
+                out[f"{name} (not replayed)"].unreplayed.append(f"{unit.name}: {e}")
+        versions = _versions(folder) if by == "version" else {}
+        for row in rows:
+            if row.observed is None or row.naive_read is None:
+                continue
+            key = {"source": name, "provider": row.provider,
+                   "version": _minor(versions.get(row.request_id, "")) if row.request_id in versions
+                   else f"api ({row.provider})"}[by]
+            out[key].add(row.predicted.cache_read, row.naive_read, row.observed.cache_read)
+    return dict(sorted(out.items()))
+
+
+def table(scores: dict[str, Score], by: str) -> str:
+    head = f"{by:34} {'requests':>8} {'exact':>6} {'naive':>6} {'WAPE':>8} {'naive WAPE':>10}  verdict"
+    lines = [head, "-" * len(head)]
+    total = Score()
+    for name, s in scores.items():
+        lines.append(_line(name, s))
+        for k in Score.__slots__:
+            setattr(total, k, getattr(total, k) + getattr(s, k))
+    lines.append(_line("all", total))
+    lines += [f"not replayed: {why}" for why in total.unreplayed]
+    return "\n".join(lines)
+
+
+def _line(name: str, s: Score) -> str:
+    if not s.requests:
+        return f"{name[:34]:34} {len(s.unreplayed):8} recording(s) did not replay"
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{x:.2%}"
+    verdict = s.verdict
+    return (f"{name[:34]:34} {s.requests:8,} {s.exact:6,} {s.naive_exact:6,} {pct(s.wape(s.error)):>8} "
+            f"{pct(s.wape(s.naive_error)):>10}  {verdict}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folders", nargs="*", type=Path, help="source folders (default: the shipped sources)")
+    ap.add_argument("--by", choices=("source", "version", "provider"), default="source")
+    ap.add_argument("--json", action="store_true", help="the figures as JSON (what the test pins)")
+    args = ap.parse_args(argv)
+    folders = [(str(p), p) for p in args.folders] or [(s, DATA / s) for s in SHIPPED]
+    scores = score(folders, args.by)
+    if args.json:
+        print(json.dumps({k: v.figures() for k, v in scores.items()}, indent=1, sort_keys=True))
+    else:
+        print(table(scores, args.by))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""The replay's fidelity on every shipped source of real traffic, next to the naive mechanism
+(issue 30): a change to the replay's rules that moves any source's figures fails here, so its
+author reports the before-and-after table (`python bench/fidelity.py`) rather than finding out later
+that a rule for one harness version broke another."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "fidelity.py"
+_spec = importlib.util.spec_from_file_location("fidelity", BENCH)
+fidelity = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fidelity)
+
+#: source -> (requests scored, exact reads, naive's exact reads, cache-read WAPE, naive's WAPE)
+PINNED = {
+    "anthropic-api": (9, 6, 6, 0.489998, 0.489998),
+    "claude-code/claude-code-sidekick": (73, 69, 60, 0.027343, 0.053274),
+    "claude-code/claude-code-viewer": (170, 167, 167, 0.004234, 0.010317),
+    "claude-code/scripts-and-tools": (34, 30, 28, 0.042893, 0.046815),
+    "claude-code/spotter": (169, 163, 160, 0.004157, 0.034985),
+    "deepseek-api": (7, 4, 1, 0.388889, 1.055556),
+    "gemini-api": (8, 5, 4, 0.721281, 0.86064),
+    "openai-api": (6, 6, 5, 0.0, 0.203336),
+}
+
+
+@pytest.fixture(scope="module")
+def scores():
+    return fidelity.score([(s, fidelity.DATA / s) for s in fidelity.SHIPPED])
+
+
+def test_every_shipped_source_is_scored(scores):
+    assert sorted(scores) == sorted(PINNED)
+    assert len([s for s in PINNED if s.startswith("claude-code/")]) >= 4
+
+
+@pytest.mark.parametrize("source", sorted(PINNED))
+def test_each_source_keeps_its_figures(scores, source):
+    f = scores[source].figures()
+    assert (f["requests"], f["exact"], f["naive_exact"], f["wape"], f["naive_wape"]) == PINNED[source]
+    assert f["unreplayed"] == 0
+
+
+@pytest.mark.parametrize("source", sorted(PINNED))
+def test_no_source_is_worse_than_naive(scores, source):
+    assert scores[source].verdict in ("beats naive", "ties naive"), scores[source].figures()
+
+
+def test_the_verdict_needs_both_exactness_and_a_lower_wape():
+    s = fidelity.Score()
+    s.add(10, 10, 10)
+    assert s.verdict == "beats naive"       # no error at all
+    s.add(5, 8, 8)                           # naive exact, prefixsim off by 3
+    assert s.verdict == "WORSE than naive"
+    t = fidelity.Score()
+    t.add(4, 4, 6)
+    assert t.verdict == "ties naive"
+    t.add(6, 5, 6)
+    assert t.verdict == "beats naive"
