@@ -40,7 +40,11 @@ class Block:
 
     `data` is exactly what was sent (cache_control markers excluded: moving a marker does not change
     the prefix). `breakpoint` is the TTL of a `cache_control` on this block. `tokens` fixes the size
-    for synthetic blocks; None means the tokenizer counts `data`.
+    for synthetic blocks; None means the tokenizer counts `data`. `sees`: for a block whose size is
+    fixed (a log's, sized from the observed usage) but which holds real text, what the model sees of it
+    (the frame tokens before its texts, and the texts in order), so a cache that reads inside blocks
+    compares it token by token as it does a counted block (O-PC); None for a synthetic block, whose
+    data is a label or a digest and is never compared.
     """
 
     layer: Layer
@@ -48,6 +52,7 @@ class Block:
     path: str = ""
     breakpoint: str | None = None
     tokens: int | None = None
+    sees: tuple[int, tuple[str, ...]] | None = field(default=None, compare=False)
     key: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -61,7 +66,8 @@ class Block:
             return self
         b = object.__new__(Block)
         for name, value in (("layer", self.layer), ("data", self.data), ("path", self.path),
-                            ("breakpoint", ttl), ("tokens", self.tokens), ("key", self.key)):
+                            ("breakpoint", ttl), ("tokens", self.tokens), ("sees", self.sees),
+                            ("key", self.key)):
             object.__setattr__(b, name, value)
         return b
 

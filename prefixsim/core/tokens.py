@@ -276,3 +276,36 @@ def common_prefix_tokens(tokenizer: Tokenizer, a: bytes, b: bytes) -> tuple[int,
             break
         n += 1
     return n, len(enc.decode_bytes(xa[:n]))
+
+
+def common_bytes(a: bytes, b: bytes) -> int:
+    """Length of the longest common start of two byte strings (by halving: a few slice compares
+    instead of a Python loop over a long document)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def common_block_tokens(tokenizer: Tokenizer, old: Block, new: Block) -> tuple[int, int]:
+    """(tokens, bytes of `data`) two blocks at one chain position share from their start. A block the
+    tokenizer sizes from its bytes compares its bytes; a block a log sized compares what the model
+    sees of it (`Block.sees`: the frame tokens before its texts, then its texts in order), so the
+    JSON a log holds around a message's text counts no tokens the model did not see (O-PC)."""
+    if old.sees is None or new.sees is None:
+        return common_prefix_tokens(tokenizer, old.data, new.data)
+    (lead, texts), (lead_new, texts_new) = old.sees, new.sees
+    k = common_bytes(old.data, new.data)
+    if lead != lead_new or k == 0:
+        return 0, 0
+    n = lead
+    for a, b in zip(texts, texts_new):
+        if a != b:
+            n += common_prefix_tokens(tokenizer, a.encode(), b.encode())[0]
+            break
+        n += tokenizer.count_text(a)
+    return n, k

@@ -15,7 +15,7 @@ import xxhash
 
 from prefixsim.core.chain import extend_chain
 from prefixsim.core.store import EntryState, Store
-from prefixsim.core.tokens import TokenCounter, common_prefix_tokens
+from prefixsim.core.tokens import TokenCounter, common_block_tokens
 from prefixsim.model import Block, Layer, Request
 from prefixsim.providers.base import Decision
 from prefixsim.providers.tables import DEEPSEEK_RULE, AutoRule, gemini_rule, openai_rule
@@ -218,7 +218,7 @@ class AutomaticPolicy:
             # the sibling's entry is keyed by its whole chain: live, it holds the parent prefix too
             if (rec is not None and rec[1] is not None and rec[0] != d and store.state(rec[0], now) is live
                     and _comparable(rec[1], rec[2], block, request)):
-                return common_prefix_tokens(counter.tokenizer, rec[1].data, block.data)[0], None
+                return common_block_tokens(counter.tokenizer, rec[1], block)[0], None
         best: tuple[int, bytes | None] = (0, None)
         if rule.common_units:
             for length, head, params, tokens, ud in self._units.get(parent, ()):
@@ -246,7 +246,7 @@ class AutomaticPolicy:
         block = request.blocks[q]
         tokens = nbytes = 0
         if rec is not None and rec[1] is not None and counter is not None and _comparable(rec[1], rec[2], block, request):
-            tokens, nbytes = common_prefix_tokens(counter.tokenizer, rec[1].data, block.data)
+            tokens, nbytes = common_block_tokens(counter.tokenizer, rec[1], block)
         ttl = rule.idle(self.bound)
         if tokens > 0 and base + tokens >= rule.min_tokens:
             head = xxhash.xxh3_128_digest(block.data[:nbytes])
@@ -267,7 +267,7 @@ class AutomaticPolicy:
             old = nxt.pop(parent, None)
             if old is not None and old[1] is not None:
                 self._held -= len(old[1].data)
-            block = blocks[j] if blocks[j].tokens is None else None
+            block = blocks[j] if blocks[j].tokens is None or blocks[j].sees is not None else None
             if block is not None:
                 self._held += len(block.data)
             nxt[parent] = (digests[j], block, request.layer_params)
@@ -324,9 +324,11 @@ def _params_to(request: Request, block: Block) -> tuple[bytes, ...]:
 
 def _comparable(old: Block, old_params: tuple[bytes, ...], new: Block, request: Request) -> bool:
     """Two blocks at the same chain position whose bytes can be compared token by token: same layer,
-    same parameters mixed in, and both sized by the tokenizer from their bytes (a block with a fixed
-    size may carry a label or a digest instead of its text)."""
-    return (old.layer == new.layer and old.tokens is None and new.tokens is None
+    same parameters mixed in, and both holding their text: sized by the tokenizer from their bytes,
+    or both sized by a log and holding what the model sees (a synthetic block with a fixed size carries a label or a digest
+    instead of its text)."""
+    return (old.layer == new.layer and (old.tokens is None) == (new.tokens is None)
+            and (old.tokens is None or (old.sees is not None and new.sees is not None))
             and tuple(old_params[:new.layer + 1]) == _params_to(request, new))
 
 

@@ -107,11 +107,14 @@ class Piece:
     """One block before sizing: its bytes, where it came from, the text to count, fixed tokens, and
     whether a breakpoint marker ends it. `role` is the role of the message it starts ("" inside one)."""
 
-    __slots__ = ("layer", "data", "path", "text", "fixed", "mark", "reasoning", "uncertain", "ref")
+    __slots__ = ("layer", "data", "path", "text", "fixed", "mark", "reasoning", "uncertain", "ref", "lead")
 
     def __init__(self, layer: Layer, data: bytes, path: str, text: tuple[str, ...], fixed: int = 0, mark: bool = False,
-                 reasoning: str | None = None, uncertain: bool = False, ref: str | None = None) -> None:
+                 reasoning: str | None = None, uncertain: bool = False, ref: str | None = None,
+                 lead: int | None = None) -> None:
         self.layer, self.data, self.path, self.text, self.fixed, self.mark = layer, data, path, text, fixed, mark
+        # A message's frame tokens before its texts (None: not a message piece, never compared inside)
+        self.lead = lead
         self.reasoning = reasoning   # a reasoning item's key: its size is the response's reasoning_tokens
         # The count is least sure here (tool schemas as OpenAI renders them, images, files, a history
         # the log does not hold): the difference to the observed usage goes here first.
@@ -119,7 +122,11 @@ class Piece:
         self.ref = ref               # a Responses item that stands for an earlier output item (by its id)
 
     def block(self, tokens: int | None = None) -> Block:
-        return Block(self.layer, self.data, self.path, tokens=tokens)
+        """Sized by `tokens` (the log's observed sizes) or, without, by the tokenizer. A message piece
+        stays comparable token by token when its size is fixed (an automatic cache reads inside it
+        alike on every path: O-PC); a reasoning item or a reference to an earlier output is not."""
+        sees = (self.lead, self.text) if tokens is not None and self.lead is not None and not self.uncertain else None
+        return Block(self.layer, self.data, self.path, tokens=tokens, sees=sees)
 
 
 def message_pieces(msg: Any, path: str, layer: Layer) -> list[Piece]:
@@ -165,7 +172,8 @@ def message_pieces(msg: Any, path: str, layer: Layer) -> list[Piece]:
             body["part"] = content   # the same bytes as a one-part list content: the same tokens
         body.update(tail)
         t, f = _part_text(content or "")
-        return [Piece(layer, dumps(body), path, (*texts, t, *extra), before + FRAME_AFTER + f, uncertain=f > 0)]
+        return [Piece(layer, dumps(body), path, (*texts, t, *extra), before + FRAME_AFTER + f, uncertain=f > 0,
+                      lead=before)]
     # One piece per part: the head travels with the first, the tail (calls, ids) with the last.
     out = []
     last = len(parts) - 1
@@ -178,7 +186,8 @@ def message_pieces(msg: Any, path: str, layer: Layer) -> list[Piece]:
         out.append(Piece(layer, dumps(data), f"{path}.content[{j}]",
                          (*(texts if j == 0 else ()), t, *(extra if j == last else ())),
                          (before if j == 0 else 0) + (FRAME_AFTER if j == last else 0) + f, mark=marked(p),
-                         uncertain=f > 0 or (isinstance(p, dict) and p.get("type") in _FILE_PARTS)))
+                         uncertain=f > 0 or (isinstance(p, dict) and p.get("type") in _FILE_PARTS),
+                         lead=before if j == 0 else 0))
     return out
 
 
