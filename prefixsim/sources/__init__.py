@@ -9,9 +9,9 @@ as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Sequence
 
 from prefixsim.errors import UserError
 from prefixsim.sources.record import Record
@@ -249,4 +249,4 @@ def load_many(paths: Sequence[str | Path], source: str | None = None,
     return list(open_many(paths, source, errors))
 
 
-__all__ = ["FORMATS", "Record", "TRACE_FORMATS", "Traffic", "detect", "load", "load_many", "open_many"]
+__all__ = ["FORMATS", "TRACE_FORMATS", "Record", "Traffic", "detect", "load", "load_many", "open_many"]

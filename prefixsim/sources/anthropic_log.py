@@ -23,7 +23,7 @@ from prefixsim.sources import problems
 from prefixsim.sources.cloud import cloud_model, with_url_model
 from prefixsim.sources.problems import guarded
 from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, checked_usage, request_key, shown, token_count
-from prefixsim.sources.server_tools import server_breakpoint, server_iterations  # noqa: F401  (server_iterations: tests)
+from prefixsim.sources.server_tools import server_breakpoint, server_iterations
 from prefixsim.wire.anthropic import History, render_anthropic
 
 #: Seconds between consecutive requests of a log without timestamps (well inside any TTL).
@@ -191,9 +191,10 @@ def prompt_end(request: Request, obs: Usage | None) -> int:
 
 def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path: str, line: int,
             sizer: Sizer, rid: str | None = None, history: History | None = None,
-            content: list | None = None) -> Record:
+            content: list | None = None, at: float | None = None) -> Record:
     """One request (UserError: the body, its usage or its timestamp cannot be used); `content` is
-    its response's content blocks, when the log kept them (server-tool iterations)."""
+    its response's content blocks, when the log kept them (server-tool iterations); `at` its time
+    when the log records none (a cassette's calls placed back to back by their durations)."""
     request = render_anthropic(body, history)
     check_model(request.model, "anthropic")
     anthropic_breakpoints(request)   # a request the API would reject (a fifth breakpoint) never ran
@@ -220,7 +221,7 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
         if trailer:
             request = replace(request, blocks=(*request.blocks, Block(
                 Layer.MESSAGES, PROMPT_END, "end of the prompt after the last breakpoint", tokens=trailer)))
-    t = _seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING
+    t = _seconds(stamp, path, line) if stamp else at if at is not None else index * DEFAULT_SPACING
     meta = body.get("metadata")
     stream = (request_key(meta.get("user_id"), "metadata.user_id") if isinstance(meta, dict) else None) or "main"
     rid = rid or generated_id(path, index)
@@ -335,10 +336,17 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     check_aliases(doc, str(path))
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions", []), list):
         raise UserError("a cassette is a mapping with a list of `interactions:`", str(path), 1)
+    from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back
+
     out: list[Record] = []
     platforms: set[str] = set()
-    for i, inter in enumerate(doc.get("interactions") or []):
-        rec = guarded(str(path), None, _interaction, inter, i, path, len(out), sizer, where=f"interaction {i}")
+    inters = doc.get("interactions") or []
+    offsets = back_to_back(inters)
+    if offsets is not None:
+        problems.note(str(path), None, BACK_TO_BACK_NOTE)
+    for i, inter in enumerate(inters):
+        at = offsets[i] if offsets is not None else None
+        rec = guarded(str(path), None, _interaction, inter, i, path, len(out), sizer, at, where=f"interaction {i}")
         if rec is not None:
             out.append(rec)
             req = inter.get("request") if isinstance(inter, dict) else None
@@ -352,7 +360,7 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     return out
 
 
-def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer) -> Record | None:
+def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer, at: float | None = None) -> Record | None:
     """One interaction's Messages call (None: another endpoint; UserError: it cannot be used)."""
     if not isinstance(inter, dict):
         raise UserError("is not a mapping")
@@ -365,7 +373,7 @@ def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer) -> Re
     resp = _parsed(resp) if isinstance(resp, dict) else None
     usage = resp.get("usage") if isinstance(resp, dict) else None
     content = resp.get("content") if isinstance(resp, dict) and isinstance(resp.get("content"), list) else None
-    return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}", content=content)
+    return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}", content=content, at=at)
 
 
 def _parsed(part: dict) -> Any:

@@ -8,9 +8,9 @@ again at its offset, in time order, when it reaches it. Memory follows the numbe
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from prefixsim.sources.anthropic_log import Sizer
 from prefixsim.sources.linejson import LineParser

@@ -16,9 +16,11 @@ import base64
 import binascii
 import gzip
 import json
+import re
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from prefixsim.errors import UserError
 
@@ -261,3 +263,51 @@ def requests_in(path: Path) -> Iterator[tuple[Any, str, str]]:
         except problems.LINE_ERRORS:
             continue
         yield body, uri, method
+
+
+#: What a replay says of a cassette whose calls it placed back to back.
+BACK_TO_BACK_NOTE = ("no times recorded: calls placed back to back by their recorded durations (go-vcr `duration`), "
+                     "the tools between them taking no time")
+#: A Go `time.Duration` as go-vcr writes it: "1.5s", "325.616084ms", "1m2.5s", "850µs".
+_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?)(h|ms|us|µs|μs|ns|m|s)")
+_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}
+
+
+def duration_seconds(value: Any) -> float | None:
+    """A recorded call's duration in seconds: a Go duration string, or a number of seconds; None
+    when it is neither (or negative)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if value >= 0 else None
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    parts = _GO_DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(n) * _UNIT_SECONDS[u] for n, u in parts)
+
+
+def _duration(inter: Any) -> float | None:
+    if not isinstance(inter, dict):
+        return None
+    resp = inter.get("response") if isinstance(inter.get("response"), dict) else {}
+    return duration_seconds(resp.get("duration", inter.get("duration")))
+
+
+def back_to_back(inters: list) -> list[float] | None:
+    """Start offsets of a cassette's interactions placed back to back by their recorded durations
+    (go-vcr keeps a `duration` per call and no time): each call starts as the one before it ends, the
+    tools between them taking no time. None when any interaction lacks a duration, or when the
+    cassette records times (Ruby VCR's `recorded_at`): then the reader's own clock stands."""
+    if not inters or any(isinstance(x, dict) and "recorded_at" in x for x in inters):
+        return None
+    out, t = [], 0.0
+    for x in inters:
+        d = _duration(x)
+        if d is None:
+            return None
+        out.append(t)
+        t += d
+    return out

@@ -86,9 +86,16 @@ class Reader:
         self.caches: dict[str, _Cache] = {}
         self.events = 0
         self.unknown: set[str] = set()
+        #: a cassette's calls placed back to back by their durations, by interaction (None: no durations)
+        self.offsets: list[float] | None = None
+        self.interaction = 0
 
     def _time(self, ex: Exchange, line: int) -> float:
-        return _seconds(ex.stamp, self.path, line) if ex.stamp else self.events * DEFAULT_SPACING
+        if ex.stamp:
+            return _seconds(ex.stamp, self.path, line)
+        if self.offsets is not None:
+            return self.offsets[self.interaction]
+        return self.events * DEFAULT_SPACING
 
     def event(self, ex: Exchange, rid: str | None, line: int) -> Record | None:
         """The Record of a generate or create call (None for an update or delete, applied here)."""
@@ -241,11 +248,16 @@ def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
 
 def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     """A VCR cassette's generateContent and cachedContents calls (other endpoints passed over)."""
-    from prefixsim.sources.cassette import interactions, load_document, request_of
+    from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back, interactions, load_document, request_of
 
     reader = Reader(str(path), sizer)
+    inters = interactions(load_document(path), path)
+    reader.offsets = back_to_back(inters)
+    if reader.offsets is not None:
+        problems.note(str(path), None, BACK_TO_BACK_NOTE)
 
     def one(inter: Any, i: int) -> None:
+        reader.interaction = i
         body, resp, uri, method = request_of(inter)
         if not is_call(uri) or method == "GET":   # list / get of caches change nothing
             return
@@ -255,7 +267,7 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
         rid = request_key(G.field(ex.response, "responseId"), "responseId") if kind(ex) == "generate" else None
         reader.event(ex, rid, 0)
 
-    for i, inter in enumerate(interactions(load_document(path), path)):
+    for i, inter in enumerate(inters):
         problems.guarded(str(path), None, one, inter, i, where=f"interaction {i}")
     return reader.records()
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from prefixsim.sources import problems
 from prefixsim.sources.files import open_regular

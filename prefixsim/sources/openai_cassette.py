@@ -30,13 +30,17 @@ def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list
     """A VCR cassette's Chat Completions / Responses calls (other endpoints are passed over). An
     interaction that cannot be used is skipped and named."""
     from prefixsim.sources import problems
-    from prefixsim.sources.cassette import interactions, load_document, request_of
+    from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back, interactions, load_document, request_of
     from prefixsim.sources.scan import LineChecks
 
     doc = load_document(path)
+    inters = interactions(doc, path)
+    offsets = back_to_back(inters)
     checks = LineChecks(path)
     out: list[Record] = []
     where = str(path)
+    if offsets is not None:
+        problems.note(where, None, BACK_TO_BACK_NOTE)
 
     def one(inter: Any, i: int) -> Record | None:
         body, resp, uri, method = request_of(inter)
@@ -45,9 +49,10 @@ def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list
         if not isinstance(body, dict):
             raise UserError("request body is not a JSON object")
         usage = resp.get("usage") if isinstance(resp, dict) and isinstance(resp.get("usage"), dict) else None
-        return record(Exchange(body, resp, usage, None, uri), f"{path}#{i}", len(out), where, 0, sizer, provider)
+        return record(Exchange(body, resp, usage, None, uri), f"{path}#{i}", len(out), where, 0, sizer, provider,
+                      at=offsets[i] if offsets is not None else None)
 
-    for i, inter in enumerate(interactions(doc, path)):
+    for i, inter in enumerate(inters):
         rec = problems.guarded(where, None, one, inter, i, where=f"interaction {i}")
         if rec is not None:   # an interaction has no line number: the notes name the file only
             checks.time(rec.call.t, 0)

@@ -305,18 +305,23 @@ def _output(st: SizerMemory, enc: str, ex: Exchange, provider: str, obs: Usage |
     return list(zip(out, counts))
 
 
-def _time(ex: Exchange, index: int, path: str, line: int) -> tuple[float, Any]:
+def _time(ex: Exchange, index: int, path: str, line: int, at: float | None = None) -> tuple[float, Any]:
+    """The request's time: its stamp (or its response's `created`), else `at` (a cassette's calls
+    placed back to back by their durations), else its place in the log times the default spacing."""
     stamp = ex.stamp
     if not stamp and isinstance(ex.response, dict):
         stamp = ex.response.get("created_at") or ex.response.get("created")
-    return (_seconds(stamp, path, line) if stamp else index * DEFAULT_SPACING), stamp
+    if stamp:
+        return _seconds(stamp, path, line), stamp
+    return (at if at is not None else index * DEFAULT_SPACING), stamp
 
 
 def record(ex: Exchange, rid: str | None, index: int, path: str, line: int, sizer: Sizer,
-           provider: str | None = None) -> Record:
-    """One exchange as a Record (UserError: its body, usage or timestamp cannot be used)."""
+           provider: str | None = None, at: float | None = None) -> Record:
+    """One exchange as a Record (UserError: its body, usage or timestamp cannot be used); `at`: its
+    time when the log records none (a cassette's calls placed back to back)."""
     request, obs, provider = build(ex, sizer, provider)
-    t, stamp = _time(ex, index, path, line)
+    t, stamp = _time(ex, index, path, line, at)
     rid = rid or generated_id(path, index)
     body = ex.body
     stream = request_key(body.get("prompt_cache_key") or body.get("user"), "prompt_cache_key / user") or "main"

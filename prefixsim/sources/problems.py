@@ -16,10 +16,11 @@ never the run (exit 70); no reader needs a try/except per field.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 from prefixsim.errors import UserError
 

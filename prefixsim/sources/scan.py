@@ -3,8 +3,9 @@ request id, then its Record), every bad line skipped and named, and the log's no
 out-of-order times, requests without usage) given at the end. Anthropic and OpenAI logs share it."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from prefixsim.model import Usage
 from prefixsim.sources import problems

@@ -9,8 +9,8 @@ follows the number of requests and the per-stream state, not requests x history.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Iterator, Sequence
 
 from prefixsim.sources.record import Record
 
@@ -26,7 +26,7 @@ class Head:
     output_final: bool
 
     @classmethod
-    def of(cls, r: Record) -> "Head":
+    def of(cls, r: Record) -> Head:
         return cls(r.call.t, r.timestamp, r.call.stream, r.observed is not None and r.observed.cache_write_1h > 0,
                    r.output_final)
 
@@ -39,12 +39,12 @@ class Part:
     walk: Callable[[], Iterator[Record]]
 
     @classmethod
-    def of(cls, records: list[Record]) -> "Part":
+    def of(cls, records: list[Record]) -> Part:
         """Records already in memory, stably sorted by time."""
         ordered = sorted(records, key=lambda r: r.call.t)
         return cls([Head.of(r) for r in ordered], lambda: iter(ordered))
 
-    def qualified(self, prefix: str) -> "Part":
+    def qualified(self, prefix: str) -> Part:
         """The same requests with `prefix` in front of their stream names (and of the stream a call
         forks), so that streams of different sources that carry the same name ("main") stay apart."""
         if not prefix:
@@ -71,7 +71,7 @@ class Traffic:
         self.t0 = min(firsts) if rebase and firsts else None
 
     @classmethod
-    def of(cls, records: Iterable[Record]) -> "Traffic":
+    def of(cls, records: Iterable[Record]) -> Traffic:
         """Records a caller built (a library replay), replayed at their own times."""
         return cls([Part.of(list(records))], rebase=False)
 
