@@ -1,9 +1,10 @@
-"""docs/rules.md and docs/worked-examples.md stay true to the code.
+"""The README and the pages of docs/ stay true to the code and to each other.
 
 (a) every source a rule row of the code gives (providers/tables.py, and any `docs/rules.md#...` or
     source key cited anywhere in prefixsim/) resolves to a heading or a source key of docs/rules.md;
-(b) every test the documents cite (`tests/x.py::test_name`) exists;
-(c) every code location they cite (`prefixsim/x.py: NAME`) exists, and every path they name exists.
+(b) every test the pages cite (`tests/x.py::test_name`) exists;
+(c) every code location they cite (`prefixsim/x.py: NAME`) exists, and every path they name exists;
+(d) every link between them (`[text](page.md#anchor)`, relative paths) resolves to a file and a heading.
 """
 import ast
 import importlib
@@ -11,13 +12,14 @@ import re
 from pathlib import Path
 
 import pytest
+from doc_pages import PAGES
 
 from prefixsim.providers import tables
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "docs" / "rules.md"
 EXAMPLES = ROOT / "docs" / "worked-examples.md"
-DOCS = (RULES, EXAMPLES)
+DOCS = tuple(PAGES)   # README.md and every page of docs/
 
 TEST_REF = re.compile(r"`(tests/[\w/]+\.py)::(\w+)(?:\[[^\]`]*\])?`")
 CODE_REF = re.compile(r"`(prefixsim/[\w/]+\.py): ([A-Za-z_][\w.]*)`")
@@ -129,11 +131,39 @@ def test_every_public_rule_table_is_documented():
 
 
 def test_links_inside_the_documents_resolve():
-    for d in DOCS:
+    for d in (RULES, EXAMPLES):
         text = d.read_text()
         local = re.findall(r"\]\(#([\w-]+)\)", text) if d == RULES else []
         for r in local + re.findall(r"\]\(rules\.md#([\w-]+)\)", text):
             assert r in ANCHORS, f"{d.name}: link to #{r} has no heading in docs/rules.md"
+
+
+def links():
+    """(page, target) of every markdown link of the pages to a file of this repository or a heading."""
+    out = []
+    for d in DOCS:
+        for target in re.findall(r"\]\(([^)\s]+)\)", d.read_text()):
+            if not re.match(r"[a-z]+:", target):   # not https:, mailto:
+                out.append((d.relative_to(ROOT).as_posix(), target))
+    return sorted(set(out))
+
+
+def test_the_pages_link_to_each_other():
+    targets = {t.split("#")[0] for _, t in links()}
+    readme_links = {t.split("#")[0] for p, t in links() if p == "README.md"}
+    for page in DOCS[1:]:   # every page of docs/ is in the README's table
+        assert f"docs/{page.name}" in readme_links, f"the README does not link docs/{page.name}"
+    assert "../README.md" in targets
+
+
+@pytest.mark.parametrize("page,target", links(), ids=lambda x: x)
+def test_link_resolves(page, target):
+    file, _, anchor = target.partition("#")
+    path = (ROOT / page).parent / file if file else ROOT / page
+    assert path.exists(), f"{page}: link to {target} names no file"
+    if anchor:
+        assert path.suffix == ".md", f"{page}: link to {target}: an anchor of a file that is not a page"
+        assert anchor in anchors(path.read_text()), f"{page}: link to {target}: no such heading in {file or page}"
 
 
 # --- (b) cited tests exist -----------------------------------------------------------------

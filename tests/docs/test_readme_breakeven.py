@@ -1,44 +1,36 @@
-"""The README's break-even examples run as written and print the lines it shows; its reconciliation
-figures (study ratio vs `run` totals) are the ones the scenario runner gives."""
+"""The break-even examples of README.md and docs/*.md run as written and print the lines they show;
+the reconciliation figures of docs/breakeven.md (study ratio vs `run` totals) are the ones the
+scenario runner gives."""
 import copy
 import datetime as dt
-import re
-import shlex
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from doc_pages import ROOT, cli_examples
 
 from prefixsim.cli import cli
 
-ROOT = Path(__file__).resolve().parents[2]
+BREAKEVEN = ROOT / "docs" / "breakeven.md"   # the page that explains the studies and their reconciliation
 
 
 def examples():
-    text = (ROOT / "README.md").read_text()
-    out = []
-    for block in re.split(r"^```.*$", text, flags=re.M)[1::2]:
-        lines = block.splitlines()
-        for i, line in enumerate(lines):
-            if line.startswith("$ prefixsim breakeven"):
-                shown = [x for x in lines[i + 1:] if x.strip() and x != "..." and not x.startswith("$")]
-                out.append((shlex.split(line[2:])[1:], shown))
-    return out
+    """(command words, lines shown) of every `$ prefixsim breakeven` example on the pages."""
+    return [(args, shown) for _, args, shown in cli_examples("$ prefixsim breakeven")]
 
 
-def test_the_readme_answers_a_non_default_question():
+def test_the_pages_answer_a_non_default_question():
     assert any("-p" in args and any("," in a for a in args) for args, _ in examples())
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("args,shown", examples(), ids=lambda x: " ".join(x)[-60:])
-def test_readme_breakeven_example_prints_what_the_readme_shows(args, shown, tmp_path, monkeypatch):
+def test_breakeven_example_prints_what_the_page_shows(args, shown, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     printed = [line.rstrip() for line in result.output.splitlines()]
     for line in shown:
-        assert line.rstrip() in printed, f"README shows {line!r}; `prefixsim {' '.join(args)}` does not print it"
+        assert line.rstrip() in printed, f"the page shows {line!r}; `prefixsim {' '.join(args)}` does not print it"
     # every listed value is answered in the reading
     start = next(i for i, x in enumerate(printed) if x.startswith("Asked: "))
     end = next((i for i in range(start, len(printed)) if not printed[i]), len(printed))
@@ -73,7 +65,7 @@ def test_readme_reconciliation_figures():
     for v in together["variants"]:
         next(iter(v["timeline"][1].values()))["stagger"] = 0
     assert ratio(together) == 1.51
-    text = (ROOT / "README.md").read_text()
+    text = BREAKEVEN.read_text()
     assert "3.03" in text and "2.08" in text and "1.51" in text
 
 
@@ -95,7 +87,7 @@ def test_scenario_at_writes_the_designs_for_run(tmp_path, monkeypatch):
     res = run_scenario(str(tmp_path / "fork-vs-subagent.scenario.yaml"), when)
     assert [v.variant for v in res.variants] == ["fork, 4 children", "sub-agent, 4 children"]
     totals = {v.variant: round(float(sum(o.cost_usd for o in v.outcomes)), 4) for v in res.variants}
-    assert totals == {"fork, 4 children": 0.4661, "sub-agent, 4 children": 0.3448}   # README figures
+    assert totals == {"fork, 4 children": 0.4661, "sub-agent, 4 children": 0.3448}   # docs/breakeven.md
     played = {v.variant.split(",")[0]: Played(list(v.outcomes), next(iter(v.rates.values()))) for v in res.variants}
     p, _ = prices_for("claude-sonnet-4-5", when=when)
     f = fvs.ForkParams(children=4, turns=2, parent_static=30_000, sub_static=4_500, task=500)
@@ -103,5 +95,5 @@ def test_scenario_at_writes_the_designs_for_run(tmp_path, monkeypatch):
     kids = lambda v: [o for s in played[v].streams() for o in s]  # noqa: E731
     assert played["fork"].input_cost(kids("fork")) == fvs.fork_cost(p, f, fs)
     assert played["sub-agent"].input_cost(kids("sub-agent")) == fvs.sub_cost(p, f, ss)
-    text = (ROOT / "README.md").read_text()
+    text = BREAKEVEN.read_text()
     assert "$0.4661" in text and "$0.3448" in text
