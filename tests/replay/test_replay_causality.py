@@ -10,7 +10,7 @@ from cc_fixtures import Transcript, stamp
 from prefixsim.replay import replay
 from prefixsim.sources import load
 from prefixsim.sources.claude_code.calibrate import Raw
-from prefixsim.sources.claude_code.transcript import MIN_TTFT, causal
+from prefixsim.sources.claude_code.order import MIN_TTFT, causal
 
 
 def _rewritten(tmp_path):

@@ -48,6 +48,7 @@ from prefixsim.errors import UserError
 from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
+from prefixsim.sources.claude_code.order import causal
 from prefixsim.sources.claude_code.message import not_only_tool_results as _not_only_tool_results
 from prefixsim.sources.claude_code.message import parts as _parts
 from prefixsim.sources.claude_code.message import text_of as _text_of
@@ -326,34 +327,6 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
                                         "(no API call in them as far as prefixsim knows)")
     return causal(out)
-
-
-#: The least time from a request's start to its response (and so to its cache write being readable).
-MIN_TTFT = 0.001
-
-
-def causal(calls: list[Raw]) -> list[Raw]:
-    """Causality before timestamps: a stream sends its requests one after another, and a request
-    that continues the conversation holds the previous response in its prompt, so that response had
-    begun (and its cache write was readable) no later than the request started. Where a transcript's
-    stamps repeat or run backwards (Claude Code 1.0.5x-1.0.11x rewrote runs of lines with one stamp,
-    equal to or later than the requests that follow), the order of the lines decides: each request
-    starts no earlier than the one before it in its stream, and a response is readable no later than
-    the next request that continues from it (a rewind continues from an earlier reply: not capped).
-    Calls come in file order; stamps that already run forward are left as they are."""
-    last: dict[str, int] = {}
-    for k, r in enumerate(calls):
-        j = last.get(r.stream)
-        last[r.stream] = k
-        if j is None:
-            continue
-        prev = calls[j]
-        start = max(r.start, prev.start + MIN_TTFT)
-        if start != r.start:
-            r = calls[k] = replace(r, start=start, response=max(r.response, start), timestamp=_iso(start))
-        if r.fork is None and prev.response > r.start:
-            calls[j] = replace(prev, response=max(prev.start + MIN_TTFT, r.start))
-    return calls
 
 
 def _time_or_none(stamp: object) -> float | None:
