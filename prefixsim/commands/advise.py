@@ -51,7 +51,8 @@ def advise(paths, fmt, chart, strict, out, no_write, price_date, start, workers,
 
     if searches(paths):
         return run_search(paths, fmt, out, no_write, price_date, start, workers, executor, scheduler, chart)
-    from prefixsim.commands.replay import _failure, _warn
+    from prefixsim.commands.common import failure as _failure
+    from prefixsim.commands.common import warn_problems as _warn
     from prefixsim.sources.problems import collecting
 
     failed: list[UserError] = []
