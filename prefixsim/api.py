@@ -4,14 +4,30 @@
     >>> res = run_scenario("scenarios/seed-fork-economics.yaml")
     >>> res.summary          # one row per variant (pandas DataFrame)
     >>> res.requests         # one row per request
+
+Everything a command prints comes from here too: `write_run_report` (a scenario's report folder, as
+`run` writes it), `replay_traffic` with `replay_table` / `replay_csv` / `replay_json_chunks` (what
+`replay` prints), `advice_text` (what `advise` prints) and `search_designs` with `designs_text` /
+`write_design_reports` (what `search` prints and writes). Each is its package's own function.
 """
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
+from prefixsim.advise.grid import search as search_designs
+from prefixsim.advise.output import render as advice_text
 from prefixsim.errors import UserError
+from prefixsim.replay.designs import replay_traffic
+from prefixsim.replay.output import json_chunks as replay_json_chunks
+from prefixsim.replay.tables import csv_text as replay_csv
+from prefixsim.replay.tables import short_streams
+from prefixsim.replay.tables import table_text as replay_table
+from prefixsim.report.pareto import output as designs_text
+from prefixsim.report.pareto import write_all as write_design_reports
+from prefixsim.report.run_report import runs_output, write_run_report
 from prefixsim.scenario.loader import load_runs, scenario_files
+from prefixsim.scenario.parallel import run_files
 from prefixsim.scenario.results import ScenarioResult
 from prefixsim.scenario.simulate import collect, simulate
 
@@ -39,8 +55,6 @@ def run_paths(paths: Iterable[str], price_date: dt.date | None = None, workers: 
 
     Runs go to `workers` local processes (0: one per core), or with `executor="dask"` to the
     dask.distributed scheduler at `scheduler`; results are identical to a serial run."""
-    from prefixsim.scenario.parallel import run_files
-
     out = []
     for res in run_files(scenario_files(list(paths)), price_date, workers, executor, scheduler, start):
         if isinstance(res, UserError):
@@ -49,4 +63,6 @@ def run_paths(paths: Iterable[str], price_date: dt.date | None = None, workers: 
     return out
 
 
-__all__ = ["collect", "run_file", "run_paths", "run_scenario", "simulate"]
+__all__ = ["advice_text", "collect", "designs_text", "replay_csv", "replay_json_chunks", "replay_table",
+           "replay_traffic", "run_file", "run_paths", "run_scenario", "runs_output", "search_designs", "short_streams",
+           "simulate", "write_design_reports", "write_run_report"]

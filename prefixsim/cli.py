@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "replay": "prefixsim.commands.replay:replay",
     "diff": "prefixsim.commands.replay:diff",
     "advise": "prefixsim.commands.advise:advise",
+    "search": "prefixsim.commands.search:search",
     "breakeven": "prefixsim.commands.analysis:breakeven",
     "report": "prefixsim.commands.analysis:report",
     "init": "prefixsim.commands.init:init",

@@ -21,8 +21,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from pathlib import Path
 
 from prefixsim.errors import UserError
+from prefixsim.io.yamlfile import load_yaml
 from prefixsim.model import Outcome
 from prefixsim.scenario.results import ScenarioResult, VariantResult
 
@@ -150,3 +152,65 @@ def search(paths: list[str], price_date: dt.date | None = None, workers: int = 1
             raise res.located(f)
         out.append(from_result(res, scenario_designs(f)))
     return out
+
+
+#: What a YAML file is to a design search: a scenario with `optimize:`, one without, or neither.
+OPTIMIZE, PLAIN = "optimize", "plain"
+YAML = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The scenario files a design search runs (`searched`), and the scenarios found in folders that
+    declare no `optimize:` (`skipped`: `prefixsim run` simulates them as written)."""
+
+    searched: tuple[str, ...]
+    skipped: tuple[str, ...] = ()
+
+
+def yaml_kind(path: str) -> str | None:
+    """OPTIMIZE, PLAIN (a scenario: it has a timeline) or None (not a scenario this reads: a
+    cassette, say, which the traffic readers report on)."""
+    try:
+        node = load_yaml(path, "scenario")
+    except UserError:
+        return None
+    if not isinstance(node, dict):
+        return None
+    return OPTIMIZE if "optimize" in node else PLAIN if "timeline" in node else None
+
+
+def _scenario_path(p: str) -> tuple[list[str], list[str]] | None:
+    """(searched, skipped) of one path, or None when it holds no scenario (traffic). A file named is
+    searched as given (one without `optimize:` is refused by name when its designs are made); a
+    folder's scenarios without `optimize:` are skipped."""
+    path = Path(p)
+    if path.is_file():
+        return ([p], []) if path.suffix in YAML and yaml_kind(p) is not None else None
+    if not path.is_dir():
+        return None
+    kinds = [(str(f), yaml_kind(str(f))) for f in sorted(path.rglob("*")) if f.suffix in YAML and f.is_file()]
+    if not any(k for _, k in kinds):
+        return None
+    return [f for f, k in kinds if k == OPTIMIZE], [f for f, k in kinds if k != OPTIMIZE]
+
+
+def design_targets(paths, traffic: bool = True) -> Targets | None:
+    """The design search `paths` ask for: scenario files, and folders holding scenarios (only those
+    declaring `optimize:` are searched). None when they are all traffic (with `traffic`; else an
+    error). Scenarios and traffic cannot be mixed in one call; a folder whose scenarios declare no
+    `optimize:` at all is an error too."""
+    found = [_scenario_path(str(p)) for p in paths]
+    if all(f is None for f in found) and traffic:
+        return None
+    bad = next((p for p, f in zip(paths, found) if f is None), None)
+    if bad is not None:
+        raise UserError("a design search takes scenario files only (with `optimize:`); give traffic to another "
+                        "`prefixsim advise` call" if traffic else
+                        "a design search takes scenario files or folders (with `optimize:`); `prefixsim advise` "
+                        "reads traffic", str(bad))
+    for p, f in zip(paths, found):
+        if f is not None and not f[0]:
+            raise UserError("no scenario here declares `optimize:` dimensions to search (e.g. `optimize: {ttl: "
+                            "[5m, 1h]}`); `prefixsim run` simulates a scenario as written", str(p))
+    return Targets(tuple(x for f in found if f for x in f[0]), tuple(x for f in found if f for x in f[1]))

@@ -2,10 +2,14 @@
 section and the waterfall chart (today's cost to the best combination's, one bar per change)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
-from typing import Sequence
 
 from prefixsim.advise import Advice, Recommendation
+from prefixsim.io.fsutil import write_files
+from prefixsim.report.charts import render_both
+from prefixsim.report.html import Figure, Section
+from prefixsim.report.tables import csv_text, json_text
 
 
 def money(d: Decimal | None) -> float | None:
@@ -100,7 +104,7 @@ def _grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool) -> str:
     body = [[_cell(c, r.get(c)) for c in cols] for r in rows]
     numeric = [c.endswith("_usd") or c in ("tokens", "requests", "percent", "rebuilds_avoided") for c in cols]
     if markdown:
-        line = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"  # noqa: E731
+        line = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"
         return "\n".join([line(head), "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
                           *(line(r) for r in body)])
     from prefixsim.report.layout import fit
@@ -149,6 +153,21 @@ def csv_rows(a: Advice) -> list[dict]:
     return out
 
 
+def render(a: Advice, fmt: str = "table") -> str:
+    """What `prefixsim advise` prints for `fmt` (table, markdown, csv or json), newline-terminated."""
+    if fmt == "json":
+        return json_text(to_json(a))
+    if fmt == "csv":
+        return csv_text(csv_rows(a), CSV_COLUMNS)
+    return text(a, markdown=fmt == "markdown")
+
+
+def write_chart(a: Advice, path: str) -> None:
+    """The waterfall as a .png or .svg file (by `path`'s suffix)."""
+    png, svg = render_both(waterfall_figure(a))
+    write_files({path: png if path.endswith(".png") else svg})
+
+
 def waterfall_figure(a: Advice):
     """Today's cost, one falling bar per change of the best combination (each the replay of the
     changes so far), and the best combination's cost (a matplotlib Figure on the Agg canvas)."""
@@ -178,12 +197,9 @@ def waterfall_figure(a: Advice):
     return fig
 
 
-def report_section(a: Advice, paths) -> "Section":
+def report_section(a: Advice, paths) -> Section:
     """The report's "What to change" section: the changes and the best combination, where the
     money is lost, and the waterfall."""
-    from prefixsim.report.charts import render_both
-    from prefixsim.report.html import Figure, Section
-
     shown = ", ".join(str(p) for p in paths)
     at = a.attribution
     lost = f"${at.lost_usd:.4f}" if at is not None else "nothing measured"

@@ -66,7 +66,7 @@ class TooLarge(UserError):
 def play(doc: dict, price_date=None) -> dict[str, Played]:
     """Write the scenario document to a temporary file, load it as `prefixsim run` does and replay
     every variant; {variant name: Played}."""
-    from prefixsim.api import simulate
+    from prefixsim.scenario.simulate import simulate
     from prefixsim.scenario.loader import load_runs
 
     with tempfile.TemporaryDirectory(prefix="prefixsim-study-") as tmp:

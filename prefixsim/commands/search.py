@@ -1,74 +1,95 @@
-"""`prefixsim advise SCENARIO.yaml`: the design search of a scenario that declares `optimize:`
-(advise/grid.py), printed and written as report files (report/pareto.py)."""
+"""`prefixsim search SCENARIO...`: the design search of scenarios that declare `optimize:`
+(advise/grid.py), printed and written as report files (report/pareto.py). `prefixsim advise` given
+scenarios runs it too."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
 
+from prefixsim.commands.common import parse_price_date, parse_start_option
 from prefixsim.errors import UserError
+from prefixsim.io.fsutil import check_outputs
+
+FORMATS = ("table", "json", "csv", "markdown")
 
 
-def searches(paths) -> bool:
-    """Whether `advise` was given scenario files (a design search of their `optimize:`; one without
-    it is refused by name) rather than traffic; the two cannot be mixed in one call."""
-    from prefixsim.io.yamlfile import load_yaml
-
-    found = []
-    for p in paths:
-        is_yaml = Path(p).suffix in (".yaml", ".yml") and Path(p).is_file()
-        found.append(is_yaml and _declares(load_yaml, p))
-    if any(found) and not all(found):
-        bad = next(p for p, f in zip(paths, found) if not f)
-        raise UserError("a design search takes scenario files only (with `optimize:`); give traffic to another "
-                        "`prefixsim advise` call", bad)
-    return bool(found) and all(found)
+def check_chart(chart: str | None, paths) -> None:
+    """--chart names a .png or .svg file that is none of the inputs."""
+    if chart is not None and not chart.endswith((".png", ".svg")):
+        raise UserError("--chart must name a .png or .svg file", chart)
+    if chart is not None:
+        check_outputs(paths, files=[chart])
 
 
-def _declares(load_yaml, path: str) -> bool:
-    try:
-        node = load_yaml(path, "scenario")
-    except UserError:
-        return False   # not a scenario this reads (a cassette, say): the traffic reader reports it
-    # A scenario has a timeline (traffic files, cassettes included, have none).
-    return isinstance(node, dict) and ("optimize" in node or "timeline" in node)
-
-
-def run_search(paths, fmt: str, out: str, no_write: bool, price_date, start, workers: int, executor: str,
+def run_search(targets, fmt: str, out: str, no_write: bool, price_date, start, workers: int, executor: str,
                scheduler, chart: str | None = None) -> None:
-    """Search each file's designs, print them in `fmt`, write the report folders (unless `no_write`)
-    and, with `chart`, the first file's chart there too (.png or .svg, checked by the caller)."""
+    """Search the designs of `targets` (advise.grid.Targets), print them in `fmt`, then write the
+    chart (the first scenario's) and the report folders (unless `no_write`)."""
+    # lazy: the scenario runner and the charts load only when a search runs (`prefixsim --help` loads neither)
     from prefixsim.advise.grid import search
-    from prefixsim.commands.run import parse_price_date, parse_start_option
-    from prefixsim.io.fsutil import check_outputs, check_replaceable
     from prefixsim.report import pareto
-    from prefixsim.report.folders import scenario_inputs
-    from prefixsim.report.tables import csv_text, json_text
 
-    files = list(paths)
+    if targets.skipped:
+        n = len(targets.skipped)
+        click.echo(f"prefixsim: skipped {n} scenario{'s' if n > 1 else ''} without `optimize:` "
+                   f"({', '.join(targets.skipped)}); `prefixsim run` simulates {'them' if n > 1 else 'it'} as written",
+                   err=True)
+    files = list(targets.searched)
     when, at = parse_price_date(price_date), parse_start_option(start)
     if not no_write:   # before anything runs: never a report folder over an input, nor over another kind
-        inputs, named = scenario_inputs(files)
-        folders = [pareto.folder(Path(out), n.name) for n in named]
-        check_outputs(inputs, folders=folders)
-        for f in folders:
-            check_replaceable(f, pareto.KIND, lambda name: False)
+        pareto.check_folders(files, Path(out))
     grids = search(files, when, workers, executor, scheduler, at)
-    if fmt == "json":
-        click.echo(json_text({"scenarios": [pareto.to_json(g) for g in grids]}), nl=False)
-    elif fmt == "csv":
-        rs, cols = pareto.csv_rows(grids)
-        click.echo(csv_text(rs, cols), nl=False)
-    else:
-        click.echo("\n\n".join(pareto.text(g, markdown=fmt == "markdown") for g in grids))
-    if chart is not None:
-        from prefixsim.io.fsutil import write_files
-        from prefixsim.report.charts import render_both
+    click.echo(pareto.output(grids, fmt), nl=False)
+    pareto.write_all(grids, None if no_write else Path(out), chart)
+    if not no_write and fmt == "table":
+        click.echo(f"\nreports written to {out.rstrip('/') or '/'}/", err=True)
 
-        png, svg = render_both(pareto.figure(grids[0]))
-        write_files({chart: png if chart.endswith(".png") else svg})
-    if not no_write:
-        for g in grids:
-            pareto.write(g, Path(out))
-        if fmt == "table":
-            click.echo(f"\nreports written to {out.rstrip('/') or '/'}/", err=True)
+
+def search_options(prefix: str = ""):
+    """The options of a design search (shared by `search` and `advise`, whose help says `prefix` first)."""
+    def h(text: str) -> str:
+        return prefix + text if prefix else text[0].upper() + text[1:]
+
+    options = [
+        click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False),
+                     help=h("folder for the report files (one <scenario>-designs/ folder each).")),
+        click.option("--no-write", is_flag=True, help=h("print only; write no report files.")),
+        click.option("--price-date", help=h("genai-prices rates in force on this date (YYYY-MM-DD).")),
+        click.option("--start", metavar="DATETIME", help=h("when t = 0 falls (as `run --start`).")),
+        click.option("--workers", type=int, default=1, show_default=True,
+                     help=h("simulate designs in this many local processes (0: one per core).")),
+        click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True),
+        click.option("--scheduler", metavar="ADDRESS", help="The dask scheduler, e.g. tcp://10.0.0.5:8786."),
+    ]
+
+    def add(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return add
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--chart", type=click.Path(dir_okay=False), default=None,
+              help="Also write the first scenario's Pareto chart here (.png or .svg).")
+@search_options()
+def search(paths, fmt, chart, out, no_write, price_date, start, workers, executor, scheduler):
+    """Design search: every combination of the values a scenario lists under `optimize:`, each
+    design's cost and uncached critical-path tokens, the cheapest design and the Pareto front
+    (docs/design-search.md). PATHS: scenario files, or folders (their scenarios without `optimize:`
+    are skipped).
+
+    \b
+    Examples:
+      prefixsim search scenarios/agent-design-space.yaml
+      prefixsim search scenarios/ --workers 0 --format markdown
+    """
+    from prefixsim.advise.grid import design_targets  # lazy: the scenario model loads only when a search runs
+
+    check_chart(chart, paths)
+    run_search(design_targets(paths, traffic=False), fmt, out, no_write, price_date, start, workers, executor,
+               scheduler, chart)

@@ -1,8 +1,11 @@
 """The `prefixsim replay --format json` document: one dict per request (`row_json`) and the summary with
-an optional what-if (`summary_json`); `to_json` is both. Kept apart from replay.py, which computes the
+an optional what-if (`summary_json`); `to_json` is both, and `json_chunks` its text as the command
+streams it. Kept apart from replay.py, which computes the
 figures these only serialise (money rounded to 6 places, rates to 6)."""
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -97,3 +100,29 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dic
             "summary": summary_json(what_if.variant)["summary"],
         }
     return doc
+
+
+#: Characters of JSON gathered before each write to stdout.
+JSON_CHUNK = 1 << 16
+
+
+def json_chunks(base: ReplayResult, what_if: Comparison | None = None) -> Iterator[str]:
+    """The `--format json` document (`to_json`) as text, in pieces of about JSON_CHUNK characters:
+    one request per line, each encoded by json's C encoder as it is reached, so neither the whole
+    document nor its text is ever held (json.dumps with indent= is the pure-Python encoder). The
+    summary and what-if parts, small, are indented as json.dumps(indent=2) would: the document
+    parses to exactly `to_json(base, what_if)`."""
+    row = json.JSONEncoder(ensure_ascii=False).encode
+    parts: list[str] = ['{\n  "requests": [']
+    size = 0
+    for i, r in enumerate(base.rows):
+        text = row(row_json(r))
+        parts.append(("\n    " if i == 0 else ",\n    ") + text)
+        size += len(text)
+        if size >= JSON_CHUNK:
+            yield "".join(parts)
+            parts, size = [], 0
+    parts.append("\n  ]," if base.rows else "],")
+    rest = json.dumps(summary_json(base, what_if), indent=2, ensure_ascii=False)
+    parts.append(rest[1:] + "\n")   # its keys, at the document's first level
+    yield "".join(parts)

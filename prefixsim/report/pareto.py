@@ -3,10 +3,14 @@ front marked, as terminal text, Markdown, CSV or JSON, and the chart of cost aga
 critical-path tokens; the files go to one folder per scenario, swapped in whole."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from prefixsim.advise.grid import GridResult
+from prefixsim.io.fsutil import check_outputs, check_replaceable, write_files
+from prefixsim.report.charts import render_both
+from prefixsim.report.folders import scenario_inputs
+from prefixsim.report.tables import csv_text, json_text
 from prefixsim.scenario.results import usd
 
 #: The report folder's kind (its marker), and the folder beside the scenario's `run` report.
@@ -166,3 +170,31 @@ def write(g: GridResult, out_dir: Path) -> Path:
                        "designs.md": text(g, markdown=True) + "\n", "pareto.png": png, "pareto.svg": svg},
                    KIND, lambda name: False)
     return d
+
+
+def output(gs: Sequence[GridResult], fmt: str = "table") -> str:
+    """What `prefixsim search` prints for `fmt` (table, markdown, csv or json), newline-terminated."""
+    if fmt == "json":
+        return json_text({"scenarios": [to_json(g) for g in gs]})
+    if fmt == "csv":
+        return csv_text(*csv_rows(gs))
+    return "\n\n".join(text(g, markdown=fmt == "markdown") for g in gs) + "\n"
+
+
+def check_folders(files: Sequence[str], out_dir: Path) -> None:
+    """Before anything runs: no design-search folder is or holds an input of the scenarios, nor is a
+    folder of another kind."""
+    inputs, named = scenario_inputs(list(files))
+    folders = [folder(out_dir, n.name) for n in named]
+    check_outputs(inputs, folders=folders)
+    for f in folders:
+        check_replaceable(f, KIND, lambda name: False)
+
+
+def write_all(gs: Sequence[GridResult], out_dir: Path | None, chart: str | None = None) -> list[Path]:
+    """The first grid's chart to `chart` (.png or .svg), then each grid's report folder under
+    `out_dir` (none when it is None); the folders written."""
+    if chart is not None:
+        png, svg = render_both(figure(gs[0]))
+        write_files({chart: png if chart.endswith(".png") else svg})
+    return [] if out_dir is None else [write(g, out_dir) for g in gs]

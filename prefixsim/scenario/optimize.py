@@ -41,7 +41,7 @@ def _values():
 
 
 class OptimizeSpec(Strict):
-    """Design dimensions: each lists the values a design may take (`prefixsim advise` tries every combination)."""
+    """Design dimensions: each lists the values a design may take (`prefixsim search` tries every combination)."""
 
     ttl: list[TTL] | None = _values()
     breakpoints: list[Breakpoints] | None = _values()

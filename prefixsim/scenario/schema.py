@@ -382,7 +382,7 @@ class Scenario(Settings):
         None, description="Break-even studies of this design, drawn by `prefixsim report` with these parameters "
                           "instead of the defaults, e.g. {fork-vs-subagent: {parent_static: 30000, sub_static: 4500, "
                           "children: 4, turns: 2}}; a list compares values ({children: [3, 4, 6]}).")
-    optimize: OptimizeSpec | None = Field(None, description="Design dimensions `prefixsim advise` searches (every "
+    optimize: OptimizeSpec | None = Field(None, description="Design dimensions `prefixsim search` searches (every "
                                                             "combination); `run` simulates the scenario as written.")
 
     @field_validator("studies")

@@ -266,7 +266,7 @@ def test_validate_checks_the_designs_and_run_says_where_they_are_searched(tmp_pa
     with pytest.raises(SystemExit) as e:
         main(["run", str(EXAMPLE), "--no-write", "--price-date", DATE])
     assert e.value.code == 0
-    assert "agent-design-space: run as written; `prefixsim advise` searches its optimize: designs" \
+    assert "agent-design-space: run as written; `prefixsim search` searches its optimize: designs" \
         in capsys.readouterr().err
 
 

@@ -36,7 +36,7 @@ def test_the_readme_shows_run_replay_and_advise():
 
 def _writes_nowhere(args, tmp):
     """The example's own arguments, with its report files sent to `tmp` (the output is the same)."""
-    if args[0] in ("run", "advise"):
+    if args[0] in ("run", "advise", "search"):
         return [*args, "--no-write"]
     if args[0] == "breakeven":
         return [*args, "--out", str(tmp)]

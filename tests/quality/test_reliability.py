@@ -75,6 +75,7 @@ def test_every_command_runs_with_sockets_blocked(tmp_path):
     s, out, log = str(tmp_path / "s.yaml"), str(tmp_path / "out"), str(LOGS / "out-of-order.jsonl")
     commands = [["run", s, "--out", out, "--price-date", "2026-11-30"], ["validate", s], ["schema"],
                 ["replay", log], ["advise", log],
+                ["search", str(ROOT / "scenarios" / "agent-design-space.yaml"), "--no-write", "--price-date", "2026-11-30"],
                 ["replay", str(ROOT / "tests" / "fixtures" / "gemini" / "explicit.jsonl")], ["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
                 ["breakeven", "minimum", "--out", out, "--price-date", "2026-11-30"],
                 ["report", s, "-o", str(tmp_path / "out" / "r.html"), "--price-date", "2026-11-30"],

@@ -217,7 +217,7 @@ def test_workers_are_capped_at_tasks_and_cores(monkeypatch, tmp_path):
     ("minimum", "requests=99999999", "--param requests: 99999999 is too large (at most 10,000; more is a typo, not a design)"),
 ])
 def test_breakeven_parameters_have_scale_limits(study, param, message):
-    from prefixsim.commands.analysis import _parse_params
+    from prefixsim.scenario.studyparams import parse_pairs as _parse_params
 
     with pytest.raises(UserError) as e:
         _parse_params(study, (param,))

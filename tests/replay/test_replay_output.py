@@ -7,8 +7,8 @@ from cc_fixtures import session
 from click.testing import CliRunner
 
 from prefixsim.cli import cli
-from prefixsim.commands import replay as replay_cmd
 from prefixsim.replay import WhatIf, apply_variant, compare, replay, to_json
+from prefixsim.replay import output as replay_output
 from prefixsim.sources import load_many
 
 # Runs the command in a child interpreter, which a mutation run's switch does not reach.
@@ -22,7 +22,7 @@ def _doc(path, variant=None):
 
 def test_streamed_json_is_the_document_one_request_per_line(tmp_path, monkeypatch):
     path = session(tmp_path, True).with_suffix("")
-    monkeypatch.setattr(replay_cmd, "JSON_CHUNK", 10)   # a write per request: chunk edges are invisible
+    monkeypatch.setattr(replay_output, "JSON_CHUNK", 10)   # a write per request: chunk edges are invisible
     for args, variant in (([], None), (["--ttl", "1h"], WhatIf(ttl="1h"))):
         out = CliRunner().invoke(cli, ["replay", str(path), "--format", "json", *args])
         assert out.exit_code == 0, out.output

@@ -1,0 +1,173 @@
+"""`prefixsim breakeven STUDY`: a study's options checked and read (price sheet, gaps), the study run
+and checked against the scenario runner, its curve written as CSV, PNG and SVG (and, for
+fork-vs-subagent, its designs as a scenario), and what the command prints (`Breakeven.text`,
+`Breakeven.to_json`)."""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from prefixsim.errors import UserError
+from prefixsim.scenario.studyparams import STUDY_NAMES
+
+#: Studies priced on another provider than Anthropic (their default model); they stay out of the
+#: design-review report, whose studies run on the scenarios' Claude model.
+OTHER_PROVIDER = {"gemini-explicit": ("gemini", "gemini-2.5-pro")}
+BREAKEVEN_STUDIES = (*STUDY_NAMES, *OTHER_PROVIDER)
+
+
+def load_sheet(path: str | None) -> dict | None:
+    """A --prices sheet (YAML or JSON): every price checked here, each error at its file:line."""
+    if path is None:
+        return None
+    # lazy: `prefixsim --help` reads BREAKEVEN_STUDIES from this module; the readers load when a study runs
+    from prefixsim.io.jsonfile import load_json
+    from prefixsim.io.userfiles import MAX_YAML_BYTES
+    from prefixsim.io.yamlfile import load_yaml
+    from prefixsim.scenario.loader import input_boundary
+
+    with input_boundary(path):
+        if Path(path).suffix == ".json":
+            doc = load_json(path, "price sheet", cap=MAX_YAML_BYTES)
+        else:
+            doc = load_yaml(path, "price sheet", needs="one model's prices")
+        return _checked_sheet(path, doc)
+
+
+def _checked_sheet(path: str, doc: object) -> dict:
+    from prefixsim.core.pricing import PRICE_KEYS, sheet_price  # lazy, as in load_sheet
+    from prefixsim.scenario.loader import locate
+
+    shape = "a price sheet maps model -> {" + ", ".join(PRICE_KEYS) + "} (USD per MTok)"
+    if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+        raise UserError(shape, path, 1)
+    for model, row in doc.items():
+        for key, value in row.items():
+            try:
+                sheet_price(str(model), str(key), value)
+            except UserError as e:
+                raise e.located(path, *locate(doc, (model, key))) from None
+    return {str(m): {str(k): v for k, v in row.items()} for m, row in doc.items()}
+
+
+def steady_gaps(spec: str | None) -> list[float] | None:
+    """--gaps: the steady gaps (seconds) the ttl study answers for, replacing its built-in rows."""
+    if not spec:
+        return None
+    try:
+        gaps = [float(x) for x in spec.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--gaps {spec!r}: a comma-separated list of seconds") from None
+    if not gaps or any(not math.isfinite(g) or g < 0 or g > 365 * 24 * 3600 for g in gaps):
+        raise UserError(f"--gaps {spec!r}: seconds from 0 to a year, comma-separated")
+    return list(dict.fromkeys(gaps))
+
+
+def observed_gaps(from_paths: Sequence[str]) -> list[float] | None:
+    """--gaps-from: the gaps between consecutive requests of each stream of real traffic."""
+    if not from_paths:
+        return None
+    from prefixsim.sources import open_many  # lazy: the traffic readers load only for --gaps-from
+
+    gaps: list[float] = []
+    by_stream: dict[str, list[float]] = {}
+    for rec in open_many(list(from_paths)):
+        by_stream.setdefault(rec.call.stream, []).append(rec.call.t)
+    for times in by_stream.values():
+        times.sort()
+        gaps += [b - a for a, b in pairwise(times)]
+    if not gaps:
+        raise UserError(f"--gaps-from {', '.join(from_paths)}: no stream with two requests, so no gap to study")
+    return gaps
+
+
+@dataclass
+class Breakeven:
+    """A study as `prefixsim breakeven` ran it: its figures, the check and the files written."""
+
+    study: str
+    model: str
+    prices: Any       # analysis.common.Prices
+    result: Any       # analysis.study.Study
+    check: dict
+    written: list[Path]
+
+    def to_json(self) -> dict:
+        s = self.result
+        return {"study": self.study, "model": self.model, "prices": self.prices.source, "params": s.params,
+                "reading": s.reading, "crossings": s.table, "tables": s.tables, "check": self.check,
+                "curve": s.curve}
+
+    def text(self) -> str:
+        """The terminal report: the title, the prices, each table, the reading and the check."""
+        from prefixsim.analysis.studies import check_line, shown  # lazy, as in run_breakeven
+        from prefixsim.report.layout import wrap_block
+        from prefixsim.report.tables import DEFAULT_WIDTH, grid
+
+        s = self.result
+        lines = [f"{s.title} — {self.model}", wrap_block(f"prices: {self.prices.source}", DEFAULT_WIDTH, "  ")]
+        for title, rows in s.tables:
+            if len(s.tables) > 1:
+                lines.append(f"\n{title}")
+            lines.append(grid(shown(rows), list(dict.fromkeys(k for row in rows for k in row))))
+        lines += ["", wrap_block(s.reading, DEFAULT_WIDTH), wrap_block(check_line(self.check), DEFAULT_WIDTH)]
+        return "\n".join(lines) + "\n"
+
+    def check_line(self) -> str:
+        from prefixsim.analysis.studies import check_line  # lazy, as in run_breakeven
+
+        return check_line(self.check)
+
+
+def run_breakeven(study: str, out: str | Path = "reports/breakeven", model: str | None = None,
+                  sheet: str | None = None, price_date: dt.date | None = None, params: Sequence[str] = (),
+                  gaps: str | None = None, gaps_from: Sequence[str] = (),
+                  scenario_at: int | None = None) -> Breakeven:
+    """Run `study` (-p `params` as KEY=VALUE) on `model`'s prices (a `sheet` file's, else genai-prices'
+    at `price_date`), check it against the scenario runner and write <out>/<study>.csv, .png and .svg
+    (and .scenario.yaml with `scenario_at`). Every option is checked before anything is written."""
+    # lazy: `prefixsim --help` reads BREAKEVEN_STUDIES from this module; the studies load when one runs
+    from prefixsim.analysis.common import prices_for
+    from prefixsim.analysis.studies import design_labels, run_study
+    from prefixsim.io.fsutil import check_outputs, write_files
+    from prefixsim.providers.tables import anthropic_min_tokens
+    from prefixsim.report.charts import line_figure, render_both
+    from prefixsim.report.tables import csv_text
+    from prefixsim.scenario.studyparams import parse_pairs
+
+    base = Path(out) / study
+    written = [base.with_suffix(".csv"), base.with_suffix(".png"), base.with_suffix(".svg")]
+    if scenario_at is not None:
+        if study != "fork-vs-subagent":
+            raise UserError(f"--scenario-at belongs to the fork-vs-subagent study, not {study}")
+        written.append(base.with_suffix(".scenario.yaml"))
+    check_outputs([*([sheet] if sheet else []), *gaps_from], files=written)
+    f, lists = parse_pairs(study, tuple(params))
+    provider, default_model = OTHER_PROVIDER.get(study, ("anthropic", "claude-sonnet-4-5"))
+    model = model or default_model
+    try:
+        if provider == "anthropic":
+            anthropic_min_tokens(model)
+    except UserError as e:
+        raise UserError(f"{e.message}; the studies model Anthropic's rules, so name a Claude model and "
+                        "override its prices with --prices if yours differ") from None
+    sheet_doc = load_sheet(sheet)
+    p, _ = prices_for(model, sheet_doc, price_date, provider=provider, sheet_source=f"price sheet {sheet}")
+    if (gaps or gaps_from) and study != "ttl":
+        raise UserError(f"--gaps and --gaps-from belong to the ttl study, not {study}")
+    s, check = run_study(study, p, f, lists, sheet_doc, price_date, steady=steady_gaps(gaps),
+                         observed=observed_gaps(gaps_from))
+    cols = list(dict.fromkeys(k for row in s.curve for k in row))
+    png, svg = render_both(line_figure(s.chart))
+    files: list[str | bytes] = [csv_text(s.curve, cols), png, svg]
+    if scenario_at is not None:
+        from prefixsim.analysis.check_designs import fork_scenario_text  # lazy: only with scenario_at
+
+        files.append(fork_scenario_text(model, *design_labels(f, lists), scenario_at, sheet_doc))
+    write_files(dict(zip(written, files)))
+    return Breakeven(study, model, p, s, check, written)

@@ -1,0 +1,104 @@
+"""What several commands share: reading real traffic with its skipped lines named on stderr, the
+--price-date and --start options, and the progress bar."""
+from __future__ import annotations
+
+import datetime as dt
+import sys
+import time
+
+import click
+
+from prefixsim.errors import UserError
+
+#: Skipped lines named one by one on stderr before the rest are only counted.
+SHOWN_PROBLEMS = 20
+
+
+def warn_problems(found, failed: list[UserError]) -> None:
+    """Skipped lines and notes on stderr (stdout stays the report), then each path that failed."""
+    for p in found.notes:
+        click.echo(f"{p}", err=True)
+    for p in found.skipped[:SHOWN_PROBLEMS]:
+        click.echo(f"{p}", err=True)
+    n = len(found.skipped)
+    if n > SHOWN_PROBLEMS:
+        click.echo(f"... and {n - SHOWN_PROBLEMS:,} more skipped lines", err=True)
+    if n:
+        click.echo(f"prefixsim: skipped {n:,} unusable line{'s' if n > 1 else ''} (--strict makes them fatal)",
+                   err=True)
+    for e in failed:
+        click.echo(str(e), err=True)
+
+
+def failure(failed: list[UserError], paths) -> UserError:
+    """The exit status names every path that failed; the others were read."""
+    return UserError(f"{len(failed)} of {len(paths)} paths failed: {', '.join(e.path or '?' for e in failed)}")
+
+
+def read_traffic(paths, source: str | None, strict: bool, partial: bool):
+    """(traffic, failed paths) of `paths`, read once, with skipped lines and failed paths named on
+    stderr. One path that fails raises its own error; with `partial` the other paths are kept (the
+    caller raises `failure` after printing), else any failed path is fatal. No request at all is an error."""
+    # lazy: the readers load only when a command reads traffic (`prefixsim --help` loads no command's work)
+    from prefixsim.sources import open_many
+    from prefixsim.sources.problems import collecting
+
+    failed: list[UserError] = []
+    with collecting(strict) as found:
+        # Read once; each replay walks the requests in time order without holding them all.
+        traffic = open_many(paths, source, errors=failed)
+    if not len(traffic) and len(failed) == len(paths) == 1:
+        warn_problems(found, [])
+        raise failed[0]
+    warn_problems(found, failed)
+    if failed and not partial:
+        raise failure(failed, paths)
+    if not len(traffic):
+        raise UserError("no requests found", str(paths[0])) if not failed else failure(failed, paths)
+    return traffic, failed
+
+
+def parse_price_date(value: str | None) -> dt.date | None:
+    """--price-date YYYY-MM-DD (None: today's genai-prices rates)."""
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise UserError(f"--price-date {value!r} is not YYYY-MM-DD") from None
+
+
+def parse_start_option(value: str | None) -> dt.datetime | None:
+    """--start DATETIME (None: the scenario's own, else the default clock start)."""
+    if value is None:
+        return None
+    from prefixsim.scenario.checks import parse_start  # lazy: the scenario model loads only when --start is given
+
+    try:
+        return parse_start(value)
+    except ValueError:
+        raise UserError(f"--start {value!r} is not a date and time (ISO 8601, e.g. 2026-11-24T16:30:00Z)") from None
+
+
+class Progress:
+    """A one-line progress bar on stderr, shown only on a terminal and only after a second."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.start = time.monotonic()
+        self.enabled = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, label: str = "") -> None:
+        if not self.enabled or time.monotonic() - self.start < 1.0:
+            return
+        width = 30
+        fill = int(width * done / max(self.total, 1))
+        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} {label[:40]:<40}")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 90 + "\r")
+            sys.stderr.flush()

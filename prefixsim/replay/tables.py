@@ -1,0 +1,179 @@
+"""`prefixsim replay` as text: the table of requests with the summary, the what-if and the notes
+(terminal or Markdown, `table_text`), one CSV row per request (`csv_text`) and an engine trace's
+replay (`trace_text`). The JSON document is output.py's. Kept free of the scenario results and the
+report tables: a replay printed as text loads neither."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from prefixsim.errors import UserError
+from prefixsim.report.layout import DEFAULT_WIDTH, fit, wrap_block
+
+if TYPE_CHECKING:
+    from prefixsim.replay.run import Comparison, ReplayResult
+
+#: Characters of each path part of a stream name shown in tables (the JSON keeps whole names).
+SHORT_PART = 8
+
+
+def csv_text(result: ReplayResult) -> str:
+    """`--format csv`: one row per request (ReplayResult.to_dataframe, which needs pandas)."""
+    df = result.to_dataframe()
+    buf = io.StringIO()
+    df.to_csv(buf, index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    return buf.getvalue()
+
+
+def grid(header: list[str], rows: list[list[str]], markdown: bool) -> str:
+    """A table of cells: Markdown, or fitted to DEFAULT_WIDTH with numbers right-aligned."""
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+        return "\n".join(lines) + "\n"
+
+    # Numbers right-aligned, text left-aligned, as a reader scans them; text columns wrap to fit.
+    def number(c: str) -> bool:
+        return c[:1].isdigit() or c[:1] in "+-$"
+
+    text = [not all(number(r[i]) for r in rows if r[i]) for i in range(len(header))]
+    return fit(header, rows, [not t for t in text], DEFAULT_WIDTH, text, rule=False, right=number) + "\n"
+
+
+def _n(v) -> str:
+    return "" if v is None else f"{v:,}"
+
+
+def _pct(v) -> str:
+    return "n/a" if v is None else f"{100 * v:.2f}%"
+
+
+def _usd(v) -> str:
+    return "n/a" if v is None else f"${v:,.4f}"
+
+
+def short_streams(names) -> dict[str, str]:
+    """Display names for stream keys: every path part but the last cut to SHORT_PART characters, or
+    to as many more as keep two streams from showing alike (keys are whole paths, see
+    sources.claude_code.session_key)."""
+    names = sorted(set(names))
+    parts = [n.split("/") for n in names]
+    longest = max((len(p) for ps in parts for p in ps[:-1]), default=0)
+    for width in range(SHORT_PART, longest + 1):
+        shown = ["/".join([*(p[:width] for p in ps[:-1]), ps[-1]]) for ps in parts]
+        if len(set(shown)) == len(shown):
+            return dict(zip(names, shown))
+    return {n: n for n in names}
+
+
+def _summary(result: ReplayResult, markdown: bool) -> list[str]:
+    s = result.summary
+    mine, naive = s.prefixsim, s.naive
+    stats = [["requests", str(s.requests), f"{s.observed_requests} with observed usage", ""],
+             ["cache_read exactly right", f"{mine.exact}/{mine.compared} ({_pct(mine.exact_rate)})",
+              f"{naive.exact}/{naive.compared} ({_pct(naive.exact_rate)})", ""],
+             ["cache_read WAPE", _pct(mine.wape), _pct(naive.wape), ""],
+             ["read share", _pct(mine.read_share), _pct(naive.read_share), f"observed {_pct(s.read_share_observed)}"],
+             ["cost" + ("" if s.output_in_cost else " (prompt side)"), _usd(s.cost_predicted_usd), "",
+              f"observed {_usd(s.cost_observed_usd)}"]]
+    return [("Summary (observed = the provider's usage; predicted = prefixsim's replay; "
+             "naive = previous read + write within the TTL)\n"), grid(["", "prefixsim", "naive", ""], stats, markdown)]
+
+
+def _outside(result: ReplayResult) -> list[str]:
+    o = result.summary.outside
+    notes = []
+    if o.requests:
+        notes.append(
+            f"{o.requests} request{'s' if o.requests > 1 else ''} read {o.tokens:,} tokens that no earlier "
+            "request in the data wrote (a cache left by traffic outside the data, e.g. an earlier session): "
+            "counted as errors above, as no replay of this data can know them; WAPE over the other requests "
+            f"{_pct(o.wape_in_data)}.")
+    if o.shorter_requests:
+        n = o.shorter_requests
+        whose = "their" if n > 1 else "its"
+        notes.append(
+            f"{n} request{'s' if n > 1 else ''} read {o.shorter_tokens:,} tokens fewer than the replay found "
+            f"alive on {whose} prefix: the provider found a shorter prefix for a reason the data does not show "
+            "(on Claude Code transcripts mostly a new user turn that read only the static prefix; "
+            "docs/rules.md#reads-outside-the-data). Counted as errors above.")
+    return ["\n" + "\n".join(wrap_block(t, DEFAULT_WIDTH, "") for t in notes) + "\n"] if notes else []
+
+
+def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[str]:
+    s, out = result.summary, []
+    if result.rows and result.rows[0].predicted_optimistic is not None:
+        opt = [r.predicted_optimistic for r in result.rows]
+        prompt = sum(u.prompt_tokens for u in opt)
+        cost = sum((r.cost_predicted_optimistic for r in result.rows), Decimal(0))
+        out.append(f"\nRetention is a documented range: the predicted figures above are its pessimistic end; "
+                   f"at its optimistic end read share {_pct(sum(u.cache_read for u in opt) / prompt if prompt else None)}, "
+                   f"cost {_usd(cost)}.\n")
+    kept = sum((r.storage_usd for r in result.rows), Decimal(0))
+    if kept:
+        out.append(f"\nExplicit caches' storage (creation to delete or expiry, as logged): ${kept:.6f}, "
+                   "included in both costs.\n")
+    if s.causes:
+        out.append("\nMisses by cause: " + ", ".join(f"{k} {v}" for k, v in s.causes) + "\n")
+    if s.largest_mismatches:
+        out.append("\nLargest mismatches of cache_read (predicted - observed):\n")
+        out.append(grid(["#", "stream", "observed", "predicted", "error", "cause"],
+                        [[str(r.index), name[r.stream], _n(r.observed.cache_read), _n(r.predicted.cache_read),
+                          f"{r.read_error:+,}", str(r.cause)[:90]] for r in s.largest_mismatches], markdown))
+    return out
+
+
+def _what_if(what_if: Comparison, name: dict[str, str], markdown: bool) -> list[str]:
+    v = what_if.variant.summary.variant
+    lines = []
+    for d in (*what_if.streams, what_if.total):
+        lines.append([name.get(d.stream, d.stream), _usd(d.cost_base), _usd(d.cost_variant),
+                      f"{'+' if d.cost_delta >= 0 else '-'}${abs(d.cost_delta):,.4f}", str(d.rebuilds_base), str(d.rebuilds_variant)])
+    t = what_if.total
+    fewer = t.rebuilds_base - t.rebuilds_variant
+    return [f"\nWhat if {v.describe()} (cost as replayed -> under the variant):\n",
+            grid(["stream", "cost", "cost what-if", "difference", "rebuilds", "rebuilds what-if"], lines, markdown),
+            (f"\nThis traffic under {v.describe()}: {'+' if t.cost_delta >= 0 else '-'}${abs(t.cost_delta):,.2f}, "
+             f"{abs(fewer)} {'fewer' if fewer >= 0 else 'more'} rebuilds.\n")]
+
+
+def table_text(result: ReplayResult, what_if: Comparison | None = None, markdown: bool = False) -> str:
+    """`--format table` (or `markdown`): every request observed vs predicted with the cause of each
+    miss, the summary next to the naive mechanism's, the notes, and the what-if when there is one."""
+    name = short_streams([r.stream for r in result.rows])
+    head = ["#", "stream", "model", "read obs", "read pred", "write obs", "write pred", "uncached obs",
+            "uncached pred", "cause"]
+    rows = []
+    for r in result.rows:
+        o, p = r.observed, r.predicted
+        rows.append([str(r.index), name[r.stream], r.model, _n(o and o.cache_read), _n(p.cache_read),
+                     _n(o and o.cache_creation), _n(p.cache_creation), _n(o and o.input_tokens),
+                     _n(p.input_tokens), str(r.cause)[:90]])
+    out = [grid(head, rows, markdown), "\n", *_summary(result, markdown), *_outside(result),
+           *_notes(result, name, markdown)]
+    if what_if is not None:
+        out += _what_if(what_if, name, markdown)
+    out.append("\n" + wrap_block(f"Prices: {result.summary.price_source}", DEFAULT_WIDTH, "  ") + "\n")
+    return "".join(out)
+
+
+def trace_text(paths, kind: str, fmt: str, capacities, eviction: str, block_size: int | None) -> str:
+    """A Mooncake / bailian trace replayed on a serving engine's cache: JSON, or the table of each
+    capacity's hit rates (report/traces.py)."""
+    import importlib
+    import importlib.util
+
+    if importlib.util.find_spec("prefixsim.engines.trace") is None:
+        raise UserError(f"{kind} trace replay is not available in this version of prefixsim", str(paths[0]))
+    # lazy: the engines load only for a trace (a transcript's replay loads none of them)
+    trace = importlib.import_module("prefixsim.engines.trace")
+    result = trace.replay_trace(list(paths), capacities=capacities, eviction=eviction,
+                                block_size=block_size, fmt="json" if fmt == "json" else "table")
+    if fmt == "json":
+        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    from prefixsim.report.traces import render_text  # lazy: with the engines, for a trace only
+
+    return render_text(result)

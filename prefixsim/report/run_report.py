@@ -1,0 +1,54 @@
+"""`prefixsim run`'s report folder per scenario (reports/<scenario>/), checked before anything runs and
+swapped in whole once the scenario has run; and what `run` prints for its machine formats."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from prefixsim.io.fsutil import check_outputs, check_replaceable, replace_folder, slug
+from prefixsim.report.build import sweep_chart
+from prefixsim.report.charts import line_figure, render_both
+from prefixsim.report.folders import RUN_FILES, RUN_KIND, check_distinct, scenario_inputs
+from prefixsim.report.tables import csv_text, json_text, scenario_text
+from prefixsim.scenario.results import REQUEST_COLUMNS, STORAGE_COLUMNS, SUMMARY_COLUMNS, ScenarioResult
+
+
+def write_run_report(res: ScenarioResult, out_dir: str | Path) -> Path:
+    """reports/<scenario>/: requests.csv, summary.csv, summary.md, results.json (and chart.png/.svg for a
+    charted sweep), swapped in as one set: files of an earlier run that this one does not write go."""
+    d = Path(out_dir) / slug(res.name)
+    rows = [{"variant": v.variant, **r} for v in res.variants for r in v.rows()]
+    summary = res.comparison_rows()
+    kept = list(STORAGE_COLUMNS) if any("storage_usd" in r for r in summary) else []   # Gemini explicit caches
+    files: dict[str, str | bytes] = {
+        "requests.csv": csv_text(rows, ["variant", *REQUEST_COLUMNS, *kept]),
+        "summary.csv": csv_text(summary, ["variant", *SUMMARY_COLUMNS, *kept, "vs_cheapest"]),
+        "summary.md": scenario_text(res, markdown=True) + "\n",
+        "results.json": json_text(res.to_json())}
+    chart = sweep_chart(res)   # a scenario with `sweep:` + `chart:` gets its curve drawn
+    if chart is not None:
+        files["chart.png"], files["chart.svg"] = render_both(line_figure(chart))
+    replace_folder(d, files, RUN_KIND, RUN_FILES.__contains__)
+    return d
+
+
+def check_run_folders(files: Sequence[str], out_dir: str | Path) -> None:
+    """Before anything runs: no two scenarios share a report folder, and no report folder is or holds
+    a file the run reads (`run scenarios/ --out scenarios/` writes beside the scenarios, never over them)."""
+    inputs, named = scenario_inputs(list(files))
+    check_distinct(named)
+    check_outputs(inputs, folders=[Path(out_dir) / n.folder for n in named])
+    for n in named:
+        check_replaceable(Path(out_dir) / n.folder, RUN_KIND, RUN_FILES.__contains__)
+
+
+def runs_output(results: Sequence[ScenarioResult], fmt: str) -> str:
+    """What `prefixsim run` prints for the machine formats: `json` (every scenario's document) or `csv`
+    (every request of every variant of every scenario)."""
+    if fmt == "json":
+        return json_text({"scenarios": [r.to_json() for r in results]})
+    if fmt == "csv":
+        rows = [{"scenario": r.name, "variant": v.variant, **row} for r in results for v in r.variants
+                for row in v.rows()]
+        return csv_text(rows, ["scenario", "variant", *REQUEST_COLUMNS])
+    raise ValueError(f"runs_output: {fmt!r} is not json or csv (scenario_text prints the tables)")
