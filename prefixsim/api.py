@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from prefixsim.advise.grid import search as search_designs
 from prefixsim.advise.output import render as advice_text
 from prefixsim.errors import UserError
-from prefixsim.replay.designs import replay_traffic
+from prefixsim.replay.paired import replay_traffic
 from prefixsim.replay.output import json_chunks as replay_json_chunks
 from prefixsim.replay.tables import csv_text as replay_csv
 from prefixsim.replay.tables import short_streams

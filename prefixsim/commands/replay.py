@@ -89,7 +89,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     # lazy: the readers and the replay load only when the command runs (`prefixsim --help` loads neither)
     from prefixsim import sources
     from prefixsim.replay import WhatIf
-    from prefixsim.replay.designs import replay_traffic
+    from prefixsim.replay.paired import replay_traffic
 
     if export_path:   # before anything is read: a log over 256 MB is re-read at its offsets while replaying
         check_outputs(paths, files=[export_path])

@@ -21,7 +21,7 @@ from prefixsim.wire.anthropic import History
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
+class LogEntry:
     """Where a request's line is, and what rebuilding its Record needs besides the line."""
 
     t: float
@@ -34,11 +34,11 @@ def part(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Size
     """The log's requests whose id no earlier path had (`seen` gains this log's ids), walked by
     re-reading their lines. The sizer keeps its counts across walks, so each distinct block is
     tokenized once."""
-    kept: list[tuple[Entry, Head]] = []
+    kept: list[tuple[LogEntry, Head]] = []
     for i, (offset, rec) in enumerate(scan(path, request_id, line_record, sizer)):
         if rec.request_id not in seen:
             seen.add(rec.request_id)
-            kept.append((Entry(rec.call.t, offset, rec.line, i), Head.of(rec)))
+            kept.append((LogEntry(rec.call.t, offset, rec.line, i), Head.of(rec)))
     kept.sort(key=lambda x: x[0].t)   # stable: equal times keep file order
     entries = [e for e, _ in kept]
 

@@ -32,7 +32,7 @@ from prefixsim.model import CachedRef, Call, Layer, Request, Usage
 from prefixsim.providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
 from prefixsim.sources import problems
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
-from prefixsim.sources.gemini_wire import Exchange, _ttl, is_call, kind, looks_gemini, observed_usage, split, streamed
+from prefixsim.sources.gemini_wire import GeminiExchange, _ttl, is_call, kind, looks_gemini, observed_usage, split, streamed
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _sizes
 from prefixsim.sources.record import Record, check_model, request_key, shown, token_count
 from prefixsim.wire import gemini as G
@@ -44,7 +44,7 @@ ENCODING = "cl100k_base"
 _MODEL_IN_URI = re.compile(r"/models/([^/:?]+)(?::|$)")
 
 
-def model_of(ex: Exchange) -> str:
+def model_of(ex: GeminiExchange) -> str:
     """The model id (without `models/` or a Vertex path): the body's, the uri's, or the response's."""
     model = G.field(ex.body, "model")
     if not isinstance(model, str) or not model.strip():
@@ -90,14 +90,14 @@ class Reader:
         self.offsets: list[float] | None = None
         self.interaction = 0
 
-    def _time(self, ex: Exchange, line: int) -> float:
+    def _time(self, ex: GeminiExchange, line: int) -> float:
         if ex.stamp:
             return _seconds(ex.stamp, self.path, line)
         if self.offsets is not None:
             return self.offsets[self.interaction]
         return self.events * DEFAULT_SPACING
 
-    def event(self, ex: Exchange, rid: str | None, line: int) -> Record | None:
+    def event(self, ex: GeminiExchange, rid: str | None, line: int) -> Record | None:
         """The Record of a generate or create call (None for an update or delete, applied here)."""
         what = kind(ex)
         t = self._time(ex, line)
@@ -121,7 +121,7 @@ class Reader:
             self.st.remember(self.st.anchors, chain[-1], total)
         return chain, sizes
 
-    def _create(self, ex: Exchange, rid: str | None, model: str, t: float, line: int) -> Record:
+    def _create(self, ex: GeminiExchange, rid: str | None, model: str, t: float, line: int) -> Record:
         name = G.field(ex.response, "name")
         if not isinstance(name, str) or not name.startswith("cachedContents/"):
             raise UserError("cachedContents.create without the created cache's name in its response "
@@ -147,7 +147,7 @@ class Reader:
         self.out.append(rec)
         return rec
 
-    def _change(self, ex: Exchange, what: str, t: float, line: int) -> None:
+    def _change(self, ex: GeminiExchange, what: str, t: float, line: int) -> None:
         path = ex.uri.split("?", 1)[0].rstrip("/")
         name = f"cachedContents/{path.rsplit('/cachedContents/', 1)[1]}" if "/cachedContents/" in path \
             else G.field(ex.body, "name")
@@ -163,7 +163,7 @@ class Reader:
             raise UserError(f"cachedContents update of {name} gives neither ttl nor expireTime / updateTime")
         c.expires = t + ttl
 
-    def _generate(self, ex: Exchange, rid: str | None, model: str, t: float, line: int) -> Record:
+    def _generate(self, ex: GeminiExchange, rid: str | None, model: str, t: float, line: int) -> Record:
         body = ex.body
         obs = observed_usage(G.field(ex.response, "usageMetadata"))
         name = G.cache_name(G.setting(body, "cachedContent"))
@@ -212,7 +212,7 @@ class Reader:
         return out
 
 
-def request_id(obj: dict, ex: Exchange) -> str | None:
+def request_id(obj: dict, ex: GeminiExchange) -> str | None:
     rid = obj.get("id") or obj.get("request_id")
     if rid is None:
         rid = G.field(ex.response, "responseId")
@@ -263,7 +263,7 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
             return
         if resp is None and ":streamGenerateContent" in uri:
             resp = streamed(inter["response"])
-        ex = Exchange(body if isinstance(body, dict) else {}, resp if isinstance(resp, dict) else None, None, uri, method)
+        ex = GeminiExchange(body if isinstance(body, dict) else {}, resp if isinstance(resp, dict) else None, None, uri, method)
         rid = request_key(G.field(ex.response, "responseId"), "responseId") if kind(ex) == "generate" else None
         reader.event(ex, rid, 0)
 

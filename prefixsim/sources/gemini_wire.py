@@ -1,4 +1,4 @@
-"""The Gemini API's wire shapes as a log or cassette holds them: one call (`Exchange`) split from a
+"""The Gemini API's wire shapes as a log or cassette holds them: one call (`GeminiExchange`) split from a
 line, what kind of call it is (generateContent, or a CachedContent's create / update / delete),
 its usage as token classes, the durations and times of a cache, and a streamed response joined.
 REST camelCase and the google-genai SDK's snake_case alike (`gemini_render.field`)."""
@@ -19,7 +19,7 @@ _USAGE_KEYS = ("promptTokenCount", "prompt_token_count", "cachedContentTokenCoun
 
 
 @dataclass(frozen=True, slots=True)
-class Exchange:
+class GeminiExchange:
     """One recorded call: request body, response body, time, uri and HTTP method (or SDK method)."""
 
     body: dict
@@ -35,7 +35,7 @@ def _body_of(value: Any) -> Any:
     return decoded(value)
 
 
-def split(obj: Any) -> Exchange | None:
+def split(obj: Any) -> GeminiExchange | None:
     """A log line in any accepted shape: {request|body|params, response, timestamp|time, uri|url,
     method}, or a bare request body (optionally with its `response`)."""
     if not isinstance(obj, dict):
@@ -48,7 +48,7 @@ def split(obj: Any) -> Exchange | None:
         return None
     uri = obj.get("uri") or obj.get("url") or ""
     method = obj.get("method") or ""
-    return Exchange(body, resp if isinstance(resp, dict) else None, obj.get("timestamp") or obj.get("time"),
+    return GeminiExchange(body, resp if isinstance(resp, dict) else None, obj.get("timestamp") or obj.get("time"),
                     uri if isinstance(uri, str) else "", method if isinstance(method, str) else "")
 
 
@@ -66,7 +66,7 @@ def looks_gemini(obj: Any) -> bool:
     return G.setting(ex.body, "contents") is not None and "messages" not in ex.body and "input" not in ex.body
 
 
-def kind(ex: Exchange) -> str:
+def kind(ex: GeminiExchange) -> str:
     """'create', 'update' or 'delete' of a CachedContent, else 'generate'."""
     method = ex.method.upper()
     path = ex.uri.split("?", 1)[0].rstrip("/")
@@ -122,7 +122,7 @@ def _instant(value: Any, name: str) -> float:
     return (t if t.tzinfo else t.replace(tzinfo=dt.UTC)).timestamp()
 
 
-def _ttl(ex: Exchange, stamped: str) -> float | None:
+def _ttl(ex: GeminiExchange, stamped: str) -> float | None:
     """Seconds a create or update keeps the cache from now: the response's expireTime minus its
     `stamped` time (createTime / updateTime), else the request's ttl, else None."""
     expire, at = G.field(ex.response, "expireTime"), G.field(ex.response, stamped)
