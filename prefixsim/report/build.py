@@ -187,7 +187,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
                                 scenario_figures(res), anchor=f"scenario-{slug(res.name)}"))
     if traffic:
         from prefixsim.advise import advise
-        from prefixsim.advise.output import report_section
+        from prefixsim.report.advice import report_section
         from prefixsim.sources import open_many
 
         sections.append(report_section(advise(open_many(list(traffic))), traffic))

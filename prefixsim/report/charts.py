@@ -124,7 +124,7 @@ def stacked_bars(title: str, labels: list[str], parts: dict[str, list[float]], y
     for y, t in zip(ypos, left):
         ax.text(t, y, " " + total.format(t), va="center", fontsize=8)
     ax.set_yticks(ypos)
-    ax.set_yticklabels([_wrap(l) for l in labels], fontsize=8)
+    ax.set_yticklabels([_wrap(x) for x in labels], fontsize=8)
     ax.set_xlim(0, max(left + [1e-9]) * 1.22)
     ax.set_title(title)
     ax.set_xlabel(ylabel)

@@ -63,11 +63,16 @@ def _table(rs: Sequence[dict], markdown: bool) -> str:
     body = [[_cell(c, r[c]) for c in cols] for r in rs]
     left = [c == "design" for c in cols]
     if markdown:
-        line = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"
-        sep = "|" + "|".join("---" if l else "---:" for l in left) + "|"
+        def line(cells):
+            return "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"
+
+        sep = "|" + "|".join("---" if is_left else "---:" for is_left in left) + "|"
         return "\n".join([line(head), sep, *(line(r) for r in body)])
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(cols))]
-    line = lambda cells: "  ".join(c.ljust(w) if l else c.rjust(w) for c, w, l in zip(cells, widths, left)).rstrip()
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if is_left else c.rjust(w) for c, w, is_left in zip(cells, widths, left)).rstrip()
+
     return "\n".join([line(head), line(["-" * w for w in widths]), *(line(r) for r in body)])
 
 
