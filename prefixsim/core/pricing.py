@@ -140,10 +140,10 @@ class PriceBook:
             self._cache[_key(model, provider, at, cuts)] = r
             return r
         key = _key(model, provider, at, cuts)
-        r = self._cache.get(key)
-        if r is None:
-            r = self._cache[key] = self._resolve(model, provider, at)
-        return r
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = self._resolve(model, provider, at)
+        return hit
 
     def rates_at(self, model: str, provider: str | None, t: float) -> Rates:
         """The rates of a request sent `t` seconds after the clock's start."""
@@ -315,8 +315,8 @@ def _remembered(model: str, provider_id: str | None, at: dt.datetime, shown: str
     row = price_memo.lookup(model, provider_id, at, shown)
     if row is not None:
         try:
-            tiers = [Tiered(Decimal(b), tuple((int(s), Decimal(p)) for s, p in t)) for b, t in row[1:6]]
-            return Rates(str(row[0]), *tiers, source=str(row[6]))
+            inp, out, read, w5, w1 = (Tiered(Decimal(b), tuple((int(s), Decimal(p)) for s, p in t)) for b, t in row[1:6])
+            return Rates(str(row[0]), inp, out, read, w5, w1, source=str(row[6]))
         except (TypeError, ValueError, ArithmeticError):
             pass   # a damaged entry: look it up again
     r = _from_genai_prices(model, provider_id, at, shown)

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import xxhash
 
 from prefixsim.errors import UserError
 from prefixsim.model import Block
+
+if TYPE_CHECKING:
+    from prefixsim._perf.diskcache import DiskMemo
 
 ENCODINGS_DIR = Path(__file__).resolve().parents[1] / "encodings"
 
@@ -190,7 +193,7 @@ class TiktokenTokenizer:
         return sum(len(self.enc.encode_ordinary(part)) for part in pieces(text))
 
 
-_COUNT_MEMOS: dict[str, object] = {}
+_COUNT_MEMOS: dict[str, DiskMemo] = {}
 
 
 def remembered_count(name: str):
