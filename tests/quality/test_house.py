@@ -138,3 +138,10 @@ def test_no_module_is_over_400_lines():
     sizes = {str(p.relative_to(ROOT.parent)): len(p.read_text().splitlines()) for p in ROOT.rglob("*.py")}
     over = {k: v for k, v in sizes.items() if v > 400}
     assert not over, f"split these by what they hold: {over}"
+
+
+def test_ci_checks_ruff_and_mypy_before_the_tests():
+    ci = (ROOT.parent / ".ci" / "run").read_text()
+    checks = ci.index("ruff check prefixsim tests bench"), ci.index("mypy prefixsim/core prefixsim/providers")
+    assert ci.index("pip install") < min(checks) and max(checks) < ci.index("python -m pytest")
+    assert ci.rstrip().endswith("python -m pytest")
