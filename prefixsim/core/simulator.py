@@ -18,9 +18,9 @@ from prefixsim.core.tokens import TokenCounter, Tokenizer, get_tokenizer
 from prefixsim.core.view import View, note_births, view
 from prefixsim.errors import UserError
 from prefixsim.model import Call, Cause, Outcome, Request, Usage
-from prefixsim.providers import Policy, get_policy
-from prefixsim.providers.base import Decision
+from prefixsim.providers.base import Decision, Policy
 from prefixsim.providers.gemini_explicit import storage, storage_cost
+from prefixsim.providers.registry import get_policy
 from prefixsim.providers.tables import CLAUDE_PLATFORMS, canonical_model, gemini_explicit_minimum
 
 

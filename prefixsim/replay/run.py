@@ -20,7 +20,7 @@ from prefixsim.core.pricing import AS_OF, PriceBook
 from prefixsim.core.simulator import Simulator
 from prefixsim.errors import UserError
 from prefixsim.model import Cause, CauseKind, Usage
-from prefixsim.providers import get_policy
+from prefixsim.providers.registry import get_policy
 from prefixsim.replay.naive import Naive
 from prefixsim.replay.outside import Outside, outside_reads
 from prefixsim.replay.whatif import BREAKPOINT_POLICIES, TTL_CHOICES, WhatIf, apply_variant

@@ -67,7 +67,7 @@ def read_body(target: Path, shown: str | None = None) -> dict:
 def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: Callable[[int], tuple]) -> None:
     """Every check for one variant's merged settings; errors point at the key that caused them."""
     from prefixsim.core.tokens import TOKENIZERS
-    from prefixsim.providers import PROVIDERS
+    from prefixsim.providers.registry import PROVIDERS
 
     if s.provider is not None and s.provider not in PROVIDERS:
         raise UserError(unknown("provider", s.provider, PROVIDERS), path, *where("provider"))
@@ -126,7 +126,7 @@ def check_model(model: str, provider: str, sheet: dict | None, when: dt.date | N
                 at: tuple[int | None, int | None]) -> None:
     """The provider's tables know the model, and it has a price (the scenario's sheet or genai-prices)."""
     from prefixsim.core.pricing import PriceBook
-    from prefixsim.providers import get_policy
+    from prefixsim.providers.registry import get_policy
 
     try:
         get_policy(provider).describe(model)

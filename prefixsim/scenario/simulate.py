@@ -11,7 +11,7 @@ from prefixsim.core.simulator import Simulator
 from prefixsim.engines import ENGINES
 from prefixsim.engines.policy import engine_options
 from prefixsim.errors import UserError
-from prefixsim.providers import get_policy
+from prefixsim.providers.registry import get_policy
 from prefixsim.providers.tables import (
     ANTHROPIC_CONFIG_LAYER,
     ANTHROPIC_KEEPS_THINKING,

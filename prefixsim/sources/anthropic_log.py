@@ -16,13 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from prefixsim.errors import UserError
+from prefixsim.errors import UserError, shown
 from prefixsim.model import PROMPT_END, Block, Call, Layer, Request, Usage
 from prefixsim.providers.anthropic import breakpoints as anthropic_breakpoints
 from prefixsim.sources import problems
 from prefixsim.sources.cloud import cloud_model, with_url_model
 from prefixsim.sources.problems import guarded
-from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, checked_usage, request_key, shown, token_count
+from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, checked_usage, request_key, token_count
 from prefixsim.sources.server_tools import server_breakpoint, server_iterations  # noqa: F401  (server_iterations: tests)
 from prefixsim.wire.anthropic import History, render_anthropic
 

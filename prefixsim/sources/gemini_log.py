@@ -27,14 +27,14 @@ from typing import Any
 
 import xxhash
 
-from prefixsim.errors import UserError
+from prefixsim.errors import UserError, shown
 from prefixsim.model import CachedRef, Call, Layer, Request, Usage
 from prefixsim.providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
 from prefixsim.sources import problems
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
 from prefixsim.sources.gemini_wire import Exchange, _ttl, is_call, kind, looks_gemini, observed_usage, split, streamed
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _sizes
-from prefixsim.sources.record import Record, check_model, request_key, shown, token_count
+from prefixsim.sources.record import Record, check_model, request_key, token_count
 from prefixsim.wire import gemini as G
 from prefixsim.wire.anthropic import dumps
 from prefixsim.wire.openai import Piece

@@ -9,9 +9,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from prefixsim.errors import UserError
+from prefixsim.errors import UserError, shown
 from prefixsim.model import Usage
-from prefixsim.sources.record import checked_usage, shown, token_count
+from prefixsim.sources.record import checked_usage, token_count
 from prefixsim.wire import gemini as G
 
 _USAGE_KEYS = ("promptTokenCount", "prompt_token_count", "cachedContentTokenCount", "cached_content_token_count",

@@ -44,7 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from prefixsim.errors import UserError
+from prefixsim.errors import UserError, shown
 from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
@@ -55,7 +55,7 @@ from prefixsim.sources.claude_code.message import thinking_setting as _thinking_
 from prefixsim.sources.claude_code.message import usage_of as _usage
 from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
-from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, request_key, shown
+from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, request_key
 
 INJECTED_PREFIXES = ("<task-notification>",)
 #: Local-command output after which the harness re-renders the history: `/mcp` reconnecting an MCP
