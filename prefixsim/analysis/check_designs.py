@@ -17,6 +17,8 @@ from prefixsim.core.pricing import MTOK
 from prefixsim.core.tokens import TokenCounter, get_tokenizer
 from prefixsim.errors import UserError
 from prefixsim.model import Outcome
+from prefixsim.scenario.loader import load_runs
+from prefixsim.scenario.simulate import simulate
 
 #: The studies size text with the seeds' estimate (4 characters a token): exact sizes, no BPE cost.
 TOKENIZER = "approx"
@@ -66,9 +68,6 @@ class TooLarge(UserError):
 def play(doc: dict, price_date=None) -> dict[str, Played]:
     """Write the scenario document to a temporary file, load it as `prefixsim run` does and replay
     every variant; {variant name: Played}."""
-    from prefixsim.api import simulate
-    from prefixsim.scenario.loader import load_runs
-
     with tempfile.TemporaryDirectory(prefix="prefixsim-study-") as tmp:
         path = Path(tmp) / f"{doc['name']}.yaml"
         path.write_text(json.dumps(doc, indent=1), encoding="utf-8")   # JSON is YAML
