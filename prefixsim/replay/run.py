@@ -172,7 +172,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
                 sim = Simulator(provider=provider, tokenizer="approx", prices=prices)
                 alt = (Simulator(provider=provider, tokenizer="approx", prices=prices,
                                  policy=get_policy(provider, "optimistic"))
-                       if hasattr(sim.policy, "has_range") else None)
+                       if sim.policy.has_range() else None)
                 pair = sims[provider] = (sim, alt)
             sim, alt = pair
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time

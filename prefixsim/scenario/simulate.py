@@ -67,7 +67,7 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
     outcomes = sim.run(calls)
     models = sorted({c.request.model for c in calls})
     optimistic = None
-    if policy is None and any(getattr(sim.policy, "has_range", lambda m: False)(m) for m in models):
+    if policy is None and any(sim.policy.has_range(m) for m in models):
         # the rule's retention is a documented range: the same calls under its optimistic end
         alt = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
                         policy=get_policy(provider, "optimistic"))

@@ -27,8 +27,17 @@ def test_every_policy_takes_the_one_decide_signature():
 
 def test_the_runner_does_not_probe_its_policy():
     text = (ROOT / "core" / "simulator.py").read_text()
-    assert "getattr(self.policy" not in text
     assert text.count(".decide(") == 1
+    import re
+    probe = re.compile(r"\b(?:get|has)attr\(\s*[\w.]*policy\b")
+    probing = [str(p.relative_to(ROOT.parent)) for p in ROOT.rglob("*.py") if probe.search(p.read_text())]
+    assert not probing, f"a policy's capabilities are declared in providers/base.py's Policy: {probing}"
+
+
+def test_every_policy_declares_whether_its_retention_is_a_range():
+    for name in PROVIDERS:
+        policy = get_policy(name)
+        assert policy.has_range() is (name in ("openai", "deepseek", "gemini")), name
 
 
 DOCS = ROOT.parent / "docs"
