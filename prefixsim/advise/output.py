@@ -2,6 +2,7 @@
 section and the waterfall chart (today's cost to the best combination's, one bar per change)."""
 from __future__ import annotations
 
+import textwrap
 from decimal import Decimal
 from typing import Sequence
 
@@ -152,8 +153,6 @@ def csv_rows(a: Advice) -> list[dict]:
 def waterfall_figure(a: Advice):
     """Today's cost, one falling bar per change of the best combination (each the replay of the
     changes so far), and the best combination's cost (a matplotlib Figure on the Agg canvas)."""
-    import textwrap
-
     from prefixsim.report.charts import PALETTE, _figure
 
     labels = ["today", *(c for c, _ in a.waterfall), "best combination"]

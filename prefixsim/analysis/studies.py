@@ -2,6 +2,7 @@
 behind it, a chart and one plain-language sentence, each priced from a named source."""
 from __future__ import annotations
 
+import itertools
 from dataclasses import asdict, replace
 from typing import Callable
 
@@ -51,8 +52,6 @@ def _design_label(f: fvs.ForkParams, varied: list[str]) -> str:
 def fork_designs(f: fvs.ForkParams, lists: dict[str, list] | None = None) -> list[fvs.ForkParams]:
     """Every combination of the listed values (-p children=3,4,6), in the order given; the default
     comparison is over children 1, 2, 5, 8, 16 when no children value is named."""
-    import itertools
-
     lists = dict(lists or {})
     keys = list(lists)
     return [replace(f, **dict(zip(keys, combo))) for combo in itertools.product(*(lists[k] for k in keys))] or [f]

@@ -6,6 +6,7 @@ session is tokenized once per run.
 from __future__ import annotations
 
 import threading
+from binascii import a2b_base64
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -35,7 +36,7 @@ _verified: set[str] = set()
 
 def bpe_path(name: str) -> Path:
     """Where the BPE file for `name` lives: named by tiktoken's cache key (sha1 of its URL)."""
-    import hashlib  # only when an encoding is loaded: a replay whose counts are remembered never needs it
+    import hashlib  # lazy: only when an encoding is loaded: a replay whose counts are remembered never needs it
 
     url, _ = BPE_FILES[name]
     return ENCODINGS_DIR / hashlib.sha1(url.encode()).hexdigest()
@@ -81,14 +82,12 @@ def load_encoding(name: str):
 def read_ranks(name: str) -> dict[bytes, int]:
     """The BPE file of `name` (verified against tiktoken's pinned sha256) as token bytes -> rank,
     the mapping tiktoken.load.load_tiktoken_bpe reads from the same file."""
-    from binascii import a2b_base64
-
     words = _verified_bytes(name).split()   # "token rank" lines; base64 has no whitespace
     return dict(zip(map(a2b_base64, words[::2]), map(int, words[1::2])))
 
 
 def _verified_bytes(name: str) -> bytes:
-    import hashlib
+    import hashlib  # lazy: as in bpe_path
 
     path = bpe_path(name)
     try:

@@ -2,6 +2,7 @@
 studies for the scenarios' model, each with its plain-language reading."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 from pathlib import Path
@@ -226,8 +227,6 @@ def study_designs(files: list[str], params: tuple[str, ...] | list[str] = ()):
     scenario's `studies:` names (one chart per scenario that names the study), else the defaults,
     each with the report's -p values on top (KEY=VALUE for every study that has KEY, or
     STUDY.KEY=VALUE for one). The caption says where the parameters come from."""
-    import dataclasses
-
     from prefixsim.analysis.fork_vs_subagent import DEFAULT_CHILDREN
     from prefixsim.scenario.loader import load_runs
     from prefixsim.scenario.studyparams import LIST_STUDIES, STUDY_NAMES, as_lists, params_class, study_params

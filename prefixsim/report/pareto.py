@@ -3,6 +3,7 @@ front marked, as terminal text, Markdown, CSV or JSON, and the chart of cost aga
 critical-path tokens; the files go to one folder per scenario, swapped in whole."""
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
@@ -96,7 +97,6 @@ def text(g: GridResult, markdown: bool = False) -> str:
     if markdown:
         return "\n".join([f"## {head[0]}", "", *(f"- {x}" for x in head[1:]), "", _table(rows(g), True), "",
                           f"_{DEFINITION}._"])
-    import textwrap
 
     return "\n".join([*head, "", _table(rows(g), False), "", *textwrap.wrap(DEFINITION, 100)])
 
