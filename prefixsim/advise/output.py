@@ -7,6 +7,8 @@ from decimal import Decimal
 from typing import Sequence
 
 from prefixsim.advise import Advice, Recommendation
+from prefixsim.report.charts import PALETTE, _figure
+from prefixsim.report.layout import fit
 
 
 def money(d: Decimal | None) -> float | None:
@@ -104,7 +106,6 @@ def _grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool) -> str:
         line = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"  # noqa: E731
         return "\n".join([line(head), "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
                           *(line(r) for r in body)])
-    from prefixsim.report.layout import fit
     from prefixsim.report.tables import DEFAULT_WIDTH
 
     # text columns wrap so the table fits the fixed width (the same bytes in a pipe or a file)
@@ -153,8 +154,6 @@ def csv_rows(a: Advice) -> list[dict]:
 def waterfall_figure(a: Advice):
     """Today's cost, one falling bar per change of the best combination (each the replay of the
     changes so far), and the best combination's cost (a matplotlib Figure on the Agg canvas)."""
-    from prefixsim.report.charts import PALETTE, _figure
-
     labels = ["today", *(c for c, _ in a.waterfall), "best combination"]
     costs = [float(a.total_usd), *(float(c) for _, c in a.waterfall)]
     fig = _figure((8.0, 4.8))

@@ -9,8 +9,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Mapping
 
+from prefixsim._perf import price_memo
 from prefixsim.errors import UserError
+from prefixsim.io.suggest import nearest
 from prefixsim.model import Usage
+from prefixsim.providers.tables import canonical_model
 
 #: How a genai-prices source names the date (or time) its rates are from; a replay over many days
 #: groups its sources by what comes before it (replay.joined_sources).
@@ -266,7 +269,6 @@ def bedrock_price_id(model: str) -> str:
     A model genai-prices' aws table does not hold passes through (the lookup then names it)."""
     from genai_prices import data
 
-    from prefixsim.providers.tables import canonical_model
 
     want = canonical_model(model)
     scope = "global." if model.strip().lower().startswith("global.") else "regional."
@@ -310,8 +312,6 @@ def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime, sho
 def _remembered(model: str, provider_id: str | None, at: dt.datetime, shown: str) -> Rates:
     """_from_genai_prices, or the rates it gave an earlier run for the same model, provider and date
     (prefixsim/_perf/price_memo.py: a short replay then never imports genai-prices)."""
-    from prefixsim._perf import price_memo
-
     row = price_memo.lookup(model, provider_id, at, shown)
     if row is not None:
         try:
@@ -330,7 +330,6 @@ def _nearest_priced(model: str, provider_id: str | None) -> str | None:
     """The genai-prices model id nearest a name it does not know (the provider's own first)."""
     from genai_prices import data_snapshot
 
-    from prefixsim.io.suggest import nearest
 
     providers = data_snapshot.get_snapshot().providers
     mine = [p for p in providers if p.id == provider_id]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import xxhash
 
+from prefixsim._perf.diskcache import DiskMemo, package_stamp
 from prefixsim.errors import UserError
 from prefixsim.model import Block
 
@@ -199,8 +200,6 @@ def remembered_count(name: str):
     """`name`'s count_text, remembered across runs (prefixsim._perf.diskcache, keyed by the text's digest and
     stamped with the pinned BPE file and the installed tiktoken): a replay that counts only a few first
     messages it counted before does not build the encoding (~0.3 s). The counts are tiktoken's own."""
-    from prefixsim._perf.diskcache import DiskMemo, package_stamp
-
     tok = get_tokenizer(name)
     if not isinstance(tok, TiktokenTokenizer):
         return tok.count_text

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Sequence
 
 from prefixsim.advise.grid import GridResult
+from prefixsim.io.fsutil import slug, replace_folder
+from prefixsim.report.charts import PALETTE, _figure, render_both
 from prefixsim.scenario.results import usd
 
 #: The report folder's kind (its marker), and the folder beside the scenario's `run` report.
@@ -117,8 +119,6 @@ def to_json(g: GridResult) -> dict:
 def figure(g: GridResult):
     """Cost against uncached critical-path tokens, one point per design; the Pareto front joined
     and labelled, the cheapest design ringed. Agg canvas, never pyplot (charts._figure)."""
-    from prefixsim.report.charts import PALETTE, _figure
-
     fig = _figure((8.0, 5.2))
     ax = fig.subplots()
     others = [d for d in g.designs if not d.pareto]
@@ -152,16 +152,12 @@ def figure(g: GridResult):
 
 
 def folder(out_dir: Path, g_name: str) -> Path:
-    from prefixsim.io.fsutil import slug
-
     return out_dir / f"{slug(g_name)}{SUFFIX}"
 
 
 def write(g: GridResult, out_dir: Path) -> Path:
     """out/<scenario>-designs/: the table as CSV, JSON and Markdown and the chart as PNG and SVG,
     swapped in as one set (fsutil.replace_folder; never a folder of another kind)."""
-    from prefixsim.io.fsutil import replace_folder
-    from prefixsim.report.charts import render_both
     from prefixsim.report.tables import csv_text, json_text
 
     rs, cols = csv_rows([g])

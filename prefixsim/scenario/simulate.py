@@ -19,6 +19,7 @@ from prefixsim.providers.tables import (
     canonical_model,
 )
 from prefixsim.scenario.builder import Timeline
+from prefixsim.scenario.checks import parse_start
 from prefixsim.scenario.loader import Run, input_boundary, load_json_file, locate, read_yaml
 from prefixsim.scenario.results import ScenarioResult, VariantResult
 
@@ -33,8 +34,6 @@ def _price_date(run: Run, override: dt.date | None) -> dt.date | None:
 def _start(run: Run, price_date: dt.date | None, start: dt.datetime | None) -> tuple[dt.date | None, dt.datetime | None]:
     """(date, start) of the clock: a --start given wins over the scenario's `start:`; a date given
     (--price-date, else --start's own) wins over the scenario's `price_date:` and `start:` date."""
-    from prefixsim.scenario.checks import parse_start
-
     sc_start = parse_start(run.scenario.start) if run.scenario.start else None
     if start is not None:
         return price_date or start.date(), start

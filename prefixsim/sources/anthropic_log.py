@@ -17,12 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from prefixsim.errors import UserError, shown
+from prefixsim.io.yamlsafe import check_aliases
 from prefixsim.model import PROMPT_END, Block, Call, Layer, Request, Usage
 from prefixsim.providers.anthropic import breakpoints as anthropic_breakpoints
 from prefixsim.sources import problems
 from prefixsim.sources.cloud import cloud_model, with_url_model
+from prefixsim.sources.files import check_regular
 from prefixsim.sources.problems import guarded
 from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, checked_usage, request_key, token_count
+from prefixsim.sources.scan import scan
 from prefixsim.sources.server_tools import server_breakpoint, server_iterations  # noqa: F401  (server_iterations: tests)
 from prefixsim.wire.anthropic import History, render_anthropic
 
@@ -308,8 +311,6 @@ def line_record(obj: Any, rid: str | None, index: int, path: str, line: int, siz
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
     """A JSONL log: one request per line (a body, or {request, response|usage, timestamp}), in file
     order. A line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
-    from prefixsim.sources.scan import scan
-
     return [rec for _, rec in scan(path, request_id, line_record, sizer)]
 
 
@@ -319,8 +320,6 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     past `yamlsafe.MAX_ALIAS_NODES` is refused before any body is rendered."""
     from ruamel.yaml import YAML
 
-    from prefixsim.io.yamlsafe import check_aliases
-    from prefixsim.sources.files import check_regular
 
     check_regular(path)
     yaml = YAML(typ="safe", pure=True)

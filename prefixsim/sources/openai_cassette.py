@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from prefixsim.errors import UserError
+from prefixsim.sources import problems
 from prefixsim.sources.anthropic_log import Sizer
 from prefixsim.sources.openai_log import Exchange, inferred_outputs, looks_openai, record
 from prefixsim.sources.record import Record
+from prefixsim.sources.scan import LineChecks
 
 #: Endpoints whose calls are replayed; others in a cassette (embeddings, model lists, files) are passed over.
 _ENDPOINTS = ("/chat/completions", "/responses")
@@ -29,9 +31,7 @@ def is_call(body: Any, uri: str, method: str) -> bool:
 def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list[Record]:
     """A VCR cassette's Chat Completions / Responses calls (other endpoints are passed over). An
     interaction that cannot be used is skipped and named."""
-    from prefixsim.sources import problems
     from prefixsim.sources.cassette import interactions, load_document, request_of
-    from prefixsim.sources.scan import LineChecks
 
     doc = load_document(path)
     checks = LineChecks(path)

@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from prefixsim.errors import UserError, shown
 from prefixsim.model import Call, Usage
+from prefixsim.providers.registry import get_policy
 
 #: Epoch seconds a timestamp may have: from 1970 to the end of year 9999 (what ISO text can write).
 LATEST_EPOCH = 253402300799.0
@@ -96,6 +97,4 @@ def check_model(model: object, provider: str) -> str:
 
 @lru_cache(maxsize=1024)
 def _known(model: str, provider: str) -> None:
-    from prefixsim.providers.registry import get_policy
-
     get_policy(provider).describe(model)   # raises UserError for a model the tables do not know

@@ -44,6 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from prefixsim.core.tokens import remembered_count
 from prefixsim.errors import UserError, shown
 from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
 from prefixsim.sources import problems
@@ -380,8 +381,6 @@ def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | Non
 def calibrated(ordered: Iterable[Raw]) -> Iterator[Record]:
     """Records of calls given in start order, built one at a time as they are consumed (a request
     holds its whole history; only the stream's current one is kept)."""
-    from prefixsim.core.tokens import remembered_count
-
     return map(Calibrator(remembered_count("cl100k_base")).step, ordered)
 
 
