@@ -9,6 +9,7 @@ from typing import Sequence
 from prefixsim.advise import Advice, Recommendation
 from prefixsim.report.charts import PALETTE, _figure
 from prefixsim.report.layout import fit
+from prefixsim.report.tables import DEFAULT_WIDTH
 
 
 def money(d: Decimal | None) -> float | None:
@@ -106,7 +107,6 @@ def _grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool) -> str:
         line = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"  # noqa: E731
         return "\n".join([line(head), "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
                           *(line(r) for r in body)])
-    from prefixsim.report.tables import DEFAULT_WIDTH
 
     # text columns wrap so the table fits the fixed width (the same bytes in a pipe or a file)
     return fit(head, body, numeric, DEFAULT_WIDTH, [not n for n in numeric])

@@ -12,6 +12,7 @@ from prefixsim.core.pricing import PriceBook
 from prefixsim.core.tokens import TokenCounter, get_tokenizer
 from prefixsim.errors import UserError
 from prefixsim.model import Request
+from prefixsim.sources.anthropic_log import split_entry
 from prefixsim.sources.files import check_regular
 from prefixsim.sources.problems import LINE_ERRORS, located_error, collecting
 from prefixsim.wire.anthropic import render_anthropic
@@ -130,7 +131,6 @@ def _body_from_file(path: Path) -> dict:
         raise UserError(f"cannot read: {e.strerror}", str(path)) from None
     except (RecursionError, ValueError) as e:   # nested past the stack, a 5,000-digit number
         raise located_error(e, str(path), None) from None
-    from prefixsim.sources.anthropic_log import split_entry
 
     body = split_entry(doc)[0] if isinstance(doc, dict) else None
     if body is None:

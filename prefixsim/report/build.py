@@ -21,6 +21,7 @@ from prefixsim.report.answer import answers
 from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
 from prefixsim.report.folders import check_distinct, scenario_inputs
 from prefixsim.report.html import Figure, Section, markdown, page
+from prefixsim.report.tables import _sweep, comparison_rows, summary_columns
 from prefixsim.scenario.loader import scenario_files, load_runs
 from prefixsim.scenario.parallel import run_files
 from prefixsim.scenario.results import ScenarioResult
@@ -119,8 +120,6 @@ def sweep_chart(res: ScenarioResult) -> LineChart | None:
 def scenario_summary(res: ScenarioResult) -> dict[str, str]:
     """The report's opening row for a scenario: its question (`question:`, else the description's
     first sentence) and the answer with its margin, as `prefixsim run` prints it."""
-    from prefixsim.report.tables import _sweep, comparison_rows
-
     question = res.question or (res.description or "").strip().split(". ")[0].rstrip(".") or res.name
     lines = answers(comparison_rows(res), [v.self_hosted for v in res.variants], _sweep(res))
     return {"scenario": res.name, "question": question, "answer": lines[-1] if _sweep(res) else "; ".join(lines)}
@@ -180,7 +179,6 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
             for k, val in v.assumptions.items():
                 if k.startswith(("prices", "time-of-day prices", "clock start")) and (k, val) not in assumptions:
                     assumptions.append((k, val))
-        from prefixsim.report.tables import _sweep, comparison_rows, summary_columns
 
         summary = comparison_rows(res)
         reading = " ".join(a[:1].upper() + a[1:] + "." for a in answers(

@@ -10,6 +10,7 @@ from typing import Sequence
 from prefixsim.advise.grid import GridResult
 from prefixsim.io.fsutil import slug, replace_folder
 from prefixsim.report.charts import PALETTE, _figure, render_both
+from prefixsim.report.tables import csv_text, json_text
 from prefixsim.scenario.results import usd
 
 #: The report folder's kind (its marker), and the folder beside the scenario's `run` report.
@@ -158,8 +159,6 @@ def folder(out_dir: Path, g_name: str) -> Path:
 def write(g: GridResult, out_dir: Path) -> Path:
     """out/<scenario>-designs/: the table as CSV, JSON and Markdown and the chart as PNG and SVG,
     swapped in as one set (fsutil.replace_folder; never a folder of another kind)."""
-    from prefixsim.report.tables import csv_text, json_text
-
     rs, cols = csv_rows([g])
     png, svg = render_both(figure(g))
     d = folder(out_dir, g.scenario)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
+from prefixsim.engines.base import prefill_seconds
 from prefixsim.model import Outcome
 
 USD = Decimal("0.000001")
@@ -144,8 +145,6 @@ class VariantResult:
     def _gpu(self, r: dict[str, Any]) -> dict[str, float | None]:
         """Prefill GPU-seconds next to a row's tokens: saved for the cached tokens, spent for the rest
         (engines have no write premium: everything not read is computed)."""
-        from prefixsim.engines.base import prefill_seconds  # here: a replay without engines never imports them
-
         rate = self.prefill_rate
         computed = r["input_tokens"] + r["cache_creation_input_tokens"]
         return {"gpu_seconds_saved": round(prefill_seconds(r["cache_read_input_tokens"], rate), 6) if rate else None,

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Discriminator, Field, Tag, field_validator
 
+from prefixsim.engines.kvsize import split_capacity
 from prefixsim.errors import UserError
 from prefixsim.scenario.cache_specs import CreateCacheSpec, DeleteCacheSpec, UpdateCacheSpec
 
@@ -295,8 +296,6 @@ class EngineSpec(Strict):
     @field_validator("capacity")
     @classmethod
     def _capacity(cls, v):
-        from prefixsim.engines.kvsize import split_capacity
-
         try:
             split_capacity(v)  # syntax only: a GiB capacity is sized once the run's model is known
         except UserError as e:

@@ -21,6 +21,7 @@ from prefixsim.io.yamlsafe import check_aliases
 from prefixsim.model import PROMPT_END, Block, Call, Layer, Request, Usage
 from prefixsim.providers.anthropic import breakpoints as anthropic_breakpoints
 from prefixsim.sources import problems
+from prefixsim.sources.cassette import decode_body
 from prefixsim.sources.cloud import cloud_model, with_url_model
 from prefixsim.sources.files import check_regular
 from prefixsim.sources.problems import guarded
@@ -64,8 +65,6 @@ def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
 def _response(obj: dict) -> Any:
     """A log entry's response: an object, its `body`, or a streamed (SSE) text assembled into the
     message it streamed, with the usage of its last `message_delta` (`cassette.decode_body`)."""
-    from prefixsim.sources.cassette import decode_body
-
     resp = obj.get("response") or {}
     if isinstance(resp, dict) and "body" in resp:
         resp = resp["body"] if isinstance(resp["body"], dict) else decode_body(resp["body"])
@@ -371,6 +370,4 @@ def _parsed(part: dict) -> Any:
     """A cassette request's or response's JSON body: `parsed_body`, else `body` decoded (JSON text as
     vcrpy writes it, gzip or base64, a streamed response assembled: `cassette.decode_body`); None
     when it is none of these."""
-    from prefixsim.sources.cassette import decode_body
-
     return part["parsed_body"] if "parsed_body" in part else decode_body(part.get("body"))

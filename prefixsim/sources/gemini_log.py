@@ -33,6 +33,7 @@ from prefixsim.model import CachedRef, Call, Layer, Request, Usage
 from prefixsim.providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
 from prefixsim.sources import problems
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
+from prefixsim.sources.cassette import interactions, load_document, request_of, requests_in
 from prefixsim.sources.gemini_wire import Exchange, _ttl, is_call, kind, looks_gemini, observed_usage, split, streamed
 from prefixsim.sources.jsonl import iter_jsonl
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _sizes
@@ -239,8 +240,6 @@ def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
 
 def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     """A VCR cassette's generateContent and cachedContents calls (other endpoints passed over)."""
-    from prefixsim.sources.cassette import interactions, load_document, request_of
-
     reader = Reader(str(path), sizer)
 
     def one(inter: Any, i: int) -> None:
@@ -260,6 +259,4 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
 
 def sniff_cassette(path: Path) -> bool:
     """Whether a cassette holds Gemini API calls."""
-    from prefixsim.sources.cassette import requests_in
-
     return any(is_call(uri) for _, uri, _ in requests_in(path))

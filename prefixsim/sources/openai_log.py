@@ -32,6 +32,7 @@ from prefixsim.errors import UserError
 from prefixsim.model import Block, Call, Layer, Request, Usage
 from prefixsim.providers.tables import canonical_model
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
+from prefixsim.sources.cassette import decode_body
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _count, _sizes, _spread, state_of
 from prefixsim.sources.record import Record, check_model, checked_usage, request_key, token_count
 from prefixsim.sources.scan import scan
@@ -42,8 +43,6 @@ _DEEPSEEK_HOSTS = ("deepseek.com",)
 
 
 def _body_of(value: Any) -> Any:
-    from prefixsim.sources.cassette import decode_body
-
     if isinstance(value, dict) and ("body" in value or "parsed_body" in value) and "model" not in value:
         inner = value.get("parsed_body", value.get("body"))
         return decode_body(inner)
