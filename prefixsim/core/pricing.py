@@ -267,7 +267,7 @@ def bedrock_price_id(model: str) -> str:
     dated id, a Bedrock model id or inference profile): `global.…` for a global profile, else the
     `regional.…` price (in-region ids and geographic profiles such as `us.` pay the regional rate).
     A model genai-prices' aws table does not hold passes through (the lookup then names it)."""
-    from genai_prices import data
+    from genai_prices import data  # lazy: start-up: genai-prices loads only for a price the memo lacks
 
 
     want = canonical_model(model)
@@ -281,8 +281,8 @@ def bedrock_price_id(model: str) -> str:
 
 
 def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime, shown: str | None = None) -> Rates:
-    import genai_prices
-    from genai_prices import Usage as GUsage
+    import genai_prices  # lazy: start-up: genai-prices loads only for a price the memo lacks
+    from genai_prices import Usage as GUsage  # lazy: start-up: genai-prices loads only for a price the memo lacks
 
     try:
         calc = genai_prices.calc_price(GUsage(input_tokens=1, output_tokens=1), model_ref=model,
@@ -328,7 +328,7 @@ def _remembered(model: str, provider_id: str | None, at: dt.datetime, shown: str
 
 def _nearest_priced(model: str, provider_id: str | None) -> str | None:
     """The genai-prices model id nearest a name it does not know (the provider's own first)."""
-    from genai_prices import data_snapshot
+    from genai_prices import data_snapshot  # lazy: start-up: genai-prices loads only for a price the memo lacks
 
 
     providers = data_snapshot.get_snapshot().providers
@@ -339,6 +339,7 @@ def _nearest_priced(model: str, provider_id: str | None) -> str | None:
 
 def _genai_cuts(info) -> tuple[int, ...]:
     """The starts and ends of the model's time-of-day price windows, as seconds after 00:00 UTC."""
+    # lazy: start-up: genai-prices loads only for a price the memo lacks
     from genai_prices.types import TimeOfDateConstraint
 
     prices = getattr(info, "prices", None)

@@ -63,8 +63,8 @@ def load_encoding(name: str):
     enc = _ENCODINGS.get(name)
     if enc is not None:
         return enc
-    import tiktoken
-    import tiktoken_ext.openai_public as public
+    import tiktoken  # lazy: start-up: tiktoken loads with an encoding only
+    import tiktoken_ext.openai_public as public  # lazy: start-up: tiktoken loads with an encoding only
 
     with _lock:
         enc = _ENCODINGS.get(name)
@@ -134,6 +134,7 @@ _CUT = None
 def _cut_pattern():
     global _CUT
     if _CUT is None:
+        # lazy: start-up: loaded with the tokenizer only
         import regex  # tiktoken's own dependency; Python's re has no \p{L}
 
         _CUT = regex.compile(r"\p{L}(?=[^\p{L}\p{M}'])")

@@ -102,8 +102,9 @@ class ReplayResult:
 
     def to_dataframe(self):
         """One row per request; observed columns are NaN where the log had no usage."""
-        import pandas as pd
+        import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
+        # lazy: a replay printed as text never loads the JSON document
         from prefixsim.replay.output import usage_dict as _usage_dict
 
         recs = []

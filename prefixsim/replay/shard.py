@@ -131,7 +131,7 @@ def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[lis
         return on_dask
 
     def on_joblib(jobs: list) -> Iterator[ReplayResult]:
-        from joblib import Parallel, delayed
+        from joblib import Parallel, delayed  # lazy: start-up: joblib loads only for a parallel run
 
         return Parallel(n_jobs=min(workers, len(jobs)))(delayed(_replay_shard)(*job) for job in jobs)
     return on_joblib

@@ -22,9 +22,9 @@ STYLE = {
 def _figure(figsize: tuple[float, float] | None = None):
     """A Figure drawn by the Agg canvas, without pyplot: no backend selection, no figure manager
     (pyplot's import alone cost ~0.1 s, and nothing here is shown on a screen)."""
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    import matplotlib  # lazy: start-up: matplotlib loads only to draw
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: start-up: matplotlib loads only to draw
+    from matplotlib.figure import Figure  # lazy: start-up: matplotlib loads only to draw
 
     matplotlib.rcParams.update(STYLE)
     fig = Figure(figsize=figsize)

@@ -139,7 +139,7 @@ def figure(g: GridResult):
                     xytext=offsets[i % len(offsets)], fontsize=7.5,
                     bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "#bbbbbb", "alpha": 0.9})
     ax.set_title(f"Cost vs uncached critical-path tokens: {g.scenario}")
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter  # lazy: start-up: matplotlib loads only to draw
 
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"${y:,.2f}" if y >= 1 else f"${y:,.3f}"))

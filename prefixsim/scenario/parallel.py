@@ -72,7 +72,7 @@ def dask_client(executor: str, scheduler: str | None):
     if not scheduler:
         raise UserError("--executor dask needs --scheduler ADDRESS (e.g. tcp://10.0.0.5:8786)")
     try:
-        from distributed import Client
+        from distributed import Client  # lazy: optional: only a dask cluster run needs it
     except ImportError:
         raise UserError("--executor dask needs dask.distributed: pip install 'prefixsim[dask]'") from None
     return Client
@@ -122,7 +122,7 @@ def _local(tasks: list, workers: int, clock: tuple) -> Iterator:
 
 
 def _pool(files: list[list], workers: int, clock: tuple) -> Iterator:
-    from joblib import Parallel, delayed
+    from joblib import Parallel, delayed  # lazy: start-up: joblib loads only for a parallel run
 
     parts = max(1, -(-workers // len(files)))   # slices per file, so that every worker has one
     chunks = []

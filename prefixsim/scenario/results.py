@@ -171,7 +171,7 @@ def _frame_class():
     """A pandas DataFrame that, called, returns the comparison's rows as dicts: `res.comparison` is the
     notebook's table and `res.comparison()` stays what the report code (and older callers) read.
     Built on first use, so importing results does not import pandas."""
-    import pandas as pd
+    import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
     class CallableFrame(pd.DataFrame):
         _metadata = ["_rows"]
@@ -207,7 +207,7 @@ class ScenarioResult:
     def requests(self):
         """Every request of every variant as a pandas DataFrame: a sweep's parameter is a column, the
         variant its plain name, and `cause` / `cause_detail` split as in replay results."""
-        import pandas as pd
+        import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
         params = self._params()
         rows = []
@@ -220,7 +220,7 @@ class ScenarioResult:
     @property
     def summary(self):
         """One row per variant (and sweep value) as a pandas DataFrame, with the comparison columns."""
-        import pandas as pd
+        import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
         rows = [{**r, "variant": v.base_variant, **self._sweep_columns(v)}
                 for v, r in zip(self.variants, self.comparison_rows())]
@@ -242,7 +242,7 @@ class ScenarioResult:
     @property
     def by_stream(self):
         """Costs split by stream group (main, compact, fork1, sub1, ...) per variant, as a DataFrame."""
-        import pandas as pd
+        import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
         rows = [{"scenario": self.name, "variant": v.base_variant, **self._sweep_columns(v), **r}
                 for v in self.variants for r in v.stream_rows()]

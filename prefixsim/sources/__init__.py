@@ -40,7 +40,7 @@ def _classify(obj: object) -> str | None:
             return "mooncake"
     if claude_code.is_transcript_line(obj):
         return "claude-code"
-    # imported only now: a transcript's replay never loads the API-log readers
+    # lazy: a transcript replay never loads the API-log readers
     from prefixsim.sources import anthropic_log, gemini_log, openai_log
 
     if openai_log.looks_openai(obj):
@@ -78,6 +78,7 @@ def detect(path: str | Path) -> str:
             return "claude-code"
         raise UserError("folder holds no .jsonl transcripts", str(p))
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
+        # lazy: a transcript replay never loads the API-log readers
         from prefixsim.sources import gemini_log, openai_cassette
 
         if gemini_log.sniff_cassette(p):
@@ -113,6 +114,7 @@ def _format(p: Path, source: str | None) -> str:
 
 def _read(p: Path, fmt: str) -> list[Record]:
     """One request log or cassette, whole (its records in file order)."""
+    # lazy: a transcript replay never loads the API-log readers
     from prefixsim.sources import anthropic_log, gemini_log, openai_cassette, openai_log
 
     sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
@@ -170,6 +172,7 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefi
     """The requests at `p` whose id no earlier path had (`seen` gains this path's ids), one Part per
     source; `prefix` qualifies their stream names."""
     if fmt in ("anthropic", *OPENAI_FORMATS) and not _is_cassette(p) and _stream_log(p):
+        # lazy: a transcript replay never loads the API-log readers
         from prefixsim.sources import anthropic_log, api_log, openai_log
 
         kind = openai_log if fmt in OPENAI_FORMATS else anthropic_log

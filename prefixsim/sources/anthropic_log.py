@@ -317,7 +317,7 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     """A VCR cassette: the Messages calls among its interactions (count_tokens calls are skipped). An
     interaction that cannot be used is skipped and named; a cassette whose YAML aliases would expand
     past `yamlsafe.MAX_ALIAS_NODES` is refused before any body is rendered."""
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # lazy: start-up: the YAML parser loads only to read YAML
 
 
     check_regular(path)

@@ -32,7 +32,7 @@ _GZIP = b"\x1f\x8b"
 
 def load_document(path: Path) -> Any:
     """The cassette file parsed (YAML, or JSON for a `.json` cassette); UserError when it does not parse."""
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # lazy: start-up: the YAML parser loads only to read YAML
 
 
     check_regular(path)

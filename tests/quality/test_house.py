@@ -254,3 +254,29 @@ def test_ci_checks_ruff_and_mypy_before_the_tests():
     checks = ci.index("ruff check prefixsim tests bench"), ci.index("mypy prefixsim/core prefixsim/providers")
     assert ci.index("pip install") < min(checks) and max(checks) < ci.index("python -m pytest")
     assert ci.rstrip().endswith("python -m pytest")
+
+
+#: Being made thin elsewhere (their imports move with their code); every other module is held to it.
+_LAZY_UNCHECKED = ("commands/", "cli.py", "api.py")
+
+
+def test_every_function_level_import_says_why_it_is_lazy():
+    """An import inside a function is there for start-up time (tests/quality/test_startup.py) and
+    says so: `# lazy: <reason>` on its line or the line above; any other import is at the top."""
+    import ast
+
+    silent = []
+    for p in ROOT.rglob("*.py"):
+        rel = str(p.relative_to(ROOT))
+        if rel.startswith(_LAZY_UNCHECKED):
+            continue
+        lines = p.read_text().splitlines()
+        tree = ast.parse("\n".join(lines))
+        skip = {id(x) for n in ast.walk(tree) if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)
+                for b in n.body for x in ast.walk(b)}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and node.col_offset and id(node) not in skip:
+                near = lines[node.lineno - 1] + lines[node.lineno - 2]
+                if "# lazy:" not in near:
+                    silent.append(f"{rel}:{node.lineno}")
+    assert not silent, f"move these imports to the module's top, or say why they wait (# lazy: ...): {silent}"
