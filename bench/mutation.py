@@ -43,7 +43,7 @@ def statuses() -> dict[str, str]:
 
 def mutated_line(name: str) -> str:
     """The line as the mutant has it (the `+` side of `mutmut show`), whitespace folded."""
-    plus = [l[1:] for l in mutmut("show", name).splitlines() if l.startswith("+") and not l.startswith("+++")]
+    plus = [s[1:] for s in mutmut("show", name).splitlines() if s.startswith("+") and not s.startswith("+++")]
     return " ".join(" ".join(plus).split())
 
 

@@ -8,7 +8,7 @@ stays fast. Where each lives:
     open_many                 prefixsim.sources        real traffic (logs, transcripts) as Records
     Simulator                 prefixsim.core.simulator one policy, one cache: Calls in, Outcomes out
     PriceBook                 prefixsim.core.pricing   prices on a date
-    get_policy                prefixsim.providers      a provider's cache rules by name
+    get_policy                prefixsim.providers.registry  a provider's cache rules by name
 
 The replay is `from prefixsim.replay import replay, compare` (a package of that name: an attribute
 `prefixsim.replay` would be the package once it is imported, so it is not re-exported here).
@@ -21,7 +21,7 @@ EXPORTS = {
     "open_many": "prefixsim.sources",
     "Simulator": "prefixsim.core.simulator",
     "PriceBook": "prefixsim.core.pricing",
-    "get_policy": "prefixsim.providers",
+    "get_policy": "prefixsim.providers.registry",
 }
 __all__ = ["__version__", *EXPORTS]
 

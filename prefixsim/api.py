@@ -20,9 +20,9 @@ from prefixsim.advise.output import render as advice_text
 from prefixsim.errors import UserError
 from prefixsim.replay.paired import replay_traffic
 from prefixsim.replay.output import json_chunks as replay_json_chunks
-from prefixsim.replay.tables import csv_text as replay_csv
-from prefixsim.replay.tables import short_streams
-from prefixsim.replay.tables import table_text as replay_table
+from prefixsim.report.replay import csv_text as replay_csv
+from prefixsim.report.replay import short_streams
+from prefixsim.report.replay import table_text as replay_table
 from prefixsim.report.pareto import output as designs_text
 from prefixsim.report.pareto import write_all as write_design_reports
 from prefixsim.report.run_report import runs_output, write_run_report

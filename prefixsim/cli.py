@@ -13,6 +13,8 @@ import sys
 import click
 
 from prefixsim import __version__
+from prefixsim.errors import UserError
+from prefixsim.io.suggest import unknown
 
 #: command name -> "module:attribute" of a click command, imported lazily.
 COMMANDS: dict[str, str] = {
@@ -43,8 +45,6 @@ class LazyGroup(click.Group):
         """`prefixsim rn`: say which command was probably meant."""
         name = args[0] if args else ""
         if name and not name.startswith("-") and self._load(name) is None:
-            from prefixsim.io.suggest import unknown
-
             ctx.fail(unknown("command", name, self.list_commands(ctx)))
         return super().resolve_command(ctx, args)
 
@@ -84,8 +84,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: maps user errors to exit 2 and bugs to exit 70."""
-    from prefixsim.errors import UserError
-
     args = sys.argv[1:] if argv is None else argv
     try:
         rv = cli.main(args=args, prog_name="prefixsim", standalone_mode=False)

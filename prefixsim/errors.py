@@ -36,3 +36,14 @@ class UserError(Exception):
 
 class RequestError(UserError):
     """A request the provider itself would reject (e.g. a fifth cache_control breakpoint)."""
+
+
+def shown(value: object) -> str:
+    """A short, printable rendering of a value from a log, for a message (never the repr of a deep structure)."""
+    if isinstance(value, (bool, int, float)) or value is None:
+        text = repr(value)
+    elif isinstance(value, str):
+        text = repr(value[:40] + ("..." if len(value) > 40 else ""))
+    else:
+        return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -10,6 +10,7 @@ else $XDG_CACHE_HOME/prefixsim, else ~/.cache/prefixsim; PREFIXSIM_CACHE_DIR=off
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -29,8 +30,6 @@ def cache_dir() -> Path | None:
 def package_stamp(package: str, files: tuple[str, ...]) -> str | None:
     """What identifies an installed package's data without importing it: its folder and the size and
     modification time of `files` in it (an upgrade or an edit changes them). None if it is not found."""
-    import importlib.util
-
     try:
         spec = importlib.util.find_spec(package)
     except (ImportError, ValueError):

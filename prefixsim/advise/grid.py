@@ -26,6 +26,8 @@ from pathlib import Path
 from prefixsim.errors import UserError
 from prefixsim.io.yamlfile import load_yaml
 from prefixsim.model import Outcome
+from prefixsim.scenario.optimize import label, points
+from prefixsim.scenario.parallel import run_files, scenario_designs
 from prefixsim.scenario.results import ScenarioResult, VariantResult
 
 
@@ -129,8 +131,6 @@ def design(v: VariantResult, pace: float, values: tuple[tuple[str, str], ...]) -
 
 def from_result(res: ScenarioResult, runs: list) -> GridResult:
     """The grid's designs from a scenario file's result (its runs are the designs, in order)."""
-    from prefixsim.scenario.optimize import label, points
-
     grid = points(runs[0].scenario.optimize)
     out = []
     for i, (r, v) in enumerate(zip(runs, res.variants)):
@@ -144,8 +144,6 @@ def search(paths: list[str], price_date: dt.date | None = None, workers: int = 1
            scheduler: str | None = None, start: dt.datetime | None = None) -> list[GridResult]:
     """Every design of each scenario file, simulated through parallel.run_files (serially, in local
     processes or on dask: the same results in the same order); the first error of a file is raised."""
-    from prefixsim.scenario.parallel import run_files, scenario_designs
-
     out = []
     for f, res in zip(paths, run_files(paths, price_date, workers, executor, scheduler, start, designs=True)):
         if isinstance(res, UserError):

@@ -2,14 +2,15 @@
 section and the waterfall chart (today's cost to the best combination's, one bar per change)."""
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from decimal import Decimal
 
 from prefixsim.advise import Advice, Recommendation
 from prefixsim.io.fsutil import write_files
-from prefixsim.report.charts import render_both
-from prefixsim.report.html import Figure, Section
-from prefixsim.report.tables import csv_text, json_text
+from prefixsim.report.charts import PALETTE, _figure, render_both
+from prefixsim.report.layout import fit
+from prefixsim.report.tables import DEFAULT_WIDTH, csv_text, json_text
 
 
 def money(d: Decimal | None) -> float | None:
@@ -104,11 +105,10 @@ def _grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool) -> str:
     body = [[_cell(c, r.get(c)) for c in cols] for r in rows]
     numeric = [c.endswith("_usd") or c in ("tokens", "requests", "percent", "rebuilds_avoided") for c in cols]
     if markdown:
-        line = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"
+        def line(cells):
+            return "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"
         return "\n".join([line(head), "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
                           *(line(r) for r in body)])
-    from prefixsim.report.layout import fit
-    from prefixsim.report.tables import DEFAULT_WIDTH
 
     # text columns wrap so the table fits the fixed width (the same bytes in a pipe or a file)
     return fit(head, body, numeric, DEFAULT_WIDTH, [not n for n in numeric])
@@ -171,10 +171,6 @@ def write_chart(a: Advice, path: str) -> None:
 def waterfall_figure(a: Advice):
     """Today's cost, one falling bar per change of the best combination (each the replay of the
     changes so far), and the best combination's cost (a matplotlib Figure on the Agg canvas)."""
-    import textwrap
-
-    from prefixsim.report.charts import PALETTE, _figure
-
     labels = ["today", *(c for c, _ in a.waterfall), "best combination"]
     costs = [float(a.total_usd), *(float(c) for _, c in a.waterfall)]
     fig = _figure((8.0, 4.8))
@@ -195,24 +191,3 @@ def waterfall_figure(a: Advice):
     ax.grid(axis="x", visible=False)
     fig.tight_layout()
     return fig
-
-
-def report_section(a: Advice, paths) -> Section:
-    """The report's "What to change" section: the changes and the best combination, where the
-    money is lost, and the waterfall."""
-    shown = ", ".join(str(p) for p in paths)
-    at = a.attribution
-    lost = f"${at.lost_usd:.4f}" if at is not None else "nothing measured"
-    if a.best is not None:
-        reading = (f"The traffic costs ${a.total_usd:.4f} as replayed; {lost} of it is lost to the cache. "
-                   f"The cheapest change the replays show is {a.best.change}: ${a.best.cost_usd:.4f}, "
-                   f"{a.best.percent:.1f}% less.")
-    else:
-        reading = (f"The traffic costs ${a.total_usd:.4f} as replayed; {lost} of it is lost to the cache. "
-                   "No change the replays could test saves money.")
-    figures = [Figure("From today's cost to the best combination", render_both(waterfall_figure(a))[0],
-                      "what-to-change-waterfall", "Each bar is a replay of the same traffic with the changes so far.")] \
-        if a.waterfall else []
-    return Section("What to change", f"Traffic: {shown}. Every saving below is the difference between a replay "
-                   "of the traffic as recorded and a replay of the same traffic with the change.", reading,
-                   [(title, rows, cols) for _, title, rows, cols in tables(a) if rows], figures, anchor="what-to-change")

@@ -13,10 +13,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from prefixsim.analysis.fork_vs_subagent import PACE, ForkShape, SubShape
 from prefixsim.core.pricing import MTOK
 from prefixsim.core.tokens import TokenCounter, get_tokenizer
 from prefixsim.errors import UserError
 from prefixsim.model import Outcome
+from prefixsim.scenario.loader import load_runs
+from prefixsim.scenario.simulate import simulate
 
 #: The studies size text with the seeds' estimate (4 characters a token): exact sizes, no BPE cost.
 TOKENIZER = "approx"
@@ -66,9 +69,6 @@ class TooLarge(UserError):
 def play(doc: dict, price_date=None) -> dict[str, Played]:
     """Write the scenario document to a temporary file, load it as `prefixsim run` does and replay
     every variant; {variant name: Played}."""
-    from prefixsim.scenario.simulate import simulate
-    from prefixsim.scenario.loader import load_runs
-
     with tempfile.TemporaryDirectory(prefix="prefixsim-study-") as tmp:
         path = Path(tmp) / f"{doc['name']}.yaml"
         path.write_text(json.dumps(doc, indent=1), encoding="utf-8")   # JSON is YAML
@@ -108,8 +108,6 @@ def loop_sizes(growth: int) -> dict:
 def fork_vs_subagent(model: str, f, history: int, sheet: dict | None = None) -> dict:
     """The parent's turn (which writes its prompt), then N fork children or N sub-agents, each a
     K-request loop, siblings `stagger` apart: a scenario with the variants `fork` and `sub-agent`."""
-    from prefixsim.analysis.fork_vs_subagent import PACE
-
     turns = round(history / f.growth)
     doc = common(model, f.ttl, f.ttft, sheet, "study-fork-vs-subagent")
     doc.update(pace=PACE, output=1,
@@ -147,8 +145,6 @@ def fork_scenario_text(model: str, designs: list, labels: list[str], history: in
 
 def fork_shapes(played: dict[str, Played]):
     """The sizes the builder made, read off the requests: (ForkShape, SubShape)."""
-    from prefixsim.analysis.fork_vs_subagent import ForkShape, SubShape
-
     fork, sub = played["fork"], played["sub-agent"]
     children = fork.streams()
     static, shared = breakpoint_sizes(children[0][0])[:2]

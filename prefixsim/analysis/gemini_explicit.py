@@ -22,7 +22,7 @@ from prefixsim.analysis.study import k_tokens as _k
 from prefixsim.core.pricing import MTOK, PriceBook
 from prefixsim.core.simulator import Simulator
 from prefixsim.model import Call, Layer
-from prefixsim.providers import get_policy
+from prefixsim.providers.registry import get_policy
 from prefixsim.providers.gemini_explicit import storage
 from prefixsim.report.charts import LineChart, Series
 from prefixsim.scenario.studyparams import ExplicitParams

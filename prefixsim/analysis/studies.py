@@ -2,6 +2,7 @@
 behind it, a chart and one plain-language sentence, each priced from a named source."""
 from __future__ import annotations
 
+import itertools
 from dataclasses import asdict, replace
 from typing import Callable
 
@@ -11,8 +12,11 @@ from prefixsim.analysis import minimum as mini
 from prefixsim.analysis import stagger as stg
 from prefixsim.analysis import ttl as ttlmod
 from prefixsim.analysis.common import Prices
+from prefixsim.analysis.gemini_explicit import study as explicit
 from prefixsim.analysis.study import Study
 from prefixsim.analysis.study import k_tokens as _k
+from prefixsim.analysis.verify import verify
+from prefixsim.core.pricing import PriceBook
 from prefixsim.report.charts import LineChart, Mark, Series
 
 
@@ -51,8 +55,6 @@ def _design_label(f: fvs.ForkParams, varied: list[str]) -> str:
 def fork_designs(f: fvs.ForkParams, lists: dict[str, list] | None = None) -> list[fvs.ForkParams]:
     """Every combination of the listed values (-p children=3,4,6), in the order given; the default
     comparison is over children 1, 2, 5, 8, 16 when no children value is named."""
-    import itertools
-
     lists = dict(lists or {})
     keys = list(lists)
     return [replace(f, **dict(zip(keys, combo))) for combo in itertools.product(*(lists[k] for k in keys))] or [f]
@@ -274,11 +276,7 @@ def check_line(check: dict) -> str:
 
 def run_study(study: str, p, f, lists: dict, sheet_doc=None, when=None, steady=None, observed=None):
     """(Study, check) for one study's parameters, as `breakeven` and `report` show it."""
-    from prefixsim.analysis.verify import verify
-
     if study == "gemini-explicit":   # priced with Gemini's storage table (a sheet may override it)
-        from prefixsim.analysis.gemini_explicit import study as explicit
-        from prefixsim.core.pricing import PriceBook
 
         s = explicit(p, f, book=PriceBook(sheet_doc, when=when))
         check = verify(study, p, f, sheet_doc, when)

@@ -14,6 +14,7 @@ from prefixsim.analysis import minimum as mini
 from prefixsim.analysis import stagger as stg
 from prefixsim.analysis import ttl as ttlmod
 from prefixsim.analysis.common import Prices
+from prefixsim.analysis.gemini_explicit import check_pairs
 from prefixsim.core.pricing import PriceBook
 
 TOLERANCE = Decimal("0.000001")
@@ -74,7 +75,6 @@ def verify(study: str, p: Prices, f, sheet=None, when=None, designs_: list | Non
             pairs.append((mini.cost_at(p, f, prefix, lengths), played.input_cost(played.main())))
     elif study == "gemini-explicit":
         # the no-caching and optimistic implicit lines replayed through the gemini policy
-        from prefixsim.analysis.gemini_explicit import check_pairs
         against = "the gemini policy through the runner"
         pairs += check_pairs(p, PriceBook(sheet, when=when), f)
     diff = max((abs(a - b) for a, b in pairs), default=Decimal(0))

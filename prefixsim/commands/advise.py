@@ -1,6 +1,8 @@
 """`prefixsim advise TRAFFIC...`: money by token class and lost by cause, stream, breaker and volatile
 content, and the changes a what-if replay of the same traffic shows would save money. Given
 scenarios instead, it runs their design search (`prefixsim search`) and says so."""
+# lazy imports: `prefixsim --help` imports every command module to list its command, so what a command
+# needs is imported when it runs (tests/quality/test_startup.py holds what --help may load).
 from __future__ import annotations
 
 import click

@@ -1,11 +1,13 @@
 """`prefixsim breakeven` (crossing points, CSV + PNG + SVG) and `prefixsim report` (the design-review page)."""
+# lazy imports: `prefixsim --help` imports every command module to list its command, so what a command
+# needs is imported when it runs (tests/quality/test_startup.py holds what --help may load).
 from __future__ import annotations
 
 import click
 
-from prefixsim.analysis.breakeven import BREAKEVEN_STUDIES
 from prefixsim.commands.common import Progress, parse_price_date
 from prefixsim.io.suggest import unknown
+from prefixsim.scenario.studyparams import BREAKEVEN_STUDIES
 
 
 class NamedChoice(click.Choice):
@@ -59,7 +61,7 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
       prefixsim breakeven fork-vs-subagent -p children=3,4,6 -p parent_static=30000
       prefixsim breakeven ttl --gaps 120,900 --gaps-from ~/.claude/projects/my-project/
     """
-    from prefixsim.analysis.breakeven import run_breakeven  # lazy: the studies load only when one runs
+    from prefixsim.report.breakeven import run_breakeven  # lazy: the studies load only when one runs
     from prefixsim.report.tables import json_text
 
     b = run_breakeven(study, out, model, sheet, parse_price_date(price_date), params, gaps, gaps_from, scenario_at)

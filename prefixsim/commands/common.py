@@ -1,5 +1,7 @@
 """What several commands share: reading real traffic with its skipped lines named on stderr, the
 --price-date and --start options, and the progress bar."""
+# lazy imports: `prefixsim --help` imports every command module to list its command, so what a command
+# needs is imported when it runs (tests/quality/test_startup.py holds what --help may load).
 from __future__ import annotations
 
 import datetime as dt

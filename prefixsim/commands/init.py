@@ -1,4 +1,6 @@
 """`prefixsim init [DIR]`: a commented starter scenario and the shipped examples, to edit and run."""
+# lazy imports: `prefixsim --help` imports every command module to list its command, so what a command
+# needs is imported when it runs (tests/quality/test_startup.py holds what --help may load).
 from __future__ import annotations
 
 from pathlib import Path

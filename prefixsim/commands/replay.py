@@ -1,5 +1,7 @@
 """`prefixsim replay` (real traffic against the provider rules, what-if variants, engine traces) and
 `prefixsim diff` (where two request bodies' prefixes part)."""
+# lazy imports: `prefixsim --help` imports every command module to list its command, so what a command
+# needs is imported when it runs (tests/quality/test_startup.py holds what --help may load).
 from __future__ import annotations
 
 import json
@@ -98,7 +100,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     except UserError:
         kind = None   # not a trace; read_traffic names the failure, path by path
     if kind in sources.TRACE_FORMATS:
-        from prefixsim.replay.tables import trace_text
+        from prefixsim.report.replay import trace_text
 
         click.echo(trace_text(paths, kind, fmt, _capacities(capacity, kv_model), eviction, block_size), nl=False)
         return
@@ -123,7 +125,7 @@ def _print(base, what_if, fmt: str) -> None:
         for chunk in json_chunks(base, what_if):
             click.echo(chunk, nl=False)
     else:
-        from prefixsim.replay.tables import csv_text, table_text
+        from prefixsim.report.replay import csv_text, table_text
 
         click.echo(csv_text(base) if fmt == "csv" else table_text(base, what_if, markdown=fmt == "markdown"),
                    nl=False)

@@ -1,4 +1,6 @@
 """`prefixsim run`, `validate` and `schema`: scenario files in, tables and report files out."""
+# lazy imports: `prefixsim --help` imports every command module to list its command, so what a command
+# needs is imported when it runs (tests/quality/test_startup.py holds what --help may load).
 from __future__ import annotations
 
 import json

@@ -1,6 +1,8 @@
 """`prefixsim search SCENARIO...`: the design search of scenarios that declare `optimize:`
 (advise/grid.py), printed and written as report files (report/pareto.py). `prefixsim advise` given
 scenarios runs it too."""
+# lazy imports: `prefixsim --help` imports every command module to list its command, so what a command
+# needs is imported when it runs (tests/quality/test_startup.py holds what --help may load).
 from __future__ import annotations
 
 from pathlib import Path

@@ -9,8 +9,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Mapping
 
+from prefixsim._perf import price_memo
 from prefixsim.errors import UserError
+from prefixsim.io.suggest import nearest
 from prefixsim.model import Usage
+from prefixsim.providers.tables import canonical_model
 
 #: How a genai-prices source names the date (or time) its rates are from; a replay over many days
 #: groups its sources by what comes before it (replay.joined_sources).
@@ -140,10 +143,10 @@ class PriceBook:
             self._cache[_key(model, provider, at, cuts)] = r
             return r
         key = _key(model, provider, at, cuts)
-        r = self._cache.get(key)
-        if r is None:
-            r = self._cache[key] = self._resolve(model, provider, at)
-        return r
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = self._resolve(model, provider, at)
+        return hit
 
     def rates_at(self, model: str, provider: str | None, t: float) -> Rates:
         """The rates of a request sent `t` seconds after the clock's start."""
@@ -264,9 +267,8 @@ def bedrock_price_id(model: str) -> str:
     dated id, a Bedrock model id or inference profile): `global.…` for a global profile, else the
     `regional.…` price (in-region ids and geographic profiles such as `us.` pay the regional rate).
     A model genai-prices' aws table does not hold passes through (the lookup then names it)."""
-    from genai_prices import data
+    from genai_prices import data  # lazy: start-up: genai-prices loads only for a price the memo lacks
 
-    from prefixsim.providers.tables import canonical_model
 
     want = canonical_model(model)
     scope = "global." if model.strip().lower().startswith("global.") else "regional."
@@ -279,8 +281,8 @@ def bedrock_price_id(model: str) -> str:
 
 
 def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime, shown: str | None = None) -> Rates:
-    import genai_prices
-    from genai_prices import Usage as GUsage
+    import genai_prices  # lazy: start-up: genai-prices loads only for a price the memo lacks
+    from genai_prices import Usage as GUsage  # lazy: start-up: genai-prices loads only for a price the memo lacks
 
     try:
         calc = genai_prices.calc_price(GUsage(input_tokens=1, output_tokens=1), model_ref=model,
@@ -310,13 +312,11 @@ def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime, sho
 def _remembered(model: str, provider_id: str | None, at: dt.datetime, shown: str) -> Rates:
     """_from_genai_prices, or the rates it gave an earlier run for the same model, provider and date
     (prefixsim/_perf/price_memo.py: a short replay then never imports genai-prices)."""
-    from prefixsim._perf import price_memo
-
     row = price_memo.lookup(model, provider_id, at, shown)
     if row is not None:
         try:
-            tiers = [Tiered(Decimal(b), tuple((int(s), Decimal(p)) for s, p in t)) for b, t in row[1:6]]
-            return Rates(str(row[0]), *tiers, source=str(row[6]))
+            inp, out, read, w5, w1 = (Tiered(Decimal(b), tuple((int(s), Decimal(p)) for s, p in t)) for b, t in row[1:6])
+            return Rates(str(row[0]), inp, out, read, w5, w1, source=str(row[6]))
         except (TypeError, ValueError, ArithmeticError):
             pass   # a damaged entry: look it up again
     r = _from_genai_prices(model, provider_id, at, shown)
@@ -328,9 +328,8 @@ def _remembered(model: str, provider_id: str | None, at: dt.datetime, shown: str
 
 def _nearest_priced(model: str, provider_id: str | None) -> str | None:
     """The genai-prices model id nearest a name it does not know (the provider's own first)."""
-    from genai_prices import data_snapshot
+    from genai_prices import data_snapshot  # lazy: start-up: genai-prices loads only for a price the memo lacks
 
-    from prefixsim.io.suggest import nearest
 
     providers = data_snapshot.get_snapshot().providers
     mine = [p for p in providers if p.id == provider_id]
@@ -340,6 +339,7 @@ def _nearest_priced(model: str, provider_id: str | None) -> str | None:
 
 def _genai_cuts(info) -> tuple[int, ...]:
     """The starts and ends of the model's time-of-day price windows, as seconds after 00:00 UTC."""
+    # lazy: start-up: genai-prices loads only for a price the memo lacks
     from genai_prices.types import TimeOfDateConstraint
 
     prices = getattr(info, "prices", None)

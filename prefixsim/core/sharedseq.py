@@ -61,9 +61,9 @@ class PrefixTuple(Sequence):
     def flat(self) -> tuple:
         """The items as one tuple (a copy)."""
         base = self.base
-        if type(base) is list:
-            return (*base[:self.k], *self.tail)
-        return (base if self.k == len(base) else base[:self.k]) + self.tail
+        if isinstance(base, tuple):
+            return (base if self.k == len(base) else base[:self.k]) + self.tail
+        return (*base[:self.k], *self.tail)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (tuple, PrefixTuple)):

@@ -18,9 +18,9 @@ from prefixsim.core.tokens import TokenCounter, Tokenizer, get_tokenizer
 from prefixsim.core.view import View, note_births, view
 from prefixsim.errors import UserError
 from prefixsim.model import Call, Cause, Outcome, Request, Usage
-from prefixsim.providers import Policy, get_policy
-from prefixsim.providers.base import Decision
+from prefixsim.providers.base import Decision, Policy
 from prefixsim.providers.gemini_explicit import storage, storage_cost
+from prefixsim.providers.registry import get_policy
 from prefixsim.providers.tables import CLAUDE_PLATFORMS, canonical_model, gemini_explicit_minimum
 
 
@@ -113,7 +113,7 @@ class Simulator:
         assert ref is not None
         total = sum(self.counter.count(b) for b in req.blocks)
         least = None if ref.recorded else gemini_explicit_minimum(req.model)   # a log's cache was made
-        if least is not None and total < int(least.value):   # type: ignore[call-overload]
+        if least is not None and total < int(least.value):
             # the API's own 400 INVALID_ARGUMENT wording (G-ERR), so a user recognises it
             raise UserError(f"{call.label}: Cached content is too small. total_token_count={total}, "
                             f"min_total_token_count={least.value} ({req.model}; {least.source})")

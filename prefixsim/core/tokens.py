@@ -6,13 +6,18 @@ session is tokenized once per run.
 from __future__ import annotations
 
 import threading
+from binascii import a2b_base64
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import xxhash
 
+from prefixsim._perf.diskcache import DiskMemo, package_stamp
 from prefixsim.errors import UserError
 from prefixsim.model import Block
+
+if TYPE_CHECKING:
+    from prefixsim._perf.diskcache import DiskMemo
 
 ENCODINGS_DIR = Path(__file__).resolve().parents[1] / "encodings"
 
@@ -32,7 +37,7 @@ _verified: set[str] = set()
 
 def bpe_path(name: str) -> Path:
     """Where the BPE file for `name` lives: named by tiktoken's cache key (sha1 of its URL)."""
-    import hashlib  # only when an encoding is loaded: a replay whose counts are remembered never needs it
+    import hashlib  # lazy: only when an encoding is loaded: a replay whose counts are remembered never needs it
 
     url, _ = BPE_FILES[name]
     return ENCODINGS_DIR / hashlib.sha1(url.encode()).hexdigest()
@@ -58,8 +63,8 @@ def load_encoding(name: str):
     enc = _ENCODINGS.get(name)
     if enc is not None:
         return enc
-    import tiktoken
-    import tiktoken_ext.openai_public as public
+    import tiktoken  # lazy: start-up: tiktoken loads with an encoding only
+    import tiktoken_ext.openai_public as public  # lazy: start-up: tiktoken loads with an encoding only
 
     with _lock:
         enc = _ENCODINGS.get(name)
@@ -78,14 +83,12 @@ def load_encoding(name: str):
 def read_ranks(name: str) -> dict[bytes, int]:
     """The BPE file of `name` (verified against tiktoken's pinned sha256) as token bytes -> rank,
     the mapping tiktoken.load.load_tiktoken_bpe reads from the same file."""
-    from binascii import a2b_base64
-
     words = _verified_bytes(name).split()   # "token rank" lines; base64 has no whitespace
     return dict(zip(map(a2b_base64, words[::2]), map(int, words[1::2])))
 
 
 def _verified_bytes(name: str) -> bytes:
-    import hashlib
+    import hashlib  # lazy: as in bpe_path
 
     path = bpe_path(name)
     try:
@@ -131,6 +134,7 @@ _CUT = None
 def _cut_pattern():
     global _CUT
     if _CUT is None:
+        # lazy: start-up: loaded with the tokenizer only
         import regex  # tiktoken's own dependency; Python's re has no \p{L}
 
         _CUT = regex.compile(r"\p{L}(?=[^\p{L}\p{M}'])")
@@ -190,15 +194,13 @@ class TiktokenTokenizer:
         return sum(len(self.enc.encode_ordinary(part)) for part in pieces(text))
 
 
-_COUNT_MEMOS: dict[str, object] = {}
+_COUNT_MEMOS: dict[str, DiskMemo] = {}
 
 
 def remembered_count(name: str):
     """`name`'s count_text, remembered across runs (prefixsim._perf.diskcache, keyed by the text's digest and
     stamped with the pinned BPE file and the installed tiktoken): a replay that counts only a few first
     messages it counted before does not build the encoding (~0.3 s). The counts are tiktoken's own."""
-    from prefixsim._perf.diskcache import DiskMemo, package_stamp
-
     tok = get_tokenizer(name)
     if not isinstance(tok, TiktokenTokenizer):
         return tok.count_text

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Sequence, cast
 
 from prefixsim.core.chain import extend_chain
 from prefixsim.core.sharedseq import common_prefix, cut_known, share_list
@@ -116,23 +116,24 @@ def view(req: Request, d0: bytes, ref: View | None, own: bool, count: Callable[[
         # The stream's own running totals are cut past the common prefix and extended, not copied
         # (a copy costs the whole history per request): nothing reads a view's totals once the
         # stream's next view is built (fork children copy or share theirs: share_list).
-        cum = ref.cum   # type: ignore[union-attr]
+        cum = ref.cum
         del cum[m:]
     else:
-        cum = share_list(ref.cum, m, not own) if m else []  # type: ignore[union-attr]
+        # a PrefixList stands in for the list (it takes the runner's appends and cuts): sharedseq
+        cum = cast(list[int], share_list(ref.cum, m, not own)) if m else []  # type: ignore[union-attr]
     total = cum[-1] if cum else 0
     for i in range(m, n):
         total += count(blocks[i])
         cum.append(total)
     marks = [mk for mk in ref.marks if mk[0] < m] if m else []  # type: ignore[union-attr]
-    marks += [(i, blocks[i].breakpoint) for i in range(m, n) if blocks[i].breakpoint]  # type: ignore[misc]
+    marks += [(i, blocks[i].breakpoint) for i in range(m, n) if blocks[i].breakpoint]
 
     shared = 0
     if lane is not None:
         # Positions another lane's list gave (below md, or all without ref) are entered again unless
         # already SHARED; this lane's own list entered them before.
         mine = own and ref is not None and ref.lane == lane
-        start = md if mine else min(ref.shared, md) if ref is not None else 0   # type: ignore[union-attr]
+        start = md if mine else min(ref.shared, md) if ref is not None else 0
         first = store.enter(lane, digests, start, n)
         shared = ref.shared if mine and ref.shared < md else first   # type: ignore[union-attr]
     known = _known(digests, n, md, ref if usable and ordered and ref.store is store else None,  # type: ignore[union-attr]
@@ -162,7 +163,7 @@ def _known(digests: list[bytes], n: int, md: int, ref: View | None, store: Store
         known = ref.known
         del known[bisect_left(known, md):]
     else:
-        known = cut_known(ref.known, md, across)
+        known = cast(list[int], cut_known(ref.known, md, across))   # a PrefixList stands in, as for `cum`
     if not note_births(known, digests, md, store, ref.births, ref.lane):
         return [j for j in range(n) if store.known(digests[j])]
     known += [j for j in range(md, n) if store.known(digests[j])]

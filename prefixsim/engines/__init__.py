@@ -9,6 +9,7 @@ from prefixsim.engines.base import EngineKeys, PrefixCache, Served, serve
 from prefixsim.engines.kvsize import MODELS, KvModel, capacity_tokens, kv_bytes_per_token
 from prefixsim.engines.sglang import RadixCache
 from prefixsim.engines.vllm import VllmCache
+from prefixsim.errors import UserError
 
 ENGINES = ("vllm", "sglang")
 
@@ -19,8 +20,6 @@ def make_cache(engine: str, capacity: int | None = None, *, block_size: int | No
 
     `block_size` is vLLM's block size or SGLang's page size (defaults 16 and 1, as the engines ship).
     """
-    from prefixsim.errors import UserError
-
     if engine == "vllm":
         return VllmCache(capacity, block_size=block_size or 16, eviction=eviction)
     if engine == "sglang":

@@ -146,6 +146,9 @@ class EnginePolicy:
                                              eviction=self.eviction)
         return cache
 
+    def has_range(self, model: str | None = None) -> bool:
+        return False   # one documented retention, no range
+
     def describe(self, model: str) -> dict[str, str]:
         unit = "block size" if self.name == "vllm" else "page size"
         d = {"provider": self.name,

@@ -14,6 +14,7 @@ from typing import Sequence
 
 import xxhash
 
+from prefixsim.core.tokens import load_encoding
 from prefixsim.model import Block, Request
 
 _PSEUDO = 1 << 32  # pseudo ids sit above any real vocabulary, so they never equal a real token
@@ -40,8 +41,6 @@ class BlockTokenIds:
             h = xxhash.xxh3_64_intdigest
             return [_PSEUDO + h(text[i:i + 4].encode()) % _PSEUDO for i in range(0, len(text), 4)]
         if self._enc is None:
-            from prefixsim.core.tokens import load_encoding
-
             self._enc = load_encoding(self.encoding)
         return self._enc.encode_ordinary(text)
 

@@ -25,8 +25,8 @@ Pos = tuple[int | None, int | None]
 
 
 def _yaml():
-    from ruamel.yaml import YAML
-    from ruamel.yaml.constructor import RoundTripConstructor
+    from ruamel.yaml import YAML  # lazy: start-up: the YAML parser loads only to read YAML
+    from ruamel.yaml.constructor import RoundTripConstructor  # lazy: start-up: the YAML parser loads only to read YAML
 
     class Constructor(RoundTripConstructor):
         """Dates stay text: `price_date: 2026-13-01` is then our located error, not ruamel's bare one."""
@@ -42,8 +42,8 @@ def load_yaml(path: str, what: str = "scenario", cap: int = MAX_YAML_BYTES, need
     """Parse one YAML file safely, keeping node positions (ruamel's round-trip containers, which are
     dict and list subclasses with `.lc`), and check the whole tree (`check_tree`). `what` names the
     file in messages; `needs` says what an empty one lacks."""
-    from ruamel.yaml.constructor import DuplicateKeyError
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.constructor import DuplicateKeyError  # lazy: start-up: the YAML parser loads only to read YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError  # lazy: start-up: the YAML parser loads only to read YAML
 
     text = decode_utf8(read_capped(path, cap, what), path)
     if not text.strip():
@@ -75,6 +75,7 @@ def load_yaml(path: str, what: str = "scenario", cap: int = MAX_YAML_BYTES, need
 def _culprit(text: str, path: str, e: BaseException) -> UserError:
     """The line of what made the parser itself fail: nesting past MAX_DEPTH or a numeric literal
     Python will not convert. Found by re-reading the tokens (the scanner does not recurse)."""
+    # lazy: start-up: the YAML parser loads only to read YAML
     from ruamel.yaml.tokens import (
         BlockEndToken,
         BlockMappingStartToken,

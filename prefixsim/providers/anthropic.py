@@ -53,6 +53,9 @@ class AnthropicPolicy:
         self.platform = platform
         self.name = platform.name
 
+    def has_range(self, model: str | None = None) -> bool:
+        return False   # one documented retention, no range
+
     def describe(self, model: str) -> dict[str, str]:
         row = anthropic_min_tokens(model)
         p = self.platform

@@ -50,8 +50,11 @@ class AutomaticPolicy:
     def rule(self, request: Request) -> AutoRule:
         return self._rule_for(request.model, request.retention)
 
-    def has_range(self, model: str) -> bool:
-        """Whether the documented retention is a range (then runs report both bounds)."""
+    def has_range(self, model: str | None = None) -> bool:
+        """Whether `model`'s documented retention is a range (then runs report both bounds); without a
+        model, True: the automatic caches' rules take a bound."""
+        if model is None:
+            return True
         r = self._rule_for(model, "")
         return r.ttl != r.ttl_optimistic
 

@@ -37,4 +37,9 @@ class Policy(Protocol):
                now: float, available_at: float, *, marks: list[tuple[int, str]] | None = None,
                d0: bytes = b"", counter: TokenCounter | None = None, call: Call | None = None) -> Decision: ...
 
+    def has_range(self, model: str | None = None) -> bool:
+        """Whether `model`'s documented retention is a range (runs then report both ends); without a
+        model, whether the policy's rules have ranges at all (it takes a `bound`: get_policy)."""
+        ...
+
     def describe(self, model: str) -> dict[str, str]: ...

@@ -13,6 +13,9 @@ class PrefixPolicy:
     def __init__(self, ttl: float = float("inf")) -> None:
         self.ttl = ttl
 
+    def has_range(self, model: str | None = None) -> bool:
+        return False   # one documented retention, no range
+
     def describe(self, model: str) -> dict[str, str]:
         return {"provider": "prefix", "caching": "every block boundary written and read (seed 003 demo)",
                 "minimum cacheable tokens": "none", "ttl": "none" if self.ttl == float("inf") else f"{self.ttl:.0f} s"}

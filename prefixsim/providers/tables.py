@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from prefixsim.errors import UserError
 from prefixsim.io.suggest import unknown
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True, slots=True)
-class Sourced:
-    value: object
+class Sourced(Generic[T]):
+    value: T
     source: str
 
 

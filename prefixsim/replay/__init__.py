@@ -36,7 +36,7 @@ def __getattr__(name: str):
     """The JSON document's functions (`to_json`, `row_json`, `summary_json`) live in output.py and are
     imported on first use (start-up: a replay printed as text never loads them)."""
     if name in ("to_json", "row_json", "summary_json"):
-        from prefixsim.replay import output
+        from prefixsim.replay import output  # lazy: a replay printed as text never loads the JSON document
 
         return getattr(output, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,10 +6,16 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from prefixsim import sources
 from prefixsim.core.chain import chain, namespace_digest
+from prefixsim.core.pricing import PriceBook
 from prefixsim.core.tokens import TokenCounter, get_tokenizer
 from prefixsim.errors import UserError
 from prefixsim.model import Request
+from prefixsim.sources.anthropic_log import split_entry
+from prefixsim.sources.files import check_regular
+from prefixsim.sources.problems import LINE_ERRORS, located_error, collecting
+from prefixsim.wire.anthropic import render_anthropic
 
 EXCERPT = 40
 
@@ -96,8 +102,6 @@ def where_parted(a: Request, b: Request) -> Parting:
 
 def diff_requests(a: Request, b: Request) -> PrefixDiff:
     """The first block where B's chain leaves A's (both in A's namespace: a model switch parts at 0)."""
-    from prefixsim.core.pricing import PriceBook
-
     counter = TokenCounter(get_tokenizer("cl100k_base"))
     p = where_parted(a, b)
     i = p.block
@@ -116,8 +120,6 @@ def diff_requests(a: Request, b: Request) -> PrefixDiff:
 
 
 def _body_from_file(path: Path) -> dict:
-    from prefixsim.sources.files import check_regular
-
     check_regular(path)   # a FIFO would block the read forever
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -128,9 +130,7 @@ def _body_from_file(path: Path) -> dict:
     except OSError as e:
         raise UserError(f"cannot read: {e.strerror}", str(path)) from None
     except (RecursionError, ValueError) as e:   # nested past the stack, a 5,000-digit number
-        from prefixsim.sources.problems import located_error
         raise located_error(e, str(path), None) from None
-    from prefixsim.sources.anthropic_log import split_entry
 
     body = split_entry(doc)[0] if isinstance(doc, dict) else None
     if body is None:
@@ -140,9 +140,6 @@ def _body_from_file(path: Path) -> dict:
 
 def load_pair(a: str, b: str | None, indices: tuple[int, int] | None) -> tuple[Request, Request]:
     """Two requests: two body files, or two indices of one log."""
-    from prefixsim.sources.problems import LINE_ERRORS, located_error
-    from prefixsim.wire.anthropic import render_anthropic
-
     if b is not None:
         out = []
         for p in (Path(a), Path(b)):
@@ -153,8 +150,6 @@ def load_pair(a: str, b: str | None, indices: tuple[int, int] | None) -> tuple[R
         return out[0], out[1]
     if not indices:
         raise UserError("give two request files, or one log with --index I J")
-    from prefixsim import sources
-    from prefixsim.sources.problems import collecting
 
     # --index counts requests: a skipped line would shift them onto other requests, so none is skipped.
     with collecting(strict=True, why="--index counts requests, so no line may be skipped: fix or delete it"):

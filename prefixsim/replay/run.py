@@ -20,7 +20,7 @@ from prefixsim.core.pricing import AS_OF, PriceBook
 from prefixsim.core.simulator import Simulator
 from prefixsim.errors import UserError
 from prefixsim.model import Cause, CauseKind, Usage
-from prefixsim.providers import get_policy
+from prefixsim.providers.registry import get_policy
 from prefixsim.replay.naive import Naive
 from prefixsim.replay.outside import Outside, outside_reads
 from prefixsim.replay.whatif import BREAKPOINT_POLICIES, TTL_CHOICES, WhatIf, apply_variant
@@ -102,8 +102,9 @@ class ReplayResult:
 
     def to_dataframe(self):
         """One row per request; observed columns are NaN where the log had no usage."""
-        import pandas as pd
+        import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
+        # lazy: a replay printed as text never loads the JSON document
         from prefixsim.replay.output import usage_dict as _usage_dict
 
         recs = []
@@ -172,7 +173,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
                 sim = Simulator(provider=provider, tokenizer="approx", prices=prices)
                 alt = (Simulator(provider=provider, tokenizer="approx", prices=prices,
                                  policy=get_policy(provider, "optimistic"))
-                       if hasattr(sim.policy, "has_range") else None)
+                       if sim.policy.has_range() else None)
                 pair = sims[provider] = (sim, alt)
             sim, alt = pair
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time

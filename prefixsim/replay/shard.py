@@ -18,6 +18,7 @@ replayed in one process.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
@@ -130,7 +131,7 @@ def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[lis
         return on_dask
 
     def on_joblib(jobs: list) -> Iterator[ReplayResult]:
-        from joblib import Parallel, delayed
+        from joblib import Parallel, delayed  # lazy: start-up: joblib loads only for a parallel run
 
         return Parallel(n_jobs=min(workers, len(jobs)))(delayed(_replay_shard)(*job) for job in jobs)
     return on_joblib
@@ -139,8 +140,6 @@ def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[lis
 def shard_count(workers: int, executor: str, requests: int) -> int:
     """Shards worth making: none locally for small traffic or one worker (0 or -1: one per core);
     on a cluster, `workers` shards (0 or -1: 64, split among the cluster's workers)."""
-    import os
-
     if workers < -1:
         raise UserError(f"--workers must be a count of processes, 0 or -1 for every core; got {workers}")
     if executor == "dask":

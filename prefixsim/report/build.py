@@ -2,16 +2,31 @@
 studies for the scenarios' model, each with its plain-language reading."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 from pathlib import Path
 from typing import Callable, Sequence
 
+from prefixsim.advise import advise
+from prefixsim.analysis.common import prices_for
+from prefixsim.analysis.fork_vs_subagent import DEFAULT_CHILDREN
+from prefixsim.analysis.studies import check_line, run_study, shown as money_shown
+from prefixsim.analysis.verify import CheckFailed
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import check_outputs, check_replaceable, replace_folder, slug, write_files
+from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, canonical_model
+from prefixsim.report.advice import report_section
+from prefixsim.report.answer import answers
 from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
+from prefixsim.report.folders import check_distinct, scenario_inputs
 from prefixsim.report.html import Figure, Section, markdown, page
+from prefixsim.report.tables import _sweep, comparison_rows, summary_columns
+from prefixsim.scenario.loader import scenario_files, load_runs
+from prefixsim.scenario.parallel import run_files
 from prefixsim.scenario.results import ScenarioResult
+from prefixsim.scenario.studyparams import LIST_STUDIES, STUDY_NAMES, as_lists, params_class, study_params
+from prefixsim.sources import open_many
 
 #: The kind of folder the page's PNGs go to (x_files/); one written before folders carried their
 #: marker holds only PNGs.
@@ -105,9 +120,6 @@ def sweep_chart(res: ScenarioResult) -> LineChart | None:
 def scenario_summary(res: ScenarioResult) -> dict[str, str]:
     """The report's opening row for a scenario: its question (`question:`, else the description's
     first sentence) and the answer with its margin, as `prefixsim run` prints it."""
-    from prefixsim.report.answer import answers
-    from prefixsim.report.tables import _sweep, comparison_rows
-
     question = res.question or (res.description or "").strip().split(". ")[0].rstrip(".") or res.name
     lines = answers(comparison_rows(res), [v.self_hosted for v in res.variants], _sweep(res))
     return {"scenario": res.name, "question": question, "answer": lines[-1] if _sweep(res) else "; ".join(lines)}
@@ -141,12 +153,6 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     """Run the scenarios in `paths` and write the page, its Markdown twin and PNGs (see report_paths);
     returns the page's and the twin's paths. Nothing is written if an output is one of the inputs.
     `traffic` (paths `prefixsim advise` reads) adds the section "What to change"."""
-    from prefixsim.analysis.common import prices_for
-    from prefixsim.analysis.studies import check_line, run_study
-    from prefixsim.analysis.studies import shown as money_shown
-    from prefixsim.report.folders import check_distinct, scenario_inputs
-    from prefixsim.scenario.loader import scenario_files
-
     files = scenario_files(list(paths))
     inputs, named = scenario_inputs(files)
     inputs = [*inputs, *traffic]
@@ -157,7 +163,6 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     check_distinct(named)   # one folder name per scenario: figure files and page anchors are named by it
     when = when or dt.datetime.now(dt.UTC).date()
     designs = study_designs(files, params)   # -p checked before any scenario runs
-    from prefixsim.scenario.parallel import run_files
 
     steps = len(files) + len(designs)
     results = []
@@ -174,8 +179,6 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
             for k, val in v.assumptions.items():
                 if k.startswith(("prices", "time-of-day prices", "clock start")) and (k, val) not in assumptions:
                     assumptions.append((k, val))
-        from prefixsim.report.answer import answers
-        from prefixsim.report.tables import _sweep, comparison_rows, summary_columns
 
         summary = comparison_rows(res)
         reading = " ".join(a[:1].upper() + a[1:] + "." for a in answers(
@@ -186,10 +189,6 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
                                  ("assumptions", scenario_assumptions(res), ("what", "value", "for"))],
                                 scenario_figures(res), anchor=f"scenario-{slug(res.name)}"))
     if traffic:
-        from prefixsim.advise import advise
-        from prefixsim.advise.output import report_section
-        from prefixsim.sources import open_many
-
         sections.append(report_section(advise(open_many(list(traffic))), traffic))
     model = model or _first_model(results) or "claude-sonnet-4-5"
     p, _ = prices_for(model, when=when)
@@ -215,7 +214,6 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     write_files({html_path: page(title, sections, assumptions, when, summary_rows),
                  md_path: markdown(title, sections, assumptions, when, img_dir.name, summary_rows)})
     if failed:
-        from prefixsim.analysis.verify import CheckFailed
         raise CheckFailed(f"wrote {html_path}, but the closed form disagrees with the scenario runner for "
                           f"{', '.join(failed)}: CHECK FAILED, do not use those figures")
     return html_path, md_path
@@ -226,12 +224,6 @@ def study_designs(files: list[str], params: tuple[str, ...] | list[str] = ()):
     scenario's `studies:` names (one chart per scenario that names the study), else the defaults,
     each with the report's -p values on top (KEY=VALUE for every study that has KEY, or
     STUDY.KEY=VALUE for one). The caption says where the parameters come from."""
-    import dataclasses
-
-    from prefixsim.analysis.fork_vs_subagent import DEFAULT_CHILDREN
-    from prefixsim.scenario.loader import load_runs
-    from prefixsim.scenario.studyparams import LIST_STUDIES, STUDY_NAMES, as_lists, params_class, study_params
-
     given: dict[str, dict[str, list[str]]] = {n: {} for n in STUDY_NAMES}
     for pair in params:
         key, sep, value = pair.partition("=")
@@ -295,8 +287,6 @@ def scenario_assumptions(res: ScenarioResult) -> list[dict]:
 def _first_model(results: list[ScenarioResult]) -> str | None:
     """The first Claude model the scenarios use: the break-even studies model Anthropic's rules
     (breakpoints, 5m/1h writes), so a DeepSeek or OpenAI scenario does not pick their prices."""
-    from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, canonical_model
-
     for res in results:
         for v in res.variants:
             for o in v.outcomes:

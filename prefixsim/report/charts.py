@@ -22,9 +22,9 @@ STYLE = {
 def _figure(figsize: tuple[float, float] | None = None):
     """A Figure drawn by the Agg canvas, without pyplot: no backend selection, no figure manager
     (pyplot's import alone cost ~0.1 s, and nothing here is shown on a screen)."""
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    import matplotlib  # lazy: start-up: matplotlib loads only to draw
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: start-up: matplotlib loads only to draw
+    from matplotlib.figure import Figure  # lazy: start-up: matplotlib loads only to draw
 
     matplotlib.rcParams.update(STYLE)
     fig = Figure(figsize=figsize)
@@ -124,7 +124,7 @@ def stacked_bars(title: str, labels: list[str], parts: dict[str, list[float]], y
     for y, t in zip(ypos, left):
         ax.text(t, y, " " + total.format(t), va="center", fontsize=8)
     ax.set_yticks(ypos)
-    ax.set_yticklabels([_wrap(l) for l in labels], fontsize=8)
+    ax.set_yticklabels([_wrap(x) for x in labels], fontsize=8)
     ax.set_xlim(0, max(left + [1e-9]) * 1.22)
     ax.set_title(title)
     ax.set_xlabel(ylabel)

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import slug
+from prefixsim.scenario.checks import resolve_file
+from prefixsim.scenario.loader import locate, read_yaml
+from prefixsim.scenario.parallel import scenario_runs
 
 #: The kind of folder `prefixsim run` writes per scenario (named in its marker and in errors).
 RUN_KIND = "scenario report"
@@ -24,8 +27,6 @@ class Named:
 
     def line(self) -> int | None:
         """The line of `name:` (looked up only for an error message)."""
-        from prefixsim.scenario.loader import locate, read_yaml
-
         try:
             return locate(read_yaml(self.path), ("name",))[0]
         except UserError:
@@ -39,9 +40,6 @@ class Named:
 def scenario_inputs(files: list[str]) -> tuple[list[str], list[Named]]:
     """Every file the scenarios read (themselves and their `file:` request bodies), and their names.
     A file that does not load is left out: the run reports it in its turn and writes nothing for it."""
-    from prefixsim.scenario.checks import resolve_file
-    from prefixsim.scenario.parallel import scenario_runs
-
     inputs, named = list(files), []
     for f in files:
         try:

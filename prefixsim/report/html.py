@@ -65,13 +65,13 @@ SUMMARY_COLS = ("scenario", "question", "answer")
 def page(title: str, sections: list[Section], assumptions: list[tuple[str, str]], generated: dt.date,
          summary: Sequence[dict] = ()) -> str:
     nav = "".join(f'<li><a href="#{escape(s.anchor)}">{escape(s.title)}</a></li>' for s in sections)
-    parts = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-             f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">",
+    parts = ["<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+             "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">",
              f"<title>{escape(title)}</title><style>{CSS}</style></head><body><main>",
              f"<h1>{escape(title)}</h1>",
              f"<p class=\"meta\">prefixsim design review, prices as of {escape(generated.isoformat())}. "
              f"Token hit rate = cache read ÷ prompt tokens (token-weighted).</p>",
-             *([f"<h2 id=\"summary\">Summary</h2>", _table_html(summary, SUMMARY_COLS)] if summary else []),
+             *(["<h2 id=\"summary\">Summary</h2>", _table_html(summary, SUMMARY_COLS)] if summary else []),
              f"<nav><ul>{nav}</ul></nav>",
              "<h2 id=\"assumptions\">Assumptions</h2>",
              _table_html([{"what": k, "value": v} for k, v in assumptions], ["what", "value"])]

@@ -34,7 +34,10 @@ def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bo
     cell_w = [max([len(r[i]) for r in body] or [0]) for i in range(n)]
     word_w = [max(len(w) for w in (h.split() or [""])) for h in head]
     widths = [max(len(h), c) for h, c in zip(head, cell_w)]
-    total = lambda ws: sum(ws) + GAP * (n - 1)
+
+    def total(ws):
+        return sum(ws) + GAP * (n - 1)
+
     def narrow(floor: int) -> None:   # the widest text column first, down to `floor`
         while total(widths) > width:
             cands = [i for i in range(n) if wrappable[i] and widths[i] > max(floor, word_w[i])]

@@ -3,12 +3,13 @@ front marked, as terminal text, Markdown, CSV or JSON, and the chart of cost aga
 critical-path tokens; the files go to one folder per scenario, swapped in whole."""
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
 from prefixsim.advise.grid import GridResult
-from prefixsim.io.fsutil import check_outputs, check_replaceable, write_files
-from prefixsim.report.charts import render_both
+from prefixsim.io.fsutil import check_outputs, check_replaceable, replace_folder, slug, write_files
+from prefixsim.report.charts import PALETTE, _figure, render_both
 from prefixsim.report.folders import scenario_inputs
 from prefixsim.report.tables import csv_text, json_text
 from prefixsim.scenario.results import usd
@@ -67,11 +68,16 @@ def _table(rs: Sequence[dict], markdown: bool) -> str:
     body = [[_cell(c, r[c]) for c in cols] for r in rs]
     left = [c == "design" for c in cols]
     if markdown:
-        line = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"
-        sep = "|" + "|".join("---" if l else "---:" for l in left) + "|"
+        def line(cells):
+            return "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"
+
+        sep = "|" + "|".join("---" if is_left else "---:" for is_left in left) + "|"
         return "\n".join([line(head), sep, *(line(r) for r in body)])
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(cols))]
-    line = lambda cells: "  ".join(c.ljust(w) if l else c.rjust(w) for c, w, l in zip(cells, widths, left)).rstrip()
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if is_left else c.rjust(w) for c, w, is_left in zip(cells, widths, left)).rstrip()
+
     return "\n".join([line(head), line(["-" * w for w in widths]), *(line(r) for r in body)])
 
 
@@ -95,7 +101,6 @@ def text(g: GridResult, markdown: bool = False) -> str:
     if markdown:
         return "\n".join([f"## {head[0]}", "", *(f"- {x}" for x in head[1:]), "", _table(rows(g), True), "",
                           f"_{DEFINITION}._"])
-    import textwrap
 
     return "\n".join([*head, "", _table(rows(g), False), "", *textwrap.wrap(DEFINITION, 100)])
 
@@ -116,8 +121,6 @@ def to_json(g: GridResult) -> dict:
 def figure(g: GridResult):
     """Cost against uncached critical-path tokens, one point per design; the Pareto front joined
     and labelled, the cheapest design ringed. Agg canvas, never pyplot (charts._figure)."""
-    from prefixsim.report.charts import PALETTE, _figure
-
     fig = _figure((8.0, 5.2))
     ax = fig.subplots()
     others = [d for d in g.designs if not d.pareto]
@@ -137,7 +140,7 @@ def figure(g: GridResult):
                     xytext=offsets[i % len(offsets)], fontsize=7.5,
                     bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "#bbbbbb", "alpha": 0.9})
     ax.set_title(f"Cost vs uncached critical-path tokens: {g.scenario}")
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter  # lazy: start-up: matplotlib loads only to draw
 
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"${y:,.2f}" if y >= 1 else f"${y:,.3f}"))
@@ -151,18 +154,12 @@ def figure(g: GridResult):
 
 
 def folder(out_dir: Path, g_name: str) -> Path:
-    from prefixsim.io.fsutil import slug
-
     return out_dir / f"{slug(g_name)}{SUFFIX}"
 
 
 def write(g: GridResult, out_dir: Path) -> Path:
     """out/<scenario>-designs/: the table as CSV, JSON and Markdown and the chart as PNG and SVG,
     swapped in as one set (fsutil.replace_folder; never a folder of another kind)."""
-    from prefixsim.io.fsutil import replace_folder
-    from prefixsim.report.charts import render_both
-    from prefixsim.report.tables import csv_text, json_text
-
     rs, cols = csv_rows([g])
     png, svg = render_both(figure(g))
     d = folder(out_dir, g.scenario)

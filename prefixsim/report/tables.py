@@ -66,7 +66,9 @@ def grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool = False, max_
     numeric = [c not in ("label", "stream", "model", "cause", "variant", "scenario") for c in cols]
     if markdown:
         esc = [[x.replace("|", "\\|") for x in row] for row in [head, *body]]
-        line = lambda cells: "| " + " | ".join(cells) + " |"
+        def line(cells):
+            return "| " + " | ".join(cells) + " |"
+
         sep = "|" + "|".join("---:" if n else "---" for n in numeric) + "|"
         return "\n".join([line(esc[0]), sep, *(line(r) for r in esc[1:])])
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(cols))]

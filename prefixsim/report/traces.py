@@ -40,8 +40,8 @@ def render_text(result: dict) -> str:
 def curve_figure(result: dict, title: str | None = None):
     """Hit rate vs capacity (log x) as a matplotlib Figure on the Agg canvas; unlimited is drawn
     as a dashed ceiling. Needs a `replay_trace` result with a curve (several capacities)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: start-up: matplotlib loads only to draw
+    from matplotlib.figure import Figure  # lazy: start-up: matplotlib loads only to draw
 
     s = result["summary"]
     points = s.get("curve") or [s]

@@ -11,6 +11,7 @@ import copy
 from dataclasses import dataclass, replace
 
 from prefixsim.core.sharedseq import PrefixTuple, share_tuple
+from prefixsim.core.tokens import get_tokenizer
 from prefixsim.errors import UserError
 from prefixsim.model import Block, CachedRef, Call, Request
 from prefixsim.providers.gemini_explicit import CachedContent
@@ -42,7 +43,6 @@ class Timeline:
         self.s = settings
         self.base_dir = base_dir
         self.load_json = load_json
-        from prefixsim.core.tokens import get_tokenizer
         self.gen = TextGen(get_tokenizer(settings.tokenizer or "cl100k_base"), settings.seed or 0)
         self.calls: list[Call] = []
         self.t = 0.0

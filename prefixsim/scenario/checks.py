@@ -10,8 +10,12 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from prefixsim.core.pricing import PriceBook
+from prefixsim.core.tokens import TOKENIZERS
 from prefixsim.errors import UserError
+from prefixsim.io.jsonfile import load_json
 from prefixsim.io.suggest import unknown
+from prefixsim.providers.registry import PROVIDERS, get_policy
 from prefixsim.scenario.literal import conversation_problem
 from prefixsim.scenario.schema import HistorySpec, Settings, ToolsSpec
 
@@ -49,8 +53,6 @@ def shown_path(scenario_path: str, rel: str) -> str:
 def read_body(target: Path, shown: str | None = None) -> dict:
     """A request body JSON file, checked for the shape the timeline builder reads; errors name it
     as `shown` (the path as the user wrote it, from the scenario's folder)."""
-    from prefixsim.io.jsonfile import load_json
-
     name = shown or str(target)
     body = load_json(str(target), "request body", shown=name)
     if not isinstance(body, dict):
@@ -66,9 +68,6 @@ def read_body(target: Path, shown: str | None = None) -> dict:
 
 def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: Callable[[int], tuple]) -> None:
     """Every check for one variant's merged settings; errors point at the key that caused them."""
-    from prefixsim.core.tokens import TOKENIZERS
-    from prefixsim.providers import PROVIDERS
-
     if s.provider is not None and s.provider not in PROVIDERS:
         raise UserError(unknown("provider", s.provider, PROVIDERS), path, *where("provider"))
     if s.tokenizer is not None and s.tokenizer not in TOKENIZERS:
@@ -125,9 +124,6 @@ def parse_start(text: str) -> dt.datetime:
 def check_model(model: str, provider: str, sheet: dict | None, when: dt.date | None, path: str,
                 at: tuple[int | None, int | None]) -> None:
     """The provider's tables know the model, and it has a price (the scenario's sheet or genai-prices)."""
-    from prefixsim.core.pricing import PriceBook
-    from prefixsim.providers import get_policy
-
     try:
         get_policy(provider).describe(model)
         PriceBook(sheet, when=when).rates(model, provider)

@@ -17,7 +17,7 @@ from prefixsim.errors import UserError
 from prefixsim.io.yamlfile import load_yaml
 from prefixsim.scenario.checks import check_run, read_body, resolve_file, shown_path
 from prefixsim.scenario.messages import is_mismatch, message, union_message, where
-from prefixsim.scenario.schema import Scenario, Settings, Variant
+from prefixsim.scenario.schema import Scenario, Settings, Variant, MAX_SWEEP, SweepSpec
 
 _SETTINGS_FIELDS = tuple(f for f in Settings.model_fields)
 
@@ -165,7 +165,6 @@ def _sweep_values(doc: dict, node: Any, path: str) -> tuple[str | None, list[Any
     sweep = doc.get("sweep")
     if sweep is None:
         return None, [None]
-    from prefixsim.scenario.schema import MAX_SWEEP, SweepSpec
 
     try:
         spec = SweepSpec.model_validate(sweep)

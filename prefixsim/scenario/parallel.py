@@ -14,7 +14,10 @@ from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
 from prefixsim.errors import UserError
+from prefixsim.scenario.grid import design_runs
+from prefixsim.scenario.loader import load_runs
 from prefixsim.scenario.results import ScenarioResult, VariantResult
+from prefixsim.scenario.simulate import simulate, collect
 
 EXECUTORS = ("local", "dask")
 
@@ -31,9 +34,6 @@ def _runs(path: str, designs: bool = False) -> list:
 
 @lru_cache(maxsize=256)   # `run` looks at every file (report folders) before running them: load each once
 def _load(path: str, version: tuple[int, int] | None, designs: bool = False) -> list:
-    from prefixsim.scenario.grid import design_runs
-    from prefixsim.scenario.loader import load_runs
-
     return design_runs(path) if designs else load_runs(path)
 
 
@@ -43,8 +43,6 @@ def _simulate(path: str, index: int, price_date: dt.date | None, start: dt.datet
     schema classes built at load time, which pickle only by value and slowly; each worker loads a
     file once (so a cluster's workers must see the files at the same paths). A UserError comes back
     as data: pickling an exception keeps only its message, and the CLI needs its file and line."""
-    from prefixsim.scenario.simulate import simulate
-
     try:
         return simulate(_runs(path, designs)[index], price_date, start)
     except UserError as e:
@@ -74,7 +72,7 @@ def dask_client(executor: str, scheduler: str | None):
     if not scheduler:
         raise UserError("--executor dask needs --scheduler ADDRESS (e.g. tcp://10.0.0.5:8786)")
     try:
-        from distributed import Client
+        from distributed import Client  # lazy: optional: only a dask cluster run needs it
     except ImportError:
         raise UserError("--executor dask needs dask.distributed: pip install 'prefixsim[dask]'") from None
     return Client
@@ -124,7 +122,7 @@ def _local(tasks: list, workers: int, clock: tuple) -> Iterator:
 
 
 def _pool(files: list[list], workers: int, clock: tuple) -> Iterator:
-    from joblib import Parallel, delayed
+    from joblib import Parallel, delayed  # lazy: start-up: joblib loads only for a parallel run
 
     parts = max(1, -(-workers // len(files)))   # slices per file, so that every worker has one
     chunks = []
@@ -153,8 +151,6 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
     the dask.distributed scheduler at `scheduler`, sharded by run (one scenario variant's sessions).
     `designs`: each file's `optimize:` grid (scenario/optimize.py) instead of its variants.
     """
-    from prefixsim.scenario.simulate import collect
-
     if workers < -1:
         raise UserError(f"--workers must be a count of processes, 0 or -1 for every core; got {workers}")
     files = list(files)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
+from prefixsim.engines.base import prefill_seconds
 from prefixsim.model import Outcome
 
 USD = Decimal("0.000001")
@@ -144,8 +145,6 @@ class VariantResult:
     def _gpu(self, r: dict[str, Any]) -> dict[str, float | None]:
         """Prefill GPU-seconds next to a row's tokens: saved for the cached tokens, spent for the rest
         (engines have no write premium: everything not read is computed)."""
-        from prefixsim.engines.base import prefill_seconds  # here: a replay without engines never imports them
-
         rate = self.prefill_rate
         computed = r["input_tokens"] + r["cache_creation_input_tokens"]
         return {"gpu_seconds_saved": round(prefill_seconds(r["cache_read_input_tokens"], rate), 6) if rate else None,
@@ -172,7 +171,7 @@ def _frame_class():
     """A pandas DataFrame that, called, returns the comparison's rows as dicts: `res.comparison` is the
     notebook's table and `res.comparison()` stays what the report code (and older callers) read.
     Built on first use, so importing results does not import pandas."""
-    import pandas as pd
+    import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
     class CallableFrame(pd.DataFrame):
         _metadata = ["_rows"]
@@ -208,7 +207,7 @@ class ScenarioResult:
     def requests(self):
         """Every request of every variant as a pandas DataFrame: a sweep's parameter is a column, the
         variant its plain name, and `cause` / `cause_detail` split as in replay results."""
-        import pandas as pd
+        import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
         params = self._params()
         rows = []
@@ -221,7 +220,7 @@ class ScenarioResult:
     @property
     def summary(self):
         """One row per variant (and sweep value) as a pandas DataFrame, with the comparison columns."""
-        import pandas as pd
+        import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
         rows = [{**r, "variant": v.base_variant, **self._sweep_columns(v)}
                 for v, r in zip(self.variants, self.comparison_rows())]
@@ -243,7 +242,7 @@ class ScenarioResult:
     @property
     def by_stream(self):
         """Costs split by stream group (main, compact, fork1, sub1, ...) per variant, as a DataFrame."""
-        import pandas as pd
+        import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
         rows = [{"scenario": self.name, "variant": v.base_variant, **self._sweep_columns(v), **r}
                 for v in self.variants for r in v.stream_rows()]

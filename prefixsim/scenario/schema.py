@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Discriminator, Field, Tag, field_validator
 
+from prefixsim.engines.kvsize import split_capacity
+from prefixsim.errors import UserError
 from prefixsim.scenario.cache_specs import CreateCacheSpec, DeleteCacheSpec, UpdateCacheSpec
 
 # The format's value types and limits (re-exported: other modules read the limits here).
@@ -31,7 +33,9 @@ from prefixsim.scenario.fields import (  # noqa: F401
     parse_size,
     size_value,
 )
+from prefixsim.scenario.literal import conversation_problem
 from prefixsim.scenario.optimize import OptimizeSpec
+from prefixsim.scenario.studyparams import check_studies
 
 
 def _text_or_size(v: Any) -> Any:
@@ -41,8 +45,6 @@ def _text_or_size(v: Any) -> Any:
 
 def _literal_tools(v: Any) -> Any:
     """Tool definitions given literally must have the API's shape (names are text, ...)."""
-    from prefixsim.scenario.literal import conversation_problem
-
     problem = conversation_problem(v, "", []) if isinstance(v, list) else None
     if problem:
         raise ValueError(problem)
@@ -50,8 +52,6 @@ def _literal_tools(v: Any) -> Any:
 
 
 def _literal_history(v: Any) -> Any:
-    from prefixsim.scenario.literal import conversation_problem
-
     if isinstance(v, list):
         problem = conversation_problem([], "", [{"content": "", **m} if isinstance(m, dict) else m for m in v])
         if problem:
@@ -296,9 +296,6 @@ class EngineSpec(Strict):
     @field_validator("capacity")
     @classmethod
     def _capacity(cls, v):
-        from prefixsim.engines.kvsize import split_capacity
-        from prefixsim.errors import UserError
-
         try:
             split_capacity(v)  # syntax only: a GiB capacity is sized once the run's model is known
         except UserError as e:
@@ -389,7 +386,6 @@ class Scenario(Settings):
     @classmethod
     def _studies(cls, v):
         if v is not None:
-            from prefixsim.scenario.studyparams import check_studies
             check_studies(v)
         return v
 

@@ -11,7 +11,7 @@ from prefixsim.core.simulator import Simulator
 from prefixsim.engines import ENGINES
 from prefixsim.engines.policy import engine_options
 from prefixsim.errors import UserError
-from prefixsim.providers import get_policy
+from prefixsim.providers.registry import get_policy
 from prefixsim.providers.tables import (
     ANTHROPIC_CONFIG_LAYER,
     ANTHROPIC_KEEPS_THINKING,
@@ -19,6 +19,7 @@ from prefixsim.providers.tables import (
     canonical_model,
 )
 from prefixsim.scenario.builder import Timeline
+from prefixsim.scenario.checks import parse_start
 from prefixsim.scenario.loader import Run, input_boundary, load_json_file, locate, read_yaml
 from prefixsim.scenario.results import ScenarioResult, VariantResult
 
@@ -33,8 +34,6 @@ def _price_date(run: Run, override: dt.date | None) -> dt.date | None:
 def _start(run: Run, price_date: dt.date | None, start: dt.datetime | None) -> tuple[dt.date | None, dt.datetime | None]:
     """(date, start) of the clock: a --start given wins over the scenario's `start:`; a date given
     (--price-date, else --start's own) wins over the scenario's `price_date:` and `start:` date."""
-    from prefixsim.scenario.checks import parse_start
-
     sc_start = parse_start(run.scenario.start) if run.scenario.start else None
     if start is not None:
         return price_date or start.date(), start
@@ -67,7 +66,7 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
     outcomes = sim.run(calls)
     models = sorted({c.request.model for c in calls})
     optimistic = None
-    if policy is None and any(getattr(sim.policy, "has_range", lambda m: False)(m) for m in models):
+    if policy is None and any(sim.policy.has_range(m) for m in models):
         # the rule's retention is a documented range: the same calls under its optimistic end
         alt = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
                         policy=get_policy(provider, "optimistic"))

@@ -72,6 +72,11 @@ class ExplicitParams:
 
 STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
 
+#: Studies priced on another provider than Anthropic (their default model); they stay out of the
+#: design-review report, whose studies run on the scenarios' Claude model.
+OTHER_PROVIDER = {"gemini-explicit": ("gemini", "gemini-2.5-pro")}
+BREAKEVEN_STUDIES = (*STUDY_NAMES, *OTHER_PROVIDER)
+
 
 def params_class(study: str):
     return {"fork-vs-subagent": ForkParams, "ttl": TTLParams, "stagger": StaggerParams,

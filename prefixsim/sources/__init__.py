@@ -13,7 +13,11 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
+from prefixsim.core.tokens import get_tokenizer
 from prefixsim.errors import UserError
+from prefixsim.sources import problems
+from prefixsim.sources.claude_code import transcript as claude_code
+from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
@@ -27,8 +31,6 @@ _SNIFF_LINES = 20
 
 
 def _classify(obj: object) -> str | None:
-    from prefixsim.sources.claude_code import transcript as claude_code
-
     if not isinstance(obj, dict):
         return None
     if "hash_ids" in obj:
@@ -38,7 +40,7 @@ def _classify(obj: object) -> str | None:
             return "mooncake"
     if claude_code.is_transcript_line(obj):
         return "claude-code"
-    # imported only now: a transcript's replay never loads the API-log readers
+    # lazy: a transcript replay never loads the API-log readers
     from prefixsim.sources import anthropic_log, gemini_log, openai_log
 
     if openai_log.looks_openai(obj):
@@ -53,9 +55,6 @@ def _classify(obj: object) -> str | None:
 def sniff(p: Path) -> str | None:
     """The format of one file judged from its first lines (None: cannot tell). A line that does not
     parse, or whose values trip the classifier, is left for the reader to name."""
-    from prefixsim.sources import problems
-    from prefixsim.sources.files import open_regular
-
     with open_regular(p) as fh:
         for n, raw in enumerate(fh, start=1):
             if n > _SNIFF_LINES:
@@ -79,6 +78,7 @@ def detect(path: str | Path) -> str:
             return "claude-code"
         raise UserError("folder holds no .jsonl transcripts", str(p))
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
+        # lazy: a transcript replay never loads the API-log readers
         from prefixsim.sources import gemini_log, openai_cassette
 
         if gemini_log.sniff_cassette(p):
@@ -94,8 +94,6 @@ def detect(path: str | Path) -> str:
 
 def _cassette_json(p: Path) -> bool:
     """A `.json` file that is a whole cassette document (vcrpy's JSON serializer), not JSON Lines."""
-    from prefixsim.sources.files import open_regular
-
     with open_regular(p) as fh:
         head = fh.read(4096).lstrip()
     return head.startswith(b"{") and any(k.encode() in head for k in ('"interactions"', '"http_interactions"'))
@@ -116,7 +114,7 @@ def _format(p: Path, source: str | None) -> str:
 
 def _read(p: Path, fmt: str) -> list[Record]:
     """One request log or cassette, whole (its records in file order)."""
-    from prefixsim.core.tokens import get_tokenizer
+    # lazy: a transcript replay never loads the API-log readers
     from prefixsim.sources import anthropic_log, gemini_log, openai_cassette, openai_log
 
     sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
@@ -134,8 +132,6 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
     """The requests at `path` as Records: a log or cassette in file order, transcripts in time order.
     A single Claude Code .jsonl is that file only unless `with_subagents`; a session or projects
     folder includes sub-agents (and the API logs a projects folder holds)."""
-    from prefixsim.sources.claude_code import transcript as claude_code
-
     p = Path(path)
     fmt = _format(p, source)
     if fmt == "claude-code" and p.is_dir():
@@ -159,9 +155,6 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     """A projects folder's transcripts, and the request logs it also holds (path, format): an API log
     dropped among transcripts is replayed as what it is, never read as a transcript with no calls.
     A file of another kind (an engine trace) is skipped and named."""
-    from prefixsim.sources import problems
-    from prefixsim.sources.claude_code import transcript as claude_code
-
     sessions, logs = [], []
     for main, sub in claude_code.files_for(p, with_subagents):
         kind = None if main is None else problems.guarded(str(main), None, sniff, main)
@@ -178,10 +171,8 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
 def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefix: str = "") -> list[Part]:
     """The requests at `p` whose id no earlier path had (`seen` gains this path's ids), one Part per
     source; `prefix` qualifies their stream names."""
-    from prefixsim.sources.claude_code import transcript as claude_code
-
     if fmt in ("anthropic", *OPENAI_FORMATS) and not _is_cassette(p) and _stream_log(p):
-        from prefixsim.core.tokens import get_tokenizer
+        # lazy: a transcript replay never loads the API-log readers
         from prefixsim.sources import anthropic_log, api_log, openai_log
 
         kind = openai_log if fmt in OPENAI_FORMATS else anthropic_log

@@ -16,14 +16,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from prefixsim.errors import UserError
+from prefixsim.errors import UserError, shown
+from prefixsim.io.yamlsafe import check_aliases
 from prefixsim.model import PROMPT_END, Block, Call, Layer, Request, Usage
 from prefixsim.providers.anthropic import breakpoints as anthropic_breakpoints
 from prefixsim.sources import problems
+from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back, decode_body
 from prefixsim.sources.cloud import cloud_model, with_url_model
+from prefixsim.sources.files import check_regular
 from prefixsim.sources.problems import guarded
-from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, checked_usage, request_key, shown, token_count
-from prefixsim.sources.server_tools import server_breakpoint, server_iterations
+from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, checked_usage, request_key, token_count
+from prefixsim.sources.scan import scan
+from prefixsim.sources.server_tools import server_breakpoint, server_iterations  # noqa: F401  (server_iterations: tests)
 from prefixsim.wire.anthropic import History, render_anthropic
 
 #: Seconds between consecutive requests of a log without timestamps (well inside any TTL).
@@ -61,8 +65,6 @@ def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
 def _response(obj: dict) -> Any:
     """A log entry's response: an object, its `body`, or a streamed (SSE) text assembled into the
     message it streamed, with the usage of its last `message_delta` (`cassette.decode_body`)."""
-    from prefixsim.sources.cassette import decode_body
-
     resp = obj.get("response") or {}
     if isinstance(resp, dict) and "body" in resp:
         resp = resp["body"] if isinstance(resp["body"], dict) else decode_body(resp["body"])
@@ -309,8 +311,6 @@ def line_record(obj: Any, rid: str | None, index: int, path: str, line: int, siz
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
     """A JSONL log: one request per line (a body, or {request, response|usage, timestamp}), in file
     order. A line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
-    from prefixsim.sources.scan import scan
-
     return [rec for _, rec in scan(path, request_id, line_record, sizer)]
 
 
@@ -318,10 +318,8 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     """A VCR cassette: the Messages calls among its interactions (count_tokens calls are skipped). An
     interaction that cannot be used is skipped and named; a cassette whose YAML aliases would expand
     past `yamlsafe.MAX_ALIAS_NODES` is refused before any body is rendered."""
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # lazy: start-up: the YAML parser loads only to read YAML
 
-    from prefixsim.io.yamlsafe import check_aliases
-    from prefixsim.sources.files import check_regular
 
     check_regular(path)
     yaml = YAML(typ="safe", pure=True)
@@ -336,7 +334,6 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     check_aliases(doc, str(path))
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions", []), list):
         raise UserError("a cassette is a mapping with a list of `interactions:`", str(path), 1)
-    from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back
 
     out: list[Record] = []
     platforms: set[str] = set()
@@ -380,6 +377,4 @@ def _parsed(part: dict) -> Any:
     """A cassette request's or response's JSON body: `parsed_body`, else `body` decoded (JSON text as
     vcrpy writes it, gzip or base64, a streamed response assembled: `cassette.decode_body`); None
     when it is none of these."""
-    from prefixsim.sources.cassette import decode_body
-
     return part["parsed_body"] if "parsed_body" in part else decode_body(part.get("body"))

@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from prefixsim.errors import UserError
+from prefixsim.io.yamlsafe import check_aliases
+from prefixsim.sources import problems
+from prefixsim.sources.files import check_regular
 
 #: Keys that hold a cassette's interactions (vcrpy / pytest-recording, Ruby VCR).
 INTERACTION_KEYS = ("interactions", "http_interactions")
@@ -31,11 +34,8 @@ _GZIP = b"\x1f\x8b"
 
 def load_document(path: Path) -> Any:
     """The cassette file parsed (YAML, or JSON for a `.json` cassette); UserError when it does not parse."""
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # lazy: start-up: the YAML parser loads only to read YAML
 
-    from prefixsim.io.yamlsafe import check_aliases
-    from prefixsim.sources import problems
-    from prefixsim.sources.files import check_regular
 
     check_regular(path)
     raw = path.read_bytes()
@@ -251,8 +251,6 @@ def request_of(inter: Any) -> tuple[Any, Any, str, str]:
 def requests_in(path: Path) -> Iterator[tuple[Any, str, str]]:
     """(request body, uri, method) of each interaction of a cassette that reads; nothing when the
     document does not parse (its reader names why). What the format sniffers look at."""
-    from prefixsim.sources import problems
-
     try:
         inters = interactions(load_document(path), path)
     except problems.LINE_ERRORS:

@@ -5,6 +5,8 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
+from prefixsim.providers.tables import canonical_model
+
 #: Cloud endpoints that carry the model in the URL, not the body (the body has `anthropic_version`):
 #: Bedrock `/model/{modelId}/invoke` and `/invoke-with-response-stream`; Vertex AI
 #: `.../publishers/anthropic/models/{model}:rawPredict` and `:streamRawPredict`.
@@ -27,8 +29,6 @@ def with_url_model(body: Any, url: object) -> Any:
     """A Bedrock / Vertex body (`anthropic_version`, messages, no `model`) with the model its URL
     names, mapped to the Anthropic id our tables and prices use (`us.anthropic.claude-sonnet-4-5-
     20250929-v1:0`, `claude-sonnet-4-5@20250929` -> `claude-sonnet-4-5`); any other body as it is."""
-    from prefixsim.providers.tables import canonical_model
-
     if not (isinstance(body, dict) and "model" not in body and "anthropic_version" in body
             and isinstance(body.get("messages"), list)):
         return body

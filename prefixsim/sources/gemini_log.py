@@ -27,14 +27,18 @@ from typing import Any
 
 import xxhash
 
-from prefixsim.errors import UserError
+from prefixsim.core.pricing import PriceBook
+from prefixsim.errors import UserError, shown
 from prefixsim.model import CachedRef, Call, Layer, Request, Usage
 from prefixsim.providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
 from prefixsim.sources import problems
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
+from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back, interactions, load_document, request_of, requests_in
 from prefixsim.sources.gemini_wire import GeminiExchange, _ttl, is_call, kind, looks_gemini, observed_usage, split, streamed
+from prefixsim.sources.jsonl import iter_jsonl
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _sizes
-from prefixsim.sources.record import Record, check_model, request_key, shown, token_count
+from prefixsim.sources.record import Record, check_model, request_key, token_count
+from prefixsim.sources.scan import LineChecks
 from prefixsim.wire import gemini as G
 from prefixsim.wire.anthropic import dumps
 from prefixsim.wire.openai import Piece
@@ -60,8 +64,6 @@ def model_of(ex: GeminiExchange) -> str:
 
 @lru_cache(maxsize=256)
 def _priced(model: str) -> None:
-    from prefixsim.core.pricing import PriceBook
-
     PriceBook().rates(model, "gemini")
 
 
@@ -222,9 +224,6 @@ def request_id(obj: dict, ex: GeminiExchange) -> str | None:
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
     """One call per line, in file order; a line that is no Gemini call, or whose body, usage or time
     cannot be used, is skipped and named."""
-    from prefixsim.sources.jsonl import iter_jsonl
-    from prefixsim.sources.scan import LineChecks
-
     reader = Reader(str(path), sizer)
     checks = LineChecks(path)
 
@@ -248,8 +247,6 @@ def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
 
 def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     """A VCR cassette's generateContent and cachedContents calls (other endpoints passed over)."""
-    from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back, interactions, load_document, request_of
-
     reader = Reader(str(path), sizer)
     inters = interactions(load_document(path), path)
     reader.offsets = back_to_back(inters)
@@ -274,6 +271,4 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
 
 def sniff_cassette(path: Path) -> bool:
     """Whether a cassette holds Gemini API calls."""
-    from prefixsim.sources.cassette import requests_in
-
     return any(is_call(uri) for _, uri, _ in requests_in(path))

@@ -9,9 +9,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from prefixsim.errors import UserError
+from prefixsim.errors import UserError, shown
 from prefixsim.model import Usage
-from prefixsim.sources.record import checked_usage, shown, token_count
+from prefixsim.sources.cassette import _bytes, _events, _unpacked
+from prefixsim.sources.openai_log import _body_of as decoded
+from prefixsim.sources.record import checked_usage, token_count
 from prefixsim.wire import gemini as G
 
 _USAGE_KEYS = ("promptTokenCount", "prompt_token_count", "cachedContentTokenCount", "cached_content_token_count",
@@ -30,8 +32,6 @@ class GeminiExchange:
 
 
 def _body_of(value: Any) -> Any:
-    from prefixsim.sources.openai_log import _body_of as decoded
-
     return decoded(value)
 
 
@@ -136,8 +136,6 @@ def streamed(response: Any) -> dict | None:
     """A streamGenerateContent body (Server-Sent Events) as one response: the first candidate's parts
     joined (consecutive text chunks into one text part, as a client sends the turn back) and the
     last usageMetadata (it is cumulative)."""
-    from prefixsim.sources.cassette import _bytes, _events, _unpacked
-
     raw = _bytes(response.get("body") if isinstance(response, dict) else None)
     if not raw:
         return None

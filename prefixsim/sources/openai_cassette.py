@@ -6,9 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from prefixsim.errors import UserError
+from prefixsim.sources import problems
 from prefixsim.sources.anthropic_log import Sizer
+from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back, interactions, load_document, request_of, requests_in
 from prefixsim.sources.openai_log import Exchange, inferred_outputs, looks_openai, record
 from prefixsim.sources.record import Record
+from prefixsim.sources.scan import LineChecks
 
 #: Endpoints whose calls are replayed; others in a cassette (embeddings, model lists, files) are passed over.
 _ENDPOINTS = ("/chat/completions", "/responses")
@@ -29,10 +32,6 @@ def is_call(body: Any, uri: str, method: str) -> bool:
 def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list[Record]:
     """A VCR cassette's Chat Completions / Responses calls (other endpoints are passed over). An
     interaction that cannot be used is skipped and named."""
-    from prefixsim.sources import problems
-    from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back, interactions, load_document, request_of
-    from prefixsim.sources.scan import LineChecks
-
     doc = load_document(path)
     inters = interactions(doc, path)
     offsets = back_to_back(inters)
@@ -65,8 +64,6 @@ def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list
 def sniff_cassette(path: Path) -> str | None:
     """'openai' when a cassette holds Chat Completions or Responses calls, 'anthropic' when it holds
     Messages calls, None when it holds neither (or does not parse: its reader names why)."""
-    from prefixsim.sources.cassette import requests_in
-
     for body, uri, method in requests_in(path):
         if is_call(body, uri, method):
             return "openai"

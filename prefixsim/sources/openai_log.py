@@ -27,12 +27,15 @@ from typing import Any
 
 import xxhash
 
+from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError
 from prefixsim.model import Block, Call, Layer, Request, Usage
 from prefixsim.providers.tables import canonical_model
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
+from prefixsim.sources.cassette import decode_body
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _count, _sizes, _spread, state_of
 from prefixsim.sources.record import Record, check_model, checked_usage, request_key, token_count
+from prefixsim.sources.scan import scan
 from prefixsim.wire import openai as R
 from prefixsim.wire.anthropic import dumps
 
@@ -40,8 +43,6 @@ _DEEPSEEK_HOSTS = ("deepseek.com",)
 
 
 def _body_of(value: Any) -> Any:
-    from prefixsim.sources.cassette import decode_body
-
     if isinstance(value, dict) and ("body" in value or "parsed_body" in value) and "model" not in value:
         inner = value.get("parsed_body", value.get("body"))
         return decode_body(inner)
@@ -164,8 +165,6 @@ def observed_usage(u: dict | None) -> Usage | None:
 def _priced(model: str, provider: str) -> None:
     """UserError (the line is skipped, named) when genai-prices has no price for the model: a replay
     prices every request it keeps."""
-    from prefixsim.core.pricing import PriceBook
-
     PriceBook().rates(model, provider)
 
 
@@ -354,8 +353,6 @@ def line_record(obj: dict, rid: str | None, index: int, path: str, line: int, si
 def load_jsonl(path: Path, sizer: Sizer, provider: str | None = None) -> list[Record]:
     """One request per line: a body, or {request|body, response|usage, timestamp}, in file order. A
     line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
-    from prefixsim.sources.scan import scan
-
     def one(obj, rid, index, p, line, s, history):
         return line_record(obj, rid, index, p, line, s, history, provider)
 

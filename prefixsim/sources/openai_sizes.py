@@ -8,6 +8,7 @@ from typing import Any
 
 import xxhash
 
+from prefixsim.core.tokens import get_tokenizer
 from prefixsim.sources.anthropic_log import Sizer
 from prefixsim.wire import openai as R
 
@@ -59,8 +60,6 @@ _TOKENIZERS: dict[str, Any] = {}
 
 
 def get_tokenizer_cached(name: str):
-    from prefixsim.core.tokens import get_tokenizer
-
     tok = _TOKENIZERS.get(name)
     if tok is None:
         tok = _TOKENIZERS[name] = get_tokenizer(name)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from prefixsim.errors import UserError
+from prefixsim.errors import UserError, shown
 from prefixsim.model import Call, Usage
+from prefixsim.providers.registry import get_policy
 
 #: Epoch seconds a timestamp may have: from 1970 to the end of year 9999 (what ISO text can write).
 LATEST_EPOCH = 253402300799.0
@@ -44,17 +45,6 @@ class Record:
     #: Calls the data proves were sent though the log has no line for them, stepped after this request
     #: (they change the cache, not this request's row); learned from this request's observation.
     unlogged: tuple[Call, ...] = ()
-
-
-def shown(value: object) -> str:
-    """A short, printable rendering of a value from a log (never the repr of a deep structure)."""
-    if isinstance(value, (bool, int, float)) or value is None:
-        text = repr(value)
-    elif isinstance(value, str):
-        text = repr(value[:40] + ("..." if len(value) > 40 else ""))
-    else:
-        return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def token_count(value: object, name: str) -> int:
@@ -107,6 +97,4 @@ def check_model(model: object, provider: str) -> str:
 
 @lru_cache(maxsize=1024)
 def _known(model: str, provider: str) -> None:
-    from prefixsim.providers import get_policy
-
     get_policy(provider).describe(model)   # raises UserError for a model the tables do not know

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefixsim.errors import UserError
+from prefixsim.errors import UserError, shown
 from prefixsim.model import Layer
-from prefixsim.sources.record import shown
 from prefixsim.wire.anthropic import dumps
 from prefixsim.wire.openai import Piece
 

@@ -399,3 +399,19 @@ def test_token_classes_and_storage_price_the_whole_replay():
     classes = {k: usd for k, _, usd in a.attribution.by_class}
     assert classes["explicit cache storage"] == Decimal("0.063")
     assert sum(classes.values()) == a.total_usd == replay(t).summary.cost_predicted_usd
+
+
+def test_the_advice_presenters_annotations_resolve():
+    """Every annotation of the modules that present an `Advice` names something they import (the
+    report section once returned a `Section` its module never imported)."""
+    import inspect
+    import typing
+
+    from prefixsim.advise import output
+    from prefixsim.report import advice
+
+    for module in (output, advice):
+        for name, fn in inspect.getmembers(module, inspect.isfunction):
+            if fn.__module__ == module.__name__:
+                typing.get_type_hints(fn)
+    assert typing.get_type_hints(advice.report_section)["return"].__name__ == "Section"

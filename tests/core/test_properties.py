@@ -11,7 +11,7 @@ blocks_st = st.lists(st.tuples(st.integers(0, 2), st.binary(max_size=12)), max_s
 
 def req(spec, bp_last=False, model="claude-sonnet-4-5"):
     spec = sorted(spec, key=lambda x: x[0])
-    bl = [Block(Layer(l), d, f"b{i}", tokens=300) for i, (l, d) in enumerate(spec)]
+    bl = [Block(Layer(lay), d, f"b{i}", tokens=300) for i, (lay, d) in enumerate(spec)]
     if bp_last and bl:
         bl[-1] = bl[-1].with_breakpoint("5m")
     return Request(model, tuple(bl))

@@ -317,7 +317,7 @@ def test_cost_is_exact_decimal(prices):
 
 
 def test_claude_platforms_describe_where_their_rules_differ_from_the_api():
-    from prefixsim.providers import get_policy
+    from prefixsim.providers.registry import get_policy
     from prefixsim.providers.tables import BEDROCK, VERTEX
 
     minimum = "1024 (A-PC, docs/rules.md#anthropic-minimum-cacheable-length)"
@@ -380,7 +380,7 @@ def test_automatic_cache_control_skips_the_prompts_closing_tokens_after_a_single
 
 
 def test_an_unknown_provider_is_named_with_the_nearest_and_the_valid_ones():
-    from prefixsim.providers import get_policy
+    from prefixsim.providers.registry import get_policy
 
     with pytest.raises(UserError) as e:
         get_policy("antropic")

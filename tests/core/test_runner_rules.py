@@ -91,7 +91,7 @@ def test_an_empty_request_has_no_cause(sim):
 
 
 def test_an_entry_past_its_maximum_lifetime_names_both_times(prices):
-    from prefixsim.providers import get_policy
+    from prefixsim.providers.registry import get_policy
 
     s = Simulator("openai", tokenizer="approx", policy=get_policy("openai"), prices=prices)
     r = Request("gpt-4o", (Block(Layer.TOOLS, b"t", "tools[0]", tokens=500),
@@ -106,7 +106,7 @@ def test_an_entry_past_its_maximum_lifetime_names_both_times(prices):
 def test_a_common_prefix_unit_does_not_hide_where_the_next_request_parts(prices):
     # DS kv_cache: the second request persists the common prefix of the two as a unit of its own (no
     # block position); the stream's next request, which changes the system prompt, still parts at it.
-    from prefixsim.providers import get_policy
+    from prefixsim.providers.registry import get_policy
 
     s = Simulator("deepseek", tokenizer="approx", policy=get_policy("deepseek"), prices=prices)
     tools = Block(Layer.TOOLS, b"T" * 200, "tools[0]")                       # 50 tokens
@@ -124,7 +124,7 @@ def test_a_common_prefix_unit_does_not_hide_where_the_next_request_parts(prices)
 
 
 def test_the_maximum_lifetime_counts_from_the_write_not_from_zero(prices):
-    from prefixsim.providers import get_policy
+    from prefixsim.providers.registry import get_policy
 
     s = Simulator("openai", tokenizer="approx", policy=get_policy("openai"), prices=prices)
     r = Request("gpt-4o", (Block(Layer.TOOLS, b"t", "tools[0]", tokens=500),

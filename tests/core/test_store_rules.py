@@ -143,7 +143,7 @@ def test_extending_a_chain_from_any_block_gives_the_whole_chain(params):
     layer parameters included (they enter where the chain enters their layer)."""
     layers = [Layer.TOOLS, Layer.TOOLS, Layer.SYSTEM, Layer.MESSAGES, Layer.MESSAGES, Layer.MESSAGES]
     req = Request(model="m", layer_params=params,
-                  blocks=tuple(Block(l, b"k%d" % i, f"b{i}", None, tokens=1) for i, l in enumerate(layers)))
+                  blocks=tuple(Block(lay, b"k%d" % i, f"b{i}", None, tokens=1) for i, lay in enumerate(layers)))
     d0 = namespace_digest("p", "m")
     whole = chain(d0, req)
     assert len(set(whole)) == len(whole)
@@ -155,7 +155,7 @@ def test_extending_a_chain_from_any_block_gives_the_whole_chain(params):
 
 def test_a_layer_parameter_changes_every_digest_from_its_layer_on_and_none_before():
     layers = [Layer.TOOLS, Layer.SYSTEM, Layer.MESSAGES, Layer.MESSAGES]
-    blocks = tuple(Block(l, b"k%d" % i, f"b{i}", None, tokens=1) for i, l in enumerate(layers))
+    blocks = tuple(Block(lay, b"k%d" % i, f"b{i}", None, tokens=1) for i, lay in enumerate(layers))
     d0 = namespace_digest("p", "m")
     plain = chain(d0, Request(model="m", blocks=blocks))
     for layer, first in ((0, 0), (1, 1), (2, 2)):

@@ -890,7 +890,9 @@ def test_a_curve_under_lfu_or_fifo_is_one_pool_per_capacity(eviction):
     # or fifo are replayed through the pool each, and give what lru does not. Two blocks: a is used
     # three times, then b, c, d each once, then a again (lfu keeps a; lru and fifo evicted it);
     # fifo evicts a even when a was just read.
-    k = lambda *keys: (list(keys), len(keys) * BS)
+    def k(*keys):
+        return list(keys), len(keys) * BS
+
     t = trace_of(k(1), k(1), k(1), k(2), k(3), k(4), k(1), k(2), k(1), k(5), k(1))
     caps = [BS, 2 * BS, 3 * BS, None]
     got = curve_totals(t, caps, eviction)
@@ -902,7 +904,9 @@ def test_a_curve_under_lfu_or_fifo_is_one_pool_per_capacity(eviction):
 def test_a_curve_at_another_block_size_replays_at_that_size(eviction):
     # The trace's keys are 4-token blocks; replayed with 8-token blocks a capacity holds half as many
     # and a request's tokens fill half as many blocks: every point is the pool's at 8.
-    k = lambda *keys: (list(keys), len(keys) * BS)
+    def k(*keys):
+        return list(keys), len(keys) * BS
+
     t = trace_of(k(1, 2), k(1, 2, 3), k(4, 5), k(1, 2, 3, 6), k(7), k(1, 2))
     caps = [8, 16, 24, None]
     got = curve_totals(t, caps, eviction, block_size=8)

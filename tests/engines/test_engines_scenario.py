@@ -15,7 +15,7 @@ from prefixsim.core.simulator import Simulator
 from prefixsim.engines.policy import EnginePolicy
 from prefixsim.errors import UserError
 from prefixsim.model import Call, CauseKind
-from prefixsim.providers import get_policy
+from prefixsim.providers.registry import get_policy
 from prefixsim.report.tables import scenario_text
 from prefixsim.scenario.loader import load_runs
 

@@ -26,7 +26,7 @@ def req(model, *msgs, retention=""):
 
 
 def sim(provider="openai", tokenizer="approx", bound="pessimistic"):
-    from prefixsim.providers import get_policy
+    from prefixsim.providers.registry import get_policy
     return Simulator(provider, tokenizer=tokenizer, policy=get_policy(provider, bound))
 
 

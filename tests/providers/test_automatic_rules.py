@@ -12,7 +12,7 @@ from conftest import split
 
 from prefixsim.core.simulator import Simulator
 from prefixsim.model import Block, Call, CauseKind, Layer, Request
-from prefixsim.providers import get_policy
+from prefixsim.providers.registry import get_policy
 from prefixsim.providers.automatic import deepseek, gemini, openai
 
 

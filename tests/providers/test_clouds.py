@@ -9,7 +9,7 @@ from conftest import PRICE_DATE, make_request, split
 from prefixsim.core.pricing import PriceBook
 from prefixsim.core.simulator import Simulator
 from prefixsim.model import Call, CauseKind
-from prefixsim.providers import get_policy
+from prefixsim.providers.registry import get_policy
 from prefixsim.providers.tables import canonical_model
 
 # Runs the command in a child interpreter, which a mutation run's switch does not reach.

@@ -73,7 +73,7 @@ def test_two_sessions_whose_names_share_a_prefix_stay_apart(tmp_path, given):
 
 
 def test_stream_names_are_whole_session_paths_and_shown_short(tmp_path):
-    from prefixsim.replay.tables import short_streams
+    from prefixsim.report.replay import short_streams
 
     recs = load(_two_sessions(tmp_path))
     assert {r.call.stream for r in recs} == {"session-a/main", "session-b/main"}

@@ -18,6 +18,15 @@ def _modules_after(code: str) -> set[str]:
 
 
 @pytest.mark.slow
+def test_help_loads_no_pandas_matplotlib_nor_tiktoken():
+    mods = _modules_after("import contextlib, io\nfrom prefixsim.cli import main\n"
+                          "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+                          "    main(['--help'])")
+    assert "prefixsim.cli" in mods
+    assert not {m for m in mods if m.split(".")[0] in ("pandas", "matplotlib", "tiktoken")}
+
+
+@pytest.mark.slow
 def test_charts_are_drawn_without_pyplot():
     mods = _modules_after("from prefixsim.report import charts as c\n"
                           "c.render_both(c.line_figure(c.LineChart('t', 'x', 'y', [c.Series('a', [1, 2], [2, 1])])))")

@@ -98,7 +98,9 @@ def test_sessions_of_a_folder_share_the_cross_session_prefix(tmp_path):
 
 def test_the_system_entry_is_learned_from_earlier_reads_only(tmp_path):
     recs = {r.request_id: r for r in load(_folder_sessions(tmp_path), False)}
-    static = lambda rid: [b.tokens for b in recs[rid].call.request.blocks[:2]]
+    def static(rid):
+        return [b.tokens for b in recs[rid].call.request.blocks[:2]]
+
     assert static("b0")[0] == 5000 and static("c0")[0] == 5000    # the cross-session prefix, from a0
     # a2's read (9,000: 5,000 shared and 4,000 of a's own) is logged at 1,001 s: d, starting after,
     # takes its own part as large as a's; b and c, earlier, could not
@@ -279,7 +281,9 @@ def test_a_web_search_request_is_two_iterations_under_one_usage(tmp_path):
     assert sum(b.tokens for b in second.blocks[:2]) == system      # one prefix, one size across iterations
     row = replay([rec]).rows[0]
     assert row.predicted.cache_read == system            # iteration 2 reads what iteration 1 wrote
-    sizes = lambda r: sum(b.tokens for b in r.blocks)
+    def sizes(r):
+        return sum(b.tokens for b in r.blocks)
+
     assert row.predicted.prompt_tokens == sizes(rec.call.request) + sizes(second)
     assert (row.predicted.cache_read, row.predicted.cache_creation, row.predicted.input_tokens) == \
         (row.observed.cache_read, row.observed.cache_creation, row.observed.input_tokens)

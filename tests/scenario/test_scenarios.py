@@ -129,7 +129,9 @@ def test_multi_cloud_prices_each_platform(results):
     res = results["multi-cloud"]
     by = {v.variant: v for v in res.variants}
     api, bed, glob, vtx = by["claude api"], by["bedrock"], by["bedrock global"], by["vertex"]
-    split_of = lambda v: [(o.usage.cache_read, o.usage.cache_write_5m, o.usage.input_tokens) for o in v.outcomes]
+    def split_of(v):
+        return [(o.usage.cache_read, o.usage.cache_write_5m, o.usage.input_tokens) for o in v.outcomes]
+
     assert split_of(api) == split_of(bed) == split_of(glob) == split_of(vtx)
     api_cost = sum(o.cost_usd for o in api.outcomes)
     assert sum(o.cost_usd for o in bed.outcomes) == api_cost * Decimal("1.1")

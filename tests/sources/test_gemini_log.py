@@ -130,9 +130,10 @@ def test_sdk_config_cached_content_and_system_instruction(tmp_path):
 
 def test_a_streamed_response_in_a_cassette_is_joined(tmp_path):
     # streamGenerateContent: SSE chunks; the usage is the last chunk's, the text chunks one part
-    chunk = lambda text, usage: ("data: " + json.dumps({"candidates": [{"content": {"parts": [{"text": text}],
-                                                                                    "role": "model"}}],
-                                                        "usageMetadata": usage, "responseId": "s1"}) + "\r\n\r\n")
+    def chunk(text, usage):
+        return ("data: " + json.dumps({"candidates": [{"content": {"parts": [{"text": text}], "role": "model"}}],
+                                       "usageMetadata": usage, "responseId": "s1"}) + "\r\n\r\n")
+
     sse = chunk("The", {"promptTokenCount": 9}) + chunk(" capital is Paris.", {
         "promptTokenCount": 9, "candidatesTokenCount": 5, "thoughtsTokenCount": 20})
     p = tmp_path / "stream.yaml"

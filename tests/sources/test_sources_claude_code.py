@@ -54,7 +54,9 @@ def test_calibrated_blocks_follow_the_observed_sizes(tmp_path):
 def test_static_prefix_learned_from_an_earlier_partial_read(tmp_path):
     recs = {r.request_id: r for r in load(session(tmp_path))}
     # r3 (after compaction) read 8,000: the static size used from r5 on, not before
-    static = lambda rid: sum(b.tokens for b in recs[rid].call.request.blocks[:2])
+    def static(rid):
+        return sum(b.tokens for b in recs[rid].call.request.blocks[:2])
+
     assert static("r5") == 8000 and static("r3") != 8000
 
 

@@ -44,7 +44,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from prefixsim.errors import UserError
+from prefixsim.core.tokens import remembered_count
+from prefixsim.errors import UserError, shown
 from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
@@ -56,7 +57,7 @@ from prefixsim.sources.claude_code.message import thinking_setting as _thinking_
 from prefixsim.sources.claude_code.message import usage_of as _usage
 from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
-from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, request_key, shown
+from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, request_key
 
 INJECTED_PREFIXES = ("<task-notification>",)
 #: Local-command output after which the harness re-renders the history: `/mcp` reconnecting an MCP
@@ -381,8 +382,6 @@ def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | Non
 def calibrated(ordered: Iterable[Raw]) -> Iterator[Record]:
     """Records of calls given in start order, built one at a time as they are consumed (a request
     holds its whole history; only the stream's current one is kept)."""
-    from prefixsim.core.tokens import remembered_count
-
     return map(Calibrator(remembered_count("cl100k_base")).step, ordered)
 
 

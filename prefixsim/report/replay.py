@@ -5,6 +5,8 @@ report tables: a replay printed as text loads neither."""
 from __future__ import annotations
 
 import csv
+import importlib
+import importlib.util
 import io
 import json
 from decimal import Decimal
@@ -163,9 +165,6 @@ def table_text(result: ReplayResult, what_if: Comparison | None = None, markdown
 def trace_text(paths, kind: str, fmt: str, capacities, eviction: str, block_size: int | None) -> str:
     """A Mooncake / bailian trace replayed on a serving engine's cache: JSON, or the table of each
     capacity's hit rates (report/traces.py)."""
-    import importlib
-    import importlib.util
-
     if importlib.util.find_spec("prefixsim.engines.trace") is None:
         raise UserError(f"{kind} trace replay is not available in this version of prefixsim", str(paths[0]))
     # lazy: the engines load only for a trace (a transcript's replay loads none of them)

@@ -12,24 +12,27 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from prefixsim.analysis.common import prices_for
+from prefixsim.analysis.studies import check_line, design_labels, run_study, shown
+from prefixsim.core.pricing import PRICE_KEYS, sheet_price
 from prefixsim.errors import UserError
-from prefixsim.scenario.studyparams import STUDY_NAMES
-
-#: Studies priced on another provider than Anthropic (their default model); they stay out of the
-#: design-review report, whose studies run on the scenarios' Claude model.
-OTHER_PROVIDER = {"gemini-explicit": ("gemini", "gemini-2.5-pro")}
-BREAKEVEN_STUDIES = (*STUDY_NAMES, *OTHER_PROVIDER)
+from prefixsim.io.fsutil import check_outputs, write_files
+from prefixsim.io.jsonfile import load_json
+from prefixsim.io.userfiles import MAX_YAML_BYTES
+from prefixsim.io.yamlfile import load_yaml
+from prefixsim.providers.tables import anthropic_min_tokens
+from prefixsim.report.charts import line_figure, render_both
+from prefixsim.report.layout import wrap_block
+from prefixsim.report.tables import DEFAULT_WIDTH, csv_text, grid
+from prefixsim.scenario.loader import input_boundary, locate
+from prefixsim.scenario.studyparams import BREAKEVEN_STUDIES, OTHER_PROVIDER, STUDY_NAMES, parse_pairs  # noqa: F401
 
 
 def load_sheet(path: str | None) -> dict | None:
     """A --prices sheet (YAML or JSON): every price checked here, each error at its file:line."""
     if path is None:
         return None
-    # lazy: `prefixsim --help` reads BREAKEVEN_STUDIES from this module; the readers load when a study runs
-    from prefixsim.io.jsonfile import load_json
-    from prefixsim.io.userfiles import MAX_YAML_BYTES
-    from prefixsim.io.yamlfile import load_yaml
-    from prefixsim.scenario.loader import input_boundary
+
 
     with input_boundary(path):
         if Path(path).suffix == ".json":
@@ -40,8 +43,6 @@ def load_sheet(path: str | None) -> dict | None:
 
 
 def _checked_sheet(path: str, doc: object) -> dict:
-    from prefixsim.core.pricing import PRICE_KEYS, sheet_price  # lazy, as in load_sheet
-    from prefixsim.scenario.loader import locate
 
     shape = "a price sheet maps model -> {" + ", ".join(PRICE_KEYS) + "} (USD per MTok)"
     if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
@@ -105,9 +106,6 @@ class Breakeven:
 
     def text(self) -> str:
         """The terminal report: the title, the prices, each table, the reading and the check."""
-        from prefixsim.analysis.studies import check_line, shown  # lazy, as in run_breakeven
-        from prefixsim.report.layout import wrap_block
-        from prefixsim.report.tables import DEFAULT_WIDTH, grid
 
         s = self.result
         lines = [f"{s.title} — {self.model}", wrap_block(f"prices: {self.prices.source}", DEFAULT_WIDTH, "  ")]
@@ -119,7 +117,6 @@ class Breakeven:
         return "\n".join(lines) + "\n"
 
     def check_line(self) -> str:
-        from prefixsim.analysis.studies import check_line  # lazy, as in run_breakeven
 
         return check_line(self.check)
 
@@ -131,14 +128,7 @@ def run_breakeven(study: str, out: str | Path = "reports/breakeven", model: str 
     """Run `study` (-p `params` as KEY=VALUE) on `model`'s prices (a `sheet` file's, else genai-prices'
     at `price_date`), check it against the scenario runner and write <out>/<study>.csv, .png and .svg
     (and .scenario.yaml with `scenario_at`). Every option is checked before anything is written."""
-    # lazy: `prefixsim --help` reads BREAKEVEN_STUDIES from this module; the studies load when one runs
-    from prefixsim.analysis.common import prices_for
-    from prefixsim.analysis.studies import design_labels, run_study
-    from prefixsim.io.fsutil import check_outputs, write_files
-    from prefixsim.providers.tables import anthropic_min_tokens
-    from prefixsim.report.charts import line_figure, render_both
-    from prefixsim.report.tables import csv_text
-    from prefixsim.scenario.studyparams import parse_pairs
+
 
     base = Path(out) / study
     written = [base.with_suffix(".csv"), base.with_suffix(".png"), base.with_suffix(".svg")]

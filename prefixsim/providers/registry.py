@@ -1,0 +1,34 @@
+"""The cache policies by provider name: the provider APIs' (this folder) and the serving engines'
+(`prefixsim.engines.policy`)."""
+from __future__ import annotations
+
+from typing import Any
+
+from prefixsim.errors import UserError
+from prefixsim.io.suggest import unknown
+from prefixsim.providers.anthropic import AnthropicPolicy
+from prefixsim.providers.base import Policy
+from prefixsim.providers.prefix import PrefixPolicy
+from prefixsim.providers.tables import CLAUDE_PLATFORMS
+
+PROVIDERS = ("anthropic", "bedrock", "vertex", "gemini", "openai", "deepseek", "prefix", "vllm", "sglang")
+
+
+def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> Policy:
+    """The policy of provider `name`; the serving engines (vllm, sglang) take their cache settings
+    as keywords (`prefixsim.engines.policy.EnginePolicy`), the provider APIs take none. `bound`
+    picks the end of a documented retention range (openai, deepseek, gemini): "pessimistic" or "optimistic"."""
+    if engine_options and name not in ("vllm", "sglang"):
+        raise UserError(f"provider {name!r} takes no engine settings (they apply to vllm and sglang)")
+    if name in CLAUDE_PLATFORMS:
+        return AnthropicPolicy(CLAUDE_PLATFORMS[name])
+    if name in ("openai", "deepseek", "gemini"):
+        from prefixsim.providers import automatic   # lazy: a Claude replay never loads the automatic caches' rules
+
+        return getattr(automatic, name)(bound)
+    if name == "prefix":
+        return PrefixPolicy()
+    if name in ("vllm", "sglang"):
+        from prefixsim.engines.policy import EnginePolicy   # lazy: a provider API's replay never loads the serving engines
+        return EnginePolicy(name, **engine_options)
+    raise UserError(unknown("provider", name, PROVIDERS))

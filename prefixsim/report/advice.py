@@ -1,0 +1,28 @@
+"""The report's "What to change" section, from an `Advice`."""
+from __future__ import annotations
+
+from prefixsim.advise import Advice
+from prefixsim.advise.output import tables, waterfall_figure
+from prefixsim.report.charts import render_both
+from prefixsim.report.html import Figure, Section
+
+
+def report_section(a: Advice, paths) -> Section:
+    """The report's "What to change" section: the changes and the best combination, where the
+    money is lost, and the waterfall."""
+    shown = ", ".join(str(p) for p in paths)
+    at = a.attribution
+    lost = f"${at.lost_usd:.4f}" if at is not None else "nothing measured"
+    if a.best is not None:
+        reading = (f"The traffic costs ${a.total_usd:.4f} as replayed; {lost} of it is lost to the cache. "
+                   f"The cheapest change the replays show is {a.best.change}: ${a.best.cost_usd:.4f}, "
+                   f"{a.best.percent:.1f}% less.")
+    else:
+        reading = (f"The traffic costs ${a.total_usd:.4f} as replayed; {lost} of it is lost to the cache. "
+                   "No change the replays could test saves money.")
+    figures = [Figure("From today's cost to the best combination", render_both(waterfall_figure(a))[0],
+                      "what-to-change-waterfall", "Each bar is a replay of the same traffic with the changes so far.")] \
+        if a.waterfall else []
+    return Section("What to change", f"Traffic: {shown}. Every saving below is the difference between a replay "
+                   "of the traffic as recorded and a replay of the same traffic with the change.", reading,
+                   [(title, rows, cols) for _, title, rows, cols in tables(a) if rows], figures, anchor="what-to-change")
