@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from prefixsim.core.store import EntryState, Store
 from prefixsim.core.view import View
 from prefixsim.model import Call, Cause, CauseKind, Layer, Request
-from prefixsim.providers.tables import anthropic_strips_thinking, canonical_model
+from prefixsim.providers.tables import ANTHROPIC_TTL_SLACK, anthropic_strips_thinking, canonical_model
 
 
 def explain(call: Call, v: View, ref: View | None, hit: int, below_minimum: bool,
@@ -34,8 +34,10 @@ def explain(call: Call, v: View, ref: View | None, hit: int, below_minimum: bool
             return Cause(CauseKind.TTL_EXPIRED, f"entry at {where}: best effort, no hit assumed at the "
                                                 "pessimistic end (the optimistic figures assume one)")
         if state is EntryState.EXPIRED and entry is not None:
-            return Cause(CauseKind.TTL_EXPIRED,
-                         f"entry at {where} idle {now - entry.last_used:.0f} s > ttl {entry.ttl:.0f} s")
+            idle = now - entry.last_used
+            edge = ("; within the TTL's slack, where an entry is often still read (the TTL is a minimum)"
+                    if breakpoint_rules and idle - entry.ttl <= float(ANTHROPIC_TTL_SLACK.value) else "")
+            return Cause(CauseKind.TTL_EXPIRED, f"entry at {where} idle {idle:.0f} s > ttl {entry.ttl:.0f} s{edge}")
         if state is EntryState.PENDING and entry is not None:
             return Cause(CauseKind.NOT_YET_AVAILABLE,
                          f"entry at {where} written at t={entry.written_at:g}s, readable from "

@@ -27,6 +27,11 @@ ANTHROPIC_MAX_BREAKPOINTS = Sourced(4, "A-PC, docs/rules.md#anthropic-prefix-bre
 ANTHROPIC_LOOKBACK = Sourced(20, "A-PC, docs/rules.md#anthropic-prefix-breakpoints-and-lookback: "
                          "reads walk back at most 20 block positions per breakpoint, itself included")
 ANTHROPIC_DEFAULT_TTL = Sourced("5m", "A-PC, docs/rules.md#anthropic-ttl-and-refresh: default 5 minutes, optional ttl '1h'")
+#: Seconds past its TTL an entry may still be read: the TTL is a minimum and deletion follows
+#: "promptly, though not immediately"; in public transcripts entries were read up to 310 s after the
+#: previous request's start under a 5-minute TTL, and gone from 301 s. A miss in that band says so.
+ANTHROPIC_TTL_SLACK = Sourced(15, "A-PC (the TTL is a minimum, deletion 'promptly, though not immediately'); OBS "
+                                  "(docs/rules.md#anthropic-ttl-and-refresh: read up to 310 s, gone from 301 s)")
 
 #: Minimum cacheable prompt length by canonical model id (A-PC table @2026-08-21; older models from
 #: the 2025-07 doc quoted in haystack-core-integrations PR #2051). Below it: uncached, silently.

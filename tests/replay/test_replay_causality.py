@@ -5,6 +5,8 @@ to or later than the requests that follow: read by the stamps, every later reque
 "not yet available" and reads nothing."""
 import json
 
+import pytest
+
 from cc_fixtures import Transcript, stamp
 
 from prefixsim.replay import replay
@@ -73,3 +75,17 @@ def test_causal_leaves_forward_stamps_alone_and_caps_only_continuations():
 def test_the_rewritten_run_is_our_own_input(tmp_path):
     lines = [json.loads(x) for x in _rewritten(tmp_path).read_text().splitlines()]
     assert sum(x.get("timestamp") == stamp(8838.56) for x in lines) == 2
+
+
+@pytest.mark.parametrize("gap,edge", [(305, True), (314, True), (330, False)])
+def test_a_miss_just_past_the_ttl_says_it_is_in_the_slack(tmp_path, gap, edge):
+    """The TTL is a minimum (A-PC): a miss up to ANTHROPIC_TTL_SLACK past it says the entry is often
+    still read there; further past, it does not (docs/rules.md#anthropic-ttl-and-refresh)."""
+    t = Transcript()
+    t.user(0, "hello")
+    t.call(0, "r0", 0, 20000, ttft=1.0)
+    t.user(gap, "more")
+    t.call(gap, "r1", 0, 20500)
+    row = replay(load(t.write(tmp_path / "s1.jsonl"))).rows[1]
+    assert row.cause.kind == "ttl_expired"
+    assert ("within the TTL's slack" in row.cause.detail) is edge
