@@ -67,7 +67,9 @@ class AutomaticPolicy:
             writes += ", and the common prefix of two requests (read from the next)"
         cap = "none" if r.max_lifetime == float("inf") else f"{r.max_lifetime:.0f} s from the write"
         return {"provider": self.name, "caching": f"automatic; cached at {writes}; longest cached prefix read, {where}",
-                "minimum cacheable tokens": str(r.min_tokens),
+                "minimum cacheable tokens": str(r.min_tokens) if r.minimum("optimistic") == r.min_tokens else
+                (f"{r.min_tokens} documented (the figures shown); reads below it are seen in traffic, so the "
+                 f"*_optimistic figures apply {r.minimum('optimistic')}"),
                 "hit increment": "exact boundary" if r.increment == 1 else f"multiples of {r.increment} tokens",
                 "retention": (f"{r.ttl:.0f} s idle, refreshed by a read; cap {cap}" if r.ttl == r.ttl_optimistic else
                               f"{r.ttl:.0f} s idle (pessimistic: the figures shown) to {r.ttl_optimistic:.0f} s "
@@ -80,6 +82,7 @@ class AutomaticPolicy:
         rule = self.rule(request)
         if rule.writes == "breakpoints":
             return self._at_breakpoints(rule, request, digests, cum, store, now, available_at)
+        least = rule.minimum(self.bound)
         n = len(digests)
         total = cum[-1] if cum else 0
         live = EntryState.LIVE
@@ -96,7 +99,7 @@ class AutomaticPolicy:
                 hit, extra = j - 1, min(inside, cum[j] - (cum[j - 1] if j else 0))
                 break
         matched = (cum[hit] if hit >= 0 else 0) + extra
-        read = _rounded(matched, rule)
+        read = _rounded(matched, rule, least)
         if read == 0:   # a part-block read rounded down to nothing reads nothing (O-PC: none below the minimum)
             hit, unit = -1, None
         if hit >= 0:   # reading a prefix keeps its shorter prefixes alive too (Store.touch_prefix)
@@ -105,9 +108,9 @@ class AutomaticPolicy:
             store.touch(unit, now)
         ttl = rule.idle(self.bound)
         if rule.writes == "every":
-            written_to = [j for j in range(hit + 1, n) if cum[j] >= rule.min_tokens]
+            written_to = [j for j in range(hit + 1, n) if cum[j] >= least]
         else:
-            written_to = [n - 1] if n - 1 > hit and total >= rule.min_tokens else []
+            written_to = [n - 1] if n - 1 > hit and total >= least else []
         for j in written_to:
             store.write(digests[j], cum[j], now, available_at, ttl, j, rule.max_lifetime)
         if rule.common_units:
@@ -117,7 +120,7 @@ class AutomaticPolicy:
         self._remember(request, digests, d0, hit)
         written = cum[written_to[-1]] - read if written_to and rule.write_multiplier_applies else 0
         return Decision(read=read, write_5m=written, write_1h=0, uncached=total - read - written,
-                        hit=hit, blocked=blocked, below_minimum=hit < 0 and total < rule.min_tokens,
+                        hit=hit, blocked=blocked, below_minimum=hit < 0 and total < least,
                         breakpoints=())
 
     def _write_output(self, rule: AutoRule, request: Request, digests: list[bytes], total: int, d0: bytes,
@@ -138,7 +141,7 @@ class AutomaticPolicy:
         ttl = rule.idle(self.bound)
         last = len(ends) - 1
         for k, tokens in enumerate(ends):
-            if tokens >= rule.min_tokens and (rule.writes == "every" or k == last):
+            if tokens >= rule.minimum(self.bound) and (rule.writes == "every" or k == last):
                 store.write(chain[n + k], tokens, now, available_at, ttl, n + k, rule.max_lifetime)
 
     def _at_breakpoints(self, rule: AutoRule, request: Request, digests: list[bytes], cum: list[int],
@@ -172,11 +175,11 @@ class AutomaticPolicy:
             store.touch_prefix(digests, hit, now)
         # "Each request can create up to four cache writes"; which four when more are marked is not
         # said: the deepest are kept.
-        targets = sorted({j for j in marks if j > hit and cum[j] >= rule.min_tokens})[-4:]
+        targets = sorted({j for j in marks if j > hit and cum[j] >= rule.minimum(self.bound)})[-4:]
         for j in targets:
             store.write(digests[j], cum[j], now, available_at, rule.idle(self.bound), j, rule.max_lifetime)
         written = cum[targets[-1]] - read if targets else 0
-        below = hit < 0 and bool(marks) and all(cum[j] < rule.min_tokens for j in marks)
+        below = hit < 0 and bool(marks) and all(cum[j] < rule.minimum(self.bound) for j in marks)
         return Decision(read=read, write_5m=written, write_1h=0, uncached=total - read - written, hit=hit,
                         blocked=blocked, below_minimum=below, breakpoints=())
 
@@ -251,7 +254,7 @@ class AutomaticPolicy:
         if rec is not None and rec[1] is not None and counter is not None and _comparable(rec[1], rec[2], block, request):
             tokens, nbytes = common_block_tokens(counter.tokenizer, rec[1], block)
         ttl = rule.idle(self.bound)
-        if tokens > 0 and base + tokens >= rule.min_tokens:
+        if tokens > 0 and base + tokens >= rule.minimum(self.bound):
             head = xxhash.xxh3_128_digest(block.data[:nbytes])
             ud = xxhash.xxh3_128_digest(parent + _UNIT_MARK + head)
             store.write(ud, base + tokens, now, available_at, ttl, -1, rule.max_lifetime)
@@ -259,7 +262,7 @@ class AutomaticPolicy:
             self._units[parent] = [(nbytes, head, _params_to(request, block), tokens, ud), *units][:UNITS_PER_PARENT]
             if len(self._units) > REMEMBERED_PARENTS:
                 self._units.popitem(last=False)
-        elif tokens == 0 and q - 1 > hit and base >= rule.min_tokens:
+        elif tokens == 0 and q - 1 > hit and base >= rule.minimum(self.bound):
             store.write(digests[q - 1], base, now, available_at, ttl, q - 1, rule.max_lifetime)
 
     def _remember(self, request: Request, digests: list[bytes], d0: bytes, hit: int) -> None:
@@ -335,10 +338,10 @@ def _comparable(old: Block, old_params: tuple[bytes, ...], new: Block, request: 
             and tuple(old_params[:new.layer + 1]) == _params_to(request, new))
 
 
-def _rounded(tokens: int, rule: AutoRule) -> int:
+def _rounded(tokens: int, rule: AutoRule, minimum: int) -> int:
     """Cached tokens end at the last breakpoint: a multiple of the increment (O-PC: 128, GPT-5.5's
     2,048-token breakpoints), none below the minimum."""
-    if tokens < rule.min_tokens:
+    if tokens < minimum:
         return 0
     return tokens - tokens % rule.increment
 

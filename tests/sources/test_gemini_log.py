@@ -83,18 +83,21 @@ def test_real_explicit_cache_cassette_matches_every_observation():
     assert res.summary.prefixsim.exact == 3 and res.summary.cost_predicted_usd == res.summary.cost_observed_usd
 
 
-@pytest.mark.parametrize("name,observed", [
+@pytest.mark.parametrize("name,observed,optimistic", [
     # Real implicit hits on Gemini 2.5 Flash below every documented minimum (1,024 / 2,048): the
-    # replay predicts none at either end, and says where it parts from the API (docs/rules.md).
-    ("test_google_validated_accepts_what_auto_accepts[validated].yaml", [(776, 0), (859, 594)]),
-    ("test_mixed_content_ordering[google_2_5].yaml", [(38, 0), (373, 204)]),
-    ("test_google_model_mobile_youtube_video_url_input.yaml", [(17713, 17379)]),   # a first request: cold
+    # printed (pessimistic) figure reads nothing; the optimistic end applies no minimum, so the range
+    # holds the 594 read (it held only 0 before); 204 read after a 38-token first request came from a
+    # cache outside the recording (docs/rules.md#google-gemini).
+    ("test_google_validated_accepts_what_auto_accepts[validated].yaml", [(776, 0), (859, 594)], [0, 776]),
+    ("test_mixed_content_ordering[google_2_5].yaml", [(38, 0), (373, 204)], [0, 38]),
+    ("test_google_model_mobile_youtube_video_url_input.yaml", [(17713, 17379)], [0]),   # a first request: cold
 ])
-def test_real_implicit_recordings_are_read_and_compared(name, observed):
+def test_real_implicit_recordings_are_read_and_compared(name, observed, optimistic):
     rows = _rows(data_file("gemini-api", name))
     assert [(r.observed.prompt_tokens, r.observed.cache_read) for r in rows] == observed
     assert [r.predicted.prompt_tokens for r in rows] == [p for p, _ in observed]
-    assert all(r.predicted.cache_read == r.predicted_optimistic.cache_read == 0 for r in rows)
+    assert all(r.predicted.cache_read == 0 for r in rows)
+    assert [r.predicted_optimistic.cache_read for r in rows] == optimistic
 
 
 @pytest.mark.parametrize("path", [FIXTURES / "implicit.jsonl", FIXTURES / "explicit.jsonl",
