@@ -107,9 +107,13 @@ def score(folders: list[tuple[str, Path]], by: str = "source") -> dict[str, Scor
         for unit in units:
             try:
                 with collecting():   # a skipped line costs its request here; the replay itself reports it
-                    rows.extend(replay(load(unit)).rows)
+                    got = replay(load(unit)).rows
             except UserError as e:
                 out[f"{name} (not replayed)"].unreplayed.append(f"{unit.name}: {e}")
+                continue
+            if not got:   # `prefixsim replay` refuses it: no requests found
+                out[f"{name} (not replayed)"].unreplayed.append(f"{unit.name}: no requests found")
+            rows.extend(got)
         versions = _versions(folder) if by == "version" else {}
         for row in rows:
             if row.observed is None or row.naive_read is None:
