@@ -88,3 +88,43 @@ def test_the_entry_kept_after_dropping_thinking_past_the_lookback_is_not_found(t
     # static estimate of claude_code.py; the rest is written again
     assert (r.predicted.cache_read, r.predicted.cache_creation) == (19999, size - 19999 + 50)
     assert r.cause.kind == "prefix_changed"
+
+
+def _cd_between_turns(version):
+    t = Transcript()
+    t.user(0, "hello", cwd="/p", version=version)
+    t.call(0, "r0", 12000, 8000)
+    t.user(10, "more", cwd="/p", version=version)
+    t.call(10, "r1", 20000, 500)
+    t.user(20, "and in dist?", cwd="/p/dist", version=version)   # a `cd dist` in the turn before stayed
+    t.call(20, "r2", 20500, 300)
+    for line in t.lines:   # as Claude Code writes it: every line names the version
+        line["version"] = version
+    return t
+
+
+def test_a_version_that_keeps_the_launch_directory_reads_the_conversation_after_a_cd(tmp_path):
+    """Claude Code 2.1.146 names the launch directory in its prompt whatever `cd` did (issue 30: both
+    such turns of a public 2.1.146 session read the whole conversation): nothing is rendered anew."""
+    rows = _rows(_cd_between_turns("2.1.146"), tmp_path)
+    assert rows["r2"].predicted.cache_read == rows["r2"].observed.cache_read == 20500
+    assert rows["r2"].cause.kind == ""
+
+
+def test_a_version_between_the_seen_ones_re_renders_and_says_it_is_unconfirmed(tmp_path):
+    rows = _rows(_cd_between_turns("2.1.40"), tmp_path)
+    assert rows["r2"].predicted.cache_read == 0     # as 2.0.x-2.1.15 did: only what no read has shown is shared
+    assert "unconfirmed on Claude Code 2.1.40" in rows["r2"].cause.detail
+    # and the versions seen re-rendering say nothing of the kind
+    old = _rows(_cd_between_turns("2.1.15"), tmp_path / "old")
+    assert old["r2"].predicted.cache_read == 0 and "unconfirmed" not in old["r2"].cause.detail
+
+
+def test_versions_compare_as_numbers():
+    from prefixsim.sources.claude_code.versions import parsed, prompt_follows_cd, uncertain_cd
+
+    assert parsed("2.1.146") == (2, 1, 146) and parsed("2.1.x") is None and parsed("") is None
+    assert prompt_follows_cd("2.1.145") and not prompt_follows_cd("2.1.146") and not prompt_follows_cd("2.2.0")
+    assert prompt_follows_cd("") and prompt_follows_cd("1.0.102")
+    assert uncertain_cd("2.1.16") and uncertain_cd("2.1.145") and not uncertain_cd("2.1.15")
+    assert not uncertain_cd("2.1.146") and not uncertain_cd("")

@@ -13,6 +13,7 @@ import xxhash
 from prefixsim.core.sharedseq import MIN_SHARED, PrefixTuple
 from prefixsim.model import Block, Call, Layer, Request, Usage
 from prefixsim.providers.tables import anthropic_config_layer
+from prefixsim.sources.claude_code.versions import uncertain_cd
 from prefixsim.sources.record import Record
 
 
@@ -196,6 +197,9 @@ class Calibrator:
             name, label = f"cc-first|{r.shared}|{first}", "first request as another session sent it"
         else:
             name, label = f"cc-static|{r.family}|{r.env}", f"{r.family} static prefix"
+            version = r.shared.split("|", 1)[0]
+            if r.event == "environment" and uncertain_cd(version):
+                label += f" in a new working directory (unconfirmed on Claude Code {version}: 2.1.146 keeps the launch one)"
         return [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
                 Block(Layer.SYSTEM, name.encode(), label, tokens=static - shared)]
 

@@ -49,12 +49,13 @@ from prefixsim.errors import UserError, shown
 from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
-from prefixsim.sources.claude_code.order import causal
 from prefixsim.sources.claude_code.message import not_only_tool_results as _not_only_tool_results
 from prefixsim.sources.claude_code.message import parts as _parts
 from prefixsim.sources.claude_code.message import text_of as _text_of
 from prefixsim.sources.claude_code.message import thinking_setting as _thinking_setting
 from prefixsim.sources.claude_code.message import usage_of as _usage
+from prefixsim.sources.claude_code.order import causal
+from prefixsim.sources.claude_code.versions import prompt_follows_cd
 from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
 from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, request_key
@@ -231,10 +232,12 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                 # its setting; a transcript without any (before 2.0) is taken as one setting throughout
                 turn_think[stream] = setting
             cwd = o.get("cwd") if isinstance(o.get("cwd"), str) else None
-            if new_turn and cwd is not None and stream == "main":
+            version = o.get("version") if isinstance(o.get("version"), str) else ""
+            if new_turn and cwd is not None and stream == "main" and prompt_follows_cd(version):
                 if turn_cwd.get(stream, cwd) != cwd and stream in requested:
                     # The system prompt names the working directory; a turn started in another one
-                    # (a `cd` that stayed) renders it anew (docs/rules.md#claude-code-transcripts-parent-chain).
+                    # (a `cd` that stayed) renders it anew, up to the versions that keep the launch
+                    # directory (versions.py; docs/rules.md#claude-code-transcripts-parent-chain).
                     pending.setdefault(stream, "environment")
                 turn_cwd[stream] = cwd
             if says and turn.get(stream):

@@ -1,0 +1,40 @@
+"""What a Claude Code version puts in its prompt, where versions differ and the transcript shows it.
+
+The system prompt names the session's working directory. Up to 2.1.15 at least, a `cd` that stayed
+made the next turn's prompt name the new directory (re-rendered: only the cross-session prefix is
+read): 90 of 93 such turns in `scotthamilton77/claude-code-sidekick` (2.0.x), and every such turn in
+the other public transcripts (1.0.102, 2.1.15). By 2.1.146 the prompt keeps the launch ("primary")
+directory: a `cd` inside the project still moves the transcript's `cwd`, and both such turns of a
+2.1.146 session read the whole conversation (issue 30; the harness stopped adopting `cd` as the
+session's directory around 2026-04: anthropics/claude-code#42844). Between the two, no public
+transcript shows either, so the replay keeps the earlier behaviour and says so.
+"""
+from __future__ import annotations
+
+#: The first version seen keeping the launch directory in its prompt after a `cd`.
+KEEPS_LAUNCH_DIRECTORY = (2, 1, 146)
+#: The last version seen re-rendering the prompt in the new directory.
+RENDERS_NEW_DIRECTORY = (2, 1, 15)
+
+
+def parsed(version: str) -> tuple[int, ...] | None:
+    """"2.1.146" -> (2, 1, 146); None when it is no dotted version."""
+    parts = version.split(".")
+    if not parts or not all(p.isdigit() for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
+
+
+def prompt_follows_cd(version: str) -> bool:
+    """Whether a turn started in another working directory renders the system prompt anew. Unknown
+    or unparsed versions, and those between the last seen doing so and the first seen not, keep
+    the behaviour seen longest (`uncertain_cd` names that band)."""
+    v = parsed(version)
+    return v is None or v < KEEPS_LAUNCH_DIRECTORY
+
+
+def uncertain_cd(version: str) -> bool:
+    """A version between the last seen re-rendering after a `cd` and the first seen keeping the
+    launch directory: the replay re-renders there, unconfirmed."""
+    v = parsed(version)
+    return v is not None and RENDERS_NEW_DIRECTORY < v < KEEPS_LAUNCH_DIRECTORY
