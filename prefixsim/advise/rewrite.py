@@ -15,7 +15,7 @@ from prefixsim.sources.traffic import Head, Traffic
 #: A per-walk rewrite of one record.
 Step = Callable[[Record], Record]
 
-#: The time to first token a replay assumes where the source gave none (runner.Simulator's default).
+#: The time to first token a replay assumes where the source gave none (core/simulator.Simulator's default).
 DEFAULT_TTFT = 1.0
 
 
@@ -134,7 +134,7 @@ def stable_order() -> Step:
         except ValueError:
             return b
         data = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
-        return b if data == b.data else Block(b.layer, data, b.path, b.breakpoint, b.tokens)
+        return b if data == b.data else replace(b, data=data)   # keeps its size and what the model sees
 
     def one(c: Call) -> Call:
         blocks = [sorted_keys(b) for b in c.request.blocks]
@@ -143,7 +143,7 @@ def stable_order() -> Step:
             marks = [blocks[i].breakpoint for i in tools]   # markers stay at their positions
             order = sorted((blocks[i] for i in tools), key=lambda b: b.data)
             for k, (i, b) in enumerate(zip(tools, order)):
-                blocks[i] = Block(b.layer, b.data, f"tools[{k}]", marks[k], b.tokens)
+                blocks[i] = replace(b, path=f"tools[{k}]", breakpoint=marks[k])
         return with_blocks(c, blocks)
     return lambda rec: calls(rec, one)
 

@@ -1,6 +1,6 @@
 """Fork vs fresh sub-agent: the input cost of N children as a function of the history they would inherit.
 
-The two designs, as the scenario builder makes them (designs.py) and Claude Code sends them:
+The two designs, as the scenario builder makes them (check_designs.py) and Claude Code sends them:
 
 - fork: each child re-sends the parent's prompt P (static prefix + history), the parent's reply that
   spawns the children (a text block and N tool_use blocks) and a user message of N placeholder

@@ -330,7 +330,9 @@ _G25_FLASH_BELOW = ("reads below the minimum: a 594-token read of an 859-token p
 _G25 = "G-CC 2026-10-13; the 2026-05-07 copy says 1,024 for 2.5 Flash and 4,096 for 2.5 Pro"
 #: Longest matching prefix of the model id wins (gemini-2.5-flash covers -lite and dated previews).
 GEMINI_RULES: dict[str, AutoRule] = {
-    "gemini-2.5-flash": _gemini(2048, _G25, _G25_FLASH_BELOW), "gemini-2.5-pro": _gemini(2048, _G25),
+    "gemini-2.5-flash": _gemini(2048, _G25, _G25_FLASH_BELOW),
+    # Flash-Lite: no traffic shows it reading below its minimum (the longest prefix would give it Flash's)
+    "gemini-2.5-flash-lite": _gemini(2048, _G25), "gemini-2.5-pro": _gemini(2048, _G25),
     "gemini-3-flash": _gemini(1024, "G-CC 2026-05-07 only: Gemini 3 Flash Preview"),
     "gemini-3-pro": _gemini(4096, "G-CC 2026-05-07: Gemini 3 Pro Preview"),
     "gemini-3.1": _gemini(4096, "G-CC 2026-10-13: Gemini 3.1 Pro Preview"),

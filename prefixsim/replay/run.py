@@ -91,7 +91,7 @@ class Summary:
     variant: WhatIf
     price_source: str
     output_in_cost: bool
-    outside: Outside = Outside()   # reads of a cache no request in the data wrote (attribution.py)
+    outside: Outside = Outside()   # reads of a cache no request in the data wrote (replay/outside.py)
     price_sources: frozenset[str] = frozenset()   # each source as priced; `price_source` joins them
 
 

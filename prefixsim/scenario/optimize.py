@@ -3,7 +3,7 @@
 Each dimension lists the values a design may take; the designs are every combination (the grid),
 applied to each run the scenario asks for (every variant at every sweep value). A design is an
 ordinary scenario run whose settings are the run's with the dimension values put in, so it is
-simulated, checked and collected exactly as `prefixsim run` does a variant (variants.simulate).
+simulated, checked and collected exactly as `prefixsim run` does a variant (scenario/simulate.py: simulate).
 
 - `ttl`: the scenario's `ttl` (steps that set their own keep it).
 - `breakpoints`: the scenario's `breakpoints`, any value the field takes.

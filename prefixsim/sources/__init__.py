@@ -16,7 +16,7 @@ from pathlib import Path
 from prefixsim.core.tokens import get_tokenizer
 from prefixsim.errors import UserError
 from prefixsim.sources import problems
-from prefixsim.sources.claude_code import transcript as claude_code
+from prefixsim.sources.claude_code import transcript as _transcript
 from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
@@ -38,7 +38,7 @@ def _classify(obj: object) -> str | None:
             return "bailian"
         if "input_length" in obj:
             return "mooncake"
-    if claude_code.is_transcript_line(obj):
+    if _transcript.is_transcript_line(obj):
         return "claude-code"
     # lazy: a transcript replay never loads the API-log readers
     from prefixsim.sources import anthropic_log, gemini_log, openai_log
@@ -137,7 +137,7 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
     if fmt == "claude-code" and p.is_dir():
         return list(Traffic(_parts(p, fmt, with_subagents, set()), rebase=False))
     if fmt == "claude-code":
-        return claude_code.load(p, bool(with_subagents))
+        return _transcript.load(p, bool(with_subagents))
     return _read(p, fmt)
 
 
@@ -156,7 +156,7 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     dropped among transcripts is replayed as what it is, never read as a transcript with no calls.
     A file of another kind (an engine trace) is skipped and named."""
     sessions, logs = [], []
-    for main, sub in claude_code.files_for(p, with_subagents):
+    for main, sub in _transcript.files_for(p, with_subagents):
         kind = None if main is None else problems.guarded(str(main), None, sniff, main)
         if kind in ("anthropic", "gemini", *OPENAI_FORMATS):
             logs.append((main, kind))
@@ -192,20 +192,20 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefi
     parts: list[Part] = []
     for log, kind in logs:
         # Each file in the folder names its own streams once the folder holds more than one.
-        own = f"{claude_code.session_key(p, log, None)}.jsonl/" if len(logs) + len(sessions or ()) > 1 else ""
+        own = f"{_transcript.session_key(p, log, None)}.jsonl/" if len(logs) + len(sessions or ()) > 1 else ""
         parts.extend(_parts(log, kind, None, seen, prefix + own))
     if sessions == []:
         return parts
     alone = prefix
     if logs and sessions and len(sessions) == 1:   # a lone session beside logs: its "main" is not theirs
-        alone += f"{claude_code.session_key(p, *sessions[0])}/"
-    raws = claude_code.raws(p, subagents, sessions, alone)
+        alone += f"{_transcript.session_key(p, *sessions[0])}/"
+    raws = _transcript.raws(p, subagents, sessions, alone)
     # Every call still shapes its stream's blocks; a request another path had is only left out.
     dropped = {r.request_id for r in raws if r.request_id in seen}
     seen.update(r.request_id for r in raws)
     heads = [Head(r.start, r.timestamp, r.stream, r.usage.cache_write_1h > 0, False)
              for r in raws if r.request_id not in dropped]
-    parts.append(Part(heads, lambda: (x for x in claude_code.calibrated(raws) if x.request_id not in dropped)))
+    parts.append(Part(heads, lambda: (x for x in _transcript.calibrated(raws) if x.request_id not in dropped)))
     return parts
 
 

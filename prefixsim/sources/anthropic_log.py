@@ -21,7 +21,7 @@ from prefixsim.io.yamlsafe import check_aliases
 from prefixsim.model import PROMPT_END, Block, Call, Layer, Request, Usage
 from prefixsim.providers.anthropic import breakpoints as anthropic_breakpoints
 from prefixsim.sources import problems
-from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back, decode_body
+from prefixsim.sources.cassette import back_to_back, decode_body, note_back_to_back
 from prefixsim.sources.cloud import cloud_model, with_url_model
 from prefixsim.sources.files import check_regular
 from prefixsim.sources.problems import guarded
@@ -339,8 +339,6 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     platforms: set[str] = set()
     inters = doc.get("interactions") or []
     offsets = back_to_back(inters)
-    if offsets is not None:
-        problems.note(str(path), None, BACK_TO_BACK_NOTE)
     for i, inter in enumerate(inters):
         at = offsets[i] if offsets is not None else None
         rec = guarded(str(path), None, _interaction, inter, i, path, len(out), sizer, at, where=f"interaction {i}")
@@ -354,6 +352,7 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
         names = " and ".join("Amazon Bedrock" if p == "bedrock" else "Vertex AI" for p in sorted(platforms))
         problems.note(str(path), None, f"requests sent to {names} are cached and priced as the Anthropic model "
                                        "(the platform's own prices are not applied)")
+    note_back_to_back(str(path), offsets, out)
     return out
 
 

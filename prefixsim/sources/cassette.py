@@ -294,6 +294,13 @@ def _duration(inter: Any) -> float | None:
     return duration_seconds(resp.get("duration", inter.get("duration")))
 
 
+def note_back_to_back(path: str, offsets: list[float] | None, records: list) -> None:
+    """Say that calls were placed back to back, when at least one record took its time from the
+    durations (a record whose response carries a time, OpenAI's `created`, keeps that time)."""
+    if offsets is not None and any(r.timestamp.startswith("+") for r in records):
+        problems.note(path, None, BACK_TO_BACK_NOTE)
+
+
 def back_to_back(inters: list) -> list[float] | None:
     """Start offsets of a cassette's interactions placed back to back by their recorded durations
     (go-vcr keeps a `duration` per call and no time): each call starts as the one before it ends, the

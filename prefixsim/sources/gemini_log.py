@@ -33,7 +33,7 @@ from prefixsim.model import CachedRef, Call, Layer, Request, Usage
 from prefixsim.providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
 from prefixsim.sources import problems
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
-from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back, interactions, load_document, request_of, requests_in
+from prefixsim.sources.cassette import back_to_back, note_back_to_back, interactions, load_document, request_of, requests_in
 from prefixsim.sources.gemini_wire import GeminiExchange, _ttl, is_call, kind, looks_gemini, observed_usage, split, streamed
 from prefixsim.sources.jsonl import iter_jsonl
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _sizes
@@ -250,8 +250,6 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     reader = Reader(str(path), sizer)
     inters = interactions(load_document(path), path)
     reader.offsets = back_to_back(inters)
-    if reader.offsets is not None:
-        problems.note(str(path), None, BACK_TO_BACK_NOTE)
 
     def one(inter: Any, i: int) -> None:
         reader.interaction = i
@@ -266,7 +264,9 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
 
     for i, inter in enumerate(inters):
         problems.guarded(str(path), None, one, inter, i, where=f"interaction {i}")
-    return reader.records()
+    records = reader.records()
+    note_back_to_back(str(path), reader.offsets, records)
+    return records
 
 
 def sniff_cassette(path: Path) -> bool:

@@ -1,7 +1,7 @@
 """The Gemini API's wire shapes as a log or cassette holds them: one call (`GeminiExchange`) split from a
 line, what kind of call it is (generateContent, or a CachedContent's create / update / delete),
 its usage as token classes, the durations and times of a cache, and a streamed response joined.
-REST camelCase and the google-genai SDK's snake_case alike (`gemini_render.field`)."""
+REST camelCase and the google-genai SDK's snake_case alike (`wire/gemini.py: field`)."""
 from __future__ import annotations
 
 import datetime as dt

@@ -8,7 +8,7 @@ from typing import Any
 from prefixsim.errors import UserError
 from prefixsim.sources import problems
 from prefixsim.sources.anthropic_log import Sizer
-from prefixsim.sources.cassette import BACK_TO_BACK_NOTE, back_to_back, interactions, load_document, request_of, requests_in
+from prefixsim.sources.cassette import back_to_back, note_back_to_back, interactions, load_document, request_of, requests_in
 from prefixsim.sources.openai_log import Exchange, inferred_outputs, looks_openai, record
 from prefixsim.sources.record import Record
 from prefixsim.sources.scan import LineChecks
@@ -38,8 +38,6 @@ def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list
     checks = LineChecks(path)
     out: list[Record] = []
     where = str(path)
-    if offsets is not None:
-        problems.note(where, None, BACK_TO_BACK_NOTE)
 
     def one(inter: Any, i: int) -> Record | None:
         body, resp, uri, method = request_of(inter)
@@ -58,6 +56,7 @@ def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list
             checks.usage(rec.observed, 0)
             out.append(rec)
     checks.finish()
+    note_back_to_back(where, offsets, out)
     return inferred_outputs(out)
 
 

@@ -1,7 +1,7 @@
 """OpenAI Chat Completions and Responses traffic, and DeepSeek's OpenAI-compatible API: JSONL request
 logs and VCR cassettes, with usage when present.
 
-Blocks are what the model sees (`openai_render`): tools, instructions, then one block per message or
+Blocks are what the model sees (`wire/openai.py`): tools, instructions, then one block per message or
 input item (per content part where a `prompt_cache_breakpoint` marks one). Sizes are counted with the
 model's tiktoken encoding and OpenAI's chat framing, then anchored to observed usage: a request's
 prompt count is exact at its end, and a later request that starts with the same blocks is exact at
@@ -385,6 +385,6 @@ def inferred_outputs(records: list[Record]) -> list[Record]:
                 or any(a.key != b.key for a, b in zip(pr.blocks, req.blocks[:n]))):
             continue
         echo = req.blocks[n]
-        reply = Block(echo.layer, echo.data, echo.path, tokens=prev.observed.output_tokens)
+        reply = Block(echo.layer, echo.data, echo.path, tokens=prev.observed.output_tokens, sees=echo.sees)
         out[i] = replace(prev, call=replace(prev.call, request=replace(pr, output=(reply,))))
     return out

@@ -108,7 +108,7 @@ def test_bedrock_offers_1h_from_claude_4_5_vertex_and_the_api_on_every_model():
 
 
 @pytest.mark.parametrize("model,family,minimum", [
-    ("gemini-2.5-flash", "gemini-2.5-flash", 2048), ("gemini-2.5-flash-lite", "gemini-2.5-flash", 2048),
+    ("gemini-2.5-flash", "gemini-2.5-flash", 2048), ("gemini-2.5-flash-lite", "gemini-2.5-flash-lite", 2048),
     ("google/gemini-2.5-pro", "gemini-2.5-pro", 2048),                 # router prefix
     ("publishers/google/models/gemini-3.5-flash", "gemini-3.5", 4096),  # Vertex resource path: last part
     (" Gemini-3-Flash-Preview ", "gemini-3-flash", 1024), ("gemini-3.1-pro-preview", "gemini-3.1", 4096),
@@ -127,7 +127,7 @@ def test_gemini_before_2_5_has_no_implicit_caching():
     with pytest.raises(UserError) as e:
         gemini_rule("models/gemini-2.0-flash")
     assert str(e.value) == ("unknown Gemini model 'models/gemini-2.0-flash' for implicit caching (2.5 and later; "
-                            "known families: gemini-2.5-flash, gemini-2.5-pro, gemini-3-flash, gemini-3-pro, "
+                            "known families: gemini-2.5-flash, gemini-2.5-flash-lite, gemini-2.5-pro, gemini-3-flash, gemini-3-pro, "
                             "gemini-3.1, gemini-3.5, gemini-3.6, gemini-3.7, gemini-3.8, gemini-4)")
 
 

@@ -85,7 +85,7 @@ def test_the_entry_kept_after_dropping_thinking_past_the_lookback_is_not_found(t
     t.call(60, "next", 19999, size - 19999 + 50, model=SONNET)
     r = _rows(t, tmp_path)["next"]
     # only the static prefix is found: r0's size less its first message ("hello", 1 token), the
-    # static estimate of claude_code.py; the rest is written again
+    # static estimate of sources/claude_code/transcript.py; the rest is written again
     assert (r.predicted.cache_read, r.predicted.cache_creation) == (19999, size - 19999 + 50)
     assert r.cause.kind == "prefix_changed"
 
@@ -123,7 +123,9 @@ def test_a_version_between_the_seen_ones_re_renders_and_says_it_is_unconfirmed(t
 def test_versions_compare_as_numbers():
     from prefixsim.sources.claude_code.versions import parsed, prompt_follows_cd, uncertain_cd
 
-    assert parsed("2.1.146") == (2, 1, 146) and parsed("2.1.x") is None and parsed("") is None
+    assert parsed("2.1.146") == (2, 1, 146) and parsed("2.1.x") == (2, 1) and parsed("") is None
+    assert parsed("2.1.146-beta") == parsed("v2.1.146 ") == (2, 1, 146) and parsed("beta") is None
+    assert not prompt_follows_cd("2.2.0-rc.1") and uncertain_cd("2.1.90-beta")
     assert prompt_follows_cd("2.1.145") and not prompt_follows_cd("2.1.146") and not prompt_follows_cd("2.2.0")
     assert prompt_follows_cd("") and prompt_follows_cd("1.0.102")
     assert uncertain_cd("2.1.16") and uncertain_cd("2.1.145") and not uncertain_cd("2.1.15")

@@ -74,3 +74,16 @@ def test_recorded_times_win_over_durations():
     assert back_to_back(inters) is None
     assert back_to_back([]) is None
     assert back_to_back([{"response": {"duration": "1s"}}, {"duration": 2}]) == [0.0, 1.0]
+
+
+def test_a_response_time_wins_over_the_durations_and_no_note_says_otherwise(tmp_path):
+    """OpenAI's responses carry `created`: those calls keep their own times, and the replay does not
+    claim it placed them back to back."""
+    def timed(k):
+        body, resp = _openai(k)
+        return body, {**resp, "created": 1733050000 + 30 * k}
+    p = _go_vcr(tmp_path, timed, "https://api.openai.com/v1/chat/completions", ["2.5s", "3.2s", "850ms"])
+    with collecting() as seen:
+        records = load(p)
+    assert [r.call.t for r in records] == [1733050000.0, 1733050030.0, 1733050060.0]
+    assert not any("back to back" in str(x) for x in seen.notes)

@@ -11,18 +11,22 @@ transcript shows either, so the replay keeps the earlier behaviour and says so.
 """
 from __future__ import annotations
 
+import re
+
 #: The first version seen keeping the launch directory in its prompt after a `cd`.
 KEEPS_LAUNCH_DIRECTORY = (2, 1, 146)
 #: The last version seen re-rendering the prompt in the new directory.
 RENDERS_NEW_DIRECTORY = (2, 1, 15)
 
 
+_VERSION = re.compile(r"v?(\d+(?:\.\d+)*)")
+
+
 def parsed(version: str) -> tuple[int, ...] | None:
-    """"2.1.146" -> (2, 1, 146); None when it is no dotted version."""
-    parts = version.split(".")
-    if not parts or not all(p.isdigit() for p in parts):
-        return None
-    return tuple(int(p) for p in parts)
+    """"2.1.146" -> (2, 1, 146), its numeric core for a pre-release or a build ("2.1.146-beta",
+    "v2.2.0-rc.1"); None when it starts with no version number."""
+    m = _VERSION.match(version.strip())
+    return tuple(int(p) for p in m.group(1).split(".")) if m else None
 
 
 def prompt_follows_cd(version: str) -> bool:
