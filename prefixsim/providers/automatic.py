@@ -139,9 +139,10 @@ class AutomaticPolicy:
             cum += b.tokens if b.tokens is not None else (counter.count(b) if counter is not None else 0)
             ends.append(cum)
         ttl = rule.idle(self.bound)
+        least = rule.minimum(self.bound)
         last = len(ends) - 1
         for k, tokens in enumerate(ends):
-            if tokens >= rule.minimum(self.bound) and (rule.writes == "every" or k == last):
+            if tokens >= least and (rule.writes == "every" or k == last):
                 store.write(chain[n + k], tokens, now, available_at, ttl, n + k, rule.max_lifetime)
 
     def _at_breakpoints(self, rule: AutoRule, request: Request, digests: list[bytes], cum: list[int],
@@ -150,6 +151,7 @@ class AutomaticPolicy:
         boundaries, longest first, counted exactly; writes only at breakpoints past the read."""
         n = len(digests)
         total = cum[-1] if cum else 0
+        least = rule.minimum(self.bound)
         explicit = sorted({i for i in request.explicit if 0 <= i < n})
         lookups = set(explicit[:2]) | set(explicit[-50:])
         marks = list(explicit)
@@ -175,11 +177,11 @@ class AutomaticPolicy:
             store.touch_prefix(digests, hit, now)
         # "Each request can create up to four cache writes"; which four when more are marked is not
         # said: the deepest are kept.
-        targets = sorted({j for j in marks if j > hit and cum[j] >= rule.minimum(self.bound)})[-4:]
+        targets = sorted({j for j in marks if j > hit and cum[j] >= least})[-4:]
         for j in targets:
             store.write(digests[j], cum[j], now, available_at, rule.idle(self.bound), j, rule.max_lifetime)
         written = cum[targets[-1]] - read if targets else 0
-        below = hit < 0 and bool(marks) and all(cum[j] < rule.minimum(self.bound) for j in marks)
+        below = hit < 0 and bool(marks) and all(cum[j] < least for j in marks)
         return Decision(read=read, write_5m=written, write_1h=0, uncached=total - read - written, hit=hit,
                         blocked=blocked, below_minimum=below, breakpoints=())
 
@@ -238,6 +240,7 @@ class AutomaticPolicy:
         """DS kv_cache: the common prefix of this request and the latest one it shares a start with is
         persisted as a unit of its own, readable by later requests (not by this one)."""
         n = len(digests)
+        least = rule.minimum(self.bound)
         q = hit + 1
         while q < n:
             rec = self._next.get(digests[q - 1] if q else d0)
@@ -254,7 +257,7 @@ class AutomaticPolicy:
         if rec is not None and rec[1] is not None and counter is not None and _comparable(rec[1], rec[2], block, request):
             tokens, nbytes = common_block_tokens(counter.tokenizer, rec[1], block)
         ttl = rule.idle(self.bound)
-        if tokens > 0 and base + tokens >= rule.minimum(self.bound):
+        if tokens > 0 and base + tokens >= least:
             head = xxhash.xxh3_128_digest(block.data[:nbytes])
             ud = xxhash.xxh3_128_digest(parent + _UNIT_MARK + head)
             store.write(ud, base + tokens, now, available_at, ttl, -1, rule.max_lifetime)
@@ -262,7 +265,7 @@ class AutomaticPolicy:
             self._units[parent] = [(nbytes, head, _params_to(request, block), tokens, ud), *units][:UNITS_PER_PARENT]
             if len(self._units) > REMEMBERED_PARENTS:
                 self._units.popitem(last=False)
-        elif tokens == 0 and q - 1 > hit and base >= rule.minimum(self.bound):
+        elif tokens == 0 and q - 1 > hit and base >= least:
             store.write(digests[q - 1], base, now, available_at, ttl, q - 1, rule.max_lifetime)
 
     def _remember(self, request: Request, digests: list[bytes], d0: bytes, hit: int) -> None:
