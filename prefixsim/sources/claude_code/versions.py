@@ -1,9 +1,10 @@
 """What a Claude Code version puts in its prompt, where versions differ and the transcript shows it.
 
 The system prompt names the session's working directory. Up to 2.1.15 at least, a `cd` that stayed
-made the next turn's prompt name the new directory (re-rendered: only the cross-session prefix is
-read): 90 of 93 such turns in `scotthamilton77/claude-code-sidekick` (2.0.x), and every such turn in
-the other public transcripts (1.0.102, 2.1.15). By 2.1.146 the prompt keeps the launch ("primary")
+made the next turn's prompt name the new directory (re-rendered: only a static prefix is read):
+of the turns started in another directory within 5 minutes of the previous request, 93 of 94 in
+`scotthamilton77/claude-code-sidekick` (2.0.x) and all 3 in the other public transcripts (1.0.102,
+2.1.15) read less than 90 % of the previous prompt. By 2.1.146 the prompt keeps the launch ("primary")
 directory: a `cd` inside the project still moves the transcript's `cwd`, and both such turns of a
 2.1.146 session read the whole conversation (issue 30; the harness stopped adopting `cd` as the
 session's directory around 2026-04: anthropics/claude-code#42844). Between the two, no public
