@@ -102,8 +102,8 @@ def describe_parting(old: Request, new: Request, i: int) -> str:
     if i < len(old.blocks):
         ob = old.blocks[i]
         if ob.key == nb.key:
-            if nb.layer == Layer.TOOLS:   # only the thinking configuration and effort enter there
-                return f"{place}: thinking or effort configuration changed (rendered ahead of the tools on {new.model})"
+            if nb.layer == Layer.TOOLS:   # only effort enters there
+                return f"{place}: effort changed (rendered ahead of the tools on {new.model})"
             return f"{place}: {nb.layer.label}-layer parameters changed"
         a, b = ob.data, nb.data
         k = next((x for x in range(min(len(a), len(b))) if a[x] != b[x]), min(len(a), len(b)))

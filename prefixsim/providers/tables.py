@@ -4,12 +4,12 @@ Anthropic prompt-caching doc @2026-08-21, O-PC / O-OLD = OpenAI prompt-caching g
 context-caching guide and launch note)."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from prefixsim.errors import UserError
 from prefixsim.io.suggest import unknown
+from prefixsim.providers.model_ids import canonical_model
 
 T = TypeVar("T")
 
@@ -89,13 +89,17 @@ ANTHROPIC_KEEPS_THINKING: dict[str, Sourced] = {
 ANTHROPIC_DEFAULT_EFFORT = Sourced("high", "A-EF 2026-08-21: effort 'high' is the default, the same as omitting it "
                                        "(docs/rules.md#anthropic-thinking-blocks-and-effort)")
 
-#: Where the thinking configuration and the resolved effort enter the prompt, hence which layers a
-#: change of either invalidates (A-PC 2026-08-21 "What invalidates the cache": messages always; tools
-#: and system "model-specific", on models that render the configuration ahead of them; no list given).
+#: Where the resolved effort enters the prompt, hence which layers a change of it invalidates (A-PC
+#: 2026-08-21 "What invalidates the cache": messages always; tools and system "model-specific"; no list
+#: given). The thinking configuration enters at the messages on every model (`THINKING_LAYER`).
 _CONFIG_AHEAD = ("CC-PC 2026-10-08: 'on most models, each effort level has its own cache, so changing effort "
-                 "mid-session recomputes the entire request'; A-PC 2026-08-21: thinking parameters have the same "
-                 "model-specific effect as effort; per-model placement unpublished (UNCONFIRMED) "
+                 "mid-session recomputes the entire request'; per-model placement unpublished (UNCONFIRMED) "
                  "(docs/rules.md#anthropic-thinking-blocks-and-effort)")
+#: A change of the thinking configuration invalidates the messages and keeps tools and system, on every model.
+THINKING_LAYER = Sourced("messages", (
+    "A-PC @544a0da6: 'Cached system prompts and tools will be reused when thinking parameters change'; A-PC 2026-08-21: "
+    "model-specific, no list (UNCONFIRMED); OBS: 4 of 4 switches on Opus 4.5 / 4.6 in 2 public Claude Code sources "
+    "read tools and system (docs/rules.md#anthropic-thinking-blocks-and-effort)"))
 _CONFIG_MESSAGES = ("A-PC up to 2026-07-23 (@544a0da6): 'Cached system prompts and tools will be reused when "
                     "thinking parameters change'; these models take no effort parameter "
                     "(docs/rules.md#anthropic-thinking-blocks-and-effort)")
@@ -112,8 +116,8 @@ ANTHROPIC_CONFIG_LAYER: dict[str, Sourced] = {
 
 
 def anthropic_config_layer(model: str) -> str:
-    """'tools' when a thinking or effort change invalidates the whole prompt, else 'messages'
-    (also for a model the tables do not know: the policy names it as an error of its own)."""
+    """'tools' when an effort change invalidates the whole prompt, else 'messages' (also for a model the
+    tables do not know: the policy names it as an error of its own)."""
     row = ANTHROPIC_CONFIG_LAYER.get(canonical_model(model))
     return str(row.value) if row is not None else "messages"
 
@@ -125,28 +129,26 @@ def anthropic_strips_thinking(model: str) -> bool:
     return row is not None and not row.value
 
 
-_DATE = re.compile(r"-(\d{8})$")
-_OLD_STYLE = re.compile(r"^claude-(\d)(?:-(\d))?-(opus|sonnet|haiku)(.*)$")
+_ADAPTIVE = "AWS-AT 2026-12-02: the model decides whether to think (docs/rules.md#claude-code-transcripts-parent-chain)"
+_ADAPTIVE_LATER = ("AWS-AT 2026-12-02 lists up to Opus 4.7; a later generation is taken to think adaptively as it does "
+                   "(UNCONFIRMED; Opus 4.8 adaptive only: simstudioai/sim#4771) (docs/rules.md#claude-code-transcripts-parent-chain)")
+_BUDGET = ("AWS-AT 2026-12-02: a thinking budget (`type: enabled`); with it on, a response begins with its thinking "
+           "(docs/rules.md#claude-code-transcripts-parent-chain)")
+ANTHROPIC_ADAPTIVE_THINKING: dict[str, Sourced] = {
+    **{m: Sourced(True, _ADAPTIVE) for m in ("claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-7", "claude-mythos-preview")},
+    **{m: Sourced(True, _ADAPTIVE_LATER) for m in ("claude-opus-4-8", "claude-opus-5", "claude-sonnet-5", "claude-fable-5",
+                                               "claude-mythos-5")},
+    **{m: Sourced(False, _BUDGET) for m in ("claude-opus-4-5", "claude-opus-4-1", "claude-opus-4", "claude-opus-3",
+                                        "claude-sonnet-4-5", "claude-sonnet-4", "claude-sonnet-3-7", "claude-sonnet-3-5",
+                                        "claude-haiku-4-5", "claude-haiku-3-5", "claude-haiku-3")},
+}
 
 
-def canonical_model(model: str) -> str:
-    """`claude-sonnet-4-5-20250929`, `anthropic/claude-3-5-haiku-latest`, `us.anthropic.claude-…-v1:0`
-    -> the id our tables use (`claude-sonnet-4-5`, `claude-haiku-3-5`, …). Other ids pass through lowercased."""
-    m = model.strip().lower()
-    m = m.rsplit("/", 1)[-1]
-    # Bedrock: base ids `anthropic.…`, inference profiles `us.`/`eu.`/`apac.`/`us-gov.`/`global.anthropic.…`,
-    # genai-prices' `regional.anthropic.…`; Vertex: `claude-sonnet-4-5@20250929`, `claude-3-5-sonnet-v2@20241022`
-    m = re.sub(r"^(?:[a-z-]+\.)?anthropic\.", "", m)
-    m = re.sub(r"(?:-v\d+)?@\d{8}$", "", m)
-    m = re.sub(r"-v\d+(?::\d+)?$", "", m)
-    m = re.sub(r"-latest$", "", m)
-    m = _DATE.sub("", m)
-    old = _OLD_STYLE.match(m)
-    if old:
-        major, minor, family, rest = old.groups()
-        m = f"claude-{family}-{major}" + (f"-{minor}" if minor else "") + rest
-    m = re.sub(r"^(claude-(?:opus|sonnet|haiku)-4)-0$", r"\1", m)
-    return m
+def anthropic_thinks_adaptively(model: str) -> bool:
+    """True when the model may answer without thinking although thinking is on, so a response without a
+    thinking block says nothing of the setting (an unknown model too: nothing is inferred from it)."""
+    row = ANTHROPIC_ADAPTIVE_THINKING.get(canonical_model(model))
+    return row is None or bool(row.value)
 
 
 def anthropic_min_tokens(model: str) -> Sourced:

@@ -4,6 +4,7 @@ points (api.py) and the process pool (parallel.py) both call these."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from prefixsim.core.invariants import summary_matches_rows
 from prefixsim.core.pricing import PriceBook
@@ -16,6 +17,7 @@ from prefixsim.providers.tables import (
     ANTHROPIC_CONFIG_LAYER,
     ANTHROPIC_KEEPS_THINKING,
     CLAUDE_CODE_OTHER_TTL,
+    THINKING_LAYER,
     canonical_model,
 )
 from prefixsim.scenario.builder import Timeline
@@ -86,7 +88,11 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
         mine = [c.request.layer_params for c in calls if c.request.model == m]
         if any(lp[0] for lp in mine):
             row = ANTHROPIC_CONFIG_LAYER[canonical_model(m)]
-            assumptions[f"thinking / effort change [{m}]"] = f"invalidates tools, system and messages ({row.source})"
+            assumptions[f"effort change [{m}]"] = f"invalidates tools, system and messages ({row.source})"
+        if ANTHROPIC_CONFIG_LAYER.get(canonical_model(m), THINKING_LAYER).value == "tools" and len(
+                {json.dumps(json.loads(lp[2]).get("thinking") if lp[2] else None, sort_keys=True) for lp in mine}) > 1:
+            # on models that take effort the documentation leaves it open (tables.THINKING_LAYER)
+            assumptions[f"thinking change [{m}]"] = f"invalidates the messages only ({THINKING_LAYER.source})"
         keeps = ANTHROPIC_KEEPS_THINKING.get(canonical_model(m))
         if keeps is not None and any(b'"thinking"' in lp[0] + lp[2] for lp in mine):
             assumptions[f"earlier turns' thinking [{m}]"] = keeps.source

@@ -47,8 +47,8 @@ def _without_marker(block: dict) -> dict:
 # of the layer the table names, so the layered invalidation falls out of the digest chain.
 SYSTEM_LAYER_PARAMS = ("speed",)                       # + web search tool, citations (derived)
 MESSAGES_LAYER_PARAMS = ("tool_choice", "output_config")  # + images (derived)
-# The thinking configuration and effort enter where the model renders them: ahead of the tools on
-# some models, at the messages on others (tables.ANTHROPIC_CONFIG_LAYER).
+# Effort enters where the model renders it: ahead of the tools on some models, at the messages on
+# others (tables.ANTHROPIC_CONFIG_LAYER); the thinking configuration at the messages (tables.THINKING_LAYER).
 
 
 def _resolved(body: dict) -> dict[str, Any]:
@@ -82,10 +82,9 @@ def layer_params(body: dict, images: bool, citations: bool, model: str = "") -> 
             del messages["output_config"]
     config = _resolved(body)
     ahead: dict[str, Any] = {}
-    if config and anthropic_config_layer(model) == "tools":
-        ahead = config
-    else:
-        messages.update(config)
+    if "effort" in config and anthropic_config_layer(model) == "tools":
+        ahead = {"effort": config.pop("effort")}
+    messages.update(config)
     if images:
         messages["images"] = True
     return (dumps(ahead) if ahead else b"", dumps(system) if system else b"", dumps(messages) if messages else b"")

@@ -39,12 +39,11 @@ def test_changed_layer_parameters_are_named(sim):
     assert o.cause.detail == "messages layer, block 2 (b3): messages-layer parameters changed"
 
 
-def test_a_change_ahead_of_the_tools_is_the_thinking_or_effort_configuration(sim):
+def test_a_change_ahead_of_the_tools_is_the_effort(sim):
     sim.step(Call(0, conv(b"m", model="claude-opus-4-5")))
     o = sim.step(Call(10, conv(b"m", model="claude-opus-4-5", params=(b"effort=low", b"", b""))))
     assert split(o) == (0, 0, 5500, 0)
-    assert o.cause.detail == ("tools layer, block 0 (b1): thinking or effort configuration changed "
-                              "(rendered ahead of the tools on claude-opus-4-5)")
+    assert o.cause.detail == "tools layer, block 0 (b1): effort changed (rendered ahead of the tools on claude-opus-4-5)"
 
 
 def test_a_source_event_names_the_parting(sim):

@@ -159,9 +159,13 @@ def test_request_log_rendering_reuses_history_without_missing_a_strip():
     assert not any(b'"type":"thinking"' in x.data for x in via_history.blocks)
 
 
-def test_thinking_change_on_an_effort_model_is_named_and_assumed(tmp_path):
-    """Opus 4.5 renders the thinking configuration ahead of the tools (tables.ANTHROPIC_CONFIG_LAYER):
-    the request after set_thinking reads nothing, and the run says which source that rests on."""
+@pytest.mark.parametrize("change, read, cause, assumption", [
+    # a thinking change keeps tools and system (tables.THINKING_LAYER), and the run says it is unconfirmed
+    ("set_thinking: {type: enabled, budget_tokens: 4000}", "tools+system", "messages-layer parameters changed",
+     "thinking change [claude-opus-4-5]"),
+])
+def test_thinking_and_effort_changes_on_an_effort_model_are_named_and_assumed(tmp_path, change, read, cause,
+                                                                              assumption):
     from conftest import PRICE_DATE
 
     from prefixsim.api import run_file
@@ -169,12 +173,15 @@ def test_thinking_change_on_an_effort_model_is_named_and_assumed(tmp_path):
     p = tmp_path / "t.yaml"
     p.write_text("name: t\nmodel: claude-opus-4-5\ntokenizer: approx\nbreakpoints: [tools, system, last_message]\n"
                  "base: {tools: {count: 12, size: 400}, system: 2000, history: {turns: 3}}\n"
-                 "timeline: [request: 2, set_thinking: {type: enabled, budget_tokens: 4000}, request: 1]\n")
+                 f"timeline: [request: 2, {change}, request: 1]\n")
     v = run_file(str(p), PRICE_DATE).variants[0]
     last = v.outcomes[-1]
-    assert last.usage.cache_read == 0
-    assert "thinking or effort configuration changed" in last.cause.detail
-    assert "UNCONFIRMED" in v.assumptions["thinking / effort change [claude-opus-4-5]"]
+    from prefixsim.model import Layer
+    ahead = sum(1 for b in last.call.request.blocks if b.layer in (Layer.TOOLS, Layer.SYSTEM))
+    assert ahead == 13 and last.read_blocks == (ahead if read == "tools+system" else read)
+    assert last.usage.cache_read > 6000
+    assert cause in last.cause.detail
+    assert "UNCONFIRMED" in v.assumptions[assumption]
 
 
 @pytest.mark.parametrize("model", ["claude-sonnet-4-5", "claude-opus-4-5"])

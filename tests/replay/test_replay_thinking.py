@@ -2,9 +2,11 @@
 blocks"): on models that keep only the last turn's thinking, a new user turn drops every earlier
 response's thinking block, so the prompt stays as sent only up to the first request of the turn just
 ended whose response held one and was sent on. A turn sent with another thinking setting than the
-turn before invalidates the messages (A-PC; on models that take an effort parameter, everything): the
-setting is the user line's `thinkingMetadata` (2.0.x); a transcript without it is one setting throughout.
+turn before invalidates the messages, on every model (tables.THINKING_LAYER): the setting is the user
+line's `thinkingMetadata` (2.0.x a level, 2.1.x a budget); a turn without it was sent as its responses
+show (sources/claude_code/thinking.py).
 Transcripts built here; numbers follow from the rule; every turn below thinks unless it says otherwise."""
+import pytest
 from cc_fixtures import Transcript
 
 from prefixsim import sources
@@ -94,9 +96,12 @@ def test_a_turn_that_turns_thinking_on_reads_only_the_static_prefix(tmp_path):
     assert (r3.predicted.cache_read, r3.predicted.cache_creation) == (21000, 200)
 
 
-def test_on_a_model_with_effort_a_thinking_change_invalidates_everything(tmp_path):
+def test_on_a_model_with_effort_a_thinking_change_keeps_tools_and_system(tmp_path):
+    # issue 30: 4 of 4 thinking switches on Opus 4.5 / 4.6 in two public sources read tools and system
     r2 = _switch(tmp_path, "claude-opus-4-6")["r2"]
-    assert (r2.predicted.cache_read, r2.predicted.cache_creation) == (0, 21000)
+    static = 20000 - get_tokenizer("cl100k_base").count_text("hello")
+    assert (r2.predicted.cache_read, r2.predicted.cache_creation) == (static, 21000 - static)
+    assert "messages-layer parameters changed" in r2.cause.detail
 
 
 def test_a_hook_line_joins_the_turn_with_its_setting(tmp_path):
@@ -105,7 +110,94 @@ def test_a_hook_line_joins_the_turn_with_its_setting(tmp_path):
     assert (rows["r3"].predicted.cache_read, rows["r3"].predicted.cache_creation) == (21000, 200)
 
 
-def test_without_metadata_the_setting_is_taken_as_unchanged(tmp_path):
-    # no line says how the turns were sent: r2 continues r1's prompt as before the rule
+def test_without_metadata_the_responses_show_the_setting(tmp_path):
+    # no line states a setting: turn 1's responses hold no thinking block, turn 2's do; on a model whose
+    # thinking is a budget that is a switch (a response with thinking on begins with its thinking)
     rows = _switch(tmp_path, "claude-sonnet-4-5-20250929", meta=False)
-    assert rows["r2"].predicted.cache_read == 20600 and rows["r3"].predicted.cache_read == 21000
+    static = 20000 - get_tokenizer("cl100k_base").count_text("hello")
+    assert rows["r2"].predicted.cache_read == static and rows["r3"].predicted.cache_read == 21000
+    assert "messages-layer parameters changed" in rows["r2"].cause.detail
+
+
+@pytest.mark.parametrize("model, switches", [("claude-opus-4-6", False), ("claude-sonnet-4-5-20250929", True)])
+def test_without_metadata_an_adaptive_model_answering_without_thinking_says_nothing(tmp_path, model, switches):
+    # turn 1 thinks, turn 2 is answered without a thinking block. Opus 4.6 decides itself whether to
+    # think: turn 2 may have been sent thinking, so it continues turn 1's prompt. Sonnet 4.5 takes a
+    # budget: with thinking on its response would begin with thinking, so turn 2 was sent without
+    t = Transcript()
+    t.user(0, "hello")
+    t.call(0, "r0", 0, 20000, model=model, content=[THINK, TEXT])
+    t.user(60, "yes")
+    t.call(60, "r1", 20000, 600, model=model, content=[TEXT])
+    r1 = _rows(t, tmp_path)["r1"]
+    static = 20000 - get_tokenizer("cl100k_base").count_text("hello")
+    assert r1.predicted.cache_read == (static if switches else 20000)
+
+
+def test_a_later_thinking_block_shows_the_whole_turn_thought(tmp_path):
+    # turn 2's first response has no thinking block, its second one does: the turn was sent thinking,
+    # from its first request (one setting a turn), so turn 1 (thinking) -> turn 2 is no switch
+    t = Transcript()
+    model = "claude-sonnet-4-5-20250929"
+    t.user(0, "hello")
+    t.call(0, "r0", 0, 20000, model=model, content=[THINK, TEXT])
+    t.user(60, "again")
+    t.call(60, "r1", 20000, 600, model=model, content=[TOOL])
+    t.user(65, RESULT)
+    t.call(65, "r2", 20600, 300, model=model, content=[THINK, TEXT])
+    rows = _rows(t, tmp_path)
+    assert [rows[k].predicted.cache_read for k in ("r1", "r2")] == [20000, 20600]
+
+
+def _harness_line(tmp_path, meta):
+    """Typed turns without metadata, answered without thinking (Opus 4.6), then a line the harness
+    wrote (a background task's notification) stating `meta`."""
+    t = Transcript()
+    t.user(0, "hello")
+    t.call(0, "r0", 0, 20000, content=[TOOL])
+    t.user(5, RESULT)
+    t.call(5, "r1", 20000, 600, content=[TEXT])
+    t.user(60, "<task-notification><task-id>b1</task-id><status>completed</status></task-notification>",
+           thinkingMetadata=meta)
+    t.call(60, "r2", 20000, 1000, content=[THINK, TEXT])
+    return _rows(t, tmp_path)["r2"]
+
+
+def test_a_harness_line_stating_thinking_after_turns_without_it_is_a_switch(tmp_path):
+    # issue 30 item 2: the notification states a budget (2.1.x `maxThinkingTokens`) where the turns before
+    # were sent without thinking: only the static prefix is read
+    static = 20000 - get_tokenizer("cl100k_base").count_text("hello")
+    r2 = _harness_line(tmp_path, {"maxThinkingTokens": 31999})
+    assert (r2.predicted.cache_read, r2.predicted.cache_creation) == (static, 21000 - static)
+    # a budget of 0 is thinking off: the same setting as before, the conversation is read
+    assert _harness_line(tmp_path, {"maxThinkingTokens": 0}).predicted.cache_read == 20600
+
+
+def test_thinking_seen_before_any_stated_level_is_that_level(tmp_path):
+    # turn 1 states nothing and thinks; turn 2 states a budget: the same setting (2.1.x sessions open
+    # with lines the harness wrote), so no switch
+    t = Transcript()
+    t.user(0, "hello")
+    t.call(0, "r0", 0, 20000, content=[THINK, TOOL])
+    t.user(5, RESULT)
+    t.call(5, "r1", 20000, 600, content=[THINK, TEXT])
+    t.user(60, "next", thinkingMetadata={"maxThinkingTokens": 31999})
+    t.call(60, "r2", 20600, 400, content=[THINK, TEXT])
+    assert _rows(t, tmp_path)["r2"].predicted.cache_read == 20600
+
+
+def test_the_compaction_call_is_sent_with_the_conversations_setting(tmp_path):
+    # the conversation states a budget; the compaction call's own file states none and its response does
+    # not think: it is the conversation plus an instruction, sent with its settings, and reads its cache
+    m = Transcript()
+    m.user(0, "hello", thinkingMetadata={"maxThinkingTokens": 31999})
+    m.call(0, "r0", 0, 20000, content=[THINK, TEXT])
+    m.user(10, "more", thinkingMetadata={"maxThinkingTokens": 31999})
+    m.call(10, "r1", 20000, 500, content=[THINK, TEXT])
+    main = m.write(tmp_path / "proj" / "s1.jsonl")
+    c = Transcript(sidechain=True)
+    c.user(30, "Your task is to create a detailed summary")
+    c.call(30, "c0", 20500, 900, content=[TEXT])
+    c.write(tmp_path / "proj" / "s1" / "subagents" / "agent-acompact-1.jsonl")
+    rows = {r.request_id: r for r in replay(sources.open_many([main.parent])).rows}
+    assert (rows["c0"].predicted.cache_read, rows["c0"].predicted.cache_creation) == (20500, 900)

@@ -75,14 +75,14 @@ def _long_turn(rounds):
 
 def test_the_entry_kept_after_dropping_thinking_is_found_within_the_lookback(tmp_path):
     t, size = _long_turn(5)       # blocks from r0's prompt end to the last response: 2 + 5*3 + 3 = 20
-    t.call(60, "next", 20000, size - 20000 + 50, model=SONNET)
+    t.call(60, "next", 20000, size - 20000 + 50, model=SONNET, content=[THINK, TEXT])   # still thinking
     r = _rows(t, tmp_path)["next"]
     assert (r.predicted.cache_read, r.predicted.cache_creation) == (20000, size - 20000 + 50)
 
 
 def test_the_entry_kept_after_dropping_thinking_past_the_lookback_is_not_found(tmp_path):
     t, size = _long_turn(6)       # 2 + 6*3 + 3 = 23 blocks > 20: r0's entry is out of reach
-    t.call(60, "next", 19999, size - 19999 + 50, model=SONNET)
+    t.call(60, "next", 19999, size - 19999 + 50, model=SONNET, content=[THINK, TEXT])
     r = _rows(t, tmp_path)["next"]
     # only the static prefix is found: r0's size less its first message ("hello", 1 token), the
     # static estimate of sources/claude_code/transcript.py; the rest is written again

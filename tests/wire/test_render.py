@@ -118,11 +118,14 @@ def test_effort_set_to_the_default_is_the_same_prompt(model):
 
 
 @pytest.mark.parametrize("model, change, survives", [
-    # models that take effort: a thinking or effort change recomputes the whole request (CC-PC; A-PC)
+    # models that take effort: an effort change recomputes the whole request (CC-PC)
     ("claude-opus-4-6", {"output_config": {"effort": "low"}}, 0),
-    ("claude-opus-4-5", {"thinking": {"type": "enabled", "budget_tokens": 2000}}, 0),
-    ("claude-sonnet-4-6", {"thinking": {"type": "adaptive"}}, 0),
-    # older models: tools and system survive a thinking change (A-PC up to 2026-07-23)
+    ("claude-opus-4-5", {"output_config": {"effort": "medium"}}, 0),
+    # a thinking change keeps tools and system on every model (tables.THINKING_LAYER: A-PC up to
+    # 2026-07-23; 4 of 4 switches on Opus 4.5 / 4.6 in public transcripts read them)
+    ("claude-opus-4-5", {"thinking": {"type": "enabled", "budget_tokens": 2000}}, 2),
+    ("claude-sonnet-4-6", {"thinking": {"type": "adaptive"}}, 2),
+    ("claude-opus-4-6", {"thinking": {"type": "adaptive"}, "output_config": {"effort": "low"}}, 0),
     ("claude-sonnet-4-5", {"thinking": {"type": "enabled", "budget_tokens": 2000}}, 2),
     ("claude-haiku-4-5", {"thinking": {"type": "enabled", "budget_tokens": 2000}}, 2),
 ])

@@ -12,7 +12,6 @@ import xxhash
 
 from prefixsim.core.sharedseq import MIN_SHARED, PrefixTuple
 from prefixsim.model import Block, Call, Layer, Request, Usage
-from prefixsim.providers.tables import anthropic_config_layer
 from prefixsim.sources.claude_code.versions import uncertain_cd
 from prefixsim.sources.record import Record
 
@@ -64,6 +63,7 @@ class _Stream:
     # `blocks` is replaced (a rewind, better-measured static entries) it is reset to None.
     base: list[Block] | None = None
     marked: str = ""
+    thinking: str = ""   # the setting its latest request was sent with
 
 
 class Calibrator:
@@ -98,7 +98,10 @@ class Calibrator:
         parent = self.streams.get(r.parent) if r.parent and prev is None else None
         back = prev.marks.get(r.fork) if prev is not None and r.fork and not r.event else None
         unlogged: tuple[Call, ...] = ()
-        params = _thinking_params(r.model, r.thinking)
+        # The compaction call is the conversation plus an instruction, sent with its settings (it reads the
+        # conversation's cache whatever its own file's lines state)
+        thinking = parent.thinking if parent is not None else r.thinking
+        params = _thinking_params(thinking)
         rewound = back is not None and size >= back[1]
         if rewound:
             # A rewind: the history as request `fork` sent it, then its reply (as large as a later read
@@ -153,7 +156,7 @@ class Calibrator:
                                  stream=f"{r.stream}|unlogged", label=f"{prev.last} reply", ttft=0.001,
                                  parent=r.stream),)
             _grow(st, size - prev.size, r)
-        st.size = size
+        st.size, st.thinking = size, thinking
         st.marks[r.request_id] = (len(st.blocks), size)
         st.last = r.request_id
         self.streams[r.stream] = st
@@ -205,13 +208,10 @@ class Calibrator:
 
 
 @lru_cache(maxsize=64)
-def _thinking_params(model: str, thinking: str) -> tuple[bytes, bytes, bytes]:
-    """The layer parameters of a turn's thinking setting: a change invalidates the messages, and on
-    models that take an effort parameter the tools and system too (A-PC; providers.tables)."""
-    if not thinking:
-        return (b"", b"", b"")
-    setting = f"thinking={thinking}".encode()
-    return (setting, b"", b"") if anthropic_config_layer(model) == "tools" else (b"", b"", setting)
+def _thinking_params(thinking: str) -> tuple[bytes, bytes, bytes]:
+    """The layer parameters of a turn's thinking setting: a change invalidates the messages, on every
+    model (providers.tables.THINKING_LAYER)."""
+    return (b"", b"", f"thinking={thinking}".encode()) if thinking else (b"", b"", b"")
 
 
 def _reply_block(stream: str, epoch: int, request_id: str, tokens: int) -> Block:

@@ -42,10 +42,14 @@ def usage_of(u: dict) -> Usage:
 
 
 def thinking_setting(meta: object) -> str | None:
-    """The thinking setting a user turn was sent with, from its `thinkingMetadata` (2.0.x): "" when off
-    (`disabled`, or level "none"), else the level (its budget); None when the line has none."""
+    """The thinking setting a user turn was sent with, from its `thinkingMetadata`: "" when off, else
+    its level or budget; None when the line has none. 2.0.x writes a level (off when `disabled` or
+    "none"), 2.1.x the budget (`maxThinkingTokens`, off at 0)."""
     if not isinstance(meta, dict):
         return None
+    budget = meta.get("maxThinkingTokens")
+    if "level" not in meta and isinstance(budget, int) and not isinstance(budget, bool):
+        return str(budget) if budget > 0 else ""
     level = meta.get("level")
     return "" if meta.get("disabled") or not isinstance(level, str) or level == "none" else level
 

@@ -52,9 +52,9 @@ from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
 from prefixsim.sources.claude_code.message import not_only_tool_results as _not_only_tool_results
 from prefixsim.sources.claude_code.message import parts as _parts
 from prefixsim.sources.claude_code.message import text_of as _text_of
-from prefixsim.sources.claude_code.message import thinking_setting as _thinking_setting
 from prefixsim.sources.claude_code.message import usage_of as _usage
 from prefixsim.sources.claude_code.order import causal
+from prefixsim.sources.claude_code.thinking import TurnSettings
 from prefixsim.sources.claude_code.versions import prompt_follows_cd
 from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
@@ -169,7 +169,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     answered_at: dict[str, int] = {}     # stream -> `sent` at the end of its latest response
     prompt_end: dict[str, int] = {}      # request id -> `sent` where its prompt ended (its cache entry)
     turn_cwd: dict[str, str] = {}        # stream -> working directory its latest turn was rendered in
-    turn_think: dict[str, str] = {}      # stream -> the thinking setting its latest turn was sent with
+    settings = TurnSettings()            # the thinking setting of each stream's turns
     out: list[Raw] = []
     at: dict[str, int] = {}              # request id -> its call's index in `out` (this file's calls)
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
@@ -187,6 +187,11 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if uid:
             roots[uid] = s
         return s, "agent"
+
+    def rename(renamed: list[tuple[str, str]]) -> None:
+        for rid, setting in renamed:   # requests already made whose setting a later line showed
+            if rid in at:
+                out[at[rid]] = replace(out[at[rid]], thinking=setting)
 
     def one(n: int, o: object) -> Raw | None:
         """The call a line records, if any; whatever its values raise skips it (`problems.guarded`)."""
@@ -226,11 +231,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             sent[stream] = sent.get(stream, 0) + _parts(msg.get("content"))
             says = _not_only_tool_results(msg.get("content"))   # text: a new turn for the API
             new_turn = says and not o.get("isMeta")
-            setting = _thinking_setting(o.get("thinkingMetadata"))
-            if new_turn and setting is not None:
-                # a line without the metadata (a hook's output after the prompt) joins the turn and
-                # its setting; a transcript without any (before 2.0) is taken as one setting throughout
-                turn_think[stream] = setting
+            if new_turn:
+                rename(settings.user_line(stream, o.get("thinkingMetadata")))
             cwd = o.get("cwd") if isinstance(o.get("cwd"), str) else None
             version = o.get("version") if isinstance(o.get("version"), str) else ""
             if new_turn and cwd is not None and stream == "main" and prompt_follows_cd(version):
@@ -271,6 +273,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             reply_of[uid] = (stream, rid)
         if rid and any(isinstance(p, dict) and p.get("type") in THINKING for p in msg.get("content") or ()):
             thought.add(rid)
+            rename(settings.thinking_block(stream))
         before, answered = sent.get(stream, 0), answered_at.get(stream, 0)
         sent[stream] = answered_at[stream] = before + _parts(msg.get("content"), THINKING)
         if isinstance(o.get("cwd"), str):
@@ -301,7 +304,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         model = check_model(msg.get("model"), "anthropic")
         seen.add(rid)
         requested.add(stream)
-        think = turn_think.get(stream, "")
+        think = settings.of(stream, rid, model)
         fork, strip = forks.pop(stream, None), strips.pop(stream, None)
         strip = strip if anthropic_strips_thinking(model) else None
         entry = strip or (None if fork else latest.get(stream))
