@@ -2,7 +2,9 @@
 
     python bench/fidelity.py                      # every source shipped in tests/data
     python bench/fidelity.py DIR [DIR ...]        # other sources: each folder is one source
-    python bench/fidelity.py --by version         # per Claude Code version (or provider, or source)
+    python bench/fidelity.py --by version         # per Claude Code version only (or provider, or source)
+
+By default one table holds every grouping: per source, per harness version, per provider.
 
 A source is one folder of traffic nobody on this project wrote (a repository's transcripts, one
 framework's cassettes): each is replayed as `prefixsim replay FOLDER` replays it. Per group it
@@ -27,6 +29,9 @@ DATA = ROOT / "tests" / "data"
 #: The shipped sources: each Claude Code repository apart, and each provider's recordings.
 SHIPPED = [*(f"claude-code/{p.name}" for p in sorted((DATA / "claude-code").iterdir()) if p.is_dir()),
            "anthropic-api", "openai-api", "deepseek-api", "gemini-api"]
+
+
+GROUPINGS = ("source", "version", "provider")
 
 
 class Score:
@@ -92,12 +97,17 @@ def _minor(version: str) -> str:
 
 def score(folders: list[tuple[str, Path]], by: str = "source") -> dict[str, Score]:
     """Every scored request of `folders` ((name, path) pairs) grouped by source, version or provider."""
+    return score_by(folders, (by,))[by]
+
+
+def score_by(folders: list[tuple[str, Path]], groupings: tuple[str, ...]) -> dict[str, dict[str, Score]]:
+    """The same, for each grouping, replaying every folder once."""
     from prefixsim.errors import UserError
     from prefixsim.replay import replay
     from prefixsim.sources import load
     from prefixsim.sources.problems import collecting
 
-    out: dict[str, Score] = defaultdict(Score)
+    out: dict[str, dict[str, Score]] = {by: defaultdict(Score) for by in groupings}
     for name, folder in folders:
         # A folder of transcripts is one projects folder (its sessions share one cache, as `prefixsim
         # replay FOLDER` replays it); a folder of recordings holds independent recordings, each its own.
@@ -109,20 +119,23 @@ def score(folders: list[tuple[str, Path]], by: str = "source") -> dict[str, Scor
                 with collecting():   # a skipped line costs its request here; the replay itself reports it
                     got = replay(load(unit)).rows
             except UserError as e:
-                out[f"{name} (not replayed)"].unreplayed.append(f"{unit.name}: {e}")
-                continue
-            if not got:   # `prefixsim replay` refuses it: no requests found
-                out[f"{name} (not replayed)"].unreplayed.append(f"{unit.name}: no requests found")
+                got, why = [], f"{unit.name}: {e}"
+            else:
+                why = "" if got else f"{unit.name}: no requests found"   # `prefixsim replay` refuses it
+            for by in groupings:
+                if why:
+                    out[by][f"{name} (not replayed)"].unreplayed.append(why)
             rows.extend(got)
-        versions = _versions(folder) if by == "version" else {}
+        versions = _versions(folder) if "version" in groupings else {}
         for row in rows:
             if row.observed is None or row.naive_read is None:
                 continue
-            key = {"source": name, "provider": row.provider,
-                   "version": _minor(versions.get(row.request_id, "")) if row.request_id in versions
-                   else f"api ({row.provider})"}[by]
-            out[key].add(row.predicted.cache_read, row.naive_read, row.observed.cache_read)
-    return dict(sorted(out.items()))
+            keys = {"source": name, "provider": row.provider,
+                    "version": _minor(versions.get(row.request_id, "")) if row.request_id in versions
+                    else f"api ({row.provider})"}
+            for by in groupings:
+                out[by][keys[by]].add(row.predicted.cache_read, row.naive_read, row.observed.cache_read)
+    return {by: dict(sorted(s.items())) for by, s in out.items()}
 
 
 def table(scores: dict[str, Score], by: str) -> str:
@@ -152,15 +165,18 @@ def _line(name: str, s: Score) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folders", nargs="*", type=Path, help="source folders (default: the shipped sources)")
-    ap.add_argument("--by", choices=("source", "version", "provider"), default="source")
+    ap.add_argument("--by", choices=("all", *GROUPINGS), default="all",
+                    help="group by source, harness version or provider; all (default): each, in one table")
     ap.add_argument("--json", action="store_true", help="the figures as JSON (what the test pins)")
     args = ap.parse_args(argv)
     folders = [(str(p), p) for p in args.folders] or [(s, DATA / s) for s in SHIPPED]
-    scores = score(folders, args.by)
+    groupings = GROUPINGS if args.by == "all" else (args.by,)
+    scores = score_by(folders, groupings)
     if args.json:
-        print(json.dumps({k: v.figures() for k, v in scores.items()}, indent=1, sort_keys=True))
+        doc = {by: {k: v.figures() for k, v in s.items()} for by, s in scores.items()}
+        print(json.dumps(doc if args.by == "all" else doc[args.by], indent=1, sort_keys=True))
     else:
-        print(table(scores, args.by))
+        print("\n\n".join(table(s, by) for by, s in scores.items()))
     return 0
 
 
