@@ -75,9 +75,9 @@ def session(tmp_path, with_agent=True):
     m.system(1100, "compact_boundary", compactMetadata={"trigger": "auto", "preTokens": 21000})
     m.user(1100, "This session is being continued...", isCompactSummary=True)
     m.call(1100, "r3", 8000, 4000)               # compaction: static 8,000 read
-    m.user(1110, "go on")
+    m.user(1110, [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "done"}])
     m.call(1110, "r4", 12000, 300)               # B 12,300
-    m.user(1120, NOTIFICATION)
+    m.user(1120, NOTIFICATION)                   # the first turn after the compaction
     m.call(1120, "r5", 8000, 4500)               # re-rendered history
     main = m.write(tmp_path / "proj" / "s1.jsonl")
     if with_agent:

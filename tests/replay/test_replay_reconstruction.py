@@ -57,6 +57,26 @@ def test_a_notification_queued_before_a_compaction_comes_with_a_rerender(tmp_pat
     assert recs["r2"].call.request.blocks[2].data != recs["r1"].call.request.blocks[2].data
 
 
+def test_only_the_first_turn_after_a_compaction_comes_with_a_rerender(tmp_path):
+    # issue 30: of notifications queued before a compaction, 3 of the 4 delivered as the first turn
+    # after it read only the static prefix; all 7 delivered later read the conversation
+    t = Transcript()
+    t.user(0, "start")
+    t.call(0, "r0", 0, 20000)
+    t.queue(10, NOTIFICATION)
+    t.queue(11, NOTIFICATION.replace("x", "y"))
+    t.system(20, "compact_boundary")
+    t.user(20, "This session is being continued...", isCompactSummary=True)
+    t.call(20, "r1", 8000, 4000)
+    t.user(30, NOTIFICATION)
+    t.call(30, "r2", 8000, 4300)                    # re-rendered: only the static prefix
+    t.user(40, NOTIFICATION.replace("x", "y"))
+    t.call(40, "r3", 12300, 200)                    # continues r2's history
+    recs = {r.request_id: r for r in load(t.write(tmp_path / "s.jsonl"), False)}
+    assert recs["r2"].call.request.blocks[2].data != recs["r1"].call.request.blocks[2].data
+    assert recs["r3"].call.request.blocks[2].data == recs["r2"].call.request.blocks[2].data
+
+
 def _folder_sessions(tmp_path):
     """Sessions of one harness version and model, each starting within 5 minutes of the last request
     of the one before. Every first request reads 5,000 of its static prefix: the cross-session prefix.

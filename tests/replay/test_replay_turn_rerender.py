@@ -2,6 +2,7 @@
 started in another working directory (the system prompt names it), and an entry further back than the
 API's 20-block lookback (A-PC) once thinking was dropped. Transcripts built here; numbers follow from
 the rules in docs/rules.md#claude-code-transcripts-parent-chain."""
+import pytest
 from cc_fixtures import Transcript
 
 from prefixsim import sources
@@ -103,18 +104,20 @@ def _cd_between_turns(version):
     return t
 
 
-def test_a_version_that_keeps_the_launch_directory_reads_the_conversation_after_a_cd(tmp_path):
-    """Claude Code 2.1.146 names the launch directory in its prompt whatever `cd` did (issue 30: both
-    such turns of a public 2.1.146 session read the whole conversation): nothing is rendered anew."""
-    rows = _rows(_cd_between_turns("2.1.146"), tmp_path)
+@pytest.mark.parametrize("version", ["2.1.39", "2.1.44", "2.1.146"])
+def test_a_version_that_keeps_the_launch_directory_reads_the_conversation_after_a_cd(tmp_path, version):
+    """From 2.1.39 Claude Code names the launch directory in its prompt whatever `cd` did (issue 30:
+    the turns in another directory of public 2.1.39, 2.1.44 and 2.1.146 sessions read the whole
+    conversation): nothing is rendered anew."""
+    rows = _rows(_cd_between_turns(version), tmp_path)
     assert rows["r2"].predicted.cache_read == rows["r2"].observed.cache_read == 20500
     assert rows["r2"].cause.kind == ""
 
 
 def test_a_version_between_the_seen_ones_re_renders_and_says_it_is_unconfirmed(tmp_path):
-    rows = _rows(_cd_between_turns("2.1.40"), tmp_path)
+    rows = _rows(_cd_between_turns("2.1.30"), tmp_path)
     assert rows["r2"].predicted.cache_read == 0     # as 2.0.x-2.1.15 did: only what no read has shown is shared
-    assert "unconfirmed on Claude Code 2.1.40" in rows["r2"].cause.detail
+    assert "unconfirmed on Claude Code 2.1.30" in rows["r2"].cause.detail
     # and the versions seen re-rendering say nothing of the kind
     old = _rows(_cd_between_turns("2.1.15"), tmp_path / "old")
     assert old["r2"].predicted.cache_read == 0 and "unconfirmed" not in old["r2"].cause.detail
@@ -125,8 +128,8 @@ def test_versions_compare_as_numbers():
 
     assert parsed("2.1.146") == (2, 1, 146) and parsed("2.1.x") == (2, 1) and parsed("") is None
     assert parsed("2.1.146-beta") == parsed("v2.1.146 ") == (2, 1, 146) and parsed("beta") is None
-    assert not prompt_follows_cd("2.2.0-rc.1") and uncertain_cd("2.1.90-beta")
-    assert prompt_follows_cd("2.1.145") and not prompt_follows_cd("2.1.146") and not prompt_follows_cd("2.2.0")
+    assert not prompt_follows_cd("2.2.0-rc.1") and uncertain_cd("2.1.30-beta")
+    assert prompt_follows_cd("2.1.38") and not prompt_follows_cd("2.1.39") and not prompt_follows_cd("2.2.0")
     assert prompt_follows_cd("") and prompt_follows_cd("1.0.102")
-    assert uncertain_cd("2.1.16") and uncertain_cd("2.1.145") and not uncertain_cd("2.1.15")
-    assert not uncertain_cd("2.1.146") and not uncertain_cd("")
+    assert uncertain_cd("2.1.16") and uncertain_cd("2.1.38") and not uncertain_cd("2.1.15")
+    assert not uncertain_cd("2.1.39") and not uncertain_cd("")

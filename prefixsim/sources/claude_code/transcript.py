@@ -262,6 +262,10 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                         forks[stream] = answered[1]
                     elif answered is not None:
                         forks.pop(stream, None)
+                if new_turn and not o.get("isCompactSummary"):
+                    # only the first turn after a compaction can bring a re-rendered history with it:
+                    # later notifications queued before it continue the conversation as rendered then
+                    compacted.pop(stream, None)
             return None
         for part in msg.get("content") or []:
             if isinstance(part, dict) and part.get("type") == "tool_use" and part.get("name") in AGENT_TOOLS:
@@ -350,7 +354,7 @@ def _new_history(parent: object, text: str, links: dict[str, str | None], said: 
     stop_hook_summary, turn_duration, local_command; `progress`; …) whose own parent leads back to a
     message: the conversation goes on through them. A chain that reaches no message starts anew.
     A `<task-notification>` continues as well, except one the harness queued before the stream's
-    latest compaction: delivered into the compacted conversation, it came with the history re-rendered
+    latest compaction and delivered as the first turn after it: it came with the history re-rendered
     (observed: read the static entry only; docs/rules.md#claude-code-transcripts-parent-chain)."""
     if _message_of(parent, links, said) is None:
         return True

@@ -4,18 +4,19 @@ The system prompt names the session's working directory. Up to 2.1.15 at least, 
 made the next turn's prompt name the new directory (re-rendered: only a static prefix is read):
 of the turns started in another directory within 5 minutes of the previous request, 93 of 94 in
 `scotthamilton77/claude-code-sidekick` (2.0.x) and all 3 in the other public transcripts (1.0.102,
-2.1.15) read less than 90 % of the previous prompt. By 2.1.146 the prompt keeps the launch ("primary")
-directory: a `cd` inside the project still moves the transcript's `cwd`, and both such turns of a
-2.1.146 session read the whole conversation (issue 30; the harness stopped adopting `cd` as the
-session's directory around 2026-04: anthropics/claude-code#42844). Between the two, no public
-transcript shows either, so the replay keeps the earlier behaviour and says so.
+2.1.15) read less than 90 % of the previous prompt. From 2.1.39 the prompt keeps the launch
+("primary") directory: a `cd` inside the project still moves the transcript's `cwd`, and the turns
+in another directory of public 2.1.39, 2.1.44 and 2.1.146 sessions read the whole conversation (4 of
+4; issue 30; the harness stopped adopting `cd` as the session's directory: anthropics/claude-code#42844).
+Between 2.1.16 and 2.1.38 no public transcript shows either, so the replay keeps the earlier
+behaviour and says so.
 """
 from __future__ import annotations
 
 import re
 
 #: The first version seen keeping the launch directory in its prompt after a `cd`.
-KEEPS_LAUNCH_DIRECTORY = (2, 1, 146)
+KEEPS_LAUNCH_DIRECTORY = (2, 1, 39)
 #: The last version seen re-rendering the prompt in the new directory.
 RENDERS_NEW_DIRECTORY = (2, 1, 15)
 
