@@ -80,7 +80,7 @@ def test_a_streams_next_view_extends_its_lists_in_place(tmp_path, which):
 
 
 @pytest.mark.parametrize("folder", ["spotter", "claude-code-viewer", "scripts-and-tools", "claude-code-sidekick",
-                                    "claude-reliability"])
+                                    "claude-reliability", "entire-cli"])
 def test_real_sessions_give_the_same_outcome_as_requests_built_afresh(folder, monkeypatch):
     """Rewinds, compactions, sub-agents and re-measured static entries replace a stream's list rather
     than cut it, and reset its shared base: every request equals one built afresh from the stream's
