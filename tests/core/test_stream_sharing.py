@@ -79,7 +79,8 @@ def test_a_streams_next_view_extends_its_lists_in_place(tmp_path, which):
     assert len({id(x) for x in held}) == 1   # before: a new list per request, a copy of the whole history
 
 
-@pytest.mark.parametrize("folder", ["spotter", "claude-code-viewer", "scripts-and-tools", "claude-code-sidekick"])
+@pytest.mark.parametrize("folder", ["spotter", "claude-code-viewer", "scripts-and-tools", "claude-code-sidekick",
+                                    "claude-reliability", "entire-cli"])
 def test_real_sessions_give_the_same_outcome_as_requests_built_afresh(folder, monkeypatch):
     """Rewinds, compactions, sub-agents and re-measured static entries replace a stream's list rather
     than cut it, and reset its shared base: every request equals one built afresh from the stream's

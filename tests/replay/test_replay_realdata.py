@@ -157,6 +157,39 @@ def test_scripts_and_tools_rewinds_and_reads_from_outside(no_network):
     assert sum(abs(r.read_error) for r in res.rows) == 13289 + 47 + 115 + 89
 
 
+def test_claude_reliability_sessions_share_the_prefix_before_the_cwd(no_network):
+    """Seven 2.1.14 sessions run back to back, each in its own temporary cwd (tests/data/README.md):
+    every first request reads the 15,289 before the cwd; within a session the naive chain holds."""
+    res = replay(load_many([data_file("claude-code", "claude-reliability")]))
+    s = res.summary
+    assert s.requests == 70
+    assert s.prefixsim.exact == 68 > s.naive.exact == 63
+    assert abs(s.read_share_observed - 0.9723) <= 0.00005
+    firsts = {}
+    for r in res.rows:
+        firsts.setdefault(r.stream, r)
+    assert len(firsts) == 7 and {r.observed.cache_read for r in firsts.values()} == {15289}
+    assert {r.observed.cache_creation for r in firsts.values()} <= set(range(3170, 3316))
+    assert (s.outside.requests, s.outside.tokens) == (2, 30578)   # the first two sessions' 15,289
+
+
+def test_entire_cli_sessions_expire_and_launch_sub_agents(no_network):
+    """Two 2.0.7x sessions the Entire CLI stored (tests/data/README.md): two pauses past the TTL
+    rebuild, and a new turn reads 138 tokens past what the request before it read and wrote."""
+    res = replay(load_many([data_file("claude-code", "entire-cli")]))
+    s = res.summary
+    assert s.requests == 17 and s.prefixsim.exact == s.naive.exact == 16
+    assert abs(s.read_share_observed - 0.7728) <= 0.00005
+    rows = {r.request_id[-8:]: r for r in res.rows}
+    for rid, write in (("1qq3b4Z4", 45589), ("igZ9VnCd", 64056)):
+        r = rows[rid]
+        assert r.cause.kind == "ttl_expired" and r.predicted.cache_read == r.observed.cache_read == 0
+        assert r.observed.cache_creation == write
+    turn = rows["zxKu8zzn"]
+    assert turn.observed.cache_read - turn.predicted.cache_read == 138 == turn.observed.cache_read - 60917 - 1022
+    assert sum(abs(r.read_error) for r in res.rows) == 138
+
+
 SIDEKICK = {   # session -> (requests, exact, naive exact, requests reading from outside the data)
     "10363d6c-4702-40ff-aefb-81f2d347acbb": (31, 29, 28, 0),
     "129de5c5-a903-46a1-ab00-2245bba53a2b": (18, 17, 13, 0),

@@ -13,7 +13,7 @@ from prefixsim.sources.traffic import Traffic
 # Runs the command in a child interpreter, which a mutation run's switch does not reach.
 pytestmark = pytest.mark.no_mutation
 
-FOLDER = str(data_file("claude-code", "spotter", "short.jsonl").parent.parent)   # every Claude Code folder of tests/data: 446 requests
+FOLDER = str(data_file("claude-code", "spotter", "short.jsonl").parent.parent)   # every Claude Code folder of tests/data: 533 requests
 
 
 def _rec(i, stream, model, parent=None, workspace=""):
@@ -60,7 +60,7 @@ def test_sharded_replay_is_byte_identical_to_serial(monkeypatch, fmt):
     real = shard._replay_shard
     monkeypatch.setattr(shard, "_mapper", lambda *a: lambda jobs: [shards.append(len(j[0])) or real(*j) for j in jobs])
     assert _replay("--format", fmt, "--ttl", "1h", "--workers", "2") == serial
-    assert len(shards) == 4 and shards[:2] == shards[2:] and sum(shards[:2]) == 446   # recorded, what-if
+    assert len(shards) == 4 and shards[:2] == shards[2:] and sum(shards[:2]) == 533   # recorded, what-if
 
 
 @pytest.mark.slow
