@@ -48,6 +48,7 @@ from prefixsim.core.tokens import remembered_count
 from prefixsim.errors import UserError, shown
 from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
 from prefixsim.sources import problems
+from prefixsim.sources.claude_code import hookdump
 from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
 from prefixsim.sources.claude_code.message import not_only_tool_results as _not_only_tool_results
 from prefixsim.sources.claude_code.message import parts as _parts
@@ -325,7 +326,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                    text, order_start + len(out), f"{version}|{family}|{model}",
                    fork or strip, env=turn_cwd.get(stream, "") if skind == "main" else "", thinking=think)
 
-    for n, o in iter_jsonl(path):
+    lines = hookdump.iter_elements(path) if hookdump.is_array_file(path) else iter_jsonl(path)
+    for n, o in lines:
         raw = problems.guarded(where, n, one, n, o)
         if raw is not None:
             at[raw.request_id] = len(out)
