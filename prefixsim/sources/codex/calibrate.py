@@ -72,9 +72,9 @@ class Calibrator:
             self._continue(st, size, r)
         elif st is None or r.event == "compaction":
             st = self._epoch(st, size, r)
-        elif r.event == "rollback" and r.rolled and st.turns:
-            k, base = st.turns[-min(r.rolled, len(st.turns))]
-            del st.turns[-min(r.rolled, len(st.turns)):]
+        elif r.event == "rollback" and r.rolled_back and st.turns:
+            k, base = st.turns[-min(r.rolled_back, len(st.turns))]
+            del st.turns[-min(r.rolled_back, len(st.turns)):]
             st = self._from(st, k, base, size, r) if size >= base else self._epoch(st, size, r)
         elif r.new_turn and st.reasoned_at is not None:
             k, base = st.reasoned_at

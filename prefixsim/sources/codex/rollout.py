@@ -161,13 +161,13 @@ def parse(path: Path, seen: set[str], prefix: str = "", order_start: int = 0,
         key = (repr(sorted(total.items())) if isinstance(total, dict) else None, repr(sorted(last.items())))
         if key == s["total"]:
             return None   # the same count written again as the next request starts
-        s["total"] = key
         prompt, cached, output = _usage_fields(last)
+        s["total"] = key   # only once read: a corrupt count is read from its repeat, if any
         if prompt == 0:
             return None   # a count with no request (a compaction's, whose own call is not counted)
-        # Codex gives a request no id: its cumulative and own counts name it (a fork's copy of its
-        # parent's lines repeats them, so the same request is read once)
-        rid = "codex-" + xxhash.xxh3_64_hexdigest(repr(key).encode())
+        # Codex gives a request no id: the time of its count and the counts name it (the same
+        # rollout given twice, or lines copied into another rollout, are read once)
+        rid = "codex-" + xxhash.xxh3_64_hexdigest(repr((t, key)).encode())
         if rid in seen:   # read already: it still ends the turn's flags, it is only left out
             s.update(turn=False, reasoned=False, event=None, rolled=0, start=t, response=None)
             return None
