@@ -24,7 +24,7 @@ from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
-FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "codex", "mooncake", "bailian")
+FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "codex", "gemini-cli", "mooncake", "bailian")
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
 OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek"}
 #: Suffixes of recorded HTTP cassettes.
@@ -41,6 +41,8 @@ def _classify(obj: object) -> str | None:
             return "bailian"
         if "input_length" in obj:
             return "mooncake"
+    if "sessionId" in obj and "projectHash" in obj:   # Gemini CLI's metadata line (a transcript has no projectHash)
+        return "gemini-cli"
     if _transcript.is_transcript_line(obj):
         return "claude-code"
     if _rollout.is_rollout_line(obj):
@@ -93,11 +95,20 @@ def detect(path: str | Path) -> str:
             return "gemini"
         # A JSON cassette whose calls cannot be told is left to the reader that reads JSON cassettes.
         return openai_cassette.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
+    if p.suffix == ".json" and _gemini_cli_json(p):
+        return "gemini-cli"
     kind = _array_kind(p) if _hookdump.is_array_file(p) else sniff(p)
     if kind:
         return kind
     raise UserError(f"cannot tell the format from the first {_SNIFF_LINES} lines (known: {', '.join(FORMATS)}); "
                     "use --source", str(p))
+
+
+def _gemini_cli_json(p: Path) -> bool:
+    """A whole Gemini CLI session (`ConversationRecord`): an object that opens with its session fields."""
+    with open_regular(p) as fh:
+        head = fh.read(4096).lstrip()
+    return head.startswith(b"{") and b'"sessionId"' in head and b'"projectHash"' in head
 
 
 def _array_kind(p: Path) -> str | None:
@@ -135,6 +146,9 @@ def _read(p: Path, fmt: str) -> list[Record]:
     from prefixsim.sources import anthropic_log, gemini_log, openai_cassette, openai_log
 
     sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
+    if fmt == "gemini-cli":
+        from prefixsim.sources import gemini_cli   # lazy: other replays never load it
+        return gemini_cli.load(p)
     if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
         return (gemini_log.load_cassette if _is_cassette(p) else gemini_log.load_jsonl)(p, sizer)
     if fmt in OPENAI_FORMATS:

@@ -73,6 +73,7 @@ class Raw:
     rolled_back: int = 0        # user turns a rollback dropped
     first_text: str = ""        # the session's first user message (the static estimate)
     parent: str | None = None   # a fork: the stream of the session it was forked from
+    provider: str = "openai"    # whose rules replay it (the Gemini CLI reader builds these too)
 
 
 def _usage_fields(u: dict) -> tuple[int, int, int]:
