@@ -3,8 +3,9 @@
 Formats: claude-code (session transcripts: a .jsonl, a session folder, a projects folder),
 anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat Completions / Responses logs and
 cassettes; DeepSeek's OpenAI-compatible API among them), deepseek (the same, every request replayed
-as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit caches), and the serving-engine traces mooncake and bailian, which `prefixsim replay` hands to
-`prefixsim.engines.trace`.
+as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit caches), codex (Codex CLI session
+rollouts: a rollout-*.jsonl or a sessions folder), and the serving-engine traces mooncake and bailian,
+which `prefixsim replay` hands to `prefixsim.engines.trace`.
 """
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from pathlib import Path
 from prefixsim.core.tokens import get_tokenizer
 from prefixsim.errors import UserError
 from prefixsim.sources import problems
+from prefixsim.sources.claude_code import hookdump as _hookdump
 from prefixsim.sources.claude_code import transcript as _transcript
+from prefixsim.sources.codex import rollout as _rollout
 from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
-FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "mooncake", "bailian")
+FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "codex", "gemini-cli", "mooncake", "bailian")
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
 OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek"}
 #: Suffixes of recorded HTTP cassettes.
@@ -38,8 +41,12 @@ def _classify(obj: object) -> str | None:
             return "bailian"
         if "input_length" in obj:
             return "mooncake"
+    if "sessionId" in obj and "projectHash" in obj:   # Gemini CLI's metadata line (a transcript has no projectHash)
+        return "gemini-cli"
     if _transcript.is_transcript_line(obj):
         return "claude-code"
+    if _rollout.is_rollout_line(obj):
+        return "codex"
     # lazy: a transcript replay never loads the API-log readers
     from prefixsim.sources import anthropic_log, gemini_log, openai_log
 
@@ -74,8 +81,11 @@ def detect(path: str | Path) -> str:
     if not p.exists():
         raise UserError("no such file or folder", str(p))
     if p.is_dir():
-        if (p / "subagents").is_dir() or any(p.rglob("*.jsonl")):
+        if (p / "subagents").is_dir():
             return "claude-code"
+        first = next(iter(sorted(p.rglob("*.jsonl"))), None)
+        if first is not None:   # a Codex sessions folder, else Claude Code projects
+            return "codex" if first.is_file() and sniff(first) == "codex" else "claude-code"
         raise UserError("folder holds no .jsonl transcripts", str(p))
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
         # lazy: a transcript replay never loads the API-log readers
@@ -85,11 +95,29 @@ def detect(path: str | Path) -> str:
             return "gemini"
         # A JSON cassette whose calls cannot be told is left to the reader that reads JSON cassettes.
         return openai_cassette.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
-    kind = sniff(p)
+    if p.suffix == ".json" and _gemini_cli_json(p):
+        return "gemini-cli"
+    kind = _array_kind(p) if _hookdump.is_array_file(p) else sniff(p)
     if kind:
         return kind
     raise UserError(f"cannot tell the format from the first {_SNIFF_LINES} lines (known: {', '.join(FORMATS)}); "
                     "use --source", str(p))
+
+
+def _gemini_cli_json(p: Path) -> bool:
+    """A whole Gemini CLI session (`ConversationRecord`): an object that opens with its session fields."""
+    with open_regular(p) as fh:
+        head = fh.read(4096).lstrip()
+    return head.startswith(b"{") and b'"sessionId"' in head and b'"projectHash"' in head
+
+
+def _array_kind(p: Path) -> str | None:
+    """A JSON array whose elements are Claude Code transcript lines (a hook's `logs/chat.json`) is a
+    transcript; an array of anything else (another hook's payloads) tells nothing."""
+    for _, element in _hookdump.iter_elements(p, _hookdump.SNIFF_ELEMENTS):
+        if _transcript.is_transcript_line(element):
+            return "claude-code"
+    return None
 
 
 def _cassette_json(p: Path) -> bool:
@@ -118,6 +146,9 @@ def _read(p: Path, fmt: str) -> list[Record]:
     from prefixsim.sources import anthropic_log, gemini_log, openai_cassette, openai_log
 
     sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
+    if fmt == "gemini-cli":
+        from prefixsim.sources import gemini_cli   # lazy: other replays never load it
+        return gemini_cli.load(p)
     if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
         return (gemini_log.load_cassette if _is_cassette(p) else gemini_log.load_jsonl)(p, sizer)
     if fmt in OPENAI_FORMATS:
@@ -138,6 +169,9 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
         return list(Traffic(_parts(p, fmt, with_subagents, set()), rebase=False))
     if fmt == "claude-code":
         return _transcript.load(p, bool(with_subagents))
+    if fmt == "codex":
+        from prefixsim.sources.codex import sessions   # lazy: other replays never load it
+        return sessions.load(p)
     return _read(p, fmt)
 
 
@@ -180,6 +214,8 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefi
         line = partial(openai_log.line_record, provider=OPENAI_FORMATS[fmt]) if fmt in OPENAI_FORMATS \
             else anthropic_log.line_record
         return [api_log.part(p, kind.request_id, line, sizer, seen).qualified(prefix)]
+    if fmt == "codex":
+        return [_codex_part(p, seen, prefix)]
     if fmt != "claude-code":   # a cassette: YAML is parsed whole anyway
         kept = []
         for r in _read(p, fmt):
@@ -207,6 +243,16 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefi
              for r in raws if r.request_id not in dropped]
     parts.append(Part(heads, lambda: (x for x in _transcript.calibrated(raws) if x.request_id not in dropped)))
     return parts
+
+
+def _codex_part(p: Path, seen: set[str], prefix: str) -> Part:
+    """Codex rollouts as one Part: their raw calls kept, each request's blocks built when walked."""
+    from prefixsim.sources.codex import sessions   # lazy: other replays never load it
+
+    raws = [r for r in sessions.raws(p, prefix) if r.request_id not in seen]
+    seen.update(r.request_id for r in raws)
+    heads = [Head(r.start, r.timestamp, r.stream, False, True) for r in raws]
+    return Part(heads, lambda: sessions.calibrated(raws))
 
 
 def open_many(paths: Sequence[str | Path], source: str | None = None,

@@ -16,11 +16,13 @@ _spec.loader.exec_module(fidelity)
 PINNED = {
     "anthropic-api": (9, 6, 6, 0.489998, 0.489998),
     "claude-code/claude-code-sidekick": (73, 69, 60, 0.027343, 0.053274),
+    "claude-code/claude-code-stuffs": (13, 12, 12, 0.076538, 0.097964),
     "claude-code/claude-code-viewer": (170, 167, 167, 0.004234, 0.010317),
     "claude-code/claude-reliability": (70, 68, 63, 0.01797, 0.062895),
     "claude-code/entire-cli": (17, 16, 16, 0.000195, 0.000195),
     "claude-code/scripts-and-tools": (34, 30, 28, 0.042893, 0.046815),
     "claude-code/spotter": (169, 163, 160, 0.004157, 0.034985),
+    "codex": (7, 5, 0, 0.028526, 0.219229),
     "deepseek-api": (7, 4, 1, 0.388889, 1.055556),
     "gemini-api": (8, 5, 4, 0.721281, 0.86064),
     "openai-api": (6, 6, 5, 0.0, 0.203336),

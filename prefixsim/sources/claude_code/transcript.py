@@ -48,7 +48,9 @@ from prefixsim.core.tokens import remembered_count
 from prefixsim.errors import UserError, shown
 from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
 from prefixsim.sources import problems
+from prefixsim.sources.claude_code import hookdump
 from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
+from prefixsim.sources.claude_code.history import RERENDER_MARKERS, message_of, new_history
 from prefixsim.sources.claude_code.message import not_only_tool_results as _not_only_tool_results
 from prefixsim.sources.claude_code.message import parts as _parts
 from prefixsim.sources.claude_code.message import text_of as _text_of
@@ -60,10 +62,6 @@ from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
 from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, request_key
 
-INJECTED_PREFIXES = ("<task-notification>",)
-#: Local-command output after which the harness re-renders the history: `/mcp` reconnecting an MCP
-#: server changes the tool context its first message carries (observed; docs/rules.md#claude-code-transcripts-parent-chain).
-RERENDER_MARKERS = ("<local-command-stdout>Reconnected to",)
 #: Record types Claude Code writes that carry no API call; any other type is named in a note, since
 #: new versions add types (forward compatible, never fatal).
 KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation",
@@ -251,13 +249,13 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                 if first is not None:
                     strips[stream] = first
             if not o.get("isMeta") and stream in requested:
-                if _new_history(o.get("parentUuid"), text, links, said, queued, compacted.get(stream)) \
+                if new_history(o.get("parentUuid"), text, links, said, queued, compacted.get(stream)) \
                         or text.lstrip().startswith(RERENDER_MARKERS):
                     pending.setdefault(stream, "rerender")
                 else:
                     # A prompt that follows the reply of an earlier request than the stream's latest: the
                     # user rewound the conversation (checkpoint, edit): the history returns to that reply.
-                    answered = reply_of.get(_message_of(o.get("parentUuid"), links, said) or "")
+                    answered = reply_of.get(message_of(o.get("parentUuid"), links, said) or "")
                     if answered is not None and answered[0] == stream and answered[1] != latest.get(stream):
                         forks[stream] = answered[1]
                     elif answered is not None:
@@ -329,7 +327,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                    text, order_start + len(out), f"{version}|{family}|{model}",
                    fork or strip, env=turn_cwd.get(stream, "") if skind == "main" else "", thinking=think)
 
-    for n, o in iter_jsonl(path):
+    lines = hookdump.iter_elements(path) if hookdump.is_array_file(path) else iter_jsonl(path)
+    for n, o in lines:
         raw = problems.guarded(where, n, one, n, o)
         if raw is not None:
             at[raw.request_id] = len(out)
@@ -345,32 +344,6 @@ def _time_or_none(stamp: object) -> float | None:
         return parse_time(stamp)
     except UserError:
         return None
-
-
-def _new_history(parent: object, text: str, links: dict[str, str | None], said: set[str],
-                 queued: dict[str, float], compacted: float | None) -> bool:
-    """Whether a user message of a stream that has made requests starts a new history rather than
-    continuing the conversation. Its `parentUuid` may name a non-message record (`system`:
-    stop_hook_summary, turn_duration, local_command; `progress`; …) whose own parent leads back to a
-    message: the conversation goes on through them. A chain that reaches no message starts anew.
-    A `<task-notification>` continues as well, except one the harness queued before the stream's
-    latest compaction and delivered as the first turn after it: it came with the history re-rendered
-    (observed: read the static entry only; docs/rules.md#claude-code-transcripts-parent-chain)."""
-    if _message_of(parent, links, said) is None:
-        return True
-    if text.lstrip().startswith(INJECTED_PREFIXES):
-        when = queued.get(text.strip())
-        return when is not None and compacted is not None and when < compacted
-    return False
-
-
-def _message_of(parent: object, links: dict[str, str | None], said: set[str]) -> str | None:
-    """The message a `parentUuid` leads to through non-message records (None: the chain reaches none)."""
-    hops = 0
-    while isinstance(parent, str) and parent not in said and hops < 10_000:
-        parent = links.get(parent)
-        hops += 1
-    return parent if isinstance(parent, str) else None
 
 
 def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | None]] | None = None,

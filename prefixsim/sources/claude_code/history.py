@@ -1,0 +1,34 @@
+"""Whether a user line of a transcript continues the conversation or starts its history anew: its
+parent chain, the notifications the harness queued, the commands after which it re-renders."""
+from __future__ import annotations
+
+INJECTED_PREFIXES = ("<task-notification>",)
+#: Local-command output after which the harness re-renders the history: `/mcp` reconnecting an MCP
+#: server changes the tool context its first message carries (observed; docs/rules.md#claude-code-transcripts-parent-chain).
+RERENDER_MARKERS = ("<local-command-stdout>Reconnected to",)
+
+
+def new_history(parent: object, text: str, links: dict[str, str | None], said: set[str],
+                 queued: dict[str, float], compacted: float | None) -> bool:
+    """Whether a user message of a stream that has made requests starts a new history rather than
+    continuing the conversation. Its `parentUuid` may name a non-message record (`system`:
+    stop_hook_summary, turn_duration, local_command; `progress`; …) whose own parent leads back to a
+    message: the conversation goes on through them. A chain that reaches no message starts anew.
+    A `<task-notification>` continues as well, except one the harness queued before the stream's
+    latest compaction and delivered as the first turn after it: it came with the history re-rendered
+    (observed: read the static entry only; docs/rules.md#claude-code-transcripts-parent-chain)."""
+    if message_of(parent, links, said) is None:
+        return True
+    if text.lstrip().startswith(INJECTED_PREFIXES):
+        when = queued.get(text.strip())
+        return when is not None and compacted is not None and when < compacted
+    return False
+
+
+def message_of(parent: object, links: dict[str, str | None], said: set[str]) -> str | None:
+    """The message a `parentUuid` leads to through non-message records (None: the chain reaches none)."""
+    hops = 0
+    while isinstance(parent, str) and parent not in said and hops < 10_000:
+        parent = links.get(parent)
+        hops += 1
+    return parent if isinstance(parent, str) else None

@@ -1,0 +1,77 @@
+"""Gemini CLI chat sessions, built to the structure of google-gemini/gemini-cli's
+`ConversationRecord` / `MessageRecord` / `TokensSummary` (chatRecordingService): no public session
+file with token usage was found, so the samples are made here."""
+import json
+
+from click.testing import CliRunner
+
+from prefixsim.cli import cli
+from prefixsim.replay import replay
+from prefixsim.sources import detect, load
+from prefixsim.sources.problems import collecting
+
+
+def gemini(i, t, prompt, cached, output=300, thoughts=200, model="gemini-2.5-pro", tool=True):
+    m = {"id": f"g{i}", "timestamp": f"2026-03-01T10:00:{t:02d}.000Z", "type": "gemini", "content": "ok",
+         "model": model, "tokens": {"input": prompt, "output": output, "cached": cached, "thoughts": thoughts,
+                                    "tool": 0, "total": prompt + output + thoughts}}
+    if tool:
+        m["toolCalls"] = [{"id": f"c{i}", "name": "read_file", "args": {}, "status": "success",
+                           "timestamp": f"2026-03-01T10:00:{t + 1:02d}.000Z"}]
+    return m
+
+
+def user(i, t, text="fix the bug"):
+    return {"id": f"u{i}", "timestamp": f"2026-03-01T10:00:{t:02d}.000Z", "type": "user", "content": [{"text": text}]}
+
+
+META = {"sessionId": "abc", "projectHash": "p1", "startTime": "2026-03-01T10:00:00.000Z",
+        "lastUpdated": "2026-03-01T10:01:00.000Z"}
+
+
+def test_a_session_file_replays_under_geminis_implicit_caching(tmp_path):
+    doc = META | {"messages": [user(0, 1), gemini(1, 3, 12000, 0), gemini(2, 8, 12900, 12288),
+                               gemini(3, 12, 13500, 12800)]}
+    p = tmp_path / "session-2026-03-01T10-00-abc.json"
+    p.write_text(json.dumps(doc, indent=2))
+    assert detect(p) == "gemini-cli"
+    records = load(p)
+    assert [r.provider for r in records] == ["gemini"] * 3
+    assert records[0].observed.output_tokens == 500   # thoughts are billed as output
+    rows = replay(records).rows
+    # each request is the previous prompt and its reply (the candidates; thoughts are not sent back)
+    prompts = [sum(b.tokens for b in r.call.request.blocks) for r in records]
+    assert prompts == [12000, 12900, 13500]
+    assert [len(r.call.request.output) and r.call.request.output[0].tokens for r in records] == [300, 300, 300]
+    # implicit caching is best effort: nothing at the pessimistic end, the prompt and reply at the
+    # optimistic one (2.5 Pro reads at block boundaries)
+    assert [r.predicted.cache_read for r in rows] == [0, 0, 0]
+    assert [r.predicted_optimistic.cache_read for r in rows] == [0, 12300, 13200]
+
+
+def test_the_jsonl_form_with_a_rewind(tmp_path):
+    lines = [META, user(0, 1, "first"), gemini(1, 3, 12000, 0, tool=False), user(2, 10, "second"),
+             gemini(3, 12, 14000, 12288, tool=False), {"$rewindTo": "u2"}, user(4, 20, "second, again"),
+             gemini(5, 22, 12800, 12288, tool=False)]
+    p = tmp_path / "session-x.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert detect(p) == "gemini-cli"
+    records = load(p)
+    assert [r.call.request.blocks[-1].tokens for r in records][2] == 12800 - 12300   # after the first reply
+    assert len(records) == 3
+
+
+def test_a_malformed_line_is_skipped_and_named_and_the_rest_replays(tmp_path):
+    bad = gemini(3, 12, 13500, 12800)
+    bad["tokens"]["cached"] = 99999
+    lines = [META, user(0, 1), gemini(1, 3, 12000, 0), "{oops", bad, gemini(4, 20, 14000, 12800)]
+    p = tmp_path / "session-x.jsonl"
+    p.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    with collecting() as found:
+        records = load(p, "gemini-cli")
+    assert len(records) == 2
+    named = [str(s) for s in found.skipped]
+    assert any(":4: skipped: not valid JSON" in s for s in named)
+    assert any(":5: skipped:" in s and "tokens.cached" in s for s in named)
+    res = CliRunner().invoke(cli, ["replay", str(p), "--source", "gemini-cli"])
+    assert res.exit_code == 0, res.output
