@@ -1,3 +1,4 @@
+import datetime as dt
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -46,7 +47,8 @@ def test_simulator_creation_storage_and_read_by_reference():
     from prefixsim.model import Block, CachedRef, Call, Layer, Request
     prefix = Block(Layer.SYSTEM, b"p" * 64, "system", None, 100_000)
     turn = Block(Layer.MESSAGES, b"q" * 64, "messages[0]", None, 1_000)
-    sim = Simulator("gemini", tokenizer="approx")   # pessimistic implicit: no implicit hit
+    # 2026-11-30: before Gemini 2.5 Pro's retirement on the Gemini API (prefixsim/core/lifecycle.py)
+    sim = Simulator("gemini", tokenizer="approx", prices=PriceBook(when=dt.date(2026, 11, 30)))   # no implicit hit
     made = sim.step(Call(0.0, Request("gemini-2.5-pro", (prefix,)), stream="cache c",
                          cached=CachedRef("c", 1, create=True, kept_s=7200)))
     assert made.usage.input_tokens == 100_000 and made.storage_usd == Decimal("0.90")
