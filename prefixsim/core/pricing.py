@@ -185,6 +185,11 @@ class PriceBook:
             raw = _remembered(plain, gp, at, model)
         return _compose(raw, name, provider, end, at, notes)
 
+    def priced_as(self, model: str, provider: str | None, at: dt.datetime | None = None) -> tuple[str, str]:
+        """The model id a request at `at` (default: the clock's start) is billed as, and why ("" when itself)."""
+        name, notes = self._lifecycle(model, provider, self.start if at is None else at)
+        return name, "; ".join(notes)
+
     def _lifecycle(self, model: str, provider: str | None, at: dt.datetime) -> tuple[str, list[str]]:
         """The model id priced at `at` (an alias's successor, a retired model's routing) and what was done."""
         life = lifecycle(model, provider)
