@@ -21,7 +21,8 @@ from prefixsim.model import Call, Cause, Outcome, Request, Usage
 from prefixsim.providers.base import Decision, Policy
 from prefixsim.providers.gemini_explicit import storage, storage_cost
 from prefixsim.providers.registry import get_policy
-from prefixsim.providers.tables import CLAUDE_PLATFORMS, canonical_model, gemini_explicit_minimum
+from prefixsim.providers.gemini_tables import gemini_explicit_minimum
+from prefixsim.providers.tables import CLAUDE_PLATFORMS, canonical_model
 
 
 class Simulator:

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from prefixsim.core.pricing import MTOK, PriceBook, sheet_price
 from prefixsim.errors import UserError
-from prefixsim.providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL, GEMINI_STORAGE_MTOK_HOUR
+from prefixsim.providers.gemini_tables import GEMINI_EXPLICIT_DEFAULT_TTL, GEMINI_STORAGE_MTOK_HOUR
 
 
 def storage(model: str, book: PriceBook) -> tuple[Decimal, str]:

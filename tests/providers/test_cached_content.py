@@ -117,14 +117,14 @@ def test_run_table_has_no_storage_column_without_explicit_caches(tmp_path):
     ("projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash-lite", 2048),
 ])
 def test_explicit_minimum_by_model(model, least):
-    from prefixsim.providers.tables import gemini_explicit_minimum
+    from prefixsim.providers.gemini_tables import gemini_explicit_minimum
 
     assert gemini_explicit_minimum(model).value == least
 
 
 def test_explicit_minimum_of_an_unknown_model_names_the_known_families():
     from prefixsim.errors import UserError
-    from prefixsim.providers.tables import gemini_explicit_minimum
+    from prefixsim.providers.gemini_tables import gemini_explicit_minimum
 
     with pytest.raises(UserError) as e:
         gemini_explicit_minimum("gemini-2.0-flash")

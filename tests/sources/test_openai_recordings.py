@@ -525,3 +525,20 @@ def test_the_same_prompt_under_one_key_is_read_and_under_another_is_not(tmp_path
     p = tmp_path / "keys.jsonl"
     p.write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert [r.predicted.cache_read > 0 for r in replay(load(p)).rows] == [False, False, True]
+
+
+@pytest.mark.parametrize("uri,retention", [
+    ("https://my-res.openai.azure.com/openai/deployments/gpt54/chat/completions?api-version=2025-04-01", "in_memory"),
+    ("https://api.openai.com/v1/chat/completions", ""),
+])
+def test_azure_openai_logs_do_not_get_openais_24h_default(tmp_path, uri, retention):
+    """Issue 31, case 9: Azure OpenAI's default retention is in-memory (AZ-PC: caches cleared within 5
+    to 10 minutes of inactivity, always within an hour); OpenAI's 24h default is its own API's."""
+    from prefixsim.providers.tables import openai_rule
+
+    p = tmp_path / "azure.jsonl"
+    body, resp = chat_exchange(0, model="gpt-5.4")
+    p.write_text(json.dumps({"request": body, "response": resp, "uri": uri}) + "\n")
+    rec = load(p)[0]
+    assert rec.call.request.retention == retention
+    assert openai_rule("gpt-5.4", rec.call.request.retention).ttl == (300.0 if retention else 1800.0)
