@@ -100,8 +100,9 @@ class Simulator:
                         self._breakpoint_rules)
         self._settle(v, now)
         self._last[call.stream] = v
-        rates = self.prices.rates(req.model, self.provider, at) if at is not None else \
-            self.prices.rates_at(req.model, self.provider, now)
+        when = at if at is not None else self.prices.start + dt.timedelta(seconds=now)
+        rates = self.prices.rates(req.model, self.provider, when, req.endpoint) if req.endpoint else \
+            self.prices.rates(req.model, self.provider, when)
         return Outcome(call=call, usage=usage, cause=cause, cost_usd=rates.cost(usage),
                        cost_no_cache_usd=rates.cost_without_cache(usage), price_source=rates.source,
                        read_blocks=dec.hit + 1, n_blocks=n)

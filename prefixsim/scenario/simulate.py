@@ -58,9 +58,12 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
         raise UserError(f"breakpoints: automatic on {s.provider}: Bedrock does not support automatic caching "
                         f"({NO_AUTOMATIC[s.provider].source}); use breakpoints: last_message or system_and_tools")
     when, at = _start(run, price_date, start)
-    prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at,
-                       designs=True)
     provider, tokenizer = s.provider or "anthropic", s.tokenizer or "cl100k_base"
+    if s.endpoint and provider not in ("vertex", "bedrock"):
+        raise UserError(f"endpoint: {s.endpoint} applies to provider vertex or bedrock (Claude on a cloud), "
+                        f"not {provider}")
+    prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at,
+                       designs=True, endpoint=s.endpoint)
     policy = None
     if provider in ENGINES:  # a serving engine's cache is set up by `engine:`; the provider APIs ignore it
         spec = s.engine.over(run.scenario.engine) if s.engine else None
