@@ -35,8 +35,7 @@ ENDPOINTS = ("global", "regional", "multi-region")
 #: docs/en/build-with-claude/claude-on-vertex-ai, copies read 2026-12-01; the same 10 % for
 #: multi-region endpoints). genai-prices' `google` table holds the global price.
 VERTEX_PREMIUM = Decimal("1.1")
-_VERTEX_SOURCE = ("platform.claude.com/docs/en/build-with-claude/claude-on-vertex-ai (read 2026-12-01): regional and "
-                  "multi-region endpoints +10 % for Claude Sonnet 4.5 and later")
+_VERTEX_SOURCE = "Claude on Vertex AI page, read 2026-12-01: regional / multi-region +10 %, Sonnet 4.5 and later"
 PREMIUM_MODELS = frozenset({
     "claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5", "claude-opus-4-6", "claude-sonnet-4-6",
     "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5", "claude-opus-5", "claude-fable-5", "claude-mythos-5",

@@ -154,6 +154,8 @@ class PriceBook:
             per = r.per_mtok()
             parts.append(f"{_hhmm(a)}-{_hhmm(b)} UTC input {per['input']}, cache read {per['cache_read']}, "
                          f"output {per['output']}")
+        if len({p.split(" UTC ", 1)[1] for p in parts}) == 1:
+            return None   # the same price all day (a time-of-day price not yet in force on this date)
         note = ""
         if self.start.weekday() >= 5:
             note = (f"; the clock starts on a {self.start:%A}: genai-prices has no day-of-week prices, so a weekend "
