@@ -16,7 +16,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 
 from prefixsim.advise.grid import search as search_designs
-from prefixsim.core.price_report import PriceSheet, price_sheet
+from prefixsim.core.price_report import PriceSheet, price_sheet, sheet_json
 from prefixsim.advise.output import render as advice_text
 from prefixsim.errors import UserError
 from prefixsim.replay.paired import replay_traffic
@@ -88,7 +88,4 @@ def prices_text(model: str, provider: str | None = None, endpoint: str | None = 
 def price_rows(model: str, provider: str | None = None, endpoint: str | None = None,
                when: dt.date | None = None) -> dict:
     """`prefixsim prices --format json`: the sheet as plain data."""
-    s = model_prices(model, provider, endpoint, when)
-    return {"model": s.model, "provider": s.provider, "endpoint": s.endpoint, "at": f"{s.at:%Y-%m-%dT%H:%M:%SZ}",
-            "rates": [{"class": r.label, "usd_per_mtok": r.usd_per_mtok, "source": r.source} for r in s.rows],
-            "source": s.source, "time_of_day": s.hours}
+    return sheet_json(model_prices(model, provider, endpoint, when))

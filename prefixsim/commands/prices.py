@@ -25,7 +25,9 @@ def prices(model, provider, endpoint, date, fmt):
       prefixsim prices deepseek-chat --date 2026-06-10
       prefixsim prices claude-sonnet-4-5 --provider vertex --endpoint regional
     """
-    from prefixsim import api
+    from prefixsim.core.price_report import price_sheet, sheet_json
+    from prefixsim.providers.registry import PROVIDERS
+    from prefixsim.report.prices import render_prices
 
     import datetime as dt
 
@@ -33,9 +35,12 @@ def prices(model, provider, endpoint, date, fmt):
         when = dt.date.fromisoformat(date) if date else None
     except ValueError:
         raise UserError(f"--date {date!r} is not YYYY-MM-DD") from None
+    if provider is not None and provider not in PROVIDERS:
+        raise UserError(f"unknown provider {provider!r} (valid: {', '.join(PROVIDERS)})")
+    sheet = price_sheet(model, provider, endpoint, when)
     if fmt == "json":
         import json
 
-        click.echo(json.dumps(api.price_rows(model, provider, endpoint, when), indent=2))
+        click.echo(json.dumps(sheet_json(sheet), indent=2))
     else:
-        click.echo(api.prices_text(model, provider, endpoint, when))
+        click.echo(render_prices(sheet))

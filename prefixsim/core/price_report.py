@@ -63,3 +63,10 @@ def price_sheet(model: str, provider: str | None = None, endpoint: str | None = 
         rows.append(PriceRow(LABELS[key], f"{t.base.normalize():f}{tiers}", origin))
     return PriceSheet(model, provider, endpoint_of(provider, model, endpoint), book.start, tuple(rows), r.source,
                       book.windows(model, provider))
+
+
+def sheet_json(s: PriceSheet) -> dict:
+    """`prefixsim prices --format json`: the sheet as plain data."""
+    return {"model": s.model, "provider": s.provider, "endpoint": s.endpoint, "at": f"{s.at:%Y-%m-%dT%H:%M:%SZ}",
+            "rates": [{"class": r.label, "usd_per_mtok": r.usd_per_mtok, "source": r.source} for r in s.rows],
+            "source": s.source, "time_of_day": s.hours}

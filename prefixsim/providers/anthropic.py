@@ -71,9 +71,6 @@ class AnthropicPolicy:
             out["ttl"] = f"5m only on {p.name} for {model}: a 1h breakpoint is written and billed as 5m"
         if p is not CLAUDE_API:
             out["platform rules"] = p.source
-        if p.name in NO_AUTOMATIC:
-            out["automatic caching"] = f"not offered: a request with a top-level cache_control is priced uncached " \
-                                       f"({NO_AUTOMATIC[p.name].source})"
         return out
 
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,

@@ -141,7 +141,5 @@ def test_a_bedrock_request_with_automatic_caching_is_priced_uncached_and_said_so
         outs[provider] = [s.step(Call(t, req)) for t in (0.0, 30.0)]
     assert [o.usage.cache_read + o.usage.cache_creation for o in outs["bedrock"]] == [0, 0]
     assert outs["anthropic"][1].usage.cache_read > 0
-    from prefixsim.providers.registry import get_policy
-
-    assert "Bedrock does not support automatic caching" in get_policy("bedrock").describe("claude-sonnet-4-5")[
-        "automatic caching"]
+    # said so: each request's cause names the missing breakpoint (the top-level cache_control is not one there)
+    assert [str(o.cause) for o in outs["bedrock"]] == ["cold (no cache_control breakpoint)"] * 2
