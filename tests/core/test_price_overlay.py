@@ -138,3 +138,11 @@ def test_no_price_before_a_model_existed(tmp_path):
     with pytest.raises(UserError) as e:
         _run(tmp_path, "deepseek-v4-flash", dt.date(2026, 3, 10))
     assert "released on 2026-04-24" in str(e.value)
+
+
+def test_a_price_sheet_still_overrides_the_overlay_and_the_bundled_data():
+    book = PriceBook({"deepseek-chat": {"input": 1, "output": 2, "cache_read": "0.5"}}, sheet_source="my sheet",
+                     when=dt.date(2026, 6, 10))
+    r = book.rates("deepseek-chat", "deepseek")
+    assert (r.input.base, r.cache_read.base, r.output.base) == (1, Decimal("0.5"), 2) and r.source == "my sheet"
+    assert r.origins[0] == "my sheet" and "A-PR multiplier" in r.origins[3]
