@@ -51,9 +51,12 @@ class OverlayRow:
     upstream: tuple[Decimal, Decimal, Decimal]
     hours: tuple[tuple[int, int], ...] = ()   # (start, end) seconds after 00:00 UTC; () = all day
     endpoint: str | None = None                # None: every endpoint
+    days: tuple[int, ...] = ()                 # weekdays it covers (0 = Monday, UTC); () = every day
 
     def covers(self, at: dt.datetime) -> bool:
         if at < self.valid_from or (self.valid_to is not None and at >= self.valid_to):
+            return False
+        if self.days and at.weekday() not in self.days:
             return False
         if not self.hours:
             return True
@@ -81,6 +84,13 @@ _PEAK = ((3600, 4 * 3600), (6 * 3600, 10 * 3600))
 _V4_LAUNCH = _t("2026-04-24T00:00:00")
 _V4_PEAK = _t("2026-08-16T16:00:00")
 _V4_SEPT = _t("2026-09-10T00:00:00")   # genai-prices' date for the September prices (not corrected)
+#: "Weekends are off-peak all day from 2026-08-23" (genai-prices 0.2.3's own price notes, pydantic/genai-
+#: prices issue 582; the page: peak Monday to Friday, Beijing time, weekends and Chinese public holidays
+#: off-peak all day). The peak windows fall on the same date in UTC and Beijing, so a UTC weekday is
+#: Beijing's. Chinese public holidays are not modelled (their peak prices are an upper bound).
+_WEEKENDS = _t("2026-08-23T00:00:00")
+_WEEKDAYS = (0, 1, 2, 3, 4)
+_WEEKEND_DAYS = (5, 6)
 
 OVERLAY: tuple[OverlayRow, ...] = (
     OverlayRow(
@@ -97,12 +107,36 @@ OVERLAY: tuple[OverlayRow, ...] = (
         Example(_t("2026-08-16T20:00:00"), 10_879, 10_048, 420, Decimal("0.002740916")),
         (Decimal("0.14"), Decimal("0.0028"), Decimal("0.28"))),
     OverlayRow(
-        "deepseek-v4-flash peak from 2026-08-16", "deepseek-v4-flash", "deepseek", _V4_PEAK, _V4_SEPT,
+        "deepseek-v4-flash peak from 2026-08-16", "deepseek-v4-flash", "deepseek", _V4_PEAK, _WEEKENDS,
         _p("0.44", "0.014", "1.32"), _DS, "2026-12-01",
-        "peak 01:00-04:00 and 06:00-10:00 UTC, twice off-peak, until the 2026-09-10 prices (genai-prices: "
-        "the later $0.30 / $0.006 / $1.20)",
-        Example(_t("2026-08-20T07:00:00"), 10_879, 10_048, 420, Decimal("0.005481832")),
+        "peak 01:00-04:00 and 06:00-10:00 UTC, twice off-peak (genai-prices: the later $0.30 / $0.006 / $1.20)",
+        Example(_t("2026-08-18T07:00:00"), 10_879, 10_048, 420, Decimal("0.005481832")),
         (Decimal("0.3"), Decimal("0.006"), Decimal("1.2")), hours=_PEAK),
+    OverlayRow(
+        "deepseek-v4-flash weekday peak from 2026-08-23", "deepseek-v4-flash", "deepseek", _WEEKENDS, _V4_SEPT,
+        _p("0.44", "0.014", "1.32"), _DS, "2026-12-01",
+        "peak hours Monday to Friday only from 2026-08-23, until the 2026-09-10 prices (genai-prices: the later "
+        "$0.30 / $0.006 / $1.20)",
+        Example(_t("2026-08-24T07:00:00"), 10_879, 10_048, 420, Decimal("0.005481832")),
+        (Decimal("0.3"), Decimal("0.006"), Decimal("1.2")), hours=_PEAK, days=_WEEKDAYS),
+    OverlayRow(
+        "deepseek-v4-flash weekend off-peak from 2026-09-10", "deepseek-v4-flash", "deepseek", _V4_SEPT, None,
+        _p("0.15", "0.003", "0.6"), _DS, "2026-12-01",
+        "weekends off-peak all day (genai-prices: peak prices at weekends, an upper bound it says it cannot express)",
+        Example(_t("2026-11-28T07:00:00"), 10_879, 10_048, 420, Decimal("0.001913994")),
+        (Decimal("0.3"), Decimal("0.006"), Decimal("1.2")), hours=_PEAK, days=_WEEKEND_DAYS),
+    OverlayRow(
+        "deepseek-flash weekend off-peak", "deepseek-flash", "deepseek", _V4_SEPT, None,
+        _p("0.15", "0.003", "0.6"), _DS, "2026-12-01",
+        "weekends off-peak all day (genai-prices: peak prices at weekends, an upper bound it says it cannot express)",
+        Example(_t("2026-11-28T07:00:00"), 10_879, 10_048, 420, Decimal("0.001913994")),
+        (Decimal("0.3"), Decimal("0.006"), Decimal("1.2")), hours=_PEAK, days=_WEEKEND_DAYS),
+    OverlayRow(
+        "deepseek-v4-pro weekend off-peak from 2026-08-23", "deepseek-v4-pro", "deepseek", _WEEKENDS, None,
+        _p("0.66", "0.022", "1.98"), _DS, "2026-12-01",
+        "weekends off-peak all day (genai-prices: peak prices at weekends, an upper bound it says it cannot express)",
+        Example(_t("2026-11-28T07:00:00"), 1_000_000, 1_000_000, 1_000_000, Decimal("2.662")),
+        (Decimal("1.32"), Decimal("0.044"), Decimal("3.96")), hours=_PEAK, days=_WEEKEND_DAYS),
     OverlayRow(
         "deepseek-v4-pro launch price", "deepseek-v4-pro", "deepseek", _V4_LAUNCH, _V4_PEAK,
         _p("0.435", "0.003625", "0.87"), _DS, "2026-12-01",
@@ -129,3 +163,4 @@ def overlay_cuts(model: str, provider: str | None) -> tuple[int, ...]:
     """The times of day where an overlay row of the model starts or ends."""
     return tuple(sorted({c for r in OVERLAY if r.model == model and r.provider == provider
                          for span in r.hours for c in span} - {0, 86400}))
+

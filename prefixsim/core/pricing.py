@@ -156,11 +156,7 @@ class PriceBook:
                          f"output {per['output']}")
         if len({p.split(" UTC ", 1)[1] for p in parts}) == 1:
             return None   # the same price all day (a time-of-day price not yet in force on this date)
-        note = ""
-        if self.start.weekday() >= 5:
-            note = (f"; the clock starts on a {self.start:%A}: genai-prices has no day-of-week prices, so a weekend "
-                    "off-peak rate (DeepSeek V4 from 2026-08-23) is not applied and these are an upper bound")
-        return "; ".join(parts) + " (USD/MTok; each request priced at its own time)" + note
+        return "; ".join(parts) + " (USD/MTok; each request priced at its own time)"
 
     def _resolve(self, model: str, provider: str | None, at: dt.datetime, endpoint: str | None = None) -> Rates:
         if model in self.sheet:

@@ -126,6 +126,9 @@ def test_the_docs_deepseek_recording_costs_what_v4_flash_billed():
     (dt.date(2026, 8, 16), "2026-08-16T12:00:00Z", "0.001669"),    # 16:00 UTC on 08-16 had not come yet
     (dt.date(2026, 8, 16), "2026-08-16T16:00:00Z", "0.002741"),    # and now it has (genai-prices: 08-17)
     (dt.date(2026, 9, 15), "2026-09-15T07:00:00Z", "0.003828"),    # from 09-10 genai-prices' $0.30 / $0.006 / $1.20
+    (dt.date(2026, 8, 22), "2026-08-22T07:00:00Z", "0.005482"),    # a Saturday before 08-23: still peak
+    (dt.date(2026, 8, 29), "2026-08-29T07:00:00Z", "0.002741"),    # a Saturday from 08-23: off-peak all day
+    (dt.date(2026, 11, 28), "2026-11-28T07:00:00Z", "0.001914"),   # a Saturday in November: $0.15 / $0.003 / $0.60
 ])
 def test_deepseek_v4_time_of_day_prices_start_when_they_did(tmp_path, date, start, cost):
     """Case 2: genai-prices bills V4's peak hours before they existed ($0.003828 in June) and the later,

@@ -130,7 +130,7 @@ def test_replay_prices_each_request_at_its_own_timestamp():
     assert "16:29 UTC" in res.summary.price_source and "16:31 UTC" in res.summary.price_source
 
 
-def test_default_clock_is_a_weekday_and_a_weekend_start_says_what_it_cannot_price():
+def test_default_clock_is_a_weekday_and_a_weekend_is_off_peak_all_day():
     from prefixsim.core.pricing import _last_weekday, clock_start
 
     assert _last_weekday(dt.date(2026, 11, 28)) == dt.date(2026, 11, 27)      # Saturday -> Friday
@@ -138,17 +138,11 @@ def test_default_clock_is_a_weekday_and_a_weekend_start_says_what_it_cannot_pric
     assert _last_weekday(dt.date(2026, 11, 24)) == dt.date(2026, 11, 24)      # Tuesday stays
     assert clock_start(dt.date(2026, 11, 24)) == dt.datetime(2026, 11, 24, 7, tzinfo=dt.UTC)
     assert clock_start().weekday() < 5
-    book = PriceBook(when=dt.date(2026, 11, 28))
-    assert "starts on a Saturday" in book.windows("deepseek-v4-pro", "deepseek")
-    assert "Saturday" not in PriceBook(when=dt.date(2026, 11, 24)).windows("deepseek-v4-pro", "deepseek")
-
-
-def test_a_weekend_start_says_its_time_of_day_prices_are_an_upper_bound():
-    # genai-prices has time-of-day prices but none by day of week: DeepSeek V4's weekend off-peak
-    # discount (from 2026-08-23) cannot be applied, so a weekend clock prices at most what it shows
-    note = ("(USD/MTok; each request priced at its own time); the clock starts on a Sunday: genai-prices has no "
-            "day-of-week prices, so a weekend off-peak rate (DeepSeek V4 from 2026-08-23) is not applied and these "
-            "are an upper bound")
-    assert PriceBook(when=dt.date(2026, 11, 29)).windows("deepseek-v4-pro", "deepseek").endswith(note)
-    assert PriceBook(when=dt.date(2026, 11, 27)).windows("deepseek-v4-pro", "deepseek").endswith(
-        "(USD/MTok; each request priced at its own time)")                      # a Friday: no note
+    # DeepSeek bills off-peak all day at weekends from 2026-08-23 (prefixsim/core/price_overlay.py): a
+    # Saturday clock has one price all day, the weekday's off-peak one
+    sat = PriceBook(when=dt.date(2026, 11, 28))
+    assert sat.windows("deepseek-v4-pro", "deepseek") is None
+    assert sat.rates("deepseek-v4-pro", "deepseek").input.base == Decimal("0.66")
+    fri = PriceBook(when=dt.date(2026, 11, 27))
+    assert fri.rates("deepseek-v4-pro", "deepseek").input.base == Decimal("1.32")               # 07:00: peak
+    assert fri.windows("deepseek-v4-pro", "deepseek").endswith("(USD/MTok; each request priced at its own time)")
