@@ -16,6 +16,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 
 from prefixsim.advise.grid import search as search_designs
+from prefixsim.core.price_report import PriceSheet, price_sheet, sheet_json
 from prefixsim.advise.output import render as advice_text
 from prefixsim.errors import UserError
 from prefixsim.replay.paired import replay_traffic
@@ -23,7 +24,9 @@ from prefixsim.replay.output import json_chunks as replay_json_chunks
 from prefixsim.report.replay import csv_text as replay_csv
 from prefixsim.report.replay import short_streams
 from prefixsim.report.replay import table_text as replay_table
+from prefixsim.providers.registry import PROVIDERS
 from prefixsim.report.pareto import output as designs_text
+from prefixsim.report.prices import render_prices
 from prefixsim.report.pareto import write_all as write_design_reports
 from prefixsim.report.run_report import runs_output, write_run_report
 from prefixsim.scenario.loader import load_runs, scenario_files
@@ -66,3 +69,23 @@ def run_paths(paths: Iterable[str], price_date: dt.date | None = None, workers: 
 __all__ = ["advice_text", "collect", "designs_text", "replay_csv", "replay_json_chunks", "replay_table",
            "replay_traffic", "run_file", "run_paths", "run_scenario", "runs_output", "search_designs", "short_streams",
            "simulate", "write_design_reports", "write_run_report"]
+
+
+def model_prices(model: str, provider: str | None = None, endpoint: str | None = None,
+                 when: dt.date | None = None) -> PriceSheet:
+    """Every rate prefixsim would use for `model` on `provider` (default: from the model id) at 07:00
+    UTC on `when` (default today), with the source of each (`prefixsim prices`)."""
+    if provider is not None and provider not in PROVIDERS:
+        raise UserError(f"unknown provider {provider!r} (valid: {', '.join(PROVIDERS)})")
+    return price_sheet(model, provider, endpoint, when)
+
+
+def prices_text(model: str, provider: str | None = None, endpoint: str | None = None,
+                when: dt.date | None = None) -> str:
+    return render_prices(model_prices(model, provider, endpoint, when))
+
+
+def price_rows(model: str, provider: str | None = None, endpoint: str | None = None,
+               when: dt.date | None = None) -> dict:
+    """`prefixsim prices --format json`: the sheet as plain data."""
+    return sheet_json(model_prices(model, provider, endpoint, when))

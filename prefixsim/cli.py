@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "breakeven": "prefixsim.commands.analysis:breakeven",
     "report": "prefixsim.commands.analysis:report",
     "init": "prefixsim.commands.init:init",
+    "prices": "prefixsim.commands.prices:prices",
 }
 
 EXIT_USAGE = 2

@@ -96,6 +96,9 @@ class Request:
     cache_mode: str = ""
     explicit: tuple[int, ...] = ()
     output: tuple[Block, ...] = ()
+    #: Claude on Vertex AI / Bedrock: the endpoint it was sent to (global, regional, multi-region), which
+    #: its price depends on ("" = as the model id says, or the run's setting)
+    endpoint: str = ""
 
 
 @dataclass(frozen=True, slots=True)

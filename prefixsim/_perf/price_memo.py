@@ -15,7 +15,7 @@ _MEMO: DiskMemo | None = None
 def _memo() -> DiskMemo:
     global _MEMO
     if _MEMO is None:
-        _MEMO = DiskMemo("genai-prices-rates",
+        _MEMO = DiskMemo("genai-prices-raw",
                          package_stamp("genai_prices", ("__init__.py", "data.py", "data_snapshot.py", "types.py")))
     return _MEMO
 

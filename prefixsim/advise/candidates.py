@@ -50,7 +50,7 @@ def _min_tokens(provider: str, model: str) -> int | None:
     if provider not in CLAUDE_PLATFORMS:
         return None
     try:
-        return anthropic_min_tokens(model).value
+        return anthropic_min_tokens(model, provider).value
     except Exception:   # a model the table does not know has no minimum to pad to
         return None
 

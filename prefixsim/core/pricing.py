@@ -9,36 +9,22 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Mapping
 
-from prefixsim._perf import price_memo
+from prefixsim.core import fill
+from prefixsim.core.genai import AS_OF, Raw, Tiered, _remembered, bedrock_price_id
+from prefixsim.core.genai import _from_genai_prices as _from_genai_prices  # noqa: F401 (tests reach it here)
+from prefixsim.core.genai import _genai_cuts as _genai_cuts  # noqa: F401 (tests reach it here)
+from prefixsim.core.lifecycle import lifecycle
+from prefixsim.core.price_overlay import OVERLAY_DATE, overlay_cuts, overlay_rows
 from prefixsim.errors import UserError
-from prefixsim.io.suggest import nearest
 from prefixsim.model import Usage
-from prefixsim.providers.tables import canonical_model
 
-#: How a genai-prices source names the date (or time) its rates are from; a replay over many days
-#: groups its sources by what comes before it (replay.joined_sources).
-AS_OF = ", prices as of "
+__all__ = ["AS_OF", "MTOK", "PRICE_KEYS", "PriceBook", "Rates", "Tiered", "bedrock_price_id", "clock_start"]
 
 MTOK = Decimal(1_000_000)
 PRICE_KEYS = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
 #: USD per MTok a price sheet may give: a dollar a token, thousands of times any listed model's price.
 #: More is a typo, and a price near the float maximum cannot be quantized to micro-dollars.
 MAX_PRICE = 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class Tiered:
-    """A per-MTok price with genai-prices' cliff tiers: past a tier's start, all tokens pay its rate."""
-
-    base: Decimal
-    tiers: tuple[tuple[int, Decimal], ...] = ()
-
-    def at(self, prompt_tokens: int) -> Decimal:
-        rate = self.base
-        for start, price in self.tiers:
-            if prompt_tokens > start:
-                rate = price
-        return rate
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +37,8 @@ class Rates:
     cache_write_1h: Tiered
     source: str
     cuts: tuple[int, ...] = ()   # times of day (s after 00:00 UTC) where the model's price may change
+    #: where each price of PRICE_KEYS comes from (bundled data, an overlay row, a documented multiplier)
+    origins: tuple[str, ...] = ()
 
     def cost(self, usage: Usage) -> Decimal:
         p = usage.prompt_tokens
@@ -65,16 +53,6 @@ class Rates:
 
     def per_mtok(self) -> dict[str, Decimal]:
         return {k: getattr(self, k).base for k in PRICE_KEYS}
-
-
-def _tiered(value) -> Tiered | None:
-    if value is None:
-        return None
-    if isinstance(value, (int, float, str, Decimal)):
-        return Tiered(Decimal(str(value)))
-    base = getattr(value, "base", None)
-    tiers = tuple((int(t.start), Decimal(str(t.price))) for t in getattr(value, "tiers", ()))
-    return Tiered(Decimal(str(base)), tiers)
 
 
 #: genai-prices' provider of each of our providers: Claude on Bedrock is `aws` (it distinguishes
@@ -120,11 +98,13 @@ class PriceBook:
     time-of-day window (DeepSeek's off-peak hours) and prices that change on a date follow it."""
 
     def __init__(self, sheet: Mapping[str, Mapping[str, object]] | None = None, sheet_source: str = "price sheet",
-                 when: dt.date | None = None, start: dt.datetime | None = None, designs: bool = False) -> None:
+                 when: dt.date | None = None, start: dt.datetime | None = None, designs: bool = False,
+                 endpoint: str | None = None) -> None:
         # designs: the book prices designs (scenarios, studies) at a chosen date, where a dated model
         # id before its own date is a mistake; real traffic is priced at each request's logged time,
         # whatever that clock said, and is never refused for it.
         self.designs = designs
+        self.endpoint = endpoint   # Vertex / Bedrock: global, regional or multi-region (None: as the model id says)
         self.sheet = dict(sheet or {})
         self.sheet_source = sheet_source
         self.start = clock_start(when, start)
@@ -133,19 +113,22 @@ class PriceBook:
         # model, provider -> the times of day (seconds after 00:00 UTC) where its price may change
         self._cuts: dict[tuple[str, str | None], tuple[int, ...]] = {}
 
-    def rates(self, model: str, provider: str | None = None, at: dt.datetime | None = None) -> Rates:
-        """The rates of a request sent at `at` (default: the clock's start)."""
+    def rates(self, model: str, provider: str | None = None, at: dt.datetime | None = None,
+              endpoint: str | None = None) -> Rates:
+        """The rates of a request sent at `at` (default: the clock's start) on `endpoint` (default:
+        the book's, else what the model id names)."""
         at = self.start if at is None else (at if at.tzinfo else at.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+        end = endpoint or self.endpoint
         cuts = self._cuts.get((model, provider))
         if cuts is None:
-            r = self._resolve(model, provider, at)
+            r = self._resolve(model, provider, at, end)
             cuts = self._cuts[(model, provider)] = r.cuts
-            self._cache[_key(model, provider, at, cuts)] = r
+            self._cache[(*_key(model, provider, at, cuts), end)] = r
             return r
-        key = _key(model, provider, at, cuts)
+        key = (*_key(model, provider, at, cuts), end)
         hit = self._cache.get(key)
         if hit is None:
-            hit = self._cache[key] = self._resolve(model, provider, at)
+            hit = self._cache[key] = self._resolve(model, provider, at, end)
         return hit
 
     def rates_at(self, model: str, provider: str | None, t: float) -> Rates:
@@ -171,33 +154,95 @@ class PriceBook:
             per = r.per_mtok()
             parts.append(f"{_hhmm(a)}-{_hhmm(b)} UTC input {per['input']}, cache read {per['cache_read']}, "
                          f"output {per['output']}")
-        note = ""
-        if self.start.weekday() >= 5:
-            note = (f"; the clock starts on a {self.start:%A}: genai-prices has no day-of-week prices, so a weekend "
-                    "off-peak rate (DeepSeek V4 from 2026-08-23) is not applied and these are an upper bound")
-        return "; ".join(parts) + " (USD/MTok; each request priced at its own time)" + note
+        if len({p.split(" UTC ", 1)[1] for p in parts}) == 1:
+            return None   # the same price all day (a time-of-day price not yet in force on this date)
+        return "; ".join(parts) + " (USD/MTok; each request priced at its own time)"
 
-    def _resolve(self, model: str, provider: str | None, at: dt.datetime) -> Rates:
+    def _resolve(self, model: str, provider: str | None, at: dt.datetime, endpoint: str | None = None) -> Rates:
         if model in self.sheet:
             return _from_sheet(model, self.sheet[model], self.sheet_source)
         if provider in SELF_HOSTED:
             free = Tiered(Decimal(0))
-            return Rates(model, free, free, free, free, free, SELF_HOSTED_SOURCE)
+            return Rates(model, free, free, free, free, free, SELF_HOSTED_SOURCE, origins=(SELF_HOSTED_SOURCE,) * 5)
         released = snapshot_date(model)
         if self.designs and released is not None and at.date() < released:
             raise UserError(f"{model} is the snapshot of {released.isoformat()}: on {at.date().isoformat()} (the price "
                             "date) it did not exist yet, so it had no price; give a date on or after its release")
+        name, notes = self._lifecycle(model, provider, at)
         gp = _GENAI_PROVIDER.get(provider or "")
-        name = bedrock_price_id(model) if gp == "aws" else model
+        end = fill.endpoint_of(provider, model, endpoint)
+        gid = bedrock_price_id(name, end if endpoint else None) if gp == "aws" else name
         try:
-            return _remembered(name, gp, at, model)
+            raw = _remembered(gid, gp, at, model)
         except UserError:
             # As the providers write names: `openai/gpt-5.6-sol` (a router's prefix), a dated snapshot
             # `gpt-5.6-2026-05-14` that genai-prices lists by its family only.
-            plain = _DATED.sub("", name.rsplit("/", 1)[-1])
-            if plain == name:
+            plain = _DATED.sub("", gid.rsplit("/", 1)[-1])
+            if plain == gid:
                 raise
-            return _remembered(plain, gp, at, model)
+            raw = _remembered(plain, gp, at, model)
+        return _compose(raw, name, provider, end, at, notes)
+
+    def priced_as(self, model: str, provider: str | None, at: dt.datetime | None = None) -> tuple[str, str]:
+        """The model id a request at `at` (default: the clock's start) is billed as, and why ("" when itself)."""
+        name, notes = self._lifecycle(model, provider, self.start if at is None else at)
+        return name, "; ".join(notes)
+
+    def _lifecycle(self, model: str, provider: str | None, at: dt.datetime) -> tuple[str, list[str]]:
+        """The model id priced at `at` (an alias's successor, a retired model's routing) and what was done."""
+        life = lifecycle(model, provider)
+        if life is None:
+            return model, []
+        day = at.date().isoformat()
+        if self.designs and life.released is not None and at < life.released:
+            raise UserError(f"{model} was released on {life.released.date().isoformat()}: on {day} (the price date) "
+                            f"it did not exist yet, so it had no price ({life.source})")
+        if life.retired is not None and at >= life.retired and life.successor:
+            gone = f"{life.retired:%Y-%m-%d %H:%M} UTC"
+            if life.routed:
+                return life.successor, [f"{model} retired {gone}: routed to {life.successor}, billed at its rates"]
+            if self.designs:
+                raise UserError(f"{model} was retired on {gone} and is refused after that ({life.source}); on {day} "
+                                f"use its successor {life.successor}, or a price date before its retirement")
+            return life.successor, [f"{model} retired {gone}: a logged request after that is priced as its "
+                                    f"successor {life.successor}"]
+        if life.alias_of and life.alias_from is not None and at >= life.alias_from:
+            return life.alias_of, [f"{model} → {life.alias_of} from {life.alias_from.date().isoformat()}"]
+        return model, []
+
+
+def _compose(raw: Raw, name: str, provider: str | None, endpoint: str | None, at: dt.datetime,
+             notes: list[str]) -> Rates:
+    """genai-prices' listed prices, the overlay rows in force at `at` on top, the endpoint's premium,
+    then every class still missing from the provider's documented multiplier (or refused)."""
+    got: dict[str, Tiered | None] = {"input": raw.input, "output": raw.output, "cache_read": raw.cache_read,
+                                     "cache_write_5m": raw.cache_write_5m, "cache_write_1h": raw.cache_write_1h}
+    origin = {k: raw.source for k, v in got.items() if v is not None}
+    used = []
+    for row in overlay_rows(name, provider, endpoint):
+        if row.covers(at):
+            used.append(row)
+            for k, price in row.prices:
+                got[k] = Tiered(price)
+                origin[k] = f"prefixsim overlay {OVERLAY_DATE}: {row.name} ({row.source}, read {row.read})"
+    premium = fill.endpoint_premium(provider, name, endpoint)
+    if premium is not None:
+        factor, why = premium
+        for k, v in got.items():
+            if v is not None:
+                got[k] = v.times(factor)
+                origin[k] += f" x {factor} ({why})"
+    for k in PRICE_KEYS:
+        if got[k] is None:
+            got[k], origin[k] = fill.missing(provider, name, k, got)
+    notes = notes + [r.name + (f" ({r.note})" if r.note else "") for r in used]
+    source = raw.source + (f" + prefixsim overlay {OVERLAY_DATE}: " + "; ".join(notes) if notes else "")
+    if premium is not None:
+        source += f"; {endpoint} endpoint x {premium[0]}"
+    cuts = tuple(sorted(set(raw.cuts) | set(overlay_cuts(name, provider)) | set(overlay_cuts(raw.model, provider))))
+    r: dict[str, Tiered] = {k: v for k, v in got.items() if v is not None}
+    return Rates(raw.model, r["input"], r["output"], r["cache_read"], r["cache_write_5m"], r["cache_write_1h"],
+                 source, cuts, tuple(origin[k] for k in PRICE_KEYS))
 
 
 #: The release date a snapshot id carries: `claude-sonnet-4-5-20250929`, `gpt-4o-2024-08-06`,
@@ -242,10 +287,12 @@ def _from_sheet(model: str, row: Mapping[str, object], source: str) -> Rates:
     vals = {k: sheet_price(model, k, row[k]) for k in row if k in PRICE_KEYS}
     inp = vals["input"]
     # Unset cache prices default to Anthropic's multipliers (A-PR: 0.1x read, 1.25x 5m, 2x 1h write).
-    return Rates(model, Tiered(inp), Tiered(vals["output"]),
-                 Tiered(vals.get("cache_read", inp * Decimal("0.1"))),
-                 Tiered(vals.get("cache_write_5m", inp * Decimal("1.25"))),
-                 Tiered(vals.get("cache_write_1h", inp * 2)), source)
+    dflt = {"cache_read": inp * Decimal("0.1"), "cache_write_5m": inp * Decimal("1.25"), "cache_write_1h": inp * 2}
+    full: dict[str, Decimal] = {**dflt, **vals}
+    origins = tuple(source if k in vals else f"{source}; unset: A-PR multiplier of its input" for k in PRICE_KEYS)
+    t = {k: Tiered(full[k]) for k in PRICE_KEYS}
+    return Rates(model, t["input"], t["output"], t["cache_read"], t["cache_write_5m"], t["cache_write_1h"], source,
+                 origins=origins)
 
 
 def sheet_price(model: str, key: str, value: object) -> Decimal:
@@ -262,93 +309,3 @@ def sheet_price(model: str, key: str, value: object) -> Decimal:
     return price
 
 
-def bedrock_price_id(model: str) -> str:
-    """genai-prices' `aws` id of a Claude model named any way (`claude-sonnet-4-5`, the Claude API's
-    dated id, a Bedrock model id or inference profile): `global.…` for a global profile, else the
-    `regional.…` price (in-region ids and geographic profiles such as `us.` pay the regional rate).
-    A model genai-prices' aws table does not hold passes through (the lookup then names it)."""
-    from genai_prices import data  # lazy: start-up: genai-prices loads only for a price the memo lacks
-
-
-    want = canonical_model(model)
-    scope = "global." if model.strip().lower().startswith("global.") else "regional."
-    for p in data.providers:
-        if p.id == "aws":
-            ids = [m.id for m in p.models if m.id.startswith(scope) and canonical_model(m.id) == want]
-            # genai-prices matches a regional price by the ids Bedrock uses, not by its own `regional.`
-            return min(ids).removeprefix("regional.") if ids else model
-    return model
-
-
-def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime, shown: str | None = None) -> Rates:
-    import genai_prices  # lazy: start-up: genai-prices loads only for a price the memo lacks
-    from genai_prices import Usage as GUsage  # lazy: start-up: genai-prices loads only for a price the memo lacks
-
-    try:
-        calc = genai_prices.calc_price(GUsage(input_tokens=1, output_tokens=1), model_ref=model,
-                                       provider_id=provider_id, genai_request_timestamp=at)
-    except LookupError:
-        near = _nearest_priced(model, provider_id)
-        hint = f" (did you mean {near!r}?)" if near else ""
-        raise UserError(f"no price for model {model!r}{hint} in genai-prices {genai_prices.__version__}; "
-                        "give one in the scenario's price sheet") from None
-    except ValueError as e:
-        raise UserError(f"no price for model {model!r}: {e}") from None
-    mp = calc.model_price
-    inp = _tiered(getattr(mp, "input_mtok", None))
-    out = _tiered(getattr(mp, "output_mtok", None))
-    if inp is None or out is None:
-        raise UserError(f"genai-prices has no token prices for {model!r}; give one in a price sheet")
-    read = _tiered(getattr(mp, "cache_read_mtok", None)) or inp
-    w5 = _tiered(getattr(mp, "cache_write_mtok", None)) or inp   # no write price: writes cost plain input
-    w1 = _tiered(getattr(mp, "cache_write_1h_mtok", None)) or w5
-    cuts = _genai_cuts(calc.model)
-    when = at.date().isoformat() + (f" {at:%H:%M} UTC" if cuts else "")
-    source = (f"genai-prices {genai_prices.__version__} bundled data: {calc.provider.id}/{calc.model.id}"
-              f"{AS_OF}{when}")
-    return Rates(shown or model, inp, out, read, w5, w1, source, cuts)
-
-
-def _remembered(model: str, provider_id: str | None, at: dt.datetime, shown: str) -> Rates:
-    """_from_genai_prices, or the rates it gave an earlier run for the same model, provider and date
-    (prefixsim/_perf/price_memo.py: a short replay then never imports genai-prices)."""
-    row = price_memo.lookup(model, provider_id, at, shown)
-    if row is not None:
-        try:
-            inp, out, read, w5, w1 = (Tiered(Decimal(b), tuple((int(s), Decimal(p)) for s, p in t)) for b, t in row[1:6])
-            return Rates(str(row[0]), inp, out, read, w5, w1, source=str(row[6]))
-        except (TypeError, ValueError, ArithmeticError):
-            pass   # a damaged entry: look it up again
-    r = _from_genai_prices(model, provider_id, at, shown)
-    if not r.cuts:
-        price_memo.keep(model, provider_id, at, shown, [r.model, *([str(t.base), [[s, str(p)] for s, p in t.tiers]]
-                        for t in (r.input, r.output, r.cache_read, r.cache_write_5m, r.cache_write_1h)), r.source])
-    return r
-
-
-def _nearest_priced(model: str, provider_id: str | None) -> str | None:
-    """The genai-prices model id nearest a name it does not know (the provider's own first)."""
-    from genai_prices import data_snapshot  # lazy: start-up: genai-prices loads only for a price the memo lacks
-
-
-    providers = data_snapshot.get_snapshot().providers
-    mine = [p for p in providers if p.id == provider_id]
-    return nearest(model, sorted({m.id for p in mine for m in p.models})) or \
-        nearest(model, sorted({m.id for p in providers for m in p.models}))
-
-
-def _genai_cuts(info) -> tuple[int, ...]:
-    """The starts and ends of the model's time-of-day price windows, as seconds after 00:00 UTC."""
-    # lazy: start-up: genai-prices loads only for a price the memo lacks
-    from genai_prices.types import TimeOfDateConstraint
-
-    prices = getattr(info, "prices", None)
-    cuts: set[int] = set()
-    for p in prices if isinstance(prices, list) else ():
-        c = getattr(p, "constraint", None)
-        if isinstance(c, TimeOfDateConstraint):
-            for t in (c.start_time, c.end_time):
-                u = dt.datetime.combine(dt.date(2000, 1, 3), t if t.tzinfo else t.replace(tzinfo=dt.UTC))
-                u = u.astimezone(dt.UTC)
-                cuts.add(u.hour * 3600 + u.minute * 60 + u.second)
-    return tuple(sorted(cuts - {0}))

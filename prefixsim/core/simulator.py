@@ -21,7 +21,8 @@ from prefixsim.model import Call, Cause, Outcome, Request, Usage
 from prefixsim.providers.base import Decision, Policy
 from prefixsim.providers.gemini_explicit import storage, storage_cost
 from prefixsim.providers.registry import get_policy
-from prefixsim.providers.tables import CLAUDE_PLATFORMS, canonical_model, gemini_explicit_minimum
+from prefixsim.providers.gemini_tables import gemini_explicit_minimum
+from prefixsim.providers.tables import CLAUDE_PLATFORMS, canonical_model
 
 
 class Simulator:
@@ -99,8 +100,9 @@ class Simulator:
                         self._breakpoint_rules)
         self._settle(v, now)
         self._last[call.stream] = v
-        rates = self.prices.rates(req.model, self.provider, at) if at is not None else \
-            self.prices.rates_at(req.model, self.provider, now)
+        when = at if at is not None else self.prices.start + dt.timedelta(seconds=now)
+        rates = self.prices.rates(req.model, self.provider, when, req.endpoint) if req.endpoint else \
+            self.prices.rates(req.model, self.provider, when)
         return Outcome(call=call, usage=usage, cause=cause, cost_usd=rates.cost(usage),
                        cost_no_cache_usd=rates.cost_without_cache(usage), price_source=rates.source,
                        read_blocks=dec.hit + 1, n_blocks=n)

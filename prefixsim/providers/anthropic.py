@@ -3,6 +3,8 @@
 differences (tables.ClaudePlatform)."""
 from __future__ import annotations
 
+import dataclasses
+
 from prefixsim.core.store import EntryState, Store
 from prefixsim.errors import RequestError
 from prefixsim.model import PROMPT_END, TTL_SECONDS, Request
@@ -12,6 +14,7 @@ from prefixsim.providers.tables import (
     ANTHROPIC_MAX_BREAKPOINTS,
     CLAUDE_API,
     ClaudePlatform,
+    NO_AUTOMATIC,
     anthropic_min_tokens,
 )
 
@@ -57,8 +60,8 @@ class AnthropicPolicy:
         return False   # one documented retention, no range
 
     def describe(self, model: str) -> dict[str, str]:
-        row = anthropic_min_tokens(model)
         p = self.platform
+        row = anthropic_min_tokens(model, p.name)
         out = {"provider": p.name, "minimum cacheable tokens": f"{row.value} ({row.source})"
                + ("; on this platform each checkpoint needs it past the previous checkpoint" if p.spaced else ""),
                "breakpoints": f"at most {ANTHROPIC_MAX_BREAKPOINTS.value}; writes only at breakpoints",
@@ -73,12 +76,14 @@ class AnthropicPolicy:
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
                now: float, available_at: float, *, marks: list[tuple[int, str]] | None = None,
                d0: bytes = b"", counter: object = None, call: object = None) -> Decision:
-        bps = breakpoints(request, marks)
         p = self.platform
+        if request.auto_cache and p.name in NO_AUTOMATIC:   # not offered there: no breakpoint, priced uncached
+            request = dataclasses.replace(request, auto_cache="")
+        bps = breakpoints(request, marks)
         if not p.offers_1h(request.model):
             bps = [(i, "5m") for i, _ in bps]
         total = cum[-1] if cum else 0
-        minimum = anthropic_min_tokens(request.model).value
+        minimum = anthropic_min_tokens(request.model, p.name).value
         window = ANTHROPIC_LOOKBACK.value
         hit, blocked = -1, None
         for i, _ in bps:

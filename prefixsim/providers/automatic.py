@@ -18,7 +18,8 @@ from prefixsim.core.store import EntryState, Store
 from prefixsim.core.tokens import TokenCounter, common_block_tokens
 from prefixsim.model import Block, Layer, Request
 from prefixsim.providers.base import Decision
-from prefixsim.providers.tables import DEEPSEEK_RULE, AutoRule, gemini_rule, openai_rule
+from prefixsim.providers.gemini_tables import gemini_rule
+from prefixsim.providers.tables import DEEPSEEK_RULE, AutoRule, openai_rule
 
 #: Parents whose next block is remembered (least recently written forgotten first), and the bytes of
 #: remembered block text at most: memory stays bounded on long traffic; a forgotten parent only loses

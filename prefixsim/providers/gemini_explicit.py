@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from prefixsim.core.pricing import MTOK, PriceBook, sheet_price
 from prefixsim.errors import UserError
-from prefixsim.providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL, GEMINI_STORAGE_MTOK_HOUR
+from prefixsim.providers.gemini_tables import GEMINI_EXPLICIT_DEFAULT_TTL, GEMINI_STORAGE_MTOK_HOUR
 
 
 def storage(model: str, book: PriceBook) -> tuple[Decimal, str]:
@@ -19,11 +19,15 @@ def storage(model: str, book: PriceBook) -> tuple[Decimal, str]:
     row = book.sheet.get(model, {})
     if "storage_mtok_hour" in row:
         return sheet_price(model, "storage_mtok_hour", row["storage_mtok_hour"]) / MTOK, book.sheet_source
-    m = model.strip().lower().rsplit("/", 1)[-1]
+    # a retired model is billed as what the provider routes it to, storage too (prefixsim/core/lifecycle.py)
+    billed, why = book.priced_as(model, "gemini")
+    m = billed.strip().lower().rsplit("/", 1)[-1]
     best = max((k for k in GEMINI_STORAGE_MTOK_HOUR if m.startswith(k)), key=len, default=None)
     if best is None:
-        raise UserError(f"no explicit-cache storage price for {model!r} (known: {', '.join(sorted(GEMINI_STORAGE_MTOK_HOUR))}); "
-                        "give storage_mtok_hour (USD per MTok per hour) in a price sheet")
+        was = f" ({why}; on {book.when.isoformat()})" if why else ""
+        raise UserError(f"no explicit-cache storage price for {billed!r}{was} (known: "
+                        f"{', '.join(sorted(GEMINI_STORAGE_MTOK_HOUR))}); give storage_mtok_hour (USD per MTok per hour) "
+                        "in a price sheet")
     r = GEMINI_STORAGE_MTOK_HOUR[best]
     return Decimal(str(r.value)) / MTOK, r.source
 

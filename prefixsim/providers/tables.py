@@ -48,6 +48,22 @@ ANTHROPIC_MIN_TOKENS: dict[str, Sourced] = {
     **{m: Sourced(1024, f"{_MIN_2025}: Opus/Sonnet 3.x")
        for m in ("claude-sonnet-3-7", "claude-sonnet-3-5", "claude-opus-3")},
     "claude-haiku-3": Sourced(2048, f"{_MIN_2025}: Haiku 3"),
+    # The models after the 2026-08-21 copy (genai-prices 0.2.3 prices them): 512 for Opus 5.5, Sonnet 5.5 and
+    # Fable / Mythos 5.1 in third-party quotes of the page of October 2026 (UNCONFIRMED; 5.2 taken as 5.1);
+    # Haiku 5.5: no figure found, so Haiku 4.5's 4,096, the pessimistic end of 512-4,096 (prefixsim's assumption).
+    **{m: Sourced(512, f"{_MIN}: UNCONFIRMED, third-party quotes of the October 2026 page")
+       for m in ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1", "claude-fable-5-2",
+                 "claude-mythos-5-2")},
+    "claude-haiku-5-5": Sourced(4096, f"{_MIN}: no published figure; Haiku 4.5's, the pessimistic end "
+                                      "(prefixsim's assumption)"),
+}
+
+#: Amazon Bedrock's own minimums where they differ from the Claude API's: 4,096 tokens per checkpoint
+#: for Claude Opus 4.7 and Mythos Preview (AWS prompt-caching page, supported-models table, as issue
+#: 31's audit read it; not in the copies read here: UNCONFIRMED).
+_MIN_AWS = "AWS, docs/rules.md#anthropic-minimum-cacheable-length: Bedrock's supported-models table (UNCONFIRMED)"
+PLATFORM_MIN_TOKENS: dict[str, dict[str, Sourced]] = {
+    "bedrock": {m: Sourced(4096, _MIN_AWS) for m in ("claude-opus-4-7", "claude-mythos-preview")},
 }
 
 #: Claude Code's two TTL buckets (CC-PC "Which TTL each request gets", archived 2026-10-08): the main
@@ -151,7 +167,11 @@ def anthropic_thinks_adaptively(model: str) -> bool:
     return row is None or bool(row.value)
 
 
-def anthropic_min_tokens(model: str) -> Sourced:
+def anthropic_min_tokens(model: str, platform: str = "anthropic") -> Sourced:
+    """The minimum cacheable prompt of a Claude model on a platform (anthropic, bedrock, vertex)."""
+    own = PLATFORM_MIN_TOKENS.get(platform, {}).get(canonical_model(model))
+    if own is not None:
+        return own
     row = ANTHROPIC_MIN_TOKENS.get(canonical_model(model))
     if row is None:
         raise UserError(unknown("Anthropic model", model, sorted(ANTHROPIC_MIN_TOKENS), show=6))
@@ -198,6 +218,11 @@ VERTEX = ClaudePlatform(
     "V-PC, docs/rules.md#bedrock-and-vertex-claude: 'behaves as described in the Anthropic documentation'; "
     "caches unique to the Google Cloud project, shared across it, not per workspace (A-PC)")
 CLAUDE_PLATFORMS = {p.name: p for p in (CLAUDE_API, BEDROCK, VERTEX)}
+#: Automatic caching (a top-level cache_control) where a platform does not offer it: A-PC (2026-08-21)
+#: "Bedrock does not support automatic caching" (a 400 on the legacy Bedrock API, Opus 4.6 and earlier).
+#: A design using it there is refused; a replayed request carrying it is priced uncached, said so.
+NO_AUTOMATIC = {"bedrock": Sourced(True, "A-PC (2026-08-21): 'Bedrock does not support automatic caching', "
+                                         "docs/rules.md#anthropic-bedrock-and-vertex-ai-recordings")}
 
 
 # --- Automatic prefix caching (OpenAI, DeepSeek) --------------------------------------------
@@ -290,6 +315,29 @@ DEEPSEEK_RULE = AutoRule(
     "pessimistic, 24 h optimistic", partial=False, writes="end", common_units=True)
 
 
+#: OpenAI's extended (24h) retention, by exact model id (O-PC "Retention defaults", @25f7cbb7, read
+#: 2026-11-30: gpt-5.5, gpt-5.5-pro, gpt-5.4, gpt-5.2, the gpt-5.1 family, gpt-5, gpt-5-codex, gpt-4.1).
+#: Not on it, so in_memory: gpt-5.4-mini / -nano, gpt-5.4-pro, gpt-5.2-pro, gpt-5-pro (and every -mini /
+#: -nano). A name is matched exactly, never by its prefix.
+OPENAI_EXTENDED_RETENTION = frozenset({
+    "gpt-5.5", "gpt-5.5-pro", "gpt-5.4", "gpt-5.2", "gpt-5.1", "gpt-5.1-codex", "gpt-5.1-codex-mini",
+    "gpt-5.1-codex-max", "gpt-5.1-chat-latest", "gpt-5", "gpt-5-codex", "gpt-4.1"})
+#: Dated snapshots, each mapped to its model explicitly (OpenAI's model pages); a dated id not listed
+#: here is not assumed to keep its family's retention (in_memory, the pessimistic choice, said so).
+OPENAI_SNAPSHOTS = {"gpt-4.1-2025-04-14": "gpt-4.1", "gpt-5-2025-08-07": "gpt-5", "gpt-5.1-2025-11-13": "gpt-5.1",
+                    "gpt-5.2-2025-12-11": "gpt-5.2"}
+#: Azure OpenAI's hosts: there the default retention is in-memory ("typically clears caches within 5
+#: to 10 minutes of inactivity and always removes them within one hour"; extended only when a request
+#: sets prompt_cache_retention), not OpenAI's 24h default (AZ-PC, docs/rules.md#openai-retention).
+AZURE_OPENAI_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
+
+
+def openai_extended(model: str) -> bool:
+    """Whether a model id (as sent, router prefix dropped) is on OpenAI's extended-retention list."""
+    m = canonical_model(model)
+    return OPENAI_SNAPSHOTS.get(m, m) in OPENAI_EXTENDED_RETENTION
+
+
 def openai_rule(model: str, retention: str = "") -> AutoRule:
     """The rule of an OpenAI model under a request's `prompt_cache_retention` ("" = the default: 24h
     where the model supports it, O-PC "Retention defaults"); "in_memory" on a 24h-capable model
@@ -300,89 +348,6 @@ def openai_rule(model: str, retention: str = "") -> AutoRule:
         families = sorted(k for k in OPENAI_RULES if not k.endswith(("-mini", "-nano")))
         raise UserError(f"unknown OpenAI model {model!r} (known families: {', '.join(families)})")
     rule = OPENAI_RULES[best]
-    if retention == "in_memory" and rule is _OPENAI_24H:
+    if rule is _OPENAI_24H and (retention == "in_memory" or not openai_extended(model)):
         return _OPENAI_IN_MEMORY
     return rule
-
-
-# --- Google Gemini implicit caching -----------------------------------------------------------
-
-# G-CC = ai.google.dev/gemini-api/docs/caching, stored copy "Last updated 2026-10-13 UTC" (read
-# 2026-11-30); the older interactions/caching copy of 2026-05-07 gave other minimums (2.5 Flash
-# 1,024, 2.5 Pro 4,096, 3 Pro Preview 4,096, 3 Flash Preview 1,024). G-VX = Google Cloud "Context
-# cache overview" (Vertex AI / Gemini Enterprise Agent Platform, read 2026-11-30): implicit prefixes
-# "expire within 24 hours" of creation, most sooner; cached tokens 90 % off; no storage fee.
-def _gemini(minimum: int, note: str, seen_below: str = "") -> AutoRule:
-    """`seen_below`: where traffic shows reads below the documented minimum (the optimistic end then
-    applies none; the printed, pessimistic figure reads nothing anyway)."""
-    return AutoRule(
-        minimum, 1, 0.0, 86400.0, 86400.0, False,
-        f"G-CC, docs/rules.md#google-gemini: implicit caching on 2.5 and later, automatic and best effort "
-        f"('no guarantee' of a hit): pessimistic = nothing read, optimistic = every prefix kept up to 24 h "
-        f"from its write (G-VX); min {minimum:,} tokens ({note}); writes cost plain input; read at block "
-        f"boundaries" + (f"; OBS: {seen_below}, so the optimistic end applies no minimum" if seen_below else ""),
-        partial=False, min_tokens_optimistic=0 if seen_below else None)
-
-
-#: gemini-2.5-flash's reads below its documented minimum (issue 30: 10 of 11 public recordings).
-_G25_FLASH_BELOW = ("reads below the minimum: a 594-token read of an 859-token prompt (tests/data/gemini-api "
-                    "`test_google_validated_accepts_what_auto_accepts[validated].yaml`)")
-
-
-_G25 = "G-CC 2026-10-13; the 2026-05-07 copy says 1,024 for 2.5 Flash and 4,096 for 2.5 Pro"
-#: Longest matching prefix of the model id wins (gemini-2.5-flash covers -lite and dated previews).
-GEMINI_RULES: dict[str, AutoRule] = {
-    "gemini-2.5-flash": _gemini(2048, _G25, _G25_FLASH_BELOW),
-    # Flash-Lite: no traffic shows it reading below its minimum (the longest prefix would give it Flash's)
-    "gemini-2.5-flash-lite": _gemini(2048, _G25), "gemini-2.5-pro": _gemini(2048, _G25),
-    "gemini-3-flash": _gemini(1024, "G-CC 2026-05-07 only: Gemini 3 Flash Preview"),
-    "gemini-3-pro": _gemini(4096, "G-CC 2026-05-07: Gemini 3 Pro Preview"),
-    "gemini-3.1": _gemini(4096, "G-CC 2026-10-13: Gemini 3.1 Pro Preview"),
-    **{f"gemini-3.{v}": _gemini(4096, "G-CC 2026-10-13: Gemini 3.5-3.8 Flash") for v in (5, 6, 7, 8)},
-    "gemini-4": _gemini(4096, "G-CC 2026-10-13: Gemini 4 Argon"),
-}
-
-
-def gemini_rule(model: str, retention: str = "") -> AutoRule:
-    """The implicit-caching rule of a Gemini model (2.5 and later; earlier models have none)."""
-    m = model.strip().lower().rsplit("/", 1)[-1]
-    best = max((k for k in GEMINI_RULES if m.startswith(k)), key=len, default=None)
-    if best is None:
-        raise UserError(f"unknown Gemini model {model!r} for implicit caching (2.5 and later; known families: "
-                        f"{', '.join(sorted(GEMINI_RULES))})")
-    return GEMINI_RULES[best]
-
-
-#: Explicit context caching (`CachedContent`) storage, USD per MTok per hour kept (genai-prices has
-#: none). G-PR = ai.google.dev/gemini-api/docs/pricing, stored copies read 2026-11-30 ("Context
-#: caching price ... storage price"): 2.5 Pro $4.50, 2.5 Flash $1.00 per 1,000,000 tokens per hour.
-#: A price sheet's `storage_mtok_hour` overrides it (prefixsim/analysis/gemini_explicit.py).
-GEMINI_STORAGE_MTOK_HOUR: dict[str, Sourced] = {
-    "gemini-2.5-pro": Sourced("4.50", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
-    "gemini-2.5-flash": Sourced("1.00", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
-}
-#: Explicit caches live 1 hour unless created with another TTL (G-CC "Explicit caching").
-GEMINI_EXPLICIT_DEFAULT_TTL = Sourced(3600.0, "G-CC, docs/rules.md#gemini-explicit-context-caching: TTL defaults to 1 hour")
-
-#: The smallest CachedContent the API creates (below it: 400 INVALID_ARGUMENT "Cached content is too
-#: small. total_token_count=N, min_total_token_count=M"). G-CC's table ("minimum input token count
-#: for context caching") where the API is not reported to enforce another figure; 2.5 Flash and
-#: Flash-Lite as the API's own 400s state them (BerriAI/litellm#17696, 2025-12-09: 2.5 Flash 1,024;
-#: discuss.ai.google.dev t/178942: Flash 1,024, Flash-Lite 2,048), below G-CC 2026-10-13's 2,048 for Flash.
-_GX = "docs/rules.md#gemini-explicit-context-caching"
-GEMINI_EXPLICIT_MINIMUM: dict[str, Sourced] = {
-    "gemini-2.5-flash": Sourced(1024, f"G-ERR (litellm#17696, 2025-12-09), {_GX}"),
-    "gemini-2.5-flash-lite": Sourced(2048, f"G-ERR (discuss.ai.google.dev t/178942), {_GX}"),
-    **{k: Sourced(r.min_tokens, f"G-CC 2026-10-13 / 2026-05-07 table, {_GX}") for k, r in GEMINI_RULES.items()
-       if k != "gemini-2.5-flash"},
-}
-
-
-def gemini_explicit_minimum(model: str) -> Sourced:
-    """The smallest explicit cache (tokens) the API creates for a Gemini model (longest prefix wins)."""
-    m = model.strip().lower().rsplit("/", 1)[-1]
-    best = max((k for k in GEMINI_EXPLICIT_MINIMUM if m.startswith(k)), key=len, default=None)
-    if best is None:
-        raise UserError(f"unknown Gemini model {model!r} for explicit caching (known families: "
-                        f"{', '.join(sorted(GEMINI_EXPLICIT_MINIMUM))})")
-    return GEMINI_EXPLICIT_MINIMUM[best]

@@ -189,7 +189,8 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
             price_sources.add(out.price_source)
             obs = rec.observed
             # What was paid: the recorded model at the recorded provider's prices, whatever the variant.
-            cost_obs = None if obs is None else prices.rates(rec.call.request.model, rec.provider, at)
+            cost_obs = None if obs is None else prices.rates(rec.call.request.model, rec.provider, at,
+                                                             rec.call.request.endpoint or None)
             if cost_obs is not None:
                 price_sources.add(cost_obs.source)
         except UserError as e:   # e.g. a what-if model the provider's tables do not know: name the line

@@ -320,6 +320,10 @@ class Settings(Strict):
                                               "5m as Claude Code does. With any other breakpoints every request "
                                               "writes at this TTL (the application marks its own requests).")
     breakpoints: Breakpoints | None = None
+    endpoint: Literal["global", "regional", "multi-region"] | None = Field(
+        None, description="Claude on Vertex AI or Bedrock: the endpoint requests go to (Vertex default global; "
+                          "Bedrock default as the model id says: global. profile, us./eu. multi-region, else "
+                          "regional). Regional and multi-region cost 10 % more for Sonnet 4.5 and later.")
     ttft: Duration | None = Field(None, description="Time to first token: when a write becomes readable.")
     pace: Duration | None = Field(None, description="Time between consecutive requests of one stream.")
     output: Tokens | None = Field(None, description="Output tokens of a request whose reply size is not given.")

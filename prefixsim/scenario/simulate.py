@@ -17,6 +17,7 @@ from prefixsim.providers.tables import (
     ANTHROPIC_CONFIG_LAYER,
     ANTHROPIC_KEEPS_THINKING,
     CLAUDE_CODE_OTHER_TTL,
+    NO_AUTOMATIC,
     THINKING_LAYER,
     canonical_model,
 )
@@ -55,10 +56,16 @@ def simulate(run: Run, price_date: dt.date | None = None, start: dt.datetime | N
 def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -> VariantResult:
     s = run.settings
     calls = Timeline(s, run.base_dir, lambda rel: load_json_file(run, rel)).play()
+    if (s.provider or "anthropic") in NO_AUTOMATIC and any(c.request.auto_cache for c in calls):
+        raise UserError(f"breakpoints: automatic on {s.provider}: Bedrock does not support automatic caching "
+                        f"({NO_AUTOMATIC[s.provider].source}); use breakpoints: last_message or system_and_tools")
     when, at = _start(run, price_date, start)
-    prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at,
-                       designs=True)
     provider, tokenizer = s.provider or "anthropic", s.tokenizer or "cl100k_base"
+    if s.endpoint and provider not in ("vertex", "bedrock"):
+        raise UserError(f"endpoint: {s.endpoint} applies to provider vertex or bedrock (Claude on a cloud), "
+                        f"not {provider}")
+    prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at,
+                       designs=True, endpoint=s.endpoint)
     policy = None
     if provider in ENGINES:  # a serving engine's cache is set up by `engine:`; the provider APIs ignore it
         spec = s.engine.over(run.scenario.engine) if s.engine else None

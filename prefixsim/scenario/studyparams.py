@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from prefixsim.errors import UserError
 from prefixsim.io.suggest import unknown
-from prefixsim.providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
+from prefixsim.providers.gemini_tables import GEMINI_EXPLICIT_DEFAULT_TTL
 from prefixsim.scenario.fields import MAX_COUNT, MAX_SECONDS, MAX_TOKENS, size_value
 
 #: Seconds between one child's requests, and between the parent's turn and the spawn: the

@@ -22,7 +22,7 @@ from prefixsim.model import PROMPT_END, Block, Call, Layer, Request, Usage
 from prefixsim.providers.anthropic import breakpoints as anthropic_breakpoints
 from prefixsim.sources import problems
 from prefixsim.sources.cassette import back_to_back, decode_body, note_back_to_back
-from prefixsim.sources.cloud import cloud_model, with_url_model
+from prefixsim.sources.cloud import cloud_endpoint, cloud_model, with_url_model
 from prefixsim.sources.files import check_regular
 from prefixsim.sources.problems import guarded
 from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, checked_usage, request_key, token_count
@@ -193,12 +193,15 @@ def prompt_end(request: Request, obs: Usage | None) -> int:
 
 def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path: str, line: int,
             sizer: Sizer, rid: str | None = None, history: History | None = None,
-            content: list | None = None, at: float | None = None) -> Record:
+            content: list | None = None, at: float | None = None, url: object = None) -> Record:
     """One request (UserError: the body, its usage or its timestamp cannot be used); `content` is
     its response's content blocks, when the log kept them (server-tool iterations); `at` its time
     when the log records none (a cassette's calls placed back to back by their durations)."""
     request = render_anthropic(body, history)
     check_model(request.model, "anthropic")
+    cloud = cloud_endpoint(url)   # Claude on Bedrock / Vertex AI: that platform's rules and prices, on its endpoint
+    if cloud is not None:
+        request = replace(request, endpoint=cloud[1])
     anthropic_breakpoints(request)   # a request the API would reject (a fifth breakpoint) never ran
     obs = observed_usage(usage)
     try:
@@ -232,7 +235,8 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
     # Each iteration samples once the previous one's response (its server-tool call) is out.
     its = tuple(Call(t=t + 2 * DEFAULT_TTFT * k, request=r, stream=stream, label=f"{rid} iteration {k + 1}",
                      output_tokens=0, ttft=DEFAULT_TTFT) for k, r in enumerate(later, start=1))
-    return Record(call, rid, _stamp_text(stamp, t), obs, path, line, iterations=its)
+    return Record(call, rid, _stamp_text(stamp, t), obs, path, line, iterations=its,
+                  provider=cloud[0] if cloud is not None else "anthropic")
 
 
 def sized_many(requests: list[Request], sizer: Sizer, total: int | None) -> list[Request]:
@@ -305,7 +309,8 @@ def line_record(obj: Any, rid: str | None, index: int, path: str, line: int, siz
     """The request of a line `request_id` accepted (UserError: its body, usage or timestamp cannot
     be used); `history` is the same reader's previous line, whose equal messages are not rendered again."""
     body, usage, stamp = split_entry(obj)
-    return _record(body, usage, stamp, index, path, line, sizer, rid, history, response_content(obj))
+    return _record(body, usage, stamp, index, path, line, sizer, rid, history, response_content(obj),
+                   url=_url_of(obj) if isinstance(obj, dict) else None)
 
 
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
@@ -350,8 +355,8 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
                 platforms.add(found[0])
     if platforms:
         names = " and ".join("Amazon Bedrock" if p == "bedrock" else "Vertex AI" for p in sorted(platforms))
-        problems.note(str(path), None, f"requests sent to {names} are cached and priced as the Anthropic model "
-                                       "(the platform's own prices are not applied)")
+        problems.note(str(path), None, f"requests sent to {names} are replayed with that platform's cache rules and "
+                                       "priced at its own prices, on the endpoint the URL names")
     note_back_to_back(str(path), offsets, out)
     return out
 
@@ -369,7 +374,7 @@ def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer, at: f
     resp = _parsed(resp) if isinstance(resp, dict) else None
     usage = resp.get("usage") if isinstance(resp, dict) else None
     content = resp.get("content") if isinstance(resp, dict) and isinstance(resp.get("content"), list) else None
-    return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}", content=content, at=at)
+    return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}", content=content, at=at, url=uri)
 
 
 def _parsed(part: dict) -> Any:

@@ -34,3 +34,27 @@ def with_url_model(body: Any, url: object) -> Any:
         return body
     found = cloud_model(url)
     return body if found is None else {**body, "model": canonical_model(found[1])}
+
+
+#: Vertex AI's multi-region locations (the rest are single regions, or `global`).
+_VERTEX_MULTI = ("us", "eu")
+_LOCATION = re.compile(r"/locations/([^/?#]+)/")
+
+
+def cloud_endpoint(url: object) -> tuple[str, str] | None:
+    """(platform, endpoint) of a Bedrock or Vertex AI Messages URL: Vertex's `locations/global` is the
+    global endpoint, `locations/us` / `eu` multi-region, any other location regional; Bedrock's by
+    the model id (a `global.` profile, a geography's `us.` / `eu.` ... profile, or an in-region id).
+    None for any other URL."""
+    found = cloud_model(url)
+    if found is None:
+        return None
+    platform, model = found
+    if platform == "vertex":
+        loc = _LOCATION.search(str(url))
+        where = loc.group(1).lower() if loc else "global"
+        return platform, "global" if where == "global" else "multi-region" if where in _VERTEX_MULTI else "regional"
+    m = model.strip().lower()
+    if m.startswith("global."):
+        return platform, "global"
+    return platform, "regional" if m.startswith("anthropic.") else "multi-region"

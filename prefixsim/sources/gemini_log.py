@@ -30,7 +30,7 @@ import xxhash
 from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError, shown
 from prefixsim.model import CachedRef, Call, Layer, Request, Usage
-from prefixsim.providers.tables import GEMINI_EXPLICIT_DEFAULT_TTL
+from prefixsim.providers.gemini_tables import GEMINI_EXPLICIT_DEFAULT_TTL
 from prefixsim.sources import problems
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
 from prefixsim.sources.cassette import back_to_back, note_back_to_back, interactions, load_document, request_of, requests_in

@@ -30,7 +30,7 @@ import xxhash
 from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError
 from prefixsim.model import Block, Call, Layer, Request, Usage
-from prefixsim.providers.tables import canonical_model
+from prefixsim.providers.tables import AZURE_OPENAI_HOSTS, canonical_model
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
 from prefixsim.sources.cassette import decode_body
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _count, _sizes, _spread, state_of
@@ -252,6 +252,8 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
         st.remember(st.anchors, chain[-1], obs.prompt_tokens)
     output = _output(st, enc, ex, provider, obs, pieces, chain, seed)
     retention, mode = _request_params(body)
+    if not retention and any(h in ex.uri for h in AZURE_OPENAI_HOSTS):
+        retention = "in_memory"   # Azure OpenAI's default (AZ-PC), not OpenAI's 24h
     if "input" in body:
         own = tuple(p for p in pieces if p.layer != Layer.TOOLS and p.path != "instructions")
         after = own + tuple(o for o, _ in output)

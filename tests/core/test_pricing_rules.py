@@ -69,8 +69,8 @@ def test_deepseek_time_of_day_windows_and_their_edges():
     window's start belongs to it, its end to the next."""
     import datetime as dt
 
-    book = PriceBook(when=dt.date(2026, 11, 30))
-    day = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+    book = PriceBook(when=dt.date(2026, 3, 30))
+    day = dt.datetime(2026, 3, 30, tzinfo=dt.UTC)
     rate = {h: book.rates("deepseek-chat", "deepseek", day + dt.timedelta(hours=h)).per_mtok()["input"]
             for h in (0, 0.49, 0.5, 16.49, 16.5, 23.99)}
     assert rate == {0: Decimal("0.135"), 0.49: Decimal("0.135"), 0.5: Decimal("0.27"), 16.49: Decimal("0.27"),
@@ -82,14 +82,14 @@ def test_deepseek_time_of_day_windows_and_their_edges():
         "output 1.1; 16:30-24:00 UTC input 0.135, cache read 0.035, output 0.55 (USD/MTok; each request priced "
         "at its own time)")
     assert book.windows("claude-sonnet-4-5", "anthropic") is None
-    assert book.start == dt.datetime(2026, 11, 30, 7, tzinfo=dt.UTC)
+    assert book.start == dt.datetime(2026, 3, 30, 7, tzinfo=dt.UTC)
 
 
 def test_a_price_book_caches_rates_per_window_not_per_request():
     import datetime as dt
 
-    book = PriceBook(when=dt.date(2026, 11, 30))
-    day = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+    book = PriceBook(when=dt.date(2026, 3, 30))
+    day = dt.datetime(2026, 3, 30, tzinfo=dt.UTC)
     a = book.rates("deepseek-chat", "deepseek", day + dt.timedelta(hours=1))
     b = book.rates("deepseek-chat", "deepseek", day + dt.timedelta(hours=15))
     c = book.rates("deepseek-chat", "deepseek", day + dt.timedelta(hours=17))
@@ -130,11 +130,11 @@ def test_an_unknown_sheet_key_is_named_with_the_valid_ones():
 def test_a_time_without_a_zone_is_utc():
     import datetime as dt
 
-    book = PriceBook(when=dt.date(2026, 11, 30))
-    naive, aware = dt.datetime(2026, 11, 30, 16, 29), dt.datetime(2026, 11, 30, 16, 29, tzinfo=dt.UTC)
+    book = PriceBook(when=dt.date(2026, 3, 30))
+    naive, aware = dt.datetime(2026, 3, 30, 16, 29), dt.datetime(2026, 3, 30, 16, 29, tzinfo=dt.UTC)
     assert book.rates("deepseek-chat", "deepseek", naive) is book.rates("deepseek-chat", "deepseek", aware)
     assert book.rates("deepseek-chat", "deepseek", naive).per_mtok()["input"] == Decimal("0.27")
-    east = dt.datetime(2026, 11, 31 - 1, 17, 29, tzinfo=dt.timezone(dt.timedelta(hours=1)))   # 16:29 UTC
+    east = dt.datetime(2026, 3, 31 - 1, 17, 29, tzinfo=dt.timezone(dt.timedelta(hours=1)))   # 16:29 UTC
     assert book.rates("deepseek-chat", "deepseek", east).per_mtok()["input"] == Decimal("0.27")
 
 
@@ -165,9 +165,9 @@ def test_times_are_utc_whatever_the_machines_zone(far_east):
 
     from prefixsim.core.pricing import _genai_cuts, clock_start
 
-    book = PriceBook(when=dt.date(2026, 11, 30))
-    assert book.rates("deepseek-chat", "deepseek", dt.datetime(2026, 11, 30, 16, 29)).per_mtok()["input"] == Decimal("0.27")
-    assert book.rates("deepseek-chat", "deepseek", dt.datetime(2026, 11, 30, 16, 30)).per_mtok()["input"] == Decimal("0.135")
+    book = PriceBook(when=dt.date(2026, 3, 30))
+    assert book.rates("deepseek-chat", "deepseek", dt.datetime(2026, 3, 30, 16, 29)).per_mtok()["input"] == Decimal("0.27")
+    assert book.rates("deepseek-chat", "deepseek", dt.datetime(2026, 3, 30, 16, 30)).per_mtok()["input"] == Decimal("0.135")
     assert clock_start(None, dt.datetime(2026, 11, 28, 18, 0)) == dt.datetime(2026, 11, 28, 18, 0, tzinfo=dt.UTC)
     assert book.windows("deepseek-chat", "deepseek").startswith("00:00-00:30 UTC input 0.135")
     import genai_prices

@@ -44,6 +44,9 @@ MINIMUMS = [
     ("claude-opus-4-8", 1024), ("claude-sonnet-5", 1024), ("claude-sonnet-4-6", 1024),
     ("claude-sonnet-4-5", 1024), ("claude-opus-4-1", 1024), ("claude-opus-4", 1024), ("claude-sonnet-4", 1024),
     ("claude-haiku-3-5", 2048), ("claude-sonnet-3-7", 1024), ("claude-opus-3", 1024), ("claude-haiku-3", 2048),
+    # after the 2026-08-21 copy (issue 31): third-party quotes of October 2026, and Haiku 5.5 by assumption
+    ("claude-opus-5-5", 512), ("claude-sonnet-5-5", 512), ("claude-fable-5-1", 512), ("claude-mythos-5-1", 512),
+    ("claude-fable-5-2", 512), ("claude-mythos-5-2", 512), ("claude-haiku-5-5", 4096),
 ]
 
 
@@ -58,7 +61,7 @@ def test_anthropic_minimum_cacheable_length_by_model(model, minimum):
 
 def test_anthropic_unknown_model_is_a_user_error():
     with pytest.raises(UserError, match="unknown Anthropic model"):
-        sim("anthropic", "claude-opus-5-5").step(Call(0, make_request([2000], {1: "5m"}, model="claude-opus-5-5")))
+        sim("anthropic", "claude-opus-9").step(Call(0, make_request([2000], {1: "5m"}, model="claude-opus-9")))
 
 
 @pytest.mark.parametrize("given,canonical", [

@@ -37,7 +37,7 @@ def test_second_replay_reads_rates_and_counts_from_the_memo_and_prints_the_same(
     cache = tmp_path / "memo"
     first, first_mods = _replay(cache)
     assert "genai_prices" in first_mods and "tiktoken" in first_mods
-    assert {p.name for p in cache.iterdir()} == {"genai-prices-rates.json", "counts-cl100k_base.json"}
+    assert {p.name for p in cache.iterdir()} == {"genai-prices-raw.json", "counts-cl100k_base.json"}
     second, second_mods = _replay(cache)
     assert second_mods == []
     assert second == first

@@ -1,3 +1,4 @@
+import datetime as dt
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -9,11 +10,13 @@ from prefixsim.errors import UserError
 from prefixsim.providers.gemini_explicit import CachedContent, storage, storage_cost
 
 ROOT = Path(__file__).resolve().parents[2]
+#: the last day Gemini 2.5 Pro and 2.5 Flash were live on the Gemini API (prefixsim/core/lifecycle.py)
+LIVE = PriceBook(when=dt.date(2026, 11, 30))
 
 
 def test_storage_two_hours_2_5_pro():
     # G-PR: 2.5 Pro storage $4.50 / MTok / h; 100 K tokens kept 2 h = 0.1 × 2 × 4.50 = $0.90
-    s, _ = storage("gemini-2.5-pro", PriceBook())
+    s, _ = storage("gemini-2.5-pro", LIVE)
     c = CachedContent.create("ctx", 0.0, ttl_s=7200)
     assert storage_cost(100_000, c.kept_s, s) == Decimal("0.90")
 
@@ -21,7 +24,7 @@ def test_storage_two_hours_2_5_pro():
 def test_default_ttl_one_hour_and_expiry():
     c = CachedContent.create("ctx", 10.0)
     assert c.end == 3610.0 and c.alive(3609.9) and not c.alive(3610.0)
-    s, _ = storage("gemini-2.5-flash", PriceBook())   # $1.00 / MTok / h
+    s, _ = storage("gemini-2.5-flash", LIVE)   # $1.00 / MTok / h
     assert storage_cost(1_000_000, c.kept_s, s) == Decimal("1.00")
 
 
@@ -30,7 +33,7 @@ def test_update_ttl_counts_from_update_and_delete_ends_billing():
     c.update_ttl(1800.0, 7200)               # now expires at 2.5 h
     assert c.end == 9000.0
     c.delete(5400.0)                         # kept 1.5 h
-    s, _ = storage("gemini-2.5-pro", PriceBook())
+    s, _ = storage("gemini-2.5-pro", LIVE)
     assert storage_cost(100_000, c.kept_s, s) == Decimal("0.675")   # 0.1 × 1.5 × 4.50
     with pytest.raises(UserError):
         c.update_ttl(6000.0, 60)
@@ -46,7 +49,8 @@ def test_simulator_creation_storage_and_read_by_reference():
     from prefixsim.model import Block, CachedRef, Call, Layer, Request
     prefix = Block(Layer.SYSTEM, b"p" * 64, "system", None, 100_000)
     turn = Block(Layer.MESSAGES, b"q" * 64, "messages[0]", None, 1_000)
-    sim = Simulator("gemini", tokenizer="approx")   # pessimistic implicit: no implicit hit
+    # 2026-11-30: before Gemini 2.5 Pro's retirement on the Gemini API (prefixsim/core/lifecycle.py)
+    sim = Simulator("gemini", tokenizer="approx", prices=PriceBook(when=dt.date(2026, 11, 30)))   # no implicit hit
     made = sim.step(Call(0.0, Request("gemini-2.5-pro", (prefix,)), stream="cache c",
                          cached=CachedRef("c", 1, create=True, kept_s=7200)))
     assert made.usage.input_tokens == 100_000 and made.storage_usd == Decimal("0.90")
@@ -113,14 +117,14 @@ def test_run_table_has_no_storage_column_without_explicit_caches(tmp_path):
     ("projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash-lite", 2048),
 ])
 def test_explicit_minimum_by_model(model, least):
-    from prefixsim.providers.tables import gemini_explicit_minimum
+    from prefixsim.providers.gemini_tables import gemini_explicit_minimum
 
     assert gemini_explicit_minimum(model).value == least
 
 
 def test_explicit_minimum_of_an_unknown_model_names_the_known_families():
     from prefixsim.errors import UserError
-    from prefixsim.providers.tables import gemini_explicit_minimum
+    from prefixsim.providers.gemini_tables import gemini_explicit_minimum
 
     with pytest.raises(UserError) as e:
         gemini_explicit_minimum("gemini-2.0-flash")
@@ -146,3 +150,19 @@ def test_explicit_cache_below_the_minimum_is_refused(tmp_path):
     edge = tmp_path / "edge.yaml"
     edge.write_text(STORAGE_SCENARIO.replace("system: 100000", "system: 2040"))
     assert "2,048" in _run(tmp_path, str(edge), "-v")
+
+
+def test_gemini_2_5_after_its_shutdown_is_billed_as_its_successor_and_its_storage_refused():
+    """Issue 31, case 5: from 2026-12-01 the Gemini API routes gemini-2.5-pro to gemini-3.8-flash and
+    gemini-2.5-flash to gemini-3.5-flash-lite, billed at their rates; neither successor has a published
+    storage price, so an explicit cache is refused with the successor named, not billed at 2.5's rate."""
+    after = PriceBook(when=dt.date(2026, 12, 2))
+    for old, new in (("gemini-2.5-pro", "gemini-3.8-flash"), ("gemini-2.5-flash", "gemini-3.5-flash-lite")):
+        r, succ = after.rates(old, "gemini"), after.rates(new, "gemini")
+        assert r.per_mtok() == succ.per_mtok()
+        if old == "gemini-2.5-pro":   # 3.8 Flash's rates, not 2.5 Pro's (3.5 Flash-Lite lists 2.5 Flash's own)
+            assert r.per_mtok() != LIVE.rates(old, "gemini").per_mtok()
+        assert f"{old} retired 2026-12-01 00:00 UTC: routed to {new}, billed at its rates" in r.source
+        with pytest.raises(UserError) as e:
+            storage(old, after)
+        assert f"no explicit-cache storage price for {new!r} ({old} retired" in str(e.value)

@@ -5,7 +5,8 @@ tables use, the longest OpenAI family prefix, retention overrides, and the Anthr
 import pytest
 
 from prefixsim.errors import UserError
-from prefixsim.providers import tables
+from prefixsim.providers import gemini_tables, tables
+from prefixsim.providers.gemini_tables import gemini_rule
 from prefixsim.providers.tables import (
     DEEPSEEK_RULE,
     anthropic_config_layer,
@@ -13,7 +14,6 @@ from prefixsim.providers.tables import (
     anthropic_strips_thinking,
     canonical_model,
     claude_code_ttl,
-    gemini_rule,
     openai_rule,
 )
 
@@ -116,7 +116,7 @@ def test_bedrock_offers_1h_from_claude_4_5_vertex_and_the_api_on_every_model():
 ])
 def test_gemini_rule_by_family_with_the_newest_minimum(model, family, minimum):
     rule = gemini_rule(model)
-    assert rule is tables.GEMINI_RULES[family] and rule.min_tokens == minimum
+    assert rule is gemini_tables.GEMINI_RULES[family] and rule.min_tokens == minimum
 
 
 def test_gemini_rule_is_the_same_under_any_retention():
@@ -134,7 +134,7 @@ def test_gemini_before_2_5_has_no_implicit_caching():
 def test_gemini_implicit_rule_is_a_best_effort_range():
     # pessimistic: nothing kept (idle 0); optimistic: kept up to 24 h from the write; reads at block
     # boundaries; writes cost plain input; every position past the minimum is cached
-    rule = tables._gemini(2048, "a note")
+    rule = gemini_tables._gemini(2048, "a note")
     assert (rule.min_tokens, rule.increment, rule.ttl, rule.ttl_optimistic, rule.max_lifetime,
             rule.write_multiplier_applies, rule.partial, rule.writes, rule.common_units) == \
         (2048, 1, 0.0, 86400.0, 86400.0, False, False, "every", False)

@@ -79,7 +79,7 @@ def test_every_command_runs_with_sockets_blocked(tmp_path):
                 ["replay", str(ROOT / "tests" / "fixtures" / "gemini" / "explicit.jsonl")], ["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
                 ["breakeven", "minimum", "--out", out, "--price-date", "2026-11-30"],
                 ["report", s, "-o", str(tmp_path / "out" / "r.html"), "--price-date", "2026-11-30"],
-                ["init", str(tmp_path / "init")]]
+                ["init", str(tmp_path / "init")], ["prices", "claude-opus-4-1", "--provider", "vertex", "--date", "2026-11-30"]]
     from prefixsim.cli import COMMANDS as ALL
     assert {c[0] for c in commands} == set(ALL)   # a new command joins this list
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(ROOT)])}

@@ -160,7 +160,8 @@ def test_deepseek_in_an_openai_format_log_is_deepseek(tmp_path):
     # of the two is persisted and read by the third request, in 64-token units
     assert res.rows[1].predicted.cache_read == 0
     assert res.rows[2].predicted.cache_read % 64 == 0 and res.rows[2].predicted.cache_read > 0
-    assert "deepseek/deepseek-chat" in res.summary.price_source
+    # logged in November 2026, after deepseek-chat's retirement (2026-07-24): priced as its successor, said so
+    assert "deepseek/deepseek-v4-flash" in res.summary.price_source and "deepseek-chat retired" in res.summary.price_source
 
 
 def test_a_what_if_provider_still_prices_the_observation_at_the_recorded_provider():

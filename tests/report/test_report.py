@@ -72,7 +72,7 @@ def page(tmp_path_factory):
     (d / "evil.yaml").write_text("name: '<script>alert(1)</script>'\ndescription: '<b>bold</b> & co'\n"
                                  "provider: prefix\ntokenizer: approx\nbase: {system: 400}\n"
                                  "timeline: [request: 2]\nvariants: [{name: '<img src=x onerror=alert(2)>'}]\n")
-    (d / "ds.yaml").write_text("name: deepseek\nprovider: deepseek\nmodel: deepseek-chat\ntokenizer: approx\n"
+    (d / "ds.yaml").write_text("name: deepseek\nprovider: deepseek\nmodel: deepseek-v4-flash\ntokenizer: approx\n"
                                "base: {system: 400}\ntimeline: [request: 2]\n")
     rc, out, err = cli("report", str(ROOT / "scenarios" / "seed-fork-economics.yaml"),
                        str(ROOT / "scenarios" / "parallel-children-stagger.yaml"), str(d / "evil.yaml"),
@@ -101,7 +101,8 @@ def test_time_of_day_prices_are_page_assumptions(page):
     """The page's own assumptions (before the first scenario) say when t = 0 falls and what each hour costs."""
     md = (page / "report.md").read_text()
     head = md.split("## Scenario:")[0]
-    assert "time-of-day prices [deepseek-chat]" in head and "00:30-16:30 UTC input 0.27" in head
+    # deepseek-v4-flash on 2026-11-30: peak 01:00-04:00 and 06:00-10:00 UTC (genai-prices, from 2026-09-10)
+    assert "time-of-day prices [deepseek-v4-flash]" in head and "06:00-10:00 UTC input 0.3" in head
     assert "| clock start | 2026-11-30T07:00:00Z (t = 0) |" in head
 
 
@@ -141,7 +142,7 @@ def test_page_renders_in_chromium(page, tmp_path):
 def test_a_report_that_opens_with_a_non_claude_scenario_prices_its_studies_with_claude(tmp_path):
     """The break-even studies model Anthropic's rules: a report whose first scenario is DeepSeek uses the
     default Claude model for them instead of failing on DeepSeek's price look-up."""
-    (tmp_path / "ds.yaml").write_text("name: deepseek-first\nprovider: deepseek\nmodel: deepseek-chat\n"
+    (tmp_path / "ds.yaml").write_text("name: deepseek-first\nprovider: deepseek\nmodel: deepseek-v4-flash\n"
                                       "tokenizer: approx\nbase: {system: 400}\ntimeline: [request: 2]\n")
     rc, out, err = cli("report", str(tmp_path / "ds.yaml"), "-o", str(tmp_path / "out") + "/", "--price-date", "2026-11-30")
     assert rc == 0, err

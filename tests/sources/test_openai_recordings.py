@@ -73,7 +73,9 @@ def test_deepseek_reads_through_the_previous_output_in_64_token_units():
     assert rows[1].cause.kind == "prefix_changed" and "tools" in rows[1].cause.detail   # a tool was inserted
     # 875 prompt + 79 output (reasoning sent back) = 954 -> 896 in 64-token units (DS kv_cache)
     assert rows[2].predicted.cache_read == rows[2].observed.cache_read == 896
-    assert "deepseek/deepseek-reasoner" in replay(load(DATA / RECORDINGS[3])).summary.price_source
+    # recorded 2026-06-10, when deepseek-reasoner was an alias of deepseek-v4-flash (prefixsim/core/lifecycle.py)
+    src = replay(load(DATA / RECORDINGS[3])).summary.price_source
+    assert "deepseek/deepseek-v4-flash" in src and "deepseek-reasoner → deepseek-v4-flash from 2026-04-24" in src
 
 
 # --- constructed recordings: every container -------------------------------------------------
@@ -285,8 +287,8 @@ def test_source_deepseek_forces_the_provider(tmp_path):
 
 @pytest.mark.parametrize("model,provider,price", [
     ("gpt-5.6-2026-05-14", "openai", "openai/gpt-5.6"), ("gpt-4o-2024-08-06", "openai", "openai/gpt-4o"),
-    ("deepseek-v4-flash", "deepseek", "deepseek/deepseek-v4-flash"), ("deepseek-chat", "deepseek", "deepseek/deepseek-chat"),
-    ("deepseek-reasoner", "deepseek", "deepseek/deepseek-reasoner"), ("openai/gpt-5.6-sol", "openai", "openai/gpt-5.6-sol"),
+    ("deepseek-v4-flash", "deepseek", "deepseek/deepseek-v4-flash"), ("deepseek-chat", "deepseek", "deepseek/deepseek-v4-flash"),
+    ("deepseek-reasoner", "deepseek", "deepseek/deepseek-v4-flash"), ("openai/gpt-5.6-sol", "openai", "openai/gpt-5.6-sol"),
 ])
 def test_model_names_as_providers_write_them(tmp_path, model, provider, price):
     p = tmp_path / "m.jsonl"
@@ -523,3 +525,20 @@ def test_the_same_prompt_under_one_key_is_read_and_under_another_is_not(tmp_path
     p = tmp_path / "keys.jsonl"
     p.write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert [r.predicted.cache_read > 0 for r in replay(load(p)).rows] == [False, False, True]
+
+
+@pytest.mark.parametrize("uri,retention", [
+    ("https://my-res.openai.azure.com/openai/deployments/gpt54/chat/completions?api-version=2025-04-01", "in_memory"),
+    ("https://api.openai.com/v1/chat/completions", ""),
+])
+def test_azure_openai_logs_do_not_get_openais_24h_default(tmp_path, uri, retention):
+    """Issue 31, case 9: Azure OpenAI's default retention is in-memory (AZ-PC: caches cleared within 5
+    to 10 minutes of inactivity, always within an hour); OpenAI's 24h default is its own API's."""
+    from prefixsim.providers.tables import openai_rule
+
+    p = tmp_path / "azure.jsonl"
+    body, resp = chat_exchange(0, model="gpt-5.4")
+    p.write_text(json.dumps({"request": body, "response": resp, "uri": uri}) + "\n")
+    rec = load(p)[0]
+    assert rec.call.request.retention == retention
+    assert openai_rule("gpt-5.4", rec.call.request.retention).ttl == (300.0 if retention else 1800.0)

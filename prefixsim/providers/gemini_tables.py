@@ -1,0 +1,89 @@
+"""Google Gemini's caching rules as data: implicit caching per model family, explicit caches'
+storage prices, default TTL and minimum size. Every row names its source key and the section of
+docs/rules.md that states the rule (G-CC, G-VX, G-PR, G-ERR: docs/rules.md#source-keys)."""
+from __future__ import annotations
+
+from prefixsim.errors import UserError
+from prefixsim.providers.tables import AutoRule, Sourced
+
+# --- Google Gemini implicit caching -----------------------------------------------------------
+
+# G-CC = ai.google.dev/gemini-api/docs/caching, stored copy "Last updated 2026-10-13 UTC" (read
+# 2026-11-30); the older interactions/caching copy of 2026-05-07 gave other minimums (2.5 Flash
+# 1,024, 2.5 Pro 4,096, 3 Pro Preview 4,096, 3 Flash Preview 1,024). G-VX = Google Cloud "Context
+# cache overview" (Vertex AI / Gemini Enterprise Agent Platform, read 2026-11-30): implicit prefixes
+# "expire within 24 hours" of creation, most sooner; cached tokens 90 % off; no storage fee.
+def _gemini(minimum: int, note: str, seen_below: str = "") -> AutoRule:
+    """`seen_below`: where traffic shows reads below the documented minimum (the optimistic end then
+    applies none; the printed, pessimistic figure reads nothing anyway)."""
+    return AutoRule(
+        minimum, 1, 0.0, 86400.0, 86400.0, False,
+        f"G-CC, docs/rules.md#google-gemini: implicit caching on 2.5 and later, automatic and best effort "
+        f"('no guarantee' of a hit): pessimistic = nothing read, optimistic = every prefix kept up to 24 h "
+        f"from its write (G-VX); min {minimum:,} tokens ({note}); writes cost plain input; read at block "
+        f"boundaries" + (f"; OBS: {seen_below}, so the optimistic end applies no minimum" if seen_below else ""),
+        partial=False, min_tokens_optimistic=0 if seen_below else None)
+
+
+#: gemini-2.5-flash's reads below its documented minimum (issue 30: 10 of 11 public recordings).
+_G25_FLASH_BELOW = ("reads below the minimum: a 594-token read of an 859-token prompt (tests/data/gemini-api "
+                    "`test_google_validated_accepts_what_auto_accepts[validated].yaml`)")
+
+
+_G25 = "G-CC 2026-10-13; the 2026-05-07 copy says 1,024 for 2.5 Flash and 4,096 for 2.5 Pro"
+#: Longest matching prefix of the model id wins (gemini-2.5-flash covers -lite and dated previews).
+GEMINI_RULES: dict[str, AutoRule] = {
+    "gemini-2.5-flash": _gemini(2048, _G25, _G25_FLASH_BELOW),
+    # Flash-Lite: no traffic shows it reading below its minimum (the longest prefix would give it Flash's)
+    "gemini-2.5-flash-lite": _gemini(2048, _G25), "gemini-2.5-pro": _gemini(2048, _G25),
+    "gemini-3-flash": _gemini(1024, "G-CC 2026-05-07 only: Gemini 3 Flash Preview"),
+    "gemini-3-pro": _gemini(4096, "G-CC 2026-05-07: Gemini 3 Pro Preview"),
+    "gemini-3.1": _gemini(4096, "G-CC 2026-10-13: Gemini 3.1 Pro Preview"),
+    **{f"gemini-3.{v}": _gemini(4096, "G-CC 2026-10-13: Gemini 3.5-3.8 Flash") for v in (5, 6, 7, 8)},
+    "gemini-4": _gemini(4096, "G-CC 2026-10-13: Gemini 4 Argon"),
+}
+
+
+def gemini_rule(model: str, retention: str = "") -> AutoRule:
+    """The implicit-caching rule of a Gemini model (2.5 and later; earlier models have none)."""
+    m = model.strip().lower().rsplit("/", 1)[-1]
+    best = max((k for k in GEMINI_RULES if m.startswith(k)), key=len, default=None)
+    if best is None:
+        raise UserError(f"unknown Gemini model {model!r} for implicit caching (2.5 and later; known families: "
+                        f"{', '.join(sorted(GEMINI_RULES))})")
+    return GEMINI_RULES[best]
+
+
+#: Explicit context caching (`CachedContent`) storage, USD per MTok per hour kept (genai-prices has
+#: none). G-PR = ai.google.dev/gemini-api/docs/pricing, stored copies read 2026-11-30 ("Context
+#: caching price ... storage price"): 2.5 Pro $4.50, 2.5 Flash $1.00 per 1,000,000 tokens per hour.
+#: A price sheet's `storage_mtok_hour` overrides it (prefixsim/analysis/gemini_explicit.py).
+GEMINI_STORAGE_MTOK_HOUR: dict[str, Sourced] = {
+    "gemini-2.5-pro": Sourced("4.50", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
+    "gemini-2.5-flash": Sourced("1.00", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
+}
+#: Explicit caches live 1 hour unless created with another TTL (G-CC "Explicit caching").
+GEMINI_EXPLICIT_DEFAULT_TTL = Sourced(3600.0, "G-CC, docs/rules.md#gemini-explicit-context-caching: TTL defaults to 1 hour")
+
+#: The smallest CachedContent the API creates (below it: 400 INVALID_ARGUMENT "Cached content is too
+#: small. total_token_count=N, min_total_token_count=M"). G-CC's table ("minimum input token count
+#: for context caching") where the API is not reported to enforce another figure; 2.5 Flash and
+#: Flash-Lite as the API's own 400s state them (BerriAI/litellm#17696, 2025-12-09: 2.5 Flash 1,024;
+#: discuss.ai.google.dev t/178942: Flash 1,024, Flash-Lite 2,048), below G-CC 2026-10-13's 2,048 for Flash.
+_GX = "docs/rules.md#gemini-explicit-context-caching"
+GEMINI_EXPLICIT_MINIMUM: dict[str, Sourced] = {
+    "gemini-2.5-flash": Sourced(1024, f"G-ERR (litellm#17696, 2025-12-09), {_GX}"),
+    "gemini-2.5-flash-lite": Sourced(2048, f"G-ERR (discuss.ai.google.dev t/178942), {_GX}"),
+    **{k: Sourced(r.min_tokens, f"G-CC 2026-10-13 / 2026-05-07 table, {_GX}") for k, r in GEMINI_RULES.items()
+       if k != "gemini-2.5-flash"},
+}
+
+
+def gemini_explicit_minimum(model: str) -> Sourced:
+    """The smallest explicit cache (tokens) the API creates for a Gemini model (longest prefix wins)."""
+    m = model.strip().lower().rsplit("/", 1)[-1]
+    best = max((k for k in GEMINI_EXPLICIT_MINIMUM if m.startswith(k)), key=len, default=None)
+    if best is None:
+        raise UserError(f"unknown Gemini model {model!r} for explicit caching (known families: "
+                        f"{', '.join(sorted(GEMINI_EXPLICIT_MINIMUM))})")
+    return GEMINI_EXPLICIT_MINIMUM[best]

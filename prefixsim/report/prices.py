@@ -1,0 +1,18 @@
+"""`prefixsim prices` as text: a model's rates, one class a line, each with its source."""
+from __future__ import annotations
+
+from prefixsim.core.price_report import PriceSheet
+from prefixsim.report.layout import wrap_block
+
+
+def render_prices(sheet: PriceSheet, width: int = 120) -> str:
+    where = f"{sheet.provider}" + (f", {sheet.endpoint} endpoint" if sheet.endpoint else "")
+    out = [f"{sheet.model} on {where}, {sheet.at:%Y-%m-%d %H:%M} UTC (USD per MTok)"]
+    w = max(len(r.label) for r in sheet.rows)
+    v = max(len(r.usd_per_mtok) for r in sheet.rows)
+    for r in sheet.rows:
+        out.append(wrap_block(f"{r.label:<{w}}  {r.usd_per_mtok:>{v}}  {r.source}", width, " " * (w + v + 4)))
+    out.append(wrap_block(f"Prices: {sheet.source}", width, "  "))
+    if sheet.hours:
+        out.append(wrap_block(f"Time-of-day prices: {sheet.hours}", width, "  "))
+    return "\n".join(out)
