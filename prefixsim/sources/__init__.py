@@ -3,7 +3,9 @@
 Formats: claude-code (session transcripts: a .jsonl, a session folder, a projects folder),
 anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat Completions / Responses logs and
 cassettes; DeepSeek's OpenAI-compatible API among them), deepseek (the same, every request replayed
-as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit caches), and the serving-engine traces mooncake and bailian, which `prefixsim replay` hands to
+as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit caches), bedrock (Amazon Bedrock
+Converse / ConverseStream logs and cassettes; InvokeModel bodies are Messages bodies: anthropic),
+and the serving-engine traces mooncake and bailian, which `prefixsim replay` hands to
 `prefixsim.engines.trace`.
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
-FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "mooncake", "bailian")
+FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "bedrock", "mooncake", "bailian")
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
 OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek"}
 #: Suffixes of recorded HTTP cassettes.
@@ -41,8 +43,10 @@ def _classify(obj: object) -> str | None:
     if _transcript.is_transcript_line(obj):
         return "claude-code"
     # lazy: a transcript replay never loads the API-log readers
-    from prefixsim.sources import anthropic_log, gemini_log, openai_log
+    from prefixsim.sources import anthropic_log, bedrock_log, gemini_log, openai_log
 
+    if bedrock_log.looks_converse(obj):   # before OpenAI's: a Converse body has `messages` too
+        return "bedrock"
     if openai_log.looks_openai(obj):
         return "openai"
     if gemini_log.looks_gemini(obj):
@@ -79,10 +83,12 @@ def detect(path: str | Path) -> str:
         raise UserError("folder holds no .jsonl transcripts", str(p))
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
         # lazy: a transcript replay never loads the API-log readers
-        from prefixsim.sources import gemini_log, openai_cassette
+        from prefixsim.sources import bedrock_log, gemini_log, openai_cassette
 
         if gemini_log.sniff_cassette(p):
             return "gemini"
+        if bedrock_log.sniff_cassette(p):
+            return "bedrock"
         # A JSON cassette whose calls cannot be told is left to the reader that reads JSON cassettes.
         return openai_cassette.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
     kind = sniff(p)
@@ -118,6 +124,10 @@ def _read(p: Path, fmt: str) -> list[Record]:
     from prefixsim.sources import anthropic_log, gemini_log, openai_cassette, openai_log
 
     sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
+    if fmt == "bedrock":
+        from prefixsim.sources import bedrock_log   # lazy: only a Bedrock file loads its reader
+
+        return (bedrock_log.load_cassette if _is_cassette(p) else bedrock_log.load_jsonl)(p, sizer)
     if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
         return (gemini_log.load_cassette if _is_cassette(p) else gemini_log.load_jsonl)(p, sizer)
     if fmt in OPENAI_FORMATS:
@@ -158,7 +168,7 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     sessions, logs = [], []
     for main, sub in _transcript.files_for(p, with_subagents):
         kind = None if main is None else problems.guarded(str(main), None, sniff, main)
-        if kind in ("anthropic", "gemini", *OPENAI_FORMATS):
+        if kind in ("anthropic", "gemini", "bedrock", *OPENAI_FORMATS):
             logs.append((main, kind))
         elif kind in TRACE_FORMATS:
             problems.skip(str(main), None, f"a {kind} engine trace, not a Claude Code transcript; "
