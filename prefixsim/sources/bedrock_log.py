@@ -16,18 +16,17 @@ response beside them under `response`.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from prefixsim.errors import RequestError, UserError
-from prefixsim.model import PROMPT_END, Block, Call, Layer, Usage
+from prefixsim.model import Call, Usage
 from prefixsim.providers.anthropic import breakpoints as checkpoints
 from prefixsim.providers.bedrock import bedrock_min_tokens, nova_family
 from prefixsim.sources import problems
 from prefixsim.sources.anthropic_log import (DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text,
-                                             generated_id, prompt_end, sized)
+                                             generated_id, sized_with_end)
 from prefixsim.sources.cassette import _bytes, back_to_back, decode_body, interactions, load_document, note_back_to_back
 from prefixsim.sources.eventstream import assemble, converse_events, events, is_eventstream
 from prefixsim.sources.record import Record, check_model, checked_usage, request_key, token_count
@@ -129,11 +128,7 @@ def _record(body: dict, model: str, resp: Any, stamp: Any, index: int, path: str
         raise RequestError(e.message.replace("have cache_control", "are followed by a cachePoint")) from None
     r = response_of(resp)
     obs = observed_usage(r.get("usage") if isinstance(r, dict) else None)
-    trailer = prompt_end(request, obs)
-    request = sized(request, sizer, obs.prompt_tokens - trailer if obs else None)
-    if trailer:
-        request = replace(request, blocks=(*request.blocks, Block(
-            Layer.MESSAGES, PROMPT_END, "end of the prompt after the last checkpoint", tokens=trailer)))
+    request = sized_with_end(request, sizer, obs, "end of the prompt after the last checkpoint")
     t = _seconds(stamp, path, line) if stamp else at if at is not None else index * DEFAULT_SPACING
     rid = rid or generated_id(path, index)
     call = Call(t=t, request=request, stream="main", label=rid, output_tokens=obs.output_tokens if obs else 0,
