@@ -1,10 +1,13 @@
 """Importers of real traffic. `detect(path)` names a path's format; `load(path)` yields Records.
 
-Formats: claude-code (session transcripts: a .jsonl, a session folder, a projects folder),
-anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat Completions / Responses logs and
-cassettes; DeepSeek's OpenAI-compatible API among them), deepseek (the same, every request replayed
-as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit caches), and the serving-engine traces mooncake and bailian, which `prefixsim replay` hands to
-`prefixsim.engines.trace`.
+Formats (one line each in `FORMAT_LINES`): claude-code (session transcripts: a .jsonl, a session
+folder, a projects folder), anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat
+Completions / Responses logs and cassettes of OpenAI and of every OpenAI-compatible endpoint: DeepSeek,
+OpenRouter, Groq, Mistral, xAI, ...; each request under its provider's rules, `routers`), deepseek
+(the same, every request replayed as DeepSeek's), cohere (Cohere's v2 Chat), gemini (generateContent
+logs and cassettes, with their explicit caches), and the serving-engine traces mooncake and bailian,
+which `prefixsim replay` hands to `prefixsim.engines.trace`. A file no reader can place is refused
+naming these, never read as another format.
 """
 from __future__ import annotations
 
@@ -21,9 +24,20 @@ from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
-FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "mooncake", "bailian")
+FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "cohere", "gemini", "mooncake", "bailian")
+#: What each format is, one line each (`prefixsim replay --source` lists them).
+FORMAT_LINES = {
+    "claude-code": "Claude Code transcripts (.jsonl, session or projects folder)",
+    "anthropic": "Messages API logs and cassettes (Claude API, Bedrock, Vertex)",
+    "openai": "Chat Completions / Responses, any OpenAI-compatible host",
+    "deepseek": "as openai, every request under DeepSeek's rules",
+    "cohere": "Cohere v2 Chat logs and cassettes",
+    "gemini": "generateContent logs and cassettes, cachedContents",
+    "mooncake": "Mooncake engine traces",
+    "bailian": "Alibaba bailian engine traces",
+}
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
-OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek"}
+OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek", "cohere": "cohere"}
 #: Suffixes of recorded HTTP cassettes.
 CASSETTES = (".yaml", ".yml")
 TRACE_FORMATS = ("mooncake", "bailian")
@@ -41,15 +55,18 @@ def _classify(obj: object) -> str | None:
     if _transcript.is_transcript_line(obj):
         return "claude-code"
     # lazy: a transcript replay never loads the API-log readers
-    from prefixsim.sources import anthropic_log, gemini_log, openai_log
+    from prefixsim.sources import anthropic_log, gemini_log, openai_log, routers
 
+    if routers.cohere_shape(openai_log.split(obj)[1]):   # before OpenAI's and Anthropic's: its body is like both
+        return "cohere"
     if openai_log.looks_openai(obj):
         return "openai"
     if gemini_log.looks_gemini(obj):
         return "gemini"
-    if anthropic_log.split_entry(obj)[0] is not None:
+    body = anthropic_log.split_entry(obj)[0]
+    if body is not None and anthropic_log.looks_anthropic(body, anthropic_log.split_entry(obj)[1]):
         return "anthropic"
-    return None
+    return None   # a body no reader places: refused by `detect`, naming the formats it knows
 
 
 def sniff(p: Path) -> str | None:
@@ -80,11 +97,17 @@ def detect(path: str | Path) -> str:
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
         # lazy: a transcript replay never loads the API-log readers
         from prefixsim.sources import gemini_log, openai_cassette
+        from prefixsim.sources.cassette import load_document   # lazy: as the readers above
 
         if gemini_log.sniff_cassette(p):
             return "gemini"
-        # A JSON cassette whose calls cannot be told is left to the reader that reads JSON cassettes.
-        return openai_cassette.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
+        kind = openai_cassette.sniff_cassette(p)
+        if kind:
+            return kind
+        load_document(p)   # a cassette that does not load is named for why (its reader's message)
+        held = openai_cassette.endpoints(p)
+        raise UserError(f"cannot tell the format: no call of a known format ({', '.join(FORMATS[1:6])})"
+                        + (f"; its calls go to {', '.join(held)}" if held else "") + "; use --source", str(p))
     kind = sniff(p)
     if kind:
         return kind
@@ -103,10 +126,22 @@ def _is_cassette(p: Path) -> bool:
     return p.suffix in CASSETTES or (p.suffix == ".json" and p.is_file() and _cassette_json(p))
 
 
+#: Formats one reader reads alike, so a --source among them is a choice of rules, not a wrong format.
+_SAME_READER = (frozenset(OPENAI_FORMATS),)
+
+
 def _format(p: Path, source: str | None) -> str:
     fmt = source or detect(p)
     if fmt not in FORMATS:
         raise UserError(f"unknown source format {fmt!r} (valid: {', '.join(FORMATS)})")
+    if source and p.is_file():
+        try:
+            looks = detect(p)
+        except UserError:   # a file whose format cannot be told is read as the user says
+            looks = source
+        if looks != source and not any({looks, source} <= group for group in _SAME_READER):
+            raise UserError(f"--source {source}, but the file looks like {looks} ({FORMAT_LINES[looks]}); "
+                            f"use --source {looks} or leave --source out", str(p))
     if fmt in TRACE_FORMATS:
         raise UserError(f"{fmt} traces are replayed by the engine trace replay, not as API traffic", str(p))
     return fmt
