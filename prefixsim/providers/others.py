@@ -9,6 +9,7 @@ Kept apart from `tables.py` (the rules of the providers with a policy of their o
 stays under the house size; `tests/docs/test_docs.py` reads the rows of both."""
 from __future__ import annotations
 
+from prefixsim.providers.base import Policy
 from prefixsim.providers.tables import AutoRule, Sourced
 
 _SECTION = "docs/rules.md#other-providers-behind-openai-compatible-endpoints"
@@ -26,15 +27,18 @@ STATED_DEFAULT = AutoRule(
 #: best effort; no minimum published.
 _GROQ = AutoRule(
     1024, 1, 7200.0, 7200.0, float("inf"), False,
-    f"GQ-PC, {_SECTION}: automatic prefix caching (listed models: Kimi K2, GPT-OSS 20B / 120B / Safeguard 20B), "
+    f"GQ-PC, {_SECTION}: automatic prefix caching (listed models: Kimi K2, gpt-oss 20B / 120B / safeguard 20B), "
     "'expires after 2 hours without use', best effort, 50 % off cached input; minimum undocumented: 1,024 "
     "(stated default)", partial=False)
-#: Mistral: cached prefixes in 64-token blocks (fewer than 64 tokens are never cached); retention undocumented.
+#: Mistral: automatic, cached tokens at 10 %; a summary of its page gives 64-token cache blocks, but
+#: its own responses read 9 of 10 and 32 of 64 prompt tokens (`usage.num_cached_tokens`), so no block
+#: or minimum is applied; retention undocumented.
 _MISTRAL = AutoRule(
-    64, 64, 300.0, 3600.0, float("inf"), False,
-    f"MI-PC, {_SECTION}: automatic prefix caching, prompt_cache_key routes; 64-token cache blocks, so reads in "
-    "multiples of 64 and none below 64; cached tokens 10 % of input; retention undocumented: 5 min "
-    "pessimistic, 1 h optimistic (stated default)")
+    0, 1, 300.0, 3600.0, float("inf"), False,
+    f"MI-PC, {_SECTION}: automatic prefix caching, prompt_cache_key routes, cached tokens 10 % of input; 64-token "
+    "cache blocks in a secondary summary, but OBS: reads of 9 of 10 and 32 of 64 tokens in pydantic-ai's "
+    "recordings, so exact counts and no minimum; retention undocumented: 5 min pessimistic, 1 h optimistic "
+    "(stated default)", partial=False)
 #: xAI: automatic on every Grok model, entries per server and evictable at any time; the docs' own
 #: example reads 98 of 125 tokens, so no minimum is applied.
 _XAI = AutoRule(
@@ -100,3 +104,22 @@ def other_rule(provider: str):
 def undocumented(source: str) -> bool:
     """Whether a rule's source says part of it is the stated default (the replay then says so)."""
     return source.startswith("UNDOC") or "undocumented" in source
+
+
+#: Causes whose figure a rule decides (its minimum, its retention): where that rule is the stated
+#: default, the cause says so.
+RULE_CAUSES = ("below_minimum", "ttl_expired", "evicted")
+
+
+def rules_note(policy: Policy, model: str) -> str:
+    """"" when the policy's rules for `model` are documented, else what of them is the stated default
+    (a provider of `OTHER_RULES` only: the others' rules are documented or refused by their tables)."""
+    if policy.name not in OTHER_RULES:
+        return ""
+    source = policy.describe(model).get("source", "")
+    if not undocumented(source):
+        return ""
+    cut = source.split("undocumented", 1)
+    part = cut[0].rsplit(";", 1)[-1].strip(" :,") if len(cut) > 1 else ""
+    return f"{part} undocumented: stated default" if part and not source.startswith("UNDOC") else \
+        "rules undocumented: stated default"

@@ -144,10 +144,9 @@ def observed_usage(u: dict | None) -> Usage | None:
         return None
     details = u.get(names[1])
     details = details if isinstance(details, dict) else {}
-    if "cached_tokens" in details:
-        cached = token_count(details.get("cached_tokens"), f"{names[1]}.cached_tokens")
-    else:
-        cached = token_count(u.get("prompt_cache_hit_tokens"), "prompt_cache_hit_tokens")
+    key = "prompt_cache_hit_tokens" if "prompt_cache_hit_tokens" in u else "num_cached_tokens"   # DeepSeek's, Mistral's
+    cached = token_count(details.get("cached_tokens"), f"{names[1]}.cached_tokens") if "cached_tokens" in details \
+        else token_count(u.get(key), key)
     if names[0] in u:
         prompt = token_count(u.get(names[0]), names[0])
     else:   # DeepSeek: hit + miss
@@ -329,8 +328,9 @@ def record(ex: Exchange, rid: str | None, index: int, path: str, line: int, size
     rid = rid or generated_id(path, index)
     body = ex.body
     stream = request_key(body.get("prompt_cache_key") or body.get("user"), "prompt_cache_key / user") or "main"
-    call = Call(t=t, request=request, stream=stream, label=rid,
-                output_tokens=obs.output_tokens if obs else 0, ttft=DEFAULT_TTFT)
+    request, cached = routers.gemini_reference(ex.body, ex.uri, request, provider)   # OpenRouter's Gemini caches
+    call = Call(t=t, request=request, stream=stream, label=rid, output_tokens=obs.output_tokens if obs else 0,
+                ttft=DEFAULT_TTFT, cached=cached)
     return Record(call, rid, _stamp_text(stamp, t), obs, path, line, provider=provider)
 
 

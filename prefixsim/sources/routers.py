@@ -2,8 +2,8 @@
 under, the Anthropic breakpoints a router passes through, and Cohere's v2 Chat put in Chat Completions'
 shape, for `openai_log`.
 
-A request is replayed under the rules of the provider that served it (docs/rules.md#other-providers-
-behind-openai-compatible-endpoints): the host it was sent to (api.groq.com -> Groq, api.mistral.ai ->
+A request is replayed under the rules of the provider that served it (see
+docs/rules.md#other-providers-behind-openai-compatible-endpoints): the host it was sent to (api.groq.com -> Groq, api.mistral.ai ->
 Mistral, ...); behind a router (OpenRouter) the upstream its response names (`provider: "Anthropic"`),
 else the vendor its model id names (`anthropic/claude-sonnet-4.6` -> Anthropic, `google/…` -> Gemini's
 implicit cache, `openai/…` -> OpenAI, `deepseek/…` -> DeepSeek); with neither, the model's family. A
@@ -15,9 +15,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from prefixsim.model import PROMPT_END, Block, Layer, Usage
+from prefixsim.errors import UserError
+from prefixsim.model import PROMPT_END, Block, CachedRef, Layer, Request, Usage
 from prefixsim.providers.model_ids import canonical_model
-from prefixsim.providers.tables import CLAUDE_PLATFORMS, OPENAI_RULES
+from prefixsim.providers.tables import OPENAI_RULES, gemini_explicit_minimum
+from prefixsim.wire import openai as R
 
 #: Hosts (a substring of the URI) and the provider each is; "openrouter" routes by upstream and model.
 HOSTS = (("openrouter.ai", "openrouter"), ("api.groq.com", "groq"), ("api.mistral.ai", "mistral"),
@@ -135,8 +137,8 @@ def breakpoints(body: dict) -> tuple[dict, dict[str, str], bool]:
 def claude_usage(obs: Usage | None, last: str, marks: dict[str, str], auto: bool) -> tuple[Usage | None, Usage | None]:
     """(the observed usage with its writes at the markers' TTL, the usage the blocks are sized to). The
     router reports one cache_write_tokens: 1h when every marker asks 1h. A request whose last block is
-    cached still reports the few uncached tokens that close the prompt (docs/rules.md#anthropic-sizes-of-
-    logged-requests): they are kept apart from the blocks' sizes, as the Anthropic reader keeps them."""
+    cached still reports the few uncached tokens that close the prompt: they are kept apart from the
+    blocks' sizes, as the Anthropic reader keeps them (docs/rules.md#anthropic-sizes-of-logged-requests)."""
     if obs is None:
         return None, None
     if marks and set(marks.values()) == {"1h"}:
@@ -152,6 +154,36 @@ def marked(blocks: tuple[Block, ...], marks: dict[str, str], closing: int) -> tu
     if closing:
         out += (Block(Layer.MESSAGES, PROMPT_END, "end of the prompt after the last breakpoint", tokens=closing),)
     return out
+
+
+def gemini_reference(body: dict, uri: str, request: Request, provider: str) -> tuple[Request, CachedRef | None]:
+    """Gemini through OpenRouter with cache_control markers: OpenRouter makes a Gemini cache of the
+    prefix through the last marker, which the request itself reads (its usage reports the tokens
+    written and read at once), so the request reads that prefix by reference. The cache holds the
+    marked content, not the chat framing around its message (OBS: 2,161 read where the framed system
+    message counts 2,164), so those frame tokens move to the block after it. No reference elsewhere,
+    nor below the model's explicit-cache minimum (the cache is not made)."""
+    if provider != "gemini" or host_provider(uri) != "openrouter":
+        return request, None
+    marks = breakpoints(body)[1]
+    last = max((i for i, b in enumerate(request.blocks) if b.path in marks), default=-1)
+    try:
+        least = int(gemini_explicit_minimum(request.model).value)
+    except UserError:   # a Gemini model without explicit caching
+        return request, None
+    blocks = list(request.blocks)
+    if 0 <= last < len(blocks) - 1:
+        path, after = blocks[last].path, blocks[last + 1].path
+        message = path.split(".content[", 1)[0]
+        frame = (R.FRAME_BEFORE if path == message or path.endswith(".content[0]") else 0) + \
+            (R.FRAME_AFTER if not after.startswith(message + ".") else 0)
+        mark, nxt = blocks[last], blocks[last + 1]
+        if mark.tokens is not None and nxt.tokens is not None and mark.tokens > frame:
+            blocks[last] = replace(mark, tokens=mark.tokens - frame)
+            blocks[last + 1] = replace(nxt, tokens=nxt.tokens + frame)
+    if last < 0 or sum(b.tokens or 0 for b in blocks[:last + 1]) < least:
+        return request, None
+    return replace(request, blocks=tuple(blocks)), CachedRef(f"openrouter:{request.model}", last + 1)
 
 
 # --- Cohere v2 Chat ---------------------------------------------------------------------------
