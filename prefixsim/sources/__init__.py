@@ -12,7 +12,7 @@ naming these, never read as another format.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -69,9 +69,9 @@ def _classify(obj: object) -> str | None:
     return None   # a body no reader places: refused by `detect`, naming the formats it knows
 
 
-def sniff(p: Path) -> str | None:
-    """The format of one file judged from its first lines (None: cannot tell). A line that does not
-    parse, or whose values trip the classifier, is left for the reader to name."""
+def _kinds(p: Path) -> Iterator[str]:
+    """The format of each of a file's first lines that tells one. A line that does not parse, or
+    whose values trip the classifier, is left for the reader to name."""
     with open_regular(p) as fh:
         for n, raw in enumerate(fh, start=1):
             if n > _SNIFF_LINES:
@@ -81,8 +81,12 @@ def sniff(p: Path) -> str | None:
             except problems.LINE_ERRORS:
                 continue  # a corrupt line is reported (and skipped) when the file is read
             if kind:
-                return kind
-    return None
+                yield kind
+
+
+def sniff(p: Path) -> str | None:
+    """The format of one file judged from its first lines (None: cannot tell)."""
+    return next(_kinds(p), None)
 
 
 def detect(path: str | Path) -> str:
@@ -97,14 +101,15 @@ def detect(path: str | Path) -> str:
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
         # lazy: a transcript replay never loads the API-log readers
         from prefixsim.sources import gemini_log, openai_cassette
-        from prefixsim.sources.cassette import load_document   # lazy: as the readers above
+        from prefixsim.sources.cassette import requests_in   # lazy: as the readers above
 
         if gemini_log.sniff_cassette(p):
             return "gemini"
         kind = openai_cassette.sniff_cassette(p)
         if kind:
             return kind
-        load_document(p)   # a cassette that does not load is named for why (its reader's message)
+        if not any(True for _ in requests_in(p)):   # no interactions: the reader names why
+            return "openai" if p.suffix == ".json" else "anthropic"
         held = openai_cassette.endpoints(p)
         raise UserError(f"cannot tell the format: no call of a known format ({', '.join(FORMATS[1:6])})"
                         + (f"; its calls go to {', '.join(held)}" if held else "") + "; use --source", str(p))
@@ -135,11 +140,13 @@ def _format(p: Path, source: str | None) -> str:
     if fmt not in FORMATS:
         raise UserError(f"unknown source format {fmt!r} (valid: {', '.join(FORMATS)})")
     if source and p.is_file():
-        try:
-            looks = detect(p)
+        try:   # a log is the user's format when any of its first lines is
+            shown = {detect(p)} if _is_cassette(p) else set(_kinds(p))
         except UserError:   # a file whose format cannot be told is read as the user says
-            looks = source
-        if looks != source and not any({looks, source} <= group for group in _SAME_READER):
+            shown = {source}
+        same = {source}.union(*(g for g in _SAME_READER if source in g))
+        looks = sorted(shown)[0] if shown and not shown & same else source
+        if looks != source:
             raise UserError(f"--source {source}, but the file looks like {looks} ({FORMAT_LINES[looks]}); "
                             f"use --source {looks} or leave --source out", str(p))
     if fmt in TRACE_FORMATS:
