@@ -24,7 +24,7 @@ def is_call(body: Any, uri: str, method: str) -> bool:
     the cassette keeps no uri)."""
     if method and method != "POST":
         return False
-    path = uri.split("?", 1)[0]
+    path = uri.split("?", 1)[0].split("#", 1)[0]   # pydantic-ai tags streamed calls `#stream`
     if path:
         return path.rstrip("/").endswith(_ENDPOINTS)
     return isinstance(body, dict) and "model" in body and ("messages" in body or "input" in body) \

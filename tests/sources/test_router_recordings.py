@@ -166,3 +166,11 @@ def test_undocumented_rules_are_named_in_causes_and_notes(tmp_path, capsys):
     assert (row["cause"], row["cause_detail"]) == ("below_minimum", "36 tokens; minimum undocumented: stated default")
     code, out, _ = _run(["replay", str(p)], capsys)
     assert "Rules undocumented" in out and "groq llama-3.3-70b-versatile (minimum undocumented)" in " ".join(out.split())
+
+
+def test_a_streamed_call_tagged_in_its_uri_is_a_call():
+    # pydantic-ai records streamed calls as `.../chat/completions#stream` (was: passed over, "no requests found")
+    from prefixsim.sources.openai_cassette import is_call
+
+    assert is_call({}, "https://api.mistral.ai/v1/chat/completions#stream", "POST")
+    assert not is_call({}, "https://api.mistral.ai/v1/embeddings#stream", "POST")
