@@ -14,6 +14,21 @@ from prefixsim.io.fsutil import check_outputs
 from prefixsim.report.layout import DEFAULT_WIDTH, wrap_block
 
 FORMATS = ("table", "json", "csv", "markdown")
+#: The input formats, one line each: `prefixsim.sources.FORMAT_LINES`, copied so that `--help` loads no reader
+#: (tests/commands check the two agree).
+SOURCES = {
+    "claude-code": "Claude Code transcripts (.jsonl, session or projects folder; a hook's logs/chat.json)",
+    "anthropic": "Messages API logs and cassettes (Claude API, Bedrock InvokeModel, Vertex)",
+    "openai": "Chat Completions / Responses, any OpenAI-compatible host",
+    "deepseek": "as openai, every request under DeepSeek's rules",
+    "cohere": "Cohere v2 Chat logs and cassettes",
+    "gemini": "generateContent logs and cassettes, cachedContents",
+    "bedrock": "Bedrock Converse / ConverseStream logs and cassettes",
+    "codex": "Codex CLI rollouts (a rollout-*.jsonl or a sessions folder)",
+    "gemini-cli": "Gemini CLI chat sessions",
+    "mooncake": "Mooncake engine traces",
+    "bailian": "Alibaba bailian engine traces",
+}
 
 
 def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[int | None] | None:
@@ -34,20 +49,17 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--source", type=click.Choice(["claude-code", "anthropic", "openai", "deepseek", "gemini", "bedrock",
-                                            "codex", "gemini-cli", "mooncake", "bailian"]),
-              help="Force the input format (default: detected); openai = Chat Completions / Responses "
-                   "logs and cassettes, deepseek = the same replayed as DeepSeek's, gemini = generateContent "
-                   "logs and cassettes with their cachedContents, bedrock = Bedrock Converse / ConverseStream "
-                   "logs and cassettes, codex = Codex CLI rollouts (a rollout-*.jsonl or a sessions folder), "
-                   "gemini-cli = Gemini CLI chat sessions.")
+@click.option("--source", type=click.Choice(list(SOURCES)), help="Force the input format (default: detected; a "
+              "file that looks like another format is refused, naming it):\n\n\b\n"
+              + "\n".join(f"{k}: {v}" for k, v in SOURCES.items()))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--ttl", type=click.Choice(["observed", "5m", "1h"]), default="observed", show_default=True,
               help="What-if: cache writes at this TTL. On Claude Code transcripts it is the main "
                    "conversation's; sub-agents and compaction keep writing 5m, as Claude Code does.")
 @click.option("--model", help="What-if: send the same traffic to another model.")
 @click.option("--provider", default="observed", show_default=True,
-              help="What-if: another provider's cache rules (anthropic, bedrock, vertex, gemini, openai, deepseek, prefix); "
+              help="What-if: another provider's cache rules (anthropic, bedrock, vertex, gemini, openai, deepseek, prefix, "
+                   "groq, mistral, xai, zai, moonshot, together, fireworks, cohere, other); "
                    "observed = each request's own (Anthropic, OpenAI / DeepSeek for an OpenAI log, Gemini for a Gemini log).")
 @click.option("--breakpoints", type=click.Choice(["observed", "last", "auto", "none"]), default="observed",
               show_default=True, help="What-if: cache_control placement.")

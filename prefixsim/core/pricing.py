@@ -59,7 +59,10 @@ class Rates:
 #: `global.` cross-region profiles from `regional.` ids, +10 % on newer models), Claude on Vertex and
 #: Gemini are `google`.
 _GENAI_PROVIDER = {"anthropic": "anthropic", "openai": "openai", "deepseek": "deepseek",
-                   "bedrock": "aws", "vertex": "google", "gemini": "google"}
+                   "bedrock": "aws", "vertex": "google", "gemini": "google",
+                   # providers behind OpenAI-compatible endpoints (providers/others.py); "other": any provider's
+                   "groq": "groq", "mistral": "mistral", "xai": "x-ai", "zai": "zai", "moonshot": "moonshotai",
+                   "together": "together", "fireworks": "fireworks", "cohere": "cohere"}
 
 #: Serving engines (prefixsim.engines.ENGINES) run on the user's own GPUs: a hosted API's token
 #: prices for the same model would be someone else's bill, so only a price sheet prices them.

@@ -20,6 +20,8 @@ def canonical_model(model: str) -> str:
     m = re.sub(r"-v\d+(?::\d+)?$", "", m)
     m = re.sub(r"-latest$", "", m)
     m = _DATE.sub("", m)
+    if m.startswith("claude-"):   # a router's spelling: `anthropic/claude-sonnet-4.6`, `claude-3.5-haiku`
+        m = m.replace(".", "-")
     old = _OLD_STYLE.match(m)
     if old:
         major, minor, family, rest = old.groups()

@@ -9,10 +9,12 @@ from prefixsim.io.suggest import unknown
 from prefixsim.providers.anthropic import AnthropicPolicy
 from prefixsim.providers.base import Policy
 from prefixsim.providers.bedrock import BedrockPolicy
+from prefixsim.providers.others import OTHER_PROVIDERS, other_rule
 from prefixsim.providers.prefix import PrefixPolicy
 from prefixsim.providers.tables import CLAUDE_PLATFORMS
 
-PROVIDERS = ("anthropic", "bedrock", "vertex", "gemini", "openai", "deepseek", "prefix", "vllm", "sglang")
+PROVIDERS = ("anthropic", "bedrock", "vertex", "gemini", "openai", "deepseek", "prefix", "vllm", "sglang",
+             *OTHER_PROVIDERS)
 
 
 def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> Policy:
@@ -29,9 +31,13 @@ def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> 
         from prefixsim.providers import automatic   # lazy: a Claude replay never loads the automatic caches' rules
 
         return getattr(automatic, name)(bound)
+    if name in OTHER_PROVIDERS:   # OpenAI-compatible endpoints of other providers (providers/others.py)
+        from prefixsim.providers.automatic import AutomaticPolicy   # lazy: as for the automatic caches above
+
+        return AutomaticPolicy(name, other_rule(name), bound)
     if name == "prefix":
         return PrefixPolicy()
     if name in ("vllm", "sglang"):
         from prefixsim.engines.policy import EnginePolicy   # lazy: a provider API's replay never loads the serving engines
         return EnginePolicy(name, **engine_options)
-    raise UserError(unknown("provider", name, PROVIDERS))
+    raise UserError(unknown("provider", name, PROVIDERS, show=len(PROVIDERS)))

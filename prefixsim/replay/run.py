@@ -20,6 +20,7 @@ from prefixsim.core.pricing import AS_OF, PriceBook
 from prefixsim.core.simulator import Simulator
 from prefixsim.errors import UserError
 from prefixsim.model import Cause, CauseKind, Usage
+from prefixsim.providers.others import RULE_CAUSES, rules_note
 from prefixsim.providers.registry import get_policy
 from prefixsim.replay.naive import Naive
 from prefixsim.replay.outside import Outside, outside_reads
@@ -184,6 +185,8 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
             sim, alt = pair
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
             out = sim.step(call, at)
+            if out.cause.kind in RULE_CAUSES and (note := rules_note(sim.policy, call.request.model)):
+                out = replace(out, cause=Cause(out.cause.kind, "; ".join(x for x in (out.cause.detail, note) if x)))
             opt = alt.step(call, at) if alt is not None else None
             for it in rec.iterations:   # server tools: more model iterations under the same usage
                 it = apply_variant(it, variant, rec.main)

@@ -131,6 +131,11 @@ def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
             f"No price for {model} ({provider}) in the price data: the costs of its {n:,} request"
             f"{'s' if n > 1 else ''} are missing (counted as $0 in the costs above; the cache figures need no price).",
             DEFAULT_WIDTH, "") + "\n")
+    undocumented = _undocumented(result)
+    if undocumented:
+        out.append("\n" + wrap_block("Rules undocumented, replayed under a stated default with the observed usage as the "
+                                     "truth (docs/rules.md#other-providers-behind-openai-compatible-endpoints): "
+                                     + "; ".join(undocumented), DEFAULT_WIDTH, "") + "\n")
     if s.causes:
         out.append("\nMisses by cause: " + ", ".join(f"{k} {v}" for k, v in s.causes) + "\n")
     if s.largest_mismatches:
@@ -138,6 +143,19 @@ def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
         out.append(grid(["#", "stream", "observed", "predicted", "error", "cause"],
                         [[str(r.index), name[r.stream], _n(r.observed.cache_read), _n(r.predicted.cache_read),
                           f"{r.read_error:+,}", str(r.cause)[:90]] for r in s.largest_mismatches], markdown))
+    return out
+
+
+def _undocumented(result: ReplayResult) -> list[str]:
+    """"provider model: what is the stated default" for each provider and model replayed under one."""
+    from prefixsim.providers.others import rules_note   # lazy: a replay printed as text loads no rules otherwise
+    from prefixsim.providers.registry import get_policy
+
+    out = []
+    for provider, model in sorted({(r.provider, r.model) for r in result.rows}):
+        note = rules_note(get_policy(provider), model)
+        if note:
+            out.append(f"{provider} {model} ({note.removesuffix(': stated default')})")
     return out
 
 

@@ -69,7 +69,7 @@ def read_body(target: Path, shown: str | None = None) -> dict:
 def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: Callable[[int], tuple]) -> None:
     """Every check for one variant's merged settings; errors point at the key that caused them."""
     if s.provider is not None and s.provider not in PROVIDERS:
-        raise UserError(unknown("provider", s.provider, PROVIDERS), path, *where("provider"))
+        raise UserError(unknown("provider", s.provider, PROVIDERS, show=len(PROVIDERS)), path, *where("provider"))
     if s.tokenizer is not None and s.tokenizer not in TOKENIZERS:
         raise UserError(f"unknown tokenizer {s.tokenizer!r} (valid: {', '.join(TOKENIZERS)})", path,
                         *where("tokenizer"))

@@ -1,18 +1,20 @@
 """Importers of real traffic. `detect(path)` names a path's format; `load(path)` yields Records.
 
-Formats: claude-code (session transcripts: a .jsonl, a session folder, a projects folder),
-anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat Completions / Responses logs and
-cassettes; DeepSeek's OpenAI-compatible API among them), deepseek (the same, every request replayed
-as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit caches), bedrock (Amazon Bedrock
-Converse / ConverseStream logs and cassettes; InvokeModel bodies are Messages bodies: anthropic), codex
-(Codex CLI session rollouts: a rollout-*.jsonl or a sessions folder), gemini-cli (Gemini CLI chat sessions),
-and the serving-engine traces mooncake and bailian, which `prefixsim replay` hands to
-`prefixsim.engines.trace`.
+Formats (one line each in `FORMAT_LINES`): claude-code (session transcripts: a .jsonl, a session
+folder, a projects folder), anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat
+Completions / Responses logs and cassettes of OpenAI and of every OpenAI-compatible endpoint: DeepSeek,
+OpenRouter, Groq, Mistral, xAI, ...; each request under its provider's rules, `routers`), deepseek
+(the same, every request replayed as DeepSeek's), cohere (Cohere's v2 Chat), gemini (generateContent
+logs and cassettes, with their explicit caches), bedrock (Amazon Bedrock Converse / ConverseStream logs
+and cassettes; InvokeModel bodies are Messages bodies: anthropic), codex (Codex CLI session rollouts: a
+rollout-*.jsonl or a sessions folder), gemini-cli (Gemini CLI chat sessions), and the serving-engine
+traces mooncake and bailian, which `prefixsim replay` hands to `prefixsim.engines.trace`. A file no
+reader can place is refused naming these, never read as another format.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -26,10 +28,24 @@ from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
-FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "bedrock", "codex", "gemini-cli", "mooncake",
-           "bailian")
+FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "cohere", "gemini", "bedrock", "codex", "gemini-cli",
+           "mooncake", "bailian")
+#: What each format is, one line each (`prefixsim replay --source` lists them).
+FORMAT_LINES = {
+    "claude-code": "Claude Code transcripts (.jsonl, session or projects folder; a hook's logs/chat.json)",
+    "anthropic": "Messages API logs and cassettes (Claude API, Bedrock InvokeModel, Vertex)",
+    "openai": "Chat Completions / Responses, any OpenAI-compatible host",
+    "deepseek": "as openai, every request under DeepSeek's rules",
+    "cohere": "Cohere v2 Chat logs and cassettes",
+    "gemini": "generateContent logs and cassettes, cachedContents",
+    "bedrock": "Bedrock Converse / ConverseStream logs and cassettes",
+    "codex": "Codex CLI rollouts (a rollout-*.jsonl or a sessions folder)",
+    "gemini-cli": "Gemini CLI chat sessions",
+    "mooncake": "Mooncake engine traces",
+    "bailian": "Alibaba bailian engine traces",
+}
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
-OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek"}
+OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek", "cohere": "cohere"}
 #: Suffixes of recorded HTTP cassettes.
 CASSETTES = (".yaml", ".yml")
 TRACE_FORMATS = ("mooncake", "bailian")
@@ -51,22 +67,25 @@ def _classify(obj: object) -> str | None:
     if _rollout.is_rollout_line(obj):
         return "codex"
     # lazy: a transcript replay never loads the API-log readers
-    from prefixsim.sources import anthropic_log, bedrock_log, gemini_log, openai_log
+    from prefixsim.sources import anthropic_log, bedrock_log, gemini_log, openai_log, routers
 
     if bedrock_log.looks_converse(obj):   # before OpenAI's: a Converse body has `messages` too
         return "bedrock"
+    if routers.cohere_shape(openai_log.split(obj)[1]):   # before OpenAI's and Anthropic's: its body is like both
+        return "cohere"
     if openai_log.looks_openai(obj):
         return "openai"
     if gemini_log.looks_gemini(obj):
         return "gemini"
-    if anthropic_log.split_entry(obj)[0] is not None:
+    body = anthropic_log.split_entry(obj)[0]
+    if body is not None and anthropic_log.looks_anthropic(body, anthropic_log.split_entry(obj)[1]):
         return "anthropic"
-    return None
+    return None   # a body no reader places: refused by `detect`, naming the formats it knows
 
 
-def sniff(p: Path) -> str | None:
-    """The format of one file judged from its first lines (None: cannot tell). A line that does not
-    parse, or whose values trip the classifier, is left for the reader to name."""
+def _kinds(p: Path) -> Iterator[str]:
+    """The format of each of a file's first lines that tells one. A line that does not parse, or
+    whose values trip the classifier, is left for the reader to name."""
     with open_regular(p) as fh:
         for n, raw in enumerate(fh, start=1):
             if n > _SNIFF_LINES:
@@ -76,8 +95,12 @@ def sniff(p: Path) -> str | None:
             except problems.LINE_ERRORS:
                 continue  # a corrupt line is reported (and skipped) when the file is read
             if kind:
-                return kind
-    return None
+                yield kind
+
+
+def sniff(p: Path) -> str | None:
+    """The format of one file judged from its first lines (None: cannot tell)."""
+    return next(_kinds(p), None)
 
 
 def detect(path: str | Path) -> str:
@@ -95,13 +118,20 @@ def detect(path: str | Path) -> str:
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
         # lazy: a transcript replay never loads the API-log readers
         from prefixsim.sources import bedrock_log, gemini_log, openai_cassette
+        from prefixsim.sources.cassette import requests_in   # lazy: as the readers above
 
         if gemini_log.sniff_cassette(p):
             return "gemini"
         if bedrock_log.sniff_cassette(p):
             return "bedrock"
-        # A JSON cassette whose calls cannot be told is left to the reader that reads JSON cassettes.
-        return openai_cassette.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
+        kind = openai_cassette.sniff_cassette(p)
+        if kind:
+            return kind
+        if not any(True for _ in requests_in(p)):   # no interactions: the reader names why
+            return "openai" if p.suffix == ".json" else "anthropic"
+        held = openai_cassette.endpoints(p)
+        raise UserError(f"cannot tell the format: no call of a known format ({', '.join(FORMATS[1:7])})"
+                        + (f"; its calls go to {', '.join(held)}" if held else "") + "; use --source", str(p))
     if p.suffix == ".json" and _gemini_cli_json(p):
         return "gemini-cli"
     kind = _array_kind(p) if _hookdump.is_array_file(p) else sniff(p)
@@ -138,10 +168,24 @@ def _is_cassette(p: Path) -> bool:
     return p.suffix in CASSETTES or (p.suffix == ".json" and p.is_file() and _cassette_json(p))
 
 
+#: Formats one reader reads alike, so a --source among them is a choice of rules, not a wrong format.
+_SAME_READER = (frozenset(OPENAI_FORMATS),)
+
+
 def _format(p: Path, source: str | None) -> str:
     fmt = source or detect(p)
     if fmt not in FORMATS:
         raise UserError(f"unknown source format {fmt!r} (valid: {', '.join(FORMATS)})")
+    if source and p.is_file():
+        try:   # a log is the user's format when any of its first lines is
+            shown = {detect(p)} if _is_cassette(p) else set(_kinds(p))
+        except UserError:   # a file whose format cannot be told is read as the user says
+            shown = {source}
+        same = {source}.union(*(g for g in _SAME_READER if source in g))
+        looks = sorted(shown)[0] if shown and not shown & same else source
+        if looks != source:
+            raise UserError(f"--source {source}, but the file looks like {looks} ({FORMAT_LINES[looks]}); "
+                            f"use --source {looks} or leave --source out", str(p))
     if fmt in TRACE_FORMATS:
         raise UserError(f"{fmt} traces are replayed by the engine trace replay, not as API traffic", str(p))
     return fmt

@@ -20,6 +20,7 @@ from prefixsim.errors import UserError, shown
 from prefixsim.io.yamlsafe import check_aliases
 from prefixsim.model import PROMPT_END, Block, Call, Layer, Request, Usage
 from prefixsim.providers.anthropic import breakpoints as anthropic_breakpoints
+from prefixsim.providers.model_ids import canonical_model
 from prefixsim.sources import problems
 from prefixsim.sources.cassette import back_to_back, decode_body, note_back_to_back
 from prefixsim.sources.cloud import cloud_endpoint, cloud_model, with_url_model
@@ -37,6 +38,15 @@ DEFAULT_TTFT = 1.0
 
 def is_body(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("messages"), list) and "model" in obj
+
+
+def looks_anthropic(body: dict, usage: dict | None) -> bool:
+    """A Messages API body, by what only Anthropic writes: a Claude model, a top-level `system`,
+    `anthropic_version`, or its usage keys. A body with model and messages alone (Cohere's, a bare
+    OpenAI-compatible one) is no evidence: `sources.detect` refuses it rather than read it as Anthropic's."""
+    model = body.get("model")
+    return (isinstance(model, str) and canonical_model(model).startswith("claude")) or "system" in body \
+        or "anthropic_version" in body or (isinstance(usage, dict) and "input_tokens" in usage)
 
 
 def _url_of(obj: dict) -> object:
@@ -193,8 +203,7 @@ def prompt_end(request: Request, obs: Usage | None) -> int:
 
 def sized_with_end(request: Request, sizer: Sizer, obs: Usage | None,
                    label: str = "end of the prompt after the last breakpoint") -> Request:
-    """The request sized to its observed prompt, with the tokens that close it (`prompt_end`) as a
-    block of their own after its last cached one."""
+    """The request sized to its observed prompt, the tokens that close it (`prompt_end`) a block apart."""
     trailer = prompt_end(request, obs)
     request = sized(request, sizer, obs.prompt_tokens - trailer if obs else None)
     if trailer:

@@ -6,15 +6,17 @@ from pathlib import Path
 from typing import Any
 
 from prefixsim.errors import UserError
-from prefixsim.sources import problems
+from prefixsim.sources import problems, routers
 from prefixsim.sources.anthropic_log import Sizer
 from prefixsim.sources.cassette import back_to_back, note_back_to_back, interactions, load_document, request_of, requests_in
+from prefixsim.sources.cloud import cloud_model
 from prefixsim.sources.openai_log import Exchange, inferred_outputs, looks_openai, record
 from prefixsim.sources.record import Record
 from prefixsim.sources.scan import LineChecks
 
 #: Endpoints whose calls are replayed; others in a cassette (embeddings, model lists, files) are passed over.
-_ENDPOINTS = ("/chat/completions", "/responses")
+#: Cohere's v2 Chat is read as Chat Completions (`routers.from_cohere`).
+_ENDPOINTS = ("/chat/completions", "/responses", "/v2/chat")
 
 
 def is_call(body: Any, uri: str, method: str) -> bool:
@@ -22,7 +24,7 @@ def is_call(body: Any, uri: str, method: str) -> bool:
     the cassette keeps no uri)."""
     if method and method != "POST":
         return False
-    path = uri.split("?", 1)[0]
+    path = uri.split("?", 1)[0].split("#", 1)[0]   # pydantic-ai tags streamed calls `#stream`
     if path:
         return path.rstrip("/").endswith(_ENDPOINTS)
     return isinstance(body, dict) and "model" in body and ("messages" in body or "input" in body) \
@@ -61,11 +63,25 @@ def load_cassette(path: Path, sizer: Sizer, provider: str | None = None) -> list
 
 
 def sniff_cassette(path: Path) -> str | None:
-    """'openai' when a cassette holds Chat Completions or Responses calls, 'anthropic' when it holds
-    Messages calls, None when it holds neither (or does not parse: its reader names why)."""
+    """'openai' when a cassette holds Chat Completions or Responses calls (of any OpenAI-compatible
+    host), 'cohere' for Cohere's v2 Chat, 'anthropic' when it holds Messages calls (the Claude API's,
+    Bedrock InvokeModel's or Vertex rawPredict's), None when it holds none of them (or does not parse:
+    its reader names why)."""
     for body, uri, method in requests_in(path):
         if is_call(body, uri, method):
-            return "openai"
-        if "/v1/messages" in uri or (isinstance(body, dict) and "messages" in body and not uri):
+            return "cohere" if routers.host_provider(uri) == "cohere" or uri.split("?")[0].endswith("/v2/chat") \
+                else "openai"
+        if "/v1/messages" in uri or cloud_model(uri) or (isinstance(body, dict) and (
+                "anthropic_version" in body or ("messages" in body and not uri))):
             return "anthropic"
     return None
+
+
+def endpoints(path: Path, most: int = 3) -> list[str]:
+    """The distinct endpoints (URI without query) a cassette's calls went to, the first `most`."""
+    seen: list[str] = []
+    for _, uri, _ in requests_in(path):
+        u = uri.split("?", 1)[0]
+        if u and u not in seen:
+            seen.append(u)
+    return seen[:most]

@@ -28,17 +28,15 @@ import xxhash
 
 from prefixsim.errors import UserError
 from prefixsim.model import Block, Call, Layer, Request, Usage
-from prefixsim.providers.tables import AZURE_OPENAI_HOSTS, canonical_model
+from prefixsim.providers.tables import AZURE_OPENAI_HOSTS, CLAUDE_PLATFORMS, canonical_model
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
 from prefixsim.sources.cassette import decode_body
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _count, _sizes, _spread, state_of
 from prefixsim.sources.record import Record, check_model, checked_usage, request_key, token_count
+from prefixsim.sources import routers
 from prefixsim.sources.scan import scan
 from prefixsim.wire import openai as R
 from prefixsim.wire.anthropic import dumps
-
-_DEEPSEEK_HOSTS = ("deepseek.com",)
-
 
 def _body_of(value: Any) -> Any:
     if isinstance(value, dict) and ("body" in value or "parsed_body" in value) and "model" not in value:
@@ -81,18 +79,16 @@ def looks_openai(obj: dict) -> bool:
         return False
     if isinstance(body.get("input"), (list, str)) and "messages" not in body:
         return True
-    if openai_model(body.get("model")):
+    if openai_model(body.get("model")) or routers.router_model(body.get("model")):
         return isinstance(body.get("messages"), list)
     msgs = body.get("messages")
     return isinstance(msgs, list) and any(isinstance(m, dict) and m.get("role") in ("system", "developer", "tool")
                                           for m in msgs)
 
 
-def provider_of(model: str, uri: str = "") -> str:
-    """The provider whose cache rules and prices apply: DeepSeek for its models or its host, else OpenAI."""
-    if canonical_model(model).startswith("deepseek") or any(h in uri for h in _DEEPSEEK_HOSTS):
-        return "deepseek"
-    return "openai"
+def provider_of(model: str, uri: str = "", response: Any = None) -> str:
+    """The provider whose cache rules and prices apply: by host, router upstream, model (`routers`)."""
+    return routers.provider_of(model, uri, response)
 
 
 #: Request settings OpenAI renders ahead of the conversation (hidden instructions), so a change of
@@ -146,15 +142,16 @@ def observed_usage(u: dict | None) -> Usage | None:
         return None
     details = u.get(names[1])
     details = details if isinstance(details, dict) else {}
-    if "cached_tokens" in details:
-        cached = token_count(details.get("cached_tokens"), f"{names[1]}.cached_tokens")
-    else:
-        cached = token_count(u.get("prompt_cache_hit_tokens"), "prompt_cache_hit_tokens")
+    key = "prompt_cache_hit_tokens" if "prompt_cache_hit_tokens" in u else "num_cached_tokens"   # DeepSeek's, Mistral's
+    cached = token_count(details.get("cached_tokens"), f"{names[1]}.cached_tokens") if "cached_tokens" in details \
+        else token_count(u.get(key), key)
     if names[0] in u:
         prompt = token_count(u.get(names[0]), names[0])
     else:   # DeepSeek: hit + miss
         prompt = cached + token_count(u.get("prompt_cache_miss_tokens"), "prompt_cache_miss_tokens")
     written = token_count(details.get("cache_write_tokens"), f"{names[1]}.cache_write_tokens")
+    if cached <= prompt and prompt - cached < written <= prompt:   # written and read by one request (OpenRouter's
+        written = max(0, written - cached)                         # Gemini caches): the tokens count once, as read
     return checked_usage(Usage(input_tokens=prompt - cached - written, cache_write_5m=written, cache_read=cached,
                                output_tokens=token_count(u.get(names[2]), names[2])))
 
@@ -213,16 +210,20 @@ class Exchange:
 def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Request, Usage | None, str]:
     """The Request of one exchange with its blocks sized, its output attached, and the reader state
     updated; the observed usage; the provider. UserError: the body or usage cannot be used."""
-    body = ex.body
+    if routers.cohere_shape(ex.response):
+        shaped, usage = routers.from_cohere(ex.response)  # type: ignore[arg-type]
+        ex = replace(ex, response=shaped, usage=usage)
+    body, marks, auto = routers.breakpoints(ex.body)   # Anthropic's markers, which a router passes on
     model = body.get("model")
     if model is None and isinstance(ex.response, dict) and isinstance(ex.response.get("model"), str):
         model = ex.response["model"]   # Azure OpenAI names the deployment in the URL, the model in the response
     if not isinstance(model, str) or not model.strip():
         raise UserError("request has no 'model'")
-    provider = provider or provider_of(model, ex.uri)
+    provider = provider or provider_of(model, ex.uri, ex.response)
     check_model(model, provider)
     st = state_of(sizer)
     obs = observed_usage(ex.usage)
+    claude = provider in CLAUDE_PLATFORMS   # Anthropic's rules through a router: its breakpoints, its closing tokens
     history: tuple[R.Piece, ...] = ()
     thread = _thread(body)
     if thread:
@@ -236,11 +237,14 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
     params = prefix_settings(body)
     seed = xxhash.xxh3_128_digest(f"{provider}\0{canonical_model(model)}".encode() + params)
     chain = _chain(seed, pieces)
-    sizes = _sizes(st, enc, pieces, chain, obs.prompt_tokens if obs else None)
+    obs, shown = routers.claude_usage(obs, pieces[-1].path if pieces else "", marks, auto) if claude else (obs, obs)
+    sizes = _sizes(st, enc, pieces, chain, shown.prompt_tokens if shown else None)
     blocks = tuple(p.block(n) for p, n in zip(pieces, sizes))
-    if obs is not None and chain:
-        st.remember(st.anchors, chain[-1], obs.prompt_tokens)
-    output = _output(st, enc, ex, provider, obs, pieces, chain, seed)
+    if claude:
+        blocks = routers.marked(blocks, marks, obs.input_tokens - shown.input_tokens if obs and shown else 0)
+    if shown is not None and chain:
+        st.remember(st.anchors, chain[-1], shown.prompt_tokens)
+    output = _output(st, enc, ex, provider, shown, pieces, chain, seed)
     retention, mode = _request_params(body)
     if not retention and any(h in ex.uri for h in AZURE_OPENAI_HOSTS):
         retention = "in_memory"   # Azure OpenAI's default (AZ-PC), not OpenAI's 24h
@@ -256,7 +260,7 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
     request = Request(model=model, blocks=blocks, layer_params=(params, b"", b""), retention=retention, cache_mode=mode,
                       cache_salt=key if isinstance(key, str) else "",
                       explicit=tuple(i for i, p in enumerate(pieces) if p.mark),
-                      output=tuple(o.block(n) for o, n in output))
+                      output=tuple(o.block(n) for o, n in output), auto_cache="5m" if claude and auto else None)
     return request, obs, provider
 
 
@@ -316,8 +320,9 @@ def record(ex: Exchange, rid: str | None, index: int, path: str, line: int, size
     rid = rid or generated_id(path, index)
     body = ex.body
     stream = request_key(body.get("prompt_cache_key") or body.get("user"), "prompt_cache_key / user") or "main"
-    call = Call(t=t, request=request, stream=stream, label=rid,
-                output_tokens=obs.output_tokens if obs else 0, ttft=DEFAULT_TTFT)
+    request, cached = routers.gemini_reference(ex.body, ex.uri, request, provider)   # OpenRouter's Gemini caches
+    call = Call(t=t, request=request, stream=stream, label=rid, output_tokens=obs.output_tokens if obs else 0,
+                ttft=DEFAULT_TTFT, cached=cached)
     return Record(call, rid, _stamp_text(stamp, t), obs, path, line, provider=provider)
 
 

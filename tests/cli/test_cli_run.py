@@ -49,7 +49,7 @@ def test_run_is_byte_identical_across_runs_and_hash_seeds(tmp_path):
 @pytest.mark.parametrize("text,needle", [
     ("name: oops\nprovider: anthropic\nthis_key_does_not_exist: 1\n", "oops.yaml:3:1: unknown key 'this_key_does_not_exist'"),
     ("name: oops\ntokeniser: approx\n", "oops.yaml:2:1: unknown key 'tokeniser' (did you mean 'tokenizer'?)"),
-    ("name: oops\nprovider: antropic\n", "oops.yaml:2:1: unknown provider 'antropic' (did you mean 'anthropic'? valid: anthropic, bedrock, vertex, gemini, openai, deepseek, prefix, vllm, sglang)"),
+    ("name: oops\nprovider: antropic\n", "oops.yaml:2:1: unknown provider 'antropic' (did you mean 'anthropic'? valid: anthropic, bedrock, vertex, gemini, openai, deepseek, prefix, vllm, sglang, groq, mistral, xai, zai, moonshot, together, fireworks, cohere, other)"),
     ("name: oops\ntimeline:\n  - frok: 3\n", "oops.yaml:3:5: unknown step 'frok' (did you mean 'fork'?)"),
     ("name: oops\ntimeline:\n  - fork: {children: -1}\n", "oops.yaml:3:12: timeline[0].fork.children: -1 is too small (at least 0)"),
     ("name: oops\nbase:\n  system: 100000000000\n", "oops.yaml:3:3:"),

@@ -388,4 +388,5 @@ def test_an_unknown_provider_is_named_with_the_nearest_and_the_valid_ones():
     with pytest.raises(UserError) as e:
         get_policy("antropic")
     assert str(e.value) == ("unknown provider 'antropic' (did you mean 'anthropic'? valid: anthropic, bedrock, vertex, "
-                            "gemini, openai, deepseek, prefix, vllm, sglang)")
+                            "gemini, openai, deepseek, prefix, vllm, sglang, groq, mistral, xai, zai, moonshot, together, "
+                            "fireworks, cohere, other)")

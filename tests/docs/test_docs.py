@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from doc_pages import PAGES
 
-from prefixsim.providers import tables
+from prefixsim.providers import others, tables
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "docs" / "rules.md"
@@ -68,14 +68,25 @@ ANCHORS = anchors(RULES_TEXT)
 KEYS = source_keys(RULES_TEXT)
 
 
+#: The modules that hold rule rows: tables.py, and the other providers' rules kept beside it.
+RULE_MODULES = {"prefixsim/providers/tables.py": tables, "prefixsim/providers/others.py": others}
+
+
 def table_rows():
-    """(name, source) of every rule row in providers/tables.py: Row, AutoRule, and dicts of them."""
+    """(name, source) of every rule row in providers/tables.py and providers/others.py: Sourced,
+    AutoRule, and dicts of them (a dict of dicts too: others.OTHER_RULES)."""
     out = []
-    for name, value in vars(tables).items():
-        items = value.items() if isinstance(value, dict) else [(None, value)]
-        for k, v in items:
-            if isinstance(v, (tables.Sourced, tables.AutoRule)):
-                out.append((name if k is None else f"{name}[{k}]", v.source))
+
+    def walk(name, value):
+        if isinstance(value, (tables.Sourced, tables.AutoRule)):
+            out.append((name, value.source))
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{name}[{k}]", v)
+
+    for module in RULE_MODULES.values():
+        for name, value in vars(module).items():
+            walk(name, value)
     return out
 
 
@@ -125,7 +136,7 @@ def test_source_references_in_the_code_resolve(path):
 
 
 def test_every_public_rule_table_is_documented():
-    documented = {name for file, name in cited(CODE_REF, (RULES,)) if file == "prefixsim/providers/tables.py"}
+    documented = {name for file, name in cited(CODE_REF, (RULES,)) if file in RULE_MODULES}
     public = {n.split("[")[0] for n, _ in table_rows() if not n.startswith("_")}
     assert public <= documented, f"tables.py rows missing from docs/rules.md: {sorted(public - documented)}"
 

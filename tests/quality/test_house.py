@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from prefixsim.providers.base import Policy
+from prefixsim.providers.others import OTHER_PROVIDERS
 from prefixsim.providers.registry import PROVIDERS, get_policy
 
 ROOT = Path(__file__).resolve().parents[2] / "prefixsim"
@@ -38,7 +39,7 @@ def test_the_runner_does_not_probe_its_policy():
 def test_every_policy_declares_whether_its_retention_is_a_range():
     for name in PROVIDERS:
         policy = get_policy(name)
-        assert policy.has_range() is (name in ("openai", "deepseek", "gemini")), name
+        assert policy.has_range() is (name in ("openai", "deepseek", "gemini", *OTHER_PROVIDERS)), name
 
 
 DOCS = ROOT.parent / "docs"

@@ -1,0 +1,125 @@
+"""Cache rules of the providers behind OpenAI-compatible Chat endpoints other than OpenAI, DeepSeek and
+Gemini (Groq, Mistral, xAI, z.ai, Moonshot / Kimi, Together, Fireworks, Cohere, any other host), as
+data. Each provider's row names its source key (docs/rules.md#source-keys) and the section of
+docs/rules.md that states the rule. A figure a provider does not publish takes the stated default of
+`STATED_DEFAULT` and says so ("undocumented" in its source, which the replay's notes and causes
+repeat): a provider with no published rules replays, with the observed usage as the truth.
+
+Kept apart from `tables.py` (the rules of the providers with a policy of their own) so that each
+stays under the house size; `tests/docs/test_docs.py` reads the rows of both."""
+from __future__ import annotations
+
+from prefixsim.providers.base import Policy
+from prefixsim.providers.tables import AutoRule, Sourced
+
+_SECTION = "docs/rules.md#other-providers-behind-openai-compatible-endpoints"
+
+#: Automatic longest-prefix caching at block boundaries from 1,024 tokens (OpenAI's minimum, which
+#: the OpenAI-compatible gateways restate), kept 5 minutes idle at the pessimistic end and an hour at
+#: the optimistic end, no write fee: the default for every figure a provider does not publish.
+STATED_DEFAULT = AutoRule(
+    1024, 1, 300.0, 3600.0, float("inf"), False,
+    f"UNDOC, {_SECTION}: rules undocumented; stated default: automatic longest-prefix caching at block "
+    "boundaries from 1,024 tokens (OpenAI's minimum, O-PC), 5 min idle pessimistic, 1 h optimistic, no write fee",
+    partial=False)
+
+#: Groq: automatic prefix caching on the models it lists, "expires after 2 hours without use",
+#: best effort; no minimum published.
+_GROQ = AutoRule(
+    1024, 1, 7200.0, 7200.0, float("inf"), False,
+    f"GQ-PC, {_SECTION}: automatic prefix caching (listed models: Kimi K2, gpt-oss 20B / 120B / safeguard 20B), "
+    "'expires after 2 hours without use', best effort, 50 % off cached input; minimum undocumented: 1,024 "
+    "(stated default)", partial=False)
+#: Mistral: automatic, cached tokens at 10 %; a summary of its page gives 64-token cache blocks, but
+#: its own responses read 9 of 10 and 32 of 64 prompt tokens (`usage.num_cached_tokens`), so no block
+#: or minimum is applied; retention undocumented.
+_MISTRAL = AutoRule(
+    0, 1, 300.0, 3600.0, float("inf"), False,
+    f"MI-PC, {_SECTION}: automatic prefix caching, prompt_cache_key routes, cached tokens 10 % of input; 64-token "
+    "cache blocks in a secondary summary, but OBS: reads of 9 of 10 and 32 of 64 tokens in pydantic-ai's "
+    "recordings, so exact counts and no minimum; retention undocumented: 5 min pessimistic, 1 h optimistic "
+    "(stated default)", partial=False)
+#: xAI: automatic on every Grok model, entries per server and evictable at any time; the docs' own
+#: example reads 98 of 125 tokens, so no minimum is applied.
+_XAI = AutoRule(
+    0, 1, 300.0, 3600.0, float("inf"), False,
+    f"X-PC, {_SECTION}: automatic on all Grok models, per server (x-grok-conv-id / prompt_cache_key route), "
+    "'can be evicted at any time'; the usage example reads 98 of 125 tokens, so no minimum; retention "
+    "undocumented: 5 min pessimistic, 1 h optimistic (stated default)", partial=False)
+_ZAI = AutoRule(
+    1024, 1, 300.0, 3600.0, float("inf"), False,
+    f"Z-CC, {_SECTION}: implicit caching on all mainstream GLM models (GLM-4.5 on), cached_tokens in "
+    "prompt_tokens_details; minimum and retention undocumented: 1,024 tokens, 5 min pessimistic, 1 h optimistic "
+    "(stated default)", partial=False)
+_MOONSHOT = AutoRule(
+    1024, 1, 300.0, 3600.0, float("inf"), False,
+    f"K-CC, {_SECTION}: Kimi K2 models cache prefixes automatically (cached_tokens in prompt_tokens_details; "
+    "moonshot-v1's explicit /v1/caching objects are not modelled); minimum and retention undocumented: 1,024 "
+    "tokens, 5 min pessimistic, 1 h optimistic (stated default)", partial=False)
+_TOGETHER = AutoRule(
+    1024, 1, 300.0, 3600.0, float("inf"), False,
+    f"TG-PC, {_SECTION}: automatic on serverless and dedicated inference, the prefix as the chat template renders "
+    "it (tools and template settings included), 'no cache ID or expiry setting'; minimum and retention "
+    "undocumented: 1,024 tokens, 5 min pessimistic, 1 h optimistic (stated default)", partial=False)
+_FIREWORKS = AutoRule(
+    1024, 1, 300.0, 3600.0, float("inf"), False,
+    f"FW-PC, {_SECTION}: enabled by default on all models, exact prefix matches, tools part of the prompt, "
+    "cached input 50 % off by default; minimum and retention undocumented: 1,024 tokens, 5 min pessimistic, "
+    "1 h optimistic (stated default)", partial=False)
+
+#: The rule of each provider name (the registry's) by model id prefix ("" = any model of it).
+OTHER_RULES: dict[str, dict[str, AutoRule]] = {
+    "groq": {"": _GROQ}, "mistral": {"": _MISTRAL}, "xai": {"": _XAI}, "zai": {"": _ZAI},
+    "moonshot": {"": _MOONSHOT}, "together": {"": _TOGETHER}, "fireworks": {"": _FIREWORKS},
+    "cohere": {"": STATED_DEFAULT}, "other": {"": STATED_DEFAULT},
+}
+OTHER_PROVIDERS = tuple(OTHER_RULES)
+
+#: Azure OpenAI documents OpenAI's rules for the same models (automatic from 1,024 tokens, in_memory
+#: 5-10 minutes idle, extended retention by prompt_cache_retention): its traffic replays as OpenAI's.
+AZURE_AS_OPENAI = Sourced("openai", f"AZ-PC, {_SECTION}: Azure OpenAI's prompt caching is OpenAI's (GPT-4o and newer, "
+                                    "1,024 tokens, 5-10 min idle and removed within 1 h, prompt_cache_retention)")
+
+#: OpenRouter passes a request to the provider its model id names (`anthropic/…`, `google/…`) or its
+#: response names (`provider: "Anthropic"`), with that provider's cache rules: Anthropic's cache_control
+#: breakpoints (at most 4, 5 min) sent in the OpenAI-format body, OpenAI's, DeepSeek's, Gemini's and
+#: Grok's automatic caching; its usage reports cached_tokens and cache_write_tokens inside prompt_tokens.
+OPENROUTER_PASS_THROUGH = Sourced("upstream", f"OR-PC, {_SECTION}: the upstream provider's own caching; "
+                                              "cache_control passed to Anthropic (4 breakpoints, 5 min) and Gemini")
+
+
+def other_rule(provider: str):
+    """The rule lookup of one provider (`AutomaticPolicy`'s `rule_for`): the longest matching model
+    prefix of its rows, else its own default, else the stated default."""
+    rows = OTHER_RULES.get(provider, {})
+
+    def rule_for(model: str, retention: str = "") -> AutoRule:
+        m = model.strip().lower()
+        best = max((k for k in rows if m.startswith(k) or m.rsplit("/", 1)[-1].startswith(k)), key=len, default=None)
+        return rows[best] if best is not None else STATED_DEFAULT
+
+    return rule_for
+
+
+def undocumented(source: str) -> bool:
+    """Whether a rule's source says part of it is the stated default (the replay then says so)."""
+    return source.startswith("UNDOC") or "undocumented" in source
+
+
+#: Causes whose figure a rule decides (its minimum, its retention): where that rule is the stated
+#: default, the cause says so.
+RULE_CAUSES = ("below_minimum", "ttl_expired", "evicted")
+
+
+def rules_note(policy: Policy, model: str) -> str:
+    """"" when the policy's rules for `model` are documented, else what of them is the stated default
+    (a provider of `OTHER_RULES` only: the others' rules are documented or refused by their tables)."""
+    if policy.name not in OTHER_RULES:
+        return ""
+    source = policy.describe(model).get("source", "")
+    if not undocumented(source):
+        return ""
+    cut = source.split("undocumented", 1)
+    part = cut[0].rsplit(";", 1)[-1].strip(" :,") if len(cut) > 1 else ""
+    return f"{part} undocumented: stated default" if part and not source.startswith("UNDOC") else \
+        "rules undocumented: stated default"

@@ -1,0 +1,176 @@
+"""OpenAI-compatible endpoints of routers and other providers (docs/rules.md#other-providers-behind-
+openai-compatible-endpoints): real recordings in tests/data/router-api, each request replayed under the
+rules of the provider that served it, and detection that never names the wrong format."""
+import json
+
+import pytest
+from conftest import DATA
+
+from prefixsim.cli import main
+from prefixsim.errors import UserError
+from prefixsim.replay import replay
+from prefixsim.sources import detect, load
+from prefixsim.sources.routers import provider_of
+
+ROUTER = DATA / "router-api"
+CLAUDE = ROUTER / "test_openrouter_cache_messages_anthropic_real_api.yaml"
+GEMINI = ROUTER / "test_openrouter_cache_instructions_gemini_real_api.yaml"
+COHERE = ROUTER / "test_request_usage_with_cached_tokens.yaml"
+MISTRAL = ROUTER / "test_tool_choice_matrix[none-mistral].yaml"
+OPENROUTER = "https://openrouter.ai/api/v1/chat/completions"
+
+
+def _run(args, capsys):
+    try:
+        code = main(args)
+    except SystemExit as e:
+        code = e.code
+    out = capsys.readouterr()
+    return code or 0, out.out, out.err
+
+
+def test_openrouter_claude_replays_under_anthropic_rules_exactly():
+    # anthropic/claude-sonnet-4.6 through OpenRouter (upstream "Anthropic"): the cache_control marker on
+    # the user's text part is an Anthropic breakpoint. Was: "unknown OpenAI model", no requests replayed.
+    assert detect(CLAUDE) == "openai"
+    rows = replay(load(CLAUDE)).rows
+    assert [r.provider for r in rows] == ["anthropic", "anthropic"]
+    first, second = rows
+    assert (first.observed.cache_write_5m, first.predicted.cache_write_5m) == (3211, 3211)
+    assert first.observed.input_tokens == first.predicted.input_tokens == 3   # the prompt's closing tokens
+    assert (second.observed.cache_read, second.predicted.cache_read) == (3211, 3211)
+    assert (second.observed.cache_write_5m, second.predicted.cache_write_5m) == (115, 115)
+
+
+def test_openrouter_gemini_tokens_written_and_read_at_once_count_once():
+    # google/gemini-2.5-flash through OpenRouter reports 2,161 written and 2,161 read of 2,168 prompt
+    # tokens: a cache created and read by the same request. They count once, as read (was: "usage fields
+    # contradict each other" had the router been read at all). The marked system prompt is read by
+    # reference, without its message's 3 frame tokens.
+    rows = replay(load(GEMINI)).rows
+    assert {r.provider for r in rows} == {"gemini"}
+    first = rows[0].observed
+    assert (first.cache_read, first.cache_write_5m, first.input_tokens) == (2161, 0, 7)
+    assert [(r.observed.cache_read, r.predicted.cache_read) for r in rows] == [(2161, 2161), (2161, 2161)]
+    assert [r.predicted.input_tokens for r in rows] == [r.observed.input_tokens for r in rows] == [7, 6]
+
+
+def test_mistral_num_cached_tokens_are_read():
+    # api.mistral.ai reports its reads as usage.num_cached_tokens: 9 of a 10-token prompt.
+    rows = replay(load(MISTRAL)).rows
+    assert [(r.provider, r.observed.cache_read, r.observed.input_tokens) for r in rows] == [("mistral", 9, 1)]
+
+
+def test_a_cohere_recording_is_cohere_not_anthropic():
+    # Was detected as Anthropic (a YAML cassette whose calls were not told apart was taken for Messages)
+    # and then refused: "unknown Anthropic model 'command-r7b-12-2024'".
+    assert detect(COHERE) == "cohere"
+    rows = replay(load(COHERE)).rows
+    assert [(r.provider, r.model) for r in rows] == [("cohere", "command-r7b-12-2024")]
+    obs = rows[0].observed
+    assert (obs.prompt_tokens, obs.cache_read, obs.output_tokens) == (2935, 2928, 4)
+
+
+@pytest.mark.parametrize("model,uri,response,provider", [
+    ("anthropic/claude-sonnet-4.6", OPENROUTER, {"provider": "Anthropic"}, "anthropic"),
+    ("anthropic/claude-sonnet-4.6", OPENROUTER, {"provider": "Amazon Bedrock"}, "bedrock"),
+    ("anthropic/claude-sonnet-4.6", OPENROUTER, None, "anthropic"),
+    ("google/gemini-2.5-flash", OPENROUTER, {"provider": "Google AI Studio"}, "gemini"),
+    ("openai/gpt-5", OPENROUTER, None, "openai"),
+    ("deepseek/deepseek-r1", OPENROUTER, None, "deepseek"),
+    ("moonshotai/kimi-k2", OPENROUTER, None, "moonshot"),
+    ("moonshotai/kimi-k2", OPENROUTER, {"provider": "Groq"}, "groq"),
+    ("moonshotai/kimi-k2", OPENROUTER, {"provider": "SomeNewHost"}, "other"),
+    ("openai/gpt-oss-120b", OPENROUTER, {"provider": "OpenAI"}, "other"),
+    ("openai/gpt-oss-120b", "https://api.groq.com/openai/v1/chat/completions", None, "groq"),
+    ("llama-3.3-70b-versatile", "https://api.groq.com/openai/v1/chat/completions", None, "groq"),
+    ("mistral-large-latest", "https://api.mistral.ai/v1/chat/completions", None, "mistral"),
+    ("grok-4", "https://api.x.ai/v1/chat/completions", None, "xai"),
+    ("glm-4.6", "https://api.z.ai/api/paas/v4/chat/completions", None, "zai"),
+    ("kimi-k2-0905-preview", "https://api.moonshot.ai/v1/chat/completions", None, "moonshot"),
+    ("gpt-4o", "https://me.openai.azure.com/openai/deployments/d/chat/completions", None, "openai"),
+    ("llama-3.3-70b", "", None, "other"),
+    ("gpt-4o", "", None, "openai"),
+])
+def test_the_provider_is_the_host_the_upstream_or_the_vendor(model, uri, response, provider):
+    assert provider_of(model, uri, response) == provider
+
+
+def _log(tmp_path, name, lines):
+    p = tmp_path / name
+    p.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return p
+
+
+def _groq_line(k, cached=0):
+    msgs = [{"role": "system", "content": "You review code. " * 400}, {"role": "user", "content": f"diff {k}"}]
+    return {"id": f"g{k}", "uri": "https://api.groq.com/openai/v1/chat/completions",
+            "request": {"model": "moonshotai/kimi-k2-instruct-0905", "messages": msgs},
+            "response": {"usage": {"prompt_tokens": 1210, "completion_tokens": 3,
+                                   "prompt_tokens_details": {"cached_tokens": cached}}}}
+
+
+def test_a_malformed_line_in_a_router_log_is_skipped_and_named(tmp_path, capsys):
+    p = _log(tmp_path, "groq.jsonl", [_groq_line(0), "{not json", _groq_line(1, 1024)])
+    code, out, err = _run(["replay", str(p), "--format", "json"], capsys)
+    assert code == 0
+    assert f"{p}:2: skipped" in err
+    rows = json.loads(out)["requests"]
+    assert [(r["provider"], r["observed"]["cache_read_input_tokens"]) for r in rows] == [("groq", 0), ("groq", 1024)]
+
+
+def test_a_body_no_reader_places_is_refused_naming_the_formats(tmp_path, capsys):
+    # model and messages alone are no evidence of Anthropic's Messages API (was: read as Anthropic's and
+    # refused line by line as "unknown Anthropic model").
+    p = _log(tmp_path, "bare.jsonl", [{"model": "command-r", "messages": [{"role": "user", "content": "hi"}]}])
+    with pytest.raises(UserError) as e:
+        detect(p)
+    assert "known: claude-code, anthropic, openai, deepseek, cohere, gemini" in str(e.value)
+    cassette = tmp_path / "embed.yaml"
+    cassette.write_text("interactions:\n- request:\n    method: POST\n    uri: https://api.example.com/v1/embed\n"
+                        "    body: '{\"texts\": [\"a\"]}'\n  response:\n    status: {code: 200}\n    body: {string: '{}'}\n")
+    code, _, err = _run(["replay", str(cassette)], capsys)
+    assert code == 2
+    assert "no call of a known format (anthropic, openai, deepseek, cohere, gemini, bedrock)" in err
+    assert "https://api.example.com/v1/embed" in err
+
+
+def test_a_wrong_source_is_refused_naming_the_format_the_file_looks_like(capsys):
+    code, _, err = _run(["replay", "--source", "anthropic", str(COHERE)], capsys)
+    assert code == 2 and "--source anthropic, but the file looks like cohere" in err
+    code, _, err = _run(["replay", "--source", "gemini", str(CLAUDE)], capsys)
+    assert code == 2 and "looks like openai" in err
+    # one reader: --source among openai, deepseek and cohere chooses the rules
+    code, _, _ = _run(["replay", "--source", "openai", str(COHERE)], capsys)
+    assert code == 0
+
+
+def test_source_help_lists_every_format_one_line_each(capsys):
+    from prefixsim.commands.replay import SOURCES
+    from prefixsim.sources import FORMAT_LINES, FORMATS
+
+    assert tuple(SOURCES) == FORMATS and SOURCES == FORMAT_LINES
+    _, out, _ = _run(["replay", "--help"], capsys)
+    for name, line in SOURCES.items():
+        assert f"{name}: {line}" in out
+
+
+def test_undocumented_rules_are_named_in_causes_and_notes(tmp_path, capsys):
+    small = {"id": "s", "uri": "https://api.groq.com/openai/v1/chat/completions",
+             "request": {"model": "llama-3.3-70b-versatile", "messages": [{"role": "user", "content": "hi"}]},
+             "response": {"usage": {"prompt_tokens": 36, "completion_tokens": 3}}}
+    p = _log(tmp_path, "small.jsonl", [small])
+    code, out, _ = _run(["replay", str(p), "--format", "json"], capsys)
+    assert code == 0
+    row, = json.loads(out)["requests"]
+    assert (row["cause"], row["cause_detail"]) == ("below_minimum", "36 tokens; minimum undocumented: stated default")
+    code, out, _ = _run(["replay", str(p)], capsys)
+    assert "Rules undocumented" in out and "groq llama-3.3-70b-versatile (minimum undocumented)" in " ".join(out.split())
+
+
+def test_a_streamed_call_tagged_in_its_uri_is_a_call():
+    # pydantic-ai records streamed calls as `.../chat/completions#stream` (was: passed over, "no requests found")
+    from prefixsim.sources.openai_cassette import is_call
+
+    assert is_call({}, "https://api.mistral.ai/v1/chat/completions#stream", "POST")
+    assert not is_call({}, "https://api.mistral.ai/v1/embeddings#stream", "POST")
