@@ -35,11 +35,15 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--source", type=click.Choice(["claude-code", "anthropic", "openai", "deepseek", "gemini", "codex",
-                                            "gemini-cli", "mooncake", "bailian"]),
+                                            "gemini-cli", "otel", "litellm", "langfuse", "mooncake",
+                                            "bailian"]),
               help="Force the input format (default: detected); openai = Chat Completions / Responses "
                    "logs and cassettes, deepseek = the same replayed as DeepSeek's, gemini = generateContent "
                    "logs and cassettes with their cachedContents, codex = Codex CLI rollouts (a rollout-*.jsonl or "
-                   "a sessions folder), gemini-cli = Gemini CLI chat sessions.")
+                   "a sessions folder), gemini-cli = Gemini CLI chat sessions, otel = OpenTelemetry OTLP JSON "
+                   "(GenAI spans; Claude Code's api_request events), litellm = LiteLLM StandardLoggingPayload "
+                   "JSONL, langfuse = Langfuse observation exports (GENERATIONs); the last three replay "
+                   "recorded prompts and audit usage-only calls.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--ttl", type=click.Choice(["observed", "5m", "1h"]), default="observed", show_default=True,
               help="What-if: cache writes at this TTL. On Claude Code transcripts it is the main "

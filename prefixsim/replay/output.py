@@ -31,11 +31,14 @@ def row_json(r: ReplayRow) -> dict:
     """One request as it appears in the `--format json` document's "requests" list."""
     doc = {"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp, "stream": r.stream,
            "model": r.model, "provider": r.provider, "observed": None if r.observed is None else usage_dict(r.observed),
-           "predicted": {**usage_dict(r.predicted), "cache_write_5m_tokens": r.predicted.cache_write_5m,
-                         "cache_write_1h_tokens": r.predicted.cache_write_1h},
+           "predicted": None if r.audit else {**usage_dict(r.predicted),
+                                              "cache_write_5m_tokens": r.predicted.cache_write_5m,
+                                              "cache_write_1h_tokens": r.predicted.cache_write_1h},
            "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
            "cause_detail": r.cause.detail or None, "cost_observed_usd": _money(r.cost_observed),
-           "cost_predicted_usd": _money(r.cost_predicted)}
+           "cost_predicted_usd": None if r.audit else _money(r.cost_predicted)}
+    if r.audit:   # usage recorded without its prompt: an audit row, nothing predicted
+        doc["audit"] = True
     if r.predicted_optimistic is not None:
         doc["predicted_optimistic"] = usage_dict(r.predicted_optimistic)
         doc["cost_predicted_optimistic_usd"] = _money(r.cost_predicted_optimistic)
@@ -76,6 +79,8 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dic
                     "breakpoints": s.variant.breakpoints},
         "price_source": s.price_source,
     }
+    if s.audited:   # rows recorded by their usage only: in the observed figures, never predicted
+        summary["audited_requests"] = s.audited
     if any(r.storage_usd for r in result.rows):   # Gemini explicit caches: included in both costs
         summary["storage_usd"] = _money(sum((r.storage_usd for r in result.rows), Decimal(0)))
     if any(r.predicted_optimistic is not None for r in result.rows):

@@ -4,7 +4,9 @@ Formats: claude-code (session transcripts: a .jsonl, a session folder, a project
 anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat Completions / Responses logs and
 cassettes; DeepSeek's OpenAI-compatible API among them), deepseek (the same, every request replayed
 as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit caches), codex (Codex CLI session
-rollouts: a rollout-*.jsonl or a sessions folder), and the serving-engine traces mooncake and bailian,
+rollouts: a rollout-*.jsonl or a sessions folder), otel (OTLP JSON exports: GenAI spans, Claude Code's
+api_request events), litellm (StandardLoggingPayload JSONL), langfuse (observation exports), and the
+serving-engine traces mooncake and bailian,
 which `prefixsim replay` hands to `prefixsim.engines.trace`.
 """
 from __future__ import annotations
@@ -24,7 +26,8 @@ from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
-FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "codex", "gemini-cli", "mooncake", "bailian")
+FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "codex", "gemini-cli", "otel", "litellm", "langfuse",
+           "mooncake", "bailian")
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
 OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek"}
 #: Suffixes of recorded HTTP cassettes.
@@ -41,6 +44,11 @@ def _classify(obj: object) -> str | None:
             return "bailian"
         if "input_length" in obj:
             return "mooncake"
+    if "resourceSpans" in obj or "resourceLogs" in obj:   # an OTLP JSON export request
+        return "otel"
+    gateway = _gateway_kind(obj)
+    if gateway:
+        return gateway
     if "sessionId" in obj and "projectHash" in obj:   # Gemini CLI's metadata line (a transcript has no projectHash)
         return "gemini-cli"
     if _transcript.is_transcript_line(obj):
@@ -57,6 +65,12 @@ def _classify(obj: object) -> str | None:
     if anthropic_log.split_entry(obj)[0] is not None:
         return "anthropic"
     return None
+
+
+def _gateway_kind(obj: dict) -> str | None:
+    from prefixsim.sources import gateway_logs   # lazy: a transcript replay never loads it
+
+    return gateway_logs.kind_of(obj)
 
 
 def sniff(p: Path) -> str | None:
@@ -97,6 +111,12 @@ def detect(path: str | Path) -> str:
         return openai_cassette.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
     if p.suffix == ".json" and _gemini_cli_json(p):
         return "gemini-cli"
+    from prefixsim.sources import gateway_logs, otel   # lazy: a transcript replay never loads them
+
+    if otel.sniff_document(p):   # a pretty-printed OTLP export: its first line is no JSON value
+        return "otel"
+    if gateway_logs.sniff_document(p):   # a Langfuse export as one JSON array or object
+        return "langfuse"
     kind = _array_kind(p) if _hookdump.is_array_file(p) else sniff(p)
     if kind:
         return kind
@@ -149,6 +169,12 @@ def _read(p: Path, fmt: str) -> list[Record]:
     if fmt == "gemini-cli":
         from prefixsim.sources import gemini_cli   # lazy: other replays never load it
         return gemini_cli.load(p)
+    if fmt == "otel":
+        from prefixsim.sources import otel   # lazy: other replays never load it
+        return otel.load(p, sizer)
+    if fmt in ("litellm", "langfuse"):
+        from prefixsim.sources import gateway_logs   # lazy: other replays never load it
+        return gateway_logs.load(p, fmt, sizer)
     if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
         return (gemini_log.load_cassette if _is_cassette(p) else gemini_log.load_jsonl)(p, sizer)
     if fmt in OPENAI_FORMATS:
