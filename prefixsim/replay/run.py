@@ -224,10 +224,11 @@ def _audited(i: int, rec: Record, prices: PriceBook, price_sources: set[str], ou
         try:
             rates = prices.rates(rec.call.request.model, rec.provider, _instant(rec.timestamp) or prices.start,
                                  rec.call.request.endpoint or None)
-        except UserError as e:
-            raise e.located(rec.path, rec.line) from None
-        price_sources.add(rates.source)
-        cost = rates.cost(obs if output_in_cost else replace(obs, output_tokens=0))
+        except UserError:   # an audit of tokens needs no price: the cost is left out and said so
+            price_sources.add(f"no price for {rec.provider} {rec.call.request.model}: its cost is left out")
+        else:
+            price_sources.add(rates.source)
+            cost = rates.cost(obs if output_in_cost else replace(obs, output_tokens=0))
     return ReplayRow(i, rec.request_id, rec.timestamp, rec.call.stream, rec.call.request.model, obs, Usage(),
                      Cause(), cost, Decimal(0), None, rec.path, rec.line, rec.provider, audit=True)
 
@@ -260,8 +261,11 @@ def _summarize(rows: list[ReplayRow], variant: WhatIf, price_sources: set[str], 
     judged = [r for r in seen if not r.audit]   # audited rows have no prediction to score
     mine = _figures((r.predicted.cache_read, r.observed, r.predicted) for r in judged)  # type: ignore[misc]
     base = _figures((r.naive_read or 0, r.observed, r.predicted) for r in judged)  # type: ignore[misc]
-    prompt = sum(r.observed.prompt_tokens for r in seen)  # type: ignore[union-attr]
-    share_obs = sum(r.observed.cache_read for r in seen) / prompt if prompt else None  # type: ignore[union-attr]
+    # The observed figures stand beside the predicted ones: over the same rows, unless nothing was
+    # predicted (an audit: then they are the whole answer).
+    beside = judged or seen
+    prompt = sum(r.observed.prompt_tokens for r in beside)  # type: ignore[union-attr]
+    share_obs = sum(r.observed.cache_read for r in beside) / prompt if prompt else None  # type: ignore[union-attr]
     all_prompt = sum(r.predicted.prompt_tokens for r in rows if not r.audit)
     mine = replace(mine, read_share=sum(r.predicted.cache_read for r in rows) / all_prompt if all_prompt else None)
     causes: dict[str, int] = defaultdict(int)
@@ -277,7 +281,7 @@ def _summarize(rows: list[ReplayRow], variant: WhatIf, price_sources: set[str], 
     worst = sorted((r for r in judged if r.read_error), key=lambda r: (-abs(r.read_error or 0), r.index))[:top]
     sources = joined_sources(price_sources)
     return Summary(len(rows), len(seen), share_obs, mine, base,
-                   sum((r.cost_observed for r in seen), Decimal(0)) if seen else None,  # type: ignore[misc]
+                   sum((r.cost_observed or Decimal(0) for r in beside), Decimal(0)) if seen else None,
                    sum((r.cost_predicted for r in rows), Decimal(0)),
                    tuple(sorted(causes.items())), tuple((k, v[0], v[1], v[2]) for k, v in streams.items()),
                    tuple(worst), variant, sources, output_in_cost, outside_reads(judged), frozenset(price_sources),

@@ -133,10 +133,11 @@ def _outside(result: ReplayResult) -> list[str]:
 
 def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[str]:
     s, out = result.summary, []
-    if result.rows and result.rows[0].predicted_optimistic is not None:
-        opt = [r.predicted_optimistic for r in result.rows]
+    ranged = [r for r in result.rows if not r.audit]   # audited rows have no prediction at either end
+    if ranged and ranged[0].predicted_optimistic is not None:
+        opt = [r.predicted_optimistic for r in ranged]
         prompt = sum(u.prompt_tokens for u in opt)
-        cost = sum((r.cost_predicted_optimistic for r in result.rows), Decimal(0))
+        cost = sum((r.cost_predicted_optimistic for r in ranged), Decimal(0))
         out.append(f"\nRetention is a documented range: the predicted figures above are its pessimistic end; "
                    f"at its optimistic end read share {_pct(sum(u.cache_read for u in opt) / prompt if prompt else None)}, "
                    f"cost {_usd(cost)}.\n")
@@ -156,6 +157,8 @@ def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
 
 def _what_if(what_if: Comparison, name: dict[str, str], markdown: bool) -> list[str]:
     v = what_if.variant.summary.variant
+    if what_if.base.summary.audited == what_if.base.summary.requests:   # no prompt: nothing to change
+        return [f"\nWhat if {v.describe()}: not available; the input records usage only, no prompts to replay.\n"]
     lines = []
     for d in (*what_if.streams, what_if.total):
         lines.append([name.get(d.stream, d.stream), _usd(d.cost_base), _usd(d.cost_variant),
@@ -180,7 +183,7 @@ def table_text(result: ReplayResult, what_if: Comparison | None = None, markdown
         pred = (lambda v: "n/a") if r.audit else _n   # no prompt recorded: nothing was predicted
         rows.append([str(r.index), name[r.stream], r.model, _n(o and o.cache_read), pred(p.cache_read),
                      _n(o and o.cache_creation), pred(p.cache_creation), _n(o and o.input_tokens),
-                     pred(p.input_tokens), "audit: usage only, no prompt" if r.audit else str(r.cause)[:90]])
+                     pred(p.input_tokens), "audit: no prompt" if r.audit else str(r.cause)[:90]])
     out = [grid(head, rows, markdown), "\n", *_summary(result, markdown), *_outside(result),
            *_audit(result, name, markdown), *_notes(result, name, markdown)]
     if what_if is not None:
