@@ -30,7 +30,7 @@ from typing import Any
 from prefixsim.errors import UserError
 from prefixsim.sources import problems
 from prefixsim.sources.files import check_regular, open_regular
-from prefixsim.sources.genai import Seen, count, iso_seconds, nanos, record, usage_of
+from prefixsim.sources.genai import Seen, count, iso_seconds, nanos, record, text_of, usage_of
 from prefixsim.sources.jsonl import iter_jsonl
 from prefixsim.sources.record import Record
 
@@ -40,9 +40,11 @@ _INPUT = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.usage.
 _OUTPUT = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.usage.completion_tokens",
            "llm.token_count.completion")
 _READ = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
-         "llm.token_count.prompt_details.cache_read", "gen_ai.usage.cached_input_tokens")
+         "gen_ai.usage.input_tokens.cached", "llm.token_count.prompt_details.cache_read",
+         "gen_ai.usage.cached_input_tokens")
 _WRITE = ("gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_write.input_tokens",
-          "gen_ai.usage.cache_creation_input_tokens", "llm.token_count.prompt_details.cache_write")
+          "gen_ai.usage.cache_creation_input_tokens", "gen_ai.usage.input_tokens.cache_write",
+          "llm.token_count.prompt_details.cache_write")
 _SESSION = ("session.id", "gen_ai.conversation.id", "langfuse.session.id")
 _PROVIDER = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
 
@@ -143,8 +145,6 @@ def _indexed(a: dict, prefix: str) -> list[dict]:
 
 def messages(a: dict) -> tuple[list[dict] | None, str | None]:
     """The prompt a span recorded (None: none), and its system instructions recorded apart."""
-    from prefixsim.sources.genai import text_of
-
     msgs = _indexed(a, "gen_ai.prompt.") or _indexed(a, "llm.input_messages.")
     system = a.get("gen_ai.system_instructions")
     if not msgs and isinstance(a.get("gen_ai.input.messages"), str):
