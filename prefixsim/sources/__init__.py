@@ -111,13 +111,14 @@ def detect(path: str | Path) -> str:
         return openai_cassette.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
     if p.suffix == ".json" and _gemini_cli_json(p):
         return "gemini-cli"
+    kind = _array_kind(p) if _hookdump.is_array_file(p) else sniff(p)
+    if kind:
+        return kind
     from prefixsim.sources import gateway_logs, otel   # lazy: a transcript replay never loads them
 
-    if otel.sniff_document(p):   # a pretty-printed OTLP export: its first line is no JSON value
-        return "otel"
-    if gateway_logs.sniff_document(p):   # a Langfuse export as one JSON array or object
-        return "langfuse"
-    kind = _array_kind(p) if _hookdump.is_array_file(p) else sniff(p)
+    # One pretty-printed document, whose lines tell nothing: an OTLP export, a Langfuse export or a
+    # LiteLLM payload, told from its head.
+    kind = otel.sniff_document(p) and "otel" or gateway_logs.sniff_document(p)
     if kind:
         return kind
     raise UserError(f"cannot tell the format from the first {_SNIFF_LINES} lines (known: {', '.join(FORMATS)}); "
@@ -135,6 +136,9 @@ def _array_kind(p: Path) -> str | None:
     """A JSON array whose elements are Claude Code transcript lines (a hook's `logs/chat.json`) is a
     transcript; an array of anything else (another hook's payloads) tells nothing."""
     for _, element in _hookdump.iter_elements(p, _hookdump.SNIFF_ELEMENTS):
+        gateway = _gateway_kind(element) if isinstance(element, dict) else None
+        if gateway:   # a Langfuse or LiteLLM export as one array: its items carry a sessionId too
+            return gateway
         if _transcript.is_transcript_line(element):
             return "claude-code"
     return None

@@ -51,11 +51,19 @@ def kind_of(obj: object) -> str | None:
     return None
 
 
-def sniff_document(p: Path) -> bool:
-    """A Langfuse export as one JSON document (an array, or the API's `{"data": [...]}` page)."""
+def sniff_document(p: Path) -> str | None:
+    """"langfuse" for a Langfuse export as one JSON document (an array, or the API's `{"data": [...]}`
+    page), "litellm" for a pretty-printed payload or array of them (a payload's head names its call
+    type and provider), else None."""
     with open_regular(p) as fh:
         head = fh.read(4096).lstrip()
-    return head[:1] in (b"[", b"{") and b'"traceId"' in head and b'"GENERATION"' in head and b"\n" in head
+    if head[:1] not in (b"[", b"{") or b"\n" not in head:
+        return None
+    if b'"traceId"' in head and b'"GENERATION"' in head:
+        return "langfuse"
+    if b'"call_type"' in head and (b'"custom_llm_provider"' in head or b'"standard_logging_object"' in head):
+        return "litellm"
+    return None
 
 
 def _lines(path: Path) -> Iterator[tuple[int | None, str, Any]]:
@@ -77,7 +85,8 @@ def _lines(path: Path) -> Iterator[tuple[int | None, str, Any]]:
             doc = json.loads(fh.read().decode("utf-8"))
         except ValueError as e:
             raise UserError(f"neither JSON Lines nor one JSON document: {e}", str(path)) from None
-    items = doc.get("data") if isinstance(doc, dict) else doc
+    # One payload or observation pretty-printed, a JSON array of them, or the API's {"data": [...]}.
+    items = (doc.get("data") if "data" in doc else [doc]) if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         raise UserError("an export is JSON Lines, a JSON array or {\"data\": [...]}", str(path))
     for i, o in enumerate(items):

@@ -1,6 +1,7 @@
 """LiteLLM StandardLoggingPayload JSONL and Langfuse observation exports, built to the fields of the
 projects' sources (tests/gateway_fixtures.py): no public log with cache usage was found."""
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 from gateway_fixtures import SYSTEM, generation, litellm, lines
@@ -10,6 +11,7 @@ from prefixsim.replay import replay
 from prefixsim.sources import detect, load
 from prefixsim.sources.problems import collecting
 
+DATA = Path(__file__).resolve().parents[1] / "data"
 U1 = {"role": "user", "content": "hello " * 50}
 A1 = {"role": "assistant", "content": "hi"}
 U2 = {"role": "user", "content": "more " * 50}
@@ -90,3 +92,18 @@ def test_a_malformed_line_is_skipped_and_named_and_the_rest_replays(tmp_path):
     for path in (p, lf):
         res = CliRunner().invoke(cli, ["replay", str(path)])
         assert res.exit_code == 0, res.output
+
+
+def test_a_real_litellm_payload_replays_its_messages():
+    """BerriAI/litellm's own expected StandardLoggingPayload (tests/data/SOURCES.md): one pretty-printed
+    gpt-4o call with its messages and `startTime` as text."""
+    p = DATA / "litellm" / "standard_logging_payload.json"
+    assert detect(p) == "litellm"
+    (rec,) = load(p)
+    assert not rec.audit and rec.provider == "openai" and rec.call.stream == "main"
+    assert (rec.observed.prompt_tokens, rec.observed.output_tokens) == (10, 20)
+    assert rec.timestamp.startswith("2025-01-24T09:20:46")
+    (row,) = replay([rec]).rows
+    assert row.predicted.cache_read == row.observed.cache_read == 0
+    out = CliRunner().invoke(cli, ["replay", str(p)])
+    assert out.exit_code == 0, out.output
