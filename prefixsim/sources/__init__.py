@@ -33,6 +33,8 @@ OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek"}
 #: Suffixes of recorded HTTP cassettes.
 CASSETTES = (".yaml", ".yml")
 TRACE_FORMATS = ("mooncake", "bailian")
+#: Observability and gateway exports (sources/otel.py, sources/gateway_logs.py).
+EXPORT_FORMATS = ("otel", "litellm", "langfuse")
 _SNIFF_LINES = 20
 
 
@@ -222,7 +224,7 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     sessions, logs = [], []
     for main, sub in _transcript.files_for(p, with_subagents):
         kind = None if main is None else problems.guarded(str(main), None, sniff, main)
-        if kind in ("anthropic", "gemini", *OPENAI_FORMATS):
+        if kind in ("anthropic", "gemini", *OPENAI_FORMATS, *EXPORT_FORMATS):
             logs.append((main, kind))
         elif kind in TRACE_FORMATS:
             problems.skip(str(main), None, f"a {kind} engine trace, not a Claude Code transcript; "

@@ -118,3 +118,18 @@ def test_a_malformed_line_is_skipped_and_named_and_the_rest_replays(tmp_path):
     assert any(":2: skipped: resourceSpans[0].scopeSpans[0].spans[0]" in s for s in named), named
     res = CliRunner().invoke(cli, ["replay", str(p)])
     assert res.exit_code == 0, res.output
+
+
+def test_detection_never_names_the_wrong_format(tmp_path):
+    """A transcript that talks about OTLP stays a transcript; an export in a projects folder is
+    replayed as the export it is, beside the transcripts."""
+    talk = {"type": "user", "sessionId": "s", "uuid": "u1", "timestamp": "2025-12-02T10:00:00Z",
+            "message": {"role": "user", "content": '{"resourceSpans": [], "resourceLogs": []}'}}
+    t = tmp_path / "session.jsonl"
+    t.write_text(json.dumps(talk) + "\n")
+    assert detect(t) == "claude-code"
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    (folder / "otel-export.jsonl").write_text(lines(logs([api_request("sess-1", 0, 10, 0, 20000)])))
+    records = load(folder)
+    assert [(r.call.stream.rpartition("/")[2], r.audit) for r in records] == [("sess-1", True)]
