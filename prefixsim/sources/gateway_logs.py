@@ -97,6 +97,8 @@ def litellm_seen(obj: object) -> Seen | None:
     """One StandardLoggingPayload as a recorded call (None: no model call, or a failed one)."""
     if not isinstance(obj, dict):
         raise UserError("a log line is a JSON object")
+    if kind_of(obj) != "litellm":
+        raise UserError("not a LiteLLM StandardLoggingPayload (needs call_type, model and its usage or provider)")
     p = obj.get("standard_logging_object") if isinstance(obj.get("standard_logging_object"), dict) else obj
     if p.get("status") == "failure" or (p.get("call_type") and p.get("call_type") not in _LITELLM_CALLS):
         return None
@@ -132,6 +134,8 @@ def langfuse_seen(obj: object) -> Seen | None:
     """One Langfuse observation as a recorded call (None: a SPAN or EVENT, no model call)."""
     if not isinstance(obj, dict):
         raise UserError("an observation is a JSON object")
+    if kind_of(obj) != "langfuse":
+        raise UserError("not a Langfuse observation (needs type, traceId and startTime)")
     if obj.get("type") != "GENERATION":
         return None
     details = obj.get("usageDetails") if isinstance(obj.get("usageDetails"), dict) else None

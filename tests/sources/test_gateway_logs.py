@@ -107,3 +107,18 @@ def test_a_real_litellm_payload_replays_its_messages():
     assert row.predicted.cache_read == row.observed.cache_read == 0
     out = CliRunner().invoke(cli, ["replay", str(p)])
     assert out.exit_code == 0, out.output
+
+
+def test_another_format_given_as_litellm_or_langfuse_is_named_line_by_line(tmp_path):
+    p = tmp_path / "observations.jsonl"
+    p.write_text(lines(generation(1, 0, 100, 1000)))
+    with collecting() as found:
+        assert load(p, "litellm") == []
+    assert any("not a LiteLLM StandardLoggingPayload" in str(s) for s in found.skipped)
+    q = tmp_path / "litellm.jsonl"
+    q.write_text(lines(litellm(1, 0, 4500, 0, 4490)))
+    with collecting() as found:
+        assert load(q, "langfuse") == []
+    assert any("not a Langfuse observation" in str(s) for s in found.skipped)
+    res = CliRunner().invoke(cli, ["replay", str(q), "--source", "langfuse"])
+    assert res.exit_code == 2 and "no requests found" in res.output
