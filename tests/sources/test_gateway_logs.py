@@ -3,10 +3,11 @@ projects' sources (tests/gateway_fixtures.py): no public log with cache usage wa
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from gateway_fixtures import SYSTEM, generation, litellm, lines
 
-from prefixsim.cli import cli
+from prefixsim.cli import cli, main
 from prefixsim.replay import replay
 from prefixsim.sources import detect, load
 from prefixsim.sources.problems import collecting
@@ -109,7 +110,7 @@ def test_a_real_litellm_payload_replays_its_messages():
     assert out.exit_code == 0, out.output
 
 
-def test_another_format_given_as_litellm_or_langfuse_is_named_line_by_line(tmp_path):
+def test_another_format_given_as_litellm_or_langfuse_is_named_line_by_line(tmp_path, capsys):
     p = tmp_path / "observations.jsonl"
     p.write_text(lines(generation(1, 0, 100, 1000)))
     with collecting() as found:
@@ -120,5 +121,7 @@ def test_another_format_given_as_litellm_or_langfuse_is_named_line_by_line(tmp_p
     with collecting() as found:
         assert load(q, "langfuse") == []
     assert any("not a Langfuse observation" in str(s) for s in found.skipped)
-    res = CliRunner().invoke(cli, ["replay", str(q), "--source", "langfuse"])
-    assert res.exit_code == 2 and "no requests found" in res.output
+    with pytest.raises(SystemExit) as e:
+        main(["replay", str(q), "--source", "langfuse"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.splitlines()[-1] == f"{q}: no requests found"
