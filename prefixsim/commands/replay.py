@@ -26,6 +26,9 @@ SOURCES = {
     "bedrock": "Bedrock Converse / ConverseStream logs and cassettes",
     "codex": "Codex CLI rollouts (a rollout-*.jsonl or a sessions folder)",
     "gemini-cli": "Gemini CLI chat sessions",
+    "otel": "OpenTelemetry OTLP JSON (GenAI spans; Claude Code api_request events)",
+    "litellm": "LiteLLM StandardLoggingPayload JSONL",
+    "langfuse": "Langfuse observation exports (GENERATIONs)",
     "mooncake": "Mooncake engine traces",
     "bailian": "Alibaba bailian engine traces",
 }
@@ -89,7 +92,8 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
 
     PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
     Anthropic, OpenAI (Chat Completions / Responses) or DeepSeek request logs (JSONL) or VCR
-    cassettes (YAML or JSON), or Mooncake / bailian traces.
+    cassettes (YAML or JSON), OpenTelemetry OTLP JSON exports, LiteLLM or Langfuse exports (a call
+    recorded without its prompt is audited: observed usage and cost only), or Mooncake / bailian traces.
     Per request it prints observed vs predicted cache read / write / uncached tokens and the cause of
     each miss; the summary puts the naive mechanism's accuracy next to prefixsim's. Any of --ttl,
     --model, --provider, --breakpoints also replays the traffic under that design and prints the

@@ -31,13 +31,16 @@ def row_json(r: ReplayRow) -> dict:
     """One request as it appears in the `--format json` document's "requests" list."""
     doc = {"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp, "stream": r.stream,
            "model": r.model, "provider": r.provider, "observed": None if r.observed is None else usage_dict(r.observed),
-           "predicted": {**usage_dict(r.predicted), "cache_write_5m_tokens": r.predicted.cache_write_5m,
-                         "cache_write_1h_tokens": r.predicted.cache_write_1h},
+           "predicted": None if r.audit else {**usage_dict(r.predicted),
+                                              "cache_write_5m_tokens": r.predicted.cache_write_5m,
+                                              "cache_write_1h_tokens": r.predicted.cache_write_1h},
            "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
            "cause_detail": r.cause.detail or None,
            # a model nothing could price: its costs are missing (null), not $0
            "cost_observed_usd": _money(r.cost_observed) if r.priced else None,
-           "cost_predicted_usd": _money(r.cost_predicted) if r.priced else None}
+           "cost_predicted_usd": _money(r.cost_predicted) if r.priced and not r.audit else None}
+    if r.audit:   # usage recorded without its prompt: an audit row, nothing predicted
+        doc["audit"] = True
     if r.predicted_optimistic is not None:
         doc["predicted_optimistic"] = usage_dict(r.predicted_optimistic)
         doc["cost_predicted_optimistic_usd"] = _money(r.cost_predicted_optimistic) if r.priced else None
@@ -65,7 +68,7 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dic
         "outside_requests": s.outside.requests, "outside_read_tokens": s.outside.tokens,
         "wape_predicted_in_data": _rate(s.outside.wape_in_data),
         "shorter_requests": s.outside.shorter_requests, "shorter_read_tokens": s.outside.shorter_tokens,
-        "cost_observed_usd": _money(s.cost_observed_usd), "cost_predicted_usd": _money(s.cost_predicted_usd),
+        "cost_observed_usd": _money(s.cost_observed_usd), "cost_predicted_usd": None if s.requests and s.audited == s.requests else _money(s.cost_predicted_usd),
         "cost_includes_output": s.output_in_cost,
         "causes": dict(s.causes),
         "streams": [{"stream": k, "requests": n, "cost_observed_usd": _money(o), "cost_predicted_usd": _money(p)}
@@ -80,6 +83,8 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dic
     }
     if s.unpriced:   # the costs above leave these requests out: nothing could price their model
         summary["unpriced"] = [{"model": m, "provider": p, "requests": n, "reason": why} for m, p, n, why in s.unpriced]
+    if s.audited:   # rows recorded by their usage only: in the observed figures, never predicted
+        summary["audited_requests"] = s.audited
     if any(r.storage_usd for r in result.rows):   # Gemini explicit caches: included in both costs
         summary["storage_usd"] = _money(sum((r.storage_usd for r in result.rows), Decimal(0)))
     if any(r.predicted_optimistic is not None for r in result.rows):

@@ -61,6 +61,9 @@ class ReplayRow:
     #: False when nothing could price the request's model: its costs are $0 in the sums and missing
     #: in the output (replay/unpriced.py).
     priced: bool = True
+    #: The source recorded usage but no prompt: `predicted` is empty and costs nothing, and every
+    #: prediction column shows as not available (Record.audit).
+    audit: bool = False
 
     @property
     def read_error(self) -> int | None:
@@ -100,6 +103,7 @@ class Summary:
     price_sources: frozenset[str] = frozenset()   # each source as priced; `price_source` joins them
     #: (model, provider, requests, why) of each model nothing could price: those requests' costs are missing.
     unpriced: tuple[tuple[str, str, int, str], ...] = ()
+    audited: int = 0   # rows with usage but no prompt (ReplayRow.audit): in the observed figures only
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,15 +121,17 @@ class ReplayResult:
         recs = []
         for r in self.rows:
             o, p = r.observed, r.predicted
+            na = r.audit   # no prompt recorded: the predicted columns are empty, not zero
             recs.append({"index": r.index, "request_id": r.request_id, "timestamp": r.timestamp,
                          "stream": r.stream, "model": r.model,
                          **{f"observed_{k}": (None if o is None else v) for k, v in _usage_dict(o or p).items()},
-                         **{f"predicted_{k}": v for k, v in _usage_dict(p).items()},
-                         "predicted_cache_write_5m": p.cache_write_5m, "predicted_cache_write_1h": p.cache_write_1h,
+                         **{f"predicted_{k}": None if na else v for k, v in _usage_dict(p).items()},
+                         "predicted_cache_write_5m": None if na else p.cache_write_5m,
+                         "predicted_cache_write_1h": None if na else p.cache_write_1h,
                          "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
                          "cause_detail": r.cause.detail or None,
                          "cost_observed_usd": None if r.cost_observed is None else float(r.cost_observed),
-                         "cost_predicted_usd": float(r.cost_predicted)})
+                         "cost_predicted_usd": None if na else float(r.cost_predicted)})
         return pd.DataFrame.from_records(recs)
 
 
@@ -169,6 +175,9 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
     rows: list[ReplayRow] = []
     price_sources: set[str] = set()
     for i, rec in enumerate(traffic):
+        if rec.audit:
+            rows.append(_audited(i, rec, prices, price_sources, output_in_cost))
+            continue
         nv = naive.read(rec)
         call = apply_variant(rec.call, variant, rec.main)
         if not output_in_cost and call.output_tokens:
@@ -217,6 +226,25 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
     return ReplayResult(tuple(rows), summary)
 
 
+def _audited(i: int, rec: Record, prices: PriceBook, price_sources: set[str], output_in_cost: bool) -> ReplayRow:
+    """A request recorded by its usage only: the observation priced, nothing simulated (no prompt
+    to simulate; a made-up one would give made-up reads)."""
+    obs, cost = rec.observed, None
+    if obs is not None:
+        try:
+            rates = prices.rates(rec.call.request.model, rec.provider, _instant(rec.timestamp) or prices.start,
+                                 rec.call.request.endpoint or None)
+        except UserError:   # an audit of tokens needs no price: the cost is left out and said so
+            price_sources.add(f"no price for {rec.provider} {rec.call.request.model}: its cost is left out")
+        else:
+            price_sources.add(rates.source)
+            if not missing(rates.source):   # a model nothing prices (replay/unpriced.py): its cost is missing
+                cost = rates.cost(obs if output_in_cost else replace(obs, output_tokens=0))
+    return ReplayRow(i, rec.request_id, rec.timestamp, rec.call.stream, rec.call.request.model, obs, Usage(),
+                     Cause(), cost, Decimal(0), None, rec.path, rec.line, rec.provider, audit=True,
+                     priced=obs is None or cost is not None)
+
+
 def _joined(first, later):
     """One request's outcome over its iterations: usage and costs summed, the first one's cause."""
     u, v = first.usage, later.usage
@@ -242,11 +270,15 @@ def _instant(stamp: str) -> dt.datetime | None:
 def _summarize(rows: list[ReplayRow], variant: WhatIf, price_sources: set[str], output_in_cost: bool,
                top: int, why: dict[tuple[str, str | None], str] | None = None) -> Summary:
     seen = [r for r in rows if r.observed is not None]
-    mine = _figures((r.predicted.cache_read, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
-    base = _figures((r.naive_read or 0, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
-    prompt = sum(r.observed.prompt_tokens for r in seen)  # type: ignore[union-attr]
-    share_obs = sum(r.observed.cache_read for r in seen) / prompt if prompt else None  # type: ignore[union-attr]
-    all_prompt = sum(r.predicted.prompt_tokens for r in rows)
+    judged = [r for r in seen if not r.audit]   # audited rows have no prediction to score
+    mine = _figures((r.predicted.cache_read, r.observed, r.predicted) for r in judged)  # type: ignore[misc]
+    base = _figures((r.naive_read or 0, r.observed, r.predicted) for r in judged)  # type: ignore[misc]
+    # The observed figures stand beside the predicted ones: over the same rows, unless nothing was
+    # predicted (an audit: then they are the whole answer).
+    beside = judged or seen
+    prompt = sum(r.observed.prompt_tokens for r in beside)  # type: ignore[union-attr]
+    share_obs = sum(r.observed.cache_read for r in beside) / prompt if prompt else None  # type: ignore[union-attr]
+    all_prompt = sum(r.predicted.prompt_tokens for r in rows if not r.audit)
     mine = replace(mine, read_share=sum(r.predicted.cache_read for r in rows) / all_prompt if all_prompt else None)
     causes: dict[str, int] = defaultdict(int)
     streams: dict[str, list] = {}
@@ -258,7 +290,7 @@ def _summarize(rows: list[ReplayRow], variant: WhatIf, price_sources: set[str], 
         if r.cost_observed is not None:
             s[1] += r.cost_observed
         s[2] += r.cost_predicted
-    worst = sorted((r for r in seen if r.read_error), key=lambda r: (-abs(r.read_error or 0), r.index))[:top]
+    worst = sorted((r for r in judged if r.read_error), key=lambda r: (-abs(r.read_error or 0), r.index))[:top]
     sources = joined_sources(price_sources)
     counts: dict[tuple[str, str], int] = defaultdict(int)
     for r in rows:
@@ -266,11 +298,11 @@ def _summarize(rows: list[ReplayRow], variant: WhatIf, price_sources: set[str], 
             counts[(r.model, r.provider)] += 1
     unpriced = tuple((m, p, n, (why or {}).get((m, p), "")) for (m, p), n in sorted(counts.items()))
     return Summary(len(rows), len(seen), share_obs, mine, base,
-                   sum((r.cost_observed for r in seen), Decimal(0)) if seen else None,  # type: ignore[misc]
+                   sum((r.cost_observed or Decimal(0) for r in beside), Decimal(0)) if seen else None,
                    sum((r.cost_predicted for r in rows), Decimal(0)),
                    tuple(sorted(causes.items())), tuple((k, v[0], v[1], v[2]) for k, v in streams.items()),
-                   tuple(worst), variant, sources, output_in_cost, outside_reads(seen), frozenset(price_sources),
-                   unpriced)
+                   tuple(worst), variant, sources, output_in_cost, outside_reads(judged), frozenset(price_sources),
+                   unpriced, sum(r.audit for r in rows))
 
 
 def joined_sources(sources: set[str]) -> str:

@@ -87,10 +87,36 @@ def _summary(result: ReplayResult, markdown: bool) -> list[str]:
               f"{naive.exact}/{naive.compared} ({_pct(naive.exact_rate)})", ""],
              ["cache_read WAPE", _pct(mine.wape), _pct(naive.wape), ""],
              ["read share", _pct(mine.read_share), _pct(naive.read_share), f"observed {_pct(s.read_share_observed)}"],
-             ["cost" + ("" if s.output_in_cost else " (prompt side)"), _cost(s, s.cost_predicted_usd), "",
+             ["cost" + ("" if s.output_in_cost else " (prompt side)"),
+              "n/a" if s.audited == s.requests else _cost(s, s.cost_predicted_usd), "",
               f"observed {_cost(s, s.cost_observed_usd)}"]]
     return [("Summary (observed = the provider's usage; predicted = prefixsim's replay; "
              "naive = previous read + write within the TTL)\n"), grid(["", "prefixsim", "naive", ""], stats, markdown)]
+
+
+def _audit(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[str]:
+    """Traffic recorded by its usage only (an OpenTelemetry trace, a gateway log without messages):
+    what it says, the observed hit rate and cost of each stream, and why nothing is predicted."""
+    n = result.summary.audited
+    if not n:
+        return []
+    acc: dict[str, list] = {}
+    for r in result.rows:
+        if r.audit and r.observed is not None:
+            a = acc.setdefault(r.stream, [0, 0, 0, 0, Decimal(0)])
+            a[0] += 1
+            a[1] += r.observed.prompt_tokens
+            a[2] += r.observed.cache_read
+            a[3] += r.observed.cache_creation
+            a[4] += r.cost_observed or 0
+    lines = [[name[k], str(v[0]), _n(v[1]), _n(v[2]), _n(v[3]), _pct(v[2] / v[1] if v[1] else None), _usd(v[4])]
+             for k, v in acc.items()]
+    every = n == result.summary.requests
+    text = (f"{'The input records' if every else f'{n} of {result.summary.requests} requests record'} usage only, "
+            "no prompts: there is nothing to replay, so their predicted columns are n/a and the figures "
+            "below are an audit of the observed usage (the prediction figures above leave them out).")
+    return ["\n" + wrap_block(text, DEFAULT_WIDTH, "") + "\n", "\nObserved hit rate by stream (audit):\n",
+            grid(["stream", "requests", "prompt", "read", "written", "read share", "cost"], lines, markdown)]
 
 
 def _outside(result: ReplayResult) -> list[str]:
@@ -115,10 +141,11 @@ def _outside(result: ReplayResult) -> list[str]:
 
 def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[str]:
     s, out = result.summary, []
-    if result.rows and result.rows[0].predicted_optimistic is not None:
-        opt = [r.predicted_optimistic for r in result.rows]
+    ranged = [r for r in result.rows if not r.audit]   # audited rows have no prediction at either end
+    if ranged and ranged[0].predicted_optimistic is not None:
+        opt = [r.predicted_optimistic for r in ranged]
         prompt = sum(u.prompt_tokens for u in opt)
-        cost = sum((r.cost_predicted_optimistic for r in result.rows), Decimal(0))
+        cost = sum((r.cost_predicted_optimistic for r in ranged), Decimal(0))
         out.append(f"\nRetention is a documented range: the predicted figures above are its pessimistic end; "
                    f"at its optimistic end read share {_pct(sum(u.cache_read for u in opt) / prompt if prompt else None)}, "
                    f"cost {_usd(cost)}.\n")
@@ -161,6 +188,8 @@ def _undocumented(result: ReplayResult) -> list[str]:
 
 def _what_if(what_if: Comparison, name: dict[str, str], markdown: bool) -> list[str]:
     v = what_if.variant.summary.variant
+    if what_if.base.summary.audited == what_if.base.summary.requests:   # no prompt: nothing to change
+        return [f"\nWhat if {v.describe()}: not available; the input records usage only, no prompts to replay.\n"]
     lines = []
     for d in (*what_if.streams, what_if.total):
         lines.append([name.get(d.stream, d.stream), _usd(d.cost_base), _usd(d.cost_variant),
@@ -182,11 +211,12 @@ def table_text(result: ReplayResult, what_if: Comparison | None = None, markdown
     rows = []
     for r in result.rows:
         o, p = r.observed, r.predicted
-        rows.append([str(r.index), name[r.stream], r.model, _n(o and o.cache_read), _n(p.cache_read),
-                     _n(o and o.cache_creation), _n(p.cache_creation), _n(o and o.input_tokens),
-                     _n(p.input_tokens), str(r.cause)[:90]])
+        pred = (lambda v: "n/a") if r.audit else _n   # no prompt recorded: nothing was predicted
+        rows.append([str(r.index), name[r.stream], r.model, _n(o and o.cache_read), pred(p.cache_read),
+                     _n(o and o.cache_creation), pred(p.cache_creation), _n(o and o.input_tokens),
+                     pred(p.input_tokens), "audit: no prompt" if r.audit else str(r.cause)[:90]])
     out = [grid(head, rows, markdown), "\n", *_summary(result, markdown), *_outside(result),
-           *_notes(result, name, markdown)]
+           *_audit(result, name, markdown), *_notes(result, name, markdown)]
     if what_if is not None:
         out += _what_if(what_if, name, markdown)
     out.append("\n" + wrap_block(f"Prices: {result.summary.price_source}", DEFAULT_WIDTH, "  ") + "\n")

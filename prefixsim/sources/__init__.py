@@ -7,9 +7,11 @@ OpenRouter, Groq, Mistral, xAI, ...; each request under its provider's rules, `r
 (the same, every request replayed as DeepSeek's), cohere (Cohere's v2 Chat), gemini (generateContent
 logs and cassettes, with their explicit caches), bedrock (Amazon Bedrock Converse / ConverseStream logs
 and cassettes; InvokeModel bodies are Messages bodies: anthropic), codex (Codex CLI session rollouts: a
-rollout-*.jsonl or a sessions folder), gemini-cli (Gemini CLI chat sessions), and the serving-engine
-traces mooncake and bailian, which `prefixsim replay` hands to `prefixsim.engines.trace`. A file no
-reader can place is refused naming these, never read as another format.
+rollout-*.jsonl or a sessions folder), gemini-cli (Gemini CLI chat sessions), otel (OTLP JSON exports:
+GenAI spans, Claude Code's api_request events), litellm (StandardLoggingPayload JSONL), langfuse
+(observation exports), and the serving-engine traces mooncake and bailian, which `prefixsim replay`
+hands to `prefixsim.engines.trace`. A file no reader can place is refused naming these, never read as
+another format.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
 FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "cohere", "gemini", "bedrock", "codex", "gemini-cli",
-           "mooncake", "bailian")
+           "otel", "litellm", "langfuse", "mooncake", "bailian")
 #: What each format is, one line each (`prefixsim replay --source` lists them).
 FORMAT_LINES = {
     "claude-code": "Claude Code transcripts (.jsonl, session or projects folder; a hook's logs/chat.json)",
@@ -41,6 +43,9 @@ FORMAT_LINES = {
     "bedrock": "Bedrock Converse / ConverseStream logs and cassettes",
     "codex": "Codex CLI rollouts (a rollout-*.jsonl or a sessions folder)",
     "gemini-cli": "Gemini CLI chat sessions",
+    "otel": "OpenTelemetry OTLP JSON (GenAI spans; Claude Code api_request events)",
+    "litellm": "LiteLLM StandardLoggingPayload JSONL",
+    "langfuse": "Langfuse observation exports (GENERATIONs)",
     "mooncake": "Mooncake engine traces",
     "bailian": "Alibaba bailian engine traces",
 }
@@ -49,6 +54,8 @@ OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek", "cohere": "cohere"}
 #: Suffixes of recorded HTTP cassettes.
 CASSETTES = (".yaml", ".yml")
 TRACE_FORMATS = ("mooncake", "bailian")
+#: Observability and gateway exports (sources/otel.py, sources/gateway_logs.py).
+EXPORT_FORMATS = ("otel", "litellm", "langfuse")
 _SNIFF_LINES = 20
 
 
@@ -60,6 +67,11 @@ def _classify(obj: object) -> str | None:
             return "bailian"
         if "input_length" in obj:
             return "mooncake"
+    if "resourceSpans" in obj or "resourceLogs" in obj:   # an OTLP JSON export request
+        return "otel"
+    gateway = _gateway_kind(obj)
+    if gateway:
+        return gateway
     if "sessionId" in obj and "projectHash" in obj:   # Gemini CLI's metadata line (a transcript has no projectHash)
         return "gemini-cli"
     if _transcript.is_transcript_line(obj):
@@ -81,6 +93,12 @@ def _classify(obj: object) -> str | None:
     if body is not None and anthropic_log.looks_anthropic(body, anthropic_log.split_entry(obj)[1]):
         return "anthropic"
     return None   # a body no reader places: refused by `detect`, naming the formats it knows
+
+
+def _gateway_kind(obj: dict) -> str | None:
+    from prefixsim.sources import gateway_logs   # lazy: a transcript replay never loads it
+
+    return gateway_logs.kind_of(obj)
 
 
 def _kinds(p: Path) -> Iterator[str]:
@@ -137,6 +155,13 @@ def detect(path: str | Path) -> str:
     kind = _array_kind(p) if _hookdump.is_array_file(p) else sniff(p)
     if kind:
         return kind
+    from prefixsim.sources import gateway_logs, otel   # lazy: a transcript replay never loads them
+
+    # One pretty-printed document, whose lines tell nothing: an OTLP export, a Langfuse export or a
+    # LiteLLM payload, told from its head.
+    kind = otel.sniff_document(p) and "otel" or gateway_logs.sniff_document(p)
+    if kind:
+        return kind
     raise UserError(f"cannot tell the format from the first {_SNIFF_LINES} lines (known: {', '.join(FORMATS)}); "
                     "use --source", str(p))
 
@@ -152,6 +177,9 @@ def _array_kind(p: Path) -> str | None:
     """A JSON array whose elements are Claude Code transcript lines (a hook's `logs/chat.json`) is a
     transcript; an array of anything else (another hook's payloads) tells nothing."""
     for _, element in _hookdump.iter_elements(p, _hookdump.SNIFF_ELEMENTS):
+        gateway = _gateway_kind(element) if isinstance(element, dict) else None
+        if gateway:   # a Langfuse or LiteLLM export as one array: its items carry a sessionId too
+            return gateway
         if _transcript.is_transcript_line(element):
             return "claude-code"
     return None
@@ -204,6 +232,12 @@ def _read(p: Path, fmt: str) -> list[Record]:
         from prefixsim.sources import bedrock_log   # lazy: only a Bedrock file loads its reader
 
         return (bedrock_log.load_cassette if _is_cassette(p) else bedrock_log.load_jsonl)(p, sizer)
+    if fmt == "otel":
+        from prefixsim.sources import otel   # lazy: other replays never load it
+        return otel.load(p, sizer)
+    if fmt in ("litellm", "langfuse"):
+        from prefixsim.sources import gateway_logs   # lazy: other replays never load it
+        return gateway_logs.load(p, fmt, sizer)
     if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
         return (gemini_log.load_cassette if _is_cassette(p) else gemini_log.load_jsonl)(p, sizer)
     if fmt in OPENAI_FORMATS:
@@ -247,7 +281,7 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     sessions, logs = [], []
     for main, sub in _transcript.files_for(p, with_subagents):
         kind = None if main is None else problems.guarded(str(main), None, sniff, main)
-        if kind in ("anthropic", "gemini", "bedrock", *OPENAI_FORMATS):
+        if kind in ("anthropic", "gemini", "bedrock", *OPENAI_FORMATS, *EXPORT_FORMATS):
             logs.append((main, kind))
         elif kind in TRACE_FORMATS:
             problems.skip(str(main), None, f"a {kind} engine trace, not a Claude Code transcript; "

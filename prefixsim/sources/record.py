@@ -45,6 +45,9 @@ class Record:
     #: Calls the data proves were sent though the log has no line for them, stepped after this request
     #: (they change the cache, not this request's row); learned from this request's observation.
     unlogged: tuple[Call, ...] = ()
+    #: The source recorded the usage but not the prompt (an OpenTelemetry span or a gateway log
+    #: without messages): nothing to replay, so the row is an audit of `observed`, no prediction.
+    audit: bool = False
 
 
 def token_count(value: object, name: str) -> int:

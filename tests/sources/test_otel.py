@@ -1,0 +1,135 @@
+"""OpenTelemetry OTLP JSON exports: GenAI spans (OpenLLMetry, OpenInference, the semantic
+conventions' `gen_ai.input.messages`) and Claude Code's `claude_code.api_request` events. The
+exports are built to the documented structure (tests/otel_fixtures.py): no public export with cache
+usage was found."""
+import json
+
+from click.testing import CliRunner
+from otel_fixtures import T0, api_request, kv, lines, logs, openllmetry, span, traces
+
+from prefixsim.cli import cli
+from prefixsim.replay import replay
+from prefixsim.sources import detect, load
+from prefixsim.sources.problems import collecting
+
+SYSTEM = {"role": "system", "content": "You are terse. " * 300}
+U1 = {"role": "user", "content": "hello " * 50}
+A1 = {"role": "assistant", "content": "hi"}
+U2 = {"role": "user", "content": "more " * 50}
+
+
+def test_usage_only_spans_are_audited_by_stream(tmp_path):
+    p = tmp_path / "trace.json"
+    agent = span(9, {"gen_ai.operation.name": "invoke_agent"})   # no model, no tokens: not a call
+    p.write_text(json.dumps(traces([openllmetry(1, 0, 5000, 0, 4990), agent,
+                                    openllmetry(2, 30, 5300, 4990, 300)]), indent=2))
+    assert detect(p) == "otel"
+    records = load(p)
+    assert [r.audit for r in records] == [True, True]
+    # input_tokens counts the cached tokens (the conventions' rule): uncached = 5300 - 4990 - 300
+    assert (records[1].observed.input_tokens, records[1].observed.cache_read, records[1].observed.cache_creation) \
+        == (10, 4990, 300)
+    assert {r.call.stream for r in records} == {"a" * 32}   # no session: the trace is the stream
+    res = replay(records)
+    assert res.summary.audited == 2 and res.summary.prefixsim.compared == 0
+    assert all(r.cause.kind == "" or r.cause.kind is None for r in res.rows)
+    out = CliRunner().invoke(cli, ["replay", str(p)])
+    assert out.exit_code == 0, out.output
+    assert "The input records usage only, no prompts" in out.output
+    assert "Observed hit rate by stream (audit)" in out.output and "48.45%" in out.output
+    doc = json.loads(CliRunner().invoke(cli, ["replay", str(p), "--format", "json"]).output)
+    assert doc["requests"][0]["predicted"] is None and doc["requests"][0]["audit"] is True
+    assert doc["summary"]["audited_requests"] == 2 and doc["summary"]["cost_predicted_usd"] is None
+    assert doc["summary"]["cost_observed_usd"] > 0
+
+
+def test_spans_with_recorded_prompts_replay_under_the_providers_rules(tmp_path):
+    p = tmp_path / "trace.jsonl"   # the collector's file exporter: one export request per line
+    p.write_text(lines(traces([openllmetry(1, 0, 5000, 0, 4990, messages=[SYSTEM, U1], session="s1")]),
+                       traces([openllmetry(2, 30, 5300, 4990, 300, messages=[SYSTEM, U1, A1, U2], session="s1")])))
+    assert detect(p) == "otel"
+    records = load(p)
+    assert [r.audit for r in records] == [False, False]
+    assert [r.call.stream for r in records] == ["s1", "s1"]
+    res = replay(records)
+    assert [r.predicted.cache_read for r in res.rows] == [0, 4990]
+    assert res.summary.prefixsim.exact == 2
+
+
+def test_openinference_spans_replay_as_openai(tmp_path):
+    def oi(i, seconds, prompt, read, msgs):
+        a = {"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-2024-08-06", "llm.provider": "openai",
+             "llm.token_count.prompt": prompt, "llm.token_count.completion": 20,
+             "llm.token_count.prompt_details.cache_read": read, "session.id": "chat-7"}
+        for n, m in enumerate(msgs):
+            a[f"llm.input_messages.{n}.message.role"] = m["role"]
+            a[f"llm.input_messages.{n}.message.content"] = m["content"]
+        return span(i, a, seconds)
+
+    p = tmp_path / "oi.json"
+    p.write_text(json.dumps(traces([oi(1, 0, 1400, 0, [SYSTEM, U1]), oi(2, 20, 1500, 1408, [SYSTEM, U1, A1, U2])])))
+    records = load(p)
+    assert [(r.provider, r.audit, r.call.stream) for r in records] == [("openai", False, "chat-7")] * 2
+    assert records[1].observed.cache_read == 1408 and records[1].observed.input_tokens == 92
+
+
+def test_the_conventions_input_messages_json_is_a_recorded_prompt(tmp_path):
+    msgs = [{"role": "user", "parts": [{"type": "text", "content": "hello " * 50}]}]
+    a = {"gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-sonnet-4-20250514",
+         "gen_ai.usage.input_tokens": 1200, "gen_ai.usage.output_tokens": 10,
+         "gen_ai.usage.cache_read.input_tokens": 0, "gen_ai.usage.cache_creation.input_tokens": 1190,
+         "gen_ai.input.messages": json.dumps(msgs), "gen_ai.system_instructions": "Be brief. " * 100}
+    p = tmp_path / "semconv.json"
+    p.write_text(json.dumps(traces([span(1, a)])))
+    (rec,) = load(p)
+    assert not rec.audit
+    assert rec.observed.cache_creation == 1190 and rec.call.request.auto_cache
+
+
+def test_claude_code_api_request_events_are_audited_per_session(tmp_path):
+    p = tmp_path / "claude-code-logs.jsonl"
+    other = {"timeUnixNano": str(T0), "body": {"stringValue": "claude_code.user_prompt"},
+             "attributes": [kv("event.name", "user_prompt"), kv("session.id", "sess-1")]}
+    p.write_text(lines(logs([other, api_request("sess-1", 0, 10, 0, 20000, seq=1),
+                             api_request("sess-1", 20, 12, 20000, 500, seq=2)]),
+                       logs([api_request("sess-2", 40, 8, 18000, 900, seq=1)])))
+    assert detect(p) == "otel"
+    records = load(p)
+    assert [(r.call.stream, r.audit) for r in records] == [("sess-1", True), ("sess-1", True), ("sess-2", True)]
+    # Claude Code's input_tokens is Anthropic's: the cached tokens are not in it
+    assert (records[1].observed.input_tokens, records[1].observed.cache_read) == (12, 20000)
+    out = CliRunner().invoke(cli, ["replay", str(p), "--source", "otel"])
+    assert out.exit_code == 0, out.output
+    assert "sess-1         2  40,522  20,000   20,500      49.36%" in out.output
+
+
+def test_a_malformed_line_is_skipped_and_named_and_the_rest_replays(tmp_path):
+    bad = openllmetry(2, 10, 100, 5000, 0)   # fewer input tokens than cached, by either reading
+    bad["attributes"].append(kv("gen_ai.usage.output_tokens", "lots"))
+    text = lines(traces([openllmetry(1, 0, 5000, 0, 4990)]), traces([bad])) + "{oops\n" + \
+        lines(traces([openllmetry(3, 30, 5300, 4990, 300)]))
+    p = tmp_path / "trace.jsonl"
+    p.write_text(text)
+    with collecting() as found:
+        records = load(p, "otel")
+    assert len(records) == 2
+    named = [str(s) for s in found.skipped]
+    assert any(":3: skipped: not valid JSON" in s for s in named), named
+    assert any(":2: skipped: resourceSpans[0].scopeSpans[0].spans[0]" in s for s in named), named
+    res = CliRunner().invoke(cli, ["replay", str(p)])
+    assert res.exit_code == 0, res.output
+
+
+def test_detection_never_names_the_wrong_format(tmp_path):
+    """A transcript that talks about OTLP stays a transcript; an export in a projects folder is
+    replayed as the export it is, beside the transcripts."""
+    talk = {"type": "user", "sessionId": "s", "uuid": "u1", "timestamp": "2025-12-02T10:00:00Z",
+            "message": {"role": "user", "content": '{"resourceSpans": [], "resourceLogs": []}'}}
+    t = tmp_path / "session.jsonl"
+    t.write_text(json.dumps(talk) + "\n")
+    assert detect(t) == "claude-code"
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    (folder / "otel-export.jsonl").write_text(lines(logs([api_request("sess-1", 0, 10, 0, 20000)])))
+    records = load(folder)
+    assert [(r.call.stream.rpartition("/")[2], r.audit) for r in records] == [("sess-1", True)]
