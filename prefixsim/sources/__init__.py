@@ -4,7 +4,8 @@ Formats: claude-code (session transcripts: a .jsonl, a session folder, a project
 anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat Completions / Responses logs and
 cassettes; DeepSeek's OpenAI-compatible API among them), deepseek (the same, every request replayed
 as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit caches), codex (Codex CLI session
-rollouts: a rollout-*.jsonl or a sessions folder), and the serving-engine traces mooncake and bailian,
+rollouts: a rollout-*.jsonl or a sessions folder), opencode (OpenCode sessions: its data dir, storage
+folder, opencode.db or an `opencode export`), and the serving-engine traces mooncake and bailian,
 which `prefixsim replay` hands to `prefixsim.engines.trace`.
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
-FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "codex", "gemini-cli", "mooncake", "bailian")
+FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "codex", "gemini-cli", "opencode", "mooncake", "bailian")
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
 OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek"}
 #: Suffixes of recorded HTTP cassettes.
@@ -80,6 +81,8 @@ def detect(path: str | Path) -> str:
     p = Path(path)
     if not p.exists():
         raise UserError("no such file or folder", str(p))
+    if _opencode(p):
+        return "opencode"
     if p.is_dir():
         if (p / "subagents").is_dir():
             return "claude-code"
@@ -102,6 +105,15 @@ def detect(path: str | Path) -> str:
         return kind
     raise UserError(f"cannot tell the format from the first {_SNIFF_LINES} lines (known: {', '.join(FORMATS)}); "
                     "use --source", str(p))
+
+
+def _opencode(p: Path) -> bool:
+    """OpenCode's data dir or storage folder, its database, or an `opencode export` document."""
+    from prefixsim.sources.opencode import storage   # lazy: other replays never load it
+
+    if p.is_dir():
+        return storage.storage_root(p) is not None or storage.database(p) is not None
+    return p.is_file() and (storage.is_database(p) or (p.suffix == ".json" and storage.is_export(p)))
 
 
 def _gemini_cli_json(p: Path) -> bool:
@@ -149,6 +161,9 @@ def _read(p: Path, fmt: str) -> list[Record]:
     if fmt == "gemini-cli":
         from prefixsim.sources import gemini_cli   # lazy: other replays never load it
         return gemini_cli.load(p)
+    if fmt == "opencode":
+        from prefixsim.sources.opencode import steps   # lazy: other replays never load it
+        return steps.load(p)
     if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
         return (gemini_log.load_cassette if _is_cassette(p) else gemini_log.load_jsonl)(p, sizer)
     if fmt in OPENAI_FORMATS:
