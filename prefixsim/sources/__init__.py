@@ -107,6 +107,14 @@ def detect(path: str | Path) -> str:
                     "use --source", str(p))
 
 
+def _looks(p: Path) -> str:
+    """What a path given with the wrong --source looks like, for the refusal."""
+    try:
+        return f"it looks like {detect(p)}"
+    except UserError:
+        return "its format is not one prefixsim reads"
+
+
 def _opencode(p: Path) -> bool:
     """OpenCode's data dir or storage folder, its database, or an `opencode export` document."""
     from prefixsim.sources.opencode import storage   # lazy: other replays never load it
@@ -163,6 +171,8 @@ def _read(p: Path, fmt: str) -> list[Record]:
         return gemini_cli.load(p)
     if fmt == "opencode":
         from prefixsim.sources.opencode import steps   # lazy: other replays never load it
+        if not _opencode(p):
+            raise UserError(f"not an OpenCode session (an export, opencode.db or a storage folder); {_looks(p)}", str(p))
         return steps.load(p)
     if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
         return (gemini_log.load_cassette if _is_cassette(p) else gemini_log.load_jsonl)(p, sizer)

@@ -5,9 +5,10 @@ so the samples are made here (docs/rules.md#opencode-sessions)."""
 import json
 import sqlite3
 
+import pytest
 from click.testing import CliRunner
 
-from prefixsim.cli import cli
+from prefixsim.cli import cli, main
 from prefixsim.replay import replay
 from prefixsim.sources import detect, load
 from prefixsim.sources.problems import collecting
@@ -198,3 +199,14 @@ def test_a_compaction_starts_a_new_epoch(tmp_path):
     rows = replay(records).rows
     assert rows[3].predicted.cache_read == 15109
     assert rows[4].predicted.cache_read == 13999   # the static prefix, at the second system message's breakpoint
+
+
+def test_a_file_of_another_format_is_refused_naming_what_it_looks_like(tmp_path, capsys):
+    p = tmp_path / "s.jsonl"
+    p.write_text(json.dumps({"type": "session_meta", "timestamp": "2026-01-01T00:00:00Z", "payload": {}}) + "\n")
+    with pytest.raises(SystemExit) as e:
+        main(["replay", str(p), "--source", "opencode"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert "s.jsonl" in err and "not an OpenCode session" in err and "looks like codex" in err
+    assert len(err.strip().splitlines()) == 1

@@ -120,7 +120,12 @@ def load(path: Path) -> list[Session]:
 
 def _from_export(path: Path) -> Session:
     check_regular(path)
-    doc = _obj(_json_file(path), "an OpenCode export")
+    if not is_export(path):
+        raise UserError("not an OpenCode session (an export, opencode.db or a storage folder)", str(path))
+    try:
+        doc = _obj(_json_file(path), "an OpenCode export")
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UserError(f"an OpenCode export that does not parse: {problems.unusable(e)}", str(path)) from None
     info = _obj(doc.get("info"), "the export's info")
     if not isinstance(doc.get("messages"), list):
         raise UserError("an OpenCode export has a `messages` list", str(path))
@@ -174,7 +179,8 @@ def _from_db(db: Path) -> list[Session]:
     try:
         sessions = {}
         for sid, parent, created in _rows(con, where, "SELECT id, parent_id, time_created FROM session ORDER BY id"):
-            sessions[sid] = Session(str(sid), _parent(parent), float(created or 0), where)
+            when = created if isinstance(created, (int, float)) and not isinstance(created, bool) else 0
+            sessions[sid] = Session(str(sid), _parent(parent), float(when), where)
         parts: dict[str, list[dict]] = {}
         for pid, mid, data in _rows(con, where, "SELECT id, message_id, data FROM part ORDER BY message_id, id"):
             p = problems.guarded(where, None, _row, data, where=f"part {pid}")
