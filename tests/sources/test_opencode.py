@@ -110,7 +110,8 @@ def test_an_openai_session_and_a_routed_claude_take_their_vendors_rules(tmp_path
             assistant("msg_4", "ses_x", "msg_3", 9100, [(tokens(50, 0, 9600), 0)],
                       provider="openrouter", model="anthropic/claude-sonnet-4.5")]]}
     p = tmp_path / "ses_x.json"
-    p.write_text(json.dumps(doc, indent=2))
+    # captured with 2>&1, the export opens with the line it writes to stderr
+    p.write_text("Exporting session: ses_x\n" + json.dumps(doc, indent=2))
     assert detect(p) == "opencode"
     records = load(p)
     assert [r.provider for r in records] == ["openai", "openai", "anthropic"]

@@ -29,6 +29,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 #: The database file names OpenCode uses (release channels name their own: opencode-beta.db, ...).
 DB_NAMES = re.compile(r"opencode(-[a-z0-9]+)?\.db")
 _EXPORT_HEAD = re.compile(rb'^\s*\{\s*"info"\s*:\s*\{')
+#: `opencode export` writes this line to stderr; captured with `2>&1`, it opens the file.
+_EXPORT_BANNER = re.compile(rb"^Exporting session[^\n]*\n")
 
 
 @dataclass(slots=True)
@@ -48,12 +50,13 @@ class Session:
     messages: list[Message] = field(default_factory=list)
 
 
-def _json_file(path: Path) -> object:
+def _json_file(path: Path, banner: bool = False) -> object:
     why = not_regular(path)
     if why is not None:
         raise UserError(f"{why}; not read")
     with open_regular(path) as fh:
-        return json.loads(fh.read().decode("utf-8"))
+        data = fh.read()
+    return json.loads((_EXPORT_BANNER.sub(b"", data, count=1) if banner else data).decode("utf-8"))
 
 
 def _obj(value: object, what: str) -> dict:
@@ -95,7 +98,7 @@ def is_database(path: Path) -> bool:
 def is_export(path: Path) -> bool:
     """An `opencode export` document: a JSON object whose first key is `info`, holding a session id."""
     with open_regular(path) as fh:
-        head = fh.read(4096)
+        head = _EXPORT_BANNER.sub(b"", fh.read(4096), count=1)
     return bool(_EXPORT_HEAD.match(head)) and b'"ses_' in head
 
 
@@ -123,7 +126,7 @@ def _from_export(path: Path) -> Session:
     if not is_export(path):
         raise UserError("not an OpenCode session (an export, opencode.db or a storage folder)", str(path))
     try:
-        doc = _obj(_json_file(path), "an OpenCode export")
+        doc = _obj(_json_file(path, banner=True), "an OpenCode export")
     except (ValueError, UnicodeDecodeError) as e:
         raise UserError(f"an OpenCode export that does not parse: {problems.unusable(e)}", str(path)) from None
     info = _obj(doc.get("info"), "the export's info")
