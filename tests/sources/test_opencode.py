@@ -108,15 +108,20 @@ def test_an_openai_session_and_a_routed_claude_take_their_vendors_rules(tmp_path
                       provider="openai", model="gpt-5"),
             user("msg_3", "ses_x", 9000),
             assistant("msg_4", "ses_x", "msg_3", 9100, [(tokens(50, 0, 9600), 0)],
-                      provider="openrouter", model="anthropic/claude-sonnet-4.5")]]}
+                      provider="openrouter", model="anthropic/claude-sonnet-4.5"),
+            user("msg_5", "ses_x", 20_000),
+            assistant("msg_6", "ses_x", "msg_5", 20_100, [(tokens(50, 0, 9600), 0)],
+                      provider="amazon-bedrock", model="us.anthropic.claude-sonnet-4-5-20250929-v1:0")]]}
     p = tmp_path / "ses_x.json"
     # captured with 2>&1, the export opens with the line it writes to stderr
     p.write_text("Exporting session: ses_x\n" + json.dumps(doc, indent=2))
     assert detect(p) == "opencode"
     records = load(p)
-    assert [r.provider for r in records] == ["openai", "openai", "anthropic"]
-    assert records[2].call.request.model == "claude-sonnet-4-5"
-    assert [r.call.stream for r in records] == ["main"] * 3
+    assert [r.provider for r in records] == ["openai", "openai", "anthropic", "bedrock"]
+    assert [r.call.request.model for r in records[2:]] == ["claude-sonnet-4-5"] * 2
+    assert all(b.breakpoint for r in records[2:] for b in r.call.request.blocks[1:2])
+    assert not any(b.breakpoint for r in records[:2] for b in r.call.request.blocks)
+    assert [r.call.stream for r in records] == ["main"] * 4
     assert records[1].observed.prompt_tokens == 9388
 
 

@@ -36,6 +36,7 @@ import xxhash
 from prefixsim.core.tokens import remembered_count
 from prefixsim.errors import UserError, shown
 from prefixsim.model import Usage
+from prefixsim.providers.model_ids import canonical_model
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code.calibrate import _iso
 from prefixsim.sources.codex.calibrate import Calibrator
@@ -46,7 +47,9 @@ from prefixsim.sources.record import Record, check_model, checked_usage, token_c
 
 #: OpenCode provider ids whose rules are known by name (any other: judged by the model id).
 PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "google": "gemini", "google-vertex": "gemini",
-             "deepseek": "deepseek"}
+             "deepseek": "deepseek", "amazon-bedrock": "bedrock", "google-vertex-anthropic": "vertex"}
+#: The providers whose requests carry OpenCode's cache_control (Claude on each platform).
+CLAUDE = frozenset({"anthropic", "bedrock", "vertex"})
 
 
 def _rules(provider: object, model: object) -> tuple[str, str]:
@@ -55,12 +58,14 @@ def _rules(provider: object, model: object) -> tuple[str, str]:
     raises UserError, so that request is skipped and named."""
     if not isinstance(model, str) or not model:
         raise UserError(f"assistant message has no modelID (modelID: {shown(model)})")
-    name = model.rsplit("/", 1)[-1].lower()
+    name = canonical_model(model)
     known = PROVIDERS.get(provider) if isinstance(provider, str) else None
-    if known is None:
-        if "claude" in name:
-            known, name = "anthropic", name.replace(".", "-")
-        elif name.startswith(("gpt-", "o1", "o3", "o4", "codex")):
+    if "claude" in name:
+        # routers spell versions with a dot (claude-sonnet-4.5); Bedrock and Vertex keep their own rules
+        name = canonical_model(name.replace(".", "-"))
+        known = known if known in ("bedrock", "vertex") else "anthropic"
+    elif known is None or known in ("bedrock", "vertex"):
+        if name.startswith(("gpt-", "o1", "o3", "o4", "codex")):
             known = "openai"
         elif name.startswith("gemini"):
             known = "gemini"
@@ -207,7 +212,7 @@ def _anthropic(rec: Record) -> Record:
     for i in marks:
         blocks[i] = blocks[i].with_breakpoint("5m")
     call = replace(rec.call, request=replace(req, blocks=tuple(blocks), output=()))
-    return replace(rec, call=call, provider="anthropic")
+    return replace(rec, call=call)
 
 
 def load(path: Path) -> list[Record]:
@@ -218,4 +223,4 @@ def load(path: Path) -> list[Record]:
 def records(ordered: list[Raw]) -> list[Record]:
     """Records of calls given in start order, their prompts rebuilt (`Calibrator`), Anthropic's marked."""
     step = Calibrator(remembered_count("cl100k_base")).step
-    return [_anthropic(rec) if r.provider == "anthropic" else rec for r, rec in ((r, step(r)) for r in ordered)]
+    return [_anthropic(rec) if r.provider in CLAUDE else rec for r, rec in ((r, step(r)) for r in ordered)]
