@@ -216,3 +216,14 @@ def test_a_file_of_another_format_is_refused_naming_what_it_looks_like(tmp_path,
     assert e.value.code == 2
     assert "s.jsonl" in err and "not an OpenCode session" in err and "looks like codex" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_forked_sessions_copies_of_its_parents_messages_are_read_once(tmp_path):
+    # Session.fork copies the messages up to the fork point under new ids, times and tokens kept
+    copies = [(m | {"id": m["id"].replace("msg_", "msg_f"), "sessionID": "ses_f"}, parts) for m, parts in MAIN[1][:2]]
+    fork = (session("ses_f", 50_000), [*copies, user("msg_f9", "ses_f", 60_000, "another way"),
+                                       assistant("msg_fa", "ses_f", "msg_f9", 60_100, [(tokens(3, 14606, 400), 0)])])
+    write_storage(tmp_path, [MAIN, fork])
+    records = load(tmp_path)
+    assert [r.call.stream for r in records] == ["ses_a", "ses_a", "ses_a", "ses_f"]
+    assert records[-1].observed.prompt_tokens == 15009
