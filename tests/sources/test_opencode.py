@@ -150,7 +150,7 @@ def test_the_sqlite_database_is_read_read_only(tmp_path):
     with collecting() as found:
         records = load(db)
     assert [r.observed.prompt_tokens for r in records] == [14003, 14606, 15109]
-    assert any("message msg_99" in str(s) for s in found.skipped)
+    assert any("message msg_99: its data is not valid JSON" in str(s) for s in found.skipped)
     assert db.read_bytes() == before
 
 
@@ -166,7 +166,7 @@ def test_a_malformed_file_is_skipped_and_named_and_the_rest_replays(tmp_path):
         records = load(root, "opencode")
     assert len(records) == 2
     named = [str(s) for s in found.skipped]
-    assert any("msg_03.json" in s and "skipped" in s for s in named)
+    assert any("msg_03.json" in s and "skipped: not valid JSON" in s for s in named)
     assert any("msg_04.json" in s and "tokens.cache.read" in s for s in named)
     res = CliRunner().invoke(cli, ["replay", str(root), "--source", "opencode"])
     assert res.exit_code == 0, res.output

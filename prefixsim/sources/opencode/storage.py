@@ -56,7 +56,10 @@ def _json_file(path: Path, banner: bool = False) -> object:
         raise UserError(f"{why}; not read")
     with open_regular(path) as fh:
         data = fh.read()
-    return json.loads((_EXPORT_BANNER.sub(b"", data, count=1) if banner else data).decode("utf-8"))
+    try:
+        return json.loads((_EXPORT_BANNER.sub(b"", data, count=1) if banner else data).decode("utf-8"))
+    except json.JSONDecodeError as e:
+        raise UserError(f"not valid JSON ({e.msg}, line {e.lineno} column {e.colno})") from None
 
 
 def _obj(value: object, what: str) -> dict:
@@ -127,8 +130,8 @@ def _from_export(path: Path) -> Session:
         raise UserError("not an OpenCode session (an export, opencode.db or a storage folder)", str(path))
     try:
         doc = _obj(_json_file(path, banner=True), "an OpenCode export")
-    except (ValueError, UnicodeDecodeError) as e:
-        raise UserError(f"an OpenCode export that does not parse: {problems.unusable(e)}", str(path)) from None
+    except (UserError, UnicodeDecodeError) as e:
+        raise UserError(f"an OpenCode export that does not parse: {e}", str(path)) from None
     info = _obj(doc.get("info"), "the export's info")
     if not isinstance(doc.get("messages"), list):
         raise UserError("an OpenCode export has a `messages` list", str(path))
@@ -209,4 +212,7 @@ def _rows(con: sqlite3.Connection, where: str, sql: str) -> list[tuple]:
 def _row(data: object) -> dict:
     if not isinstance(data, (str, bytes)):
         raise UserError("its data is not JSON text")
-    return _obj(json.loads(data), "its data")
+    try:
+        return _obj(json.loads(data), "its data")
+    except json.JSONDecodeError as e:
+        raise UserError(f"its data is not valid JSON ({e.msg})") from None
