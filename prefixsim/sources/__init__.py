@@ -121,7 +121,8 @@ def _opencode(p: Path) -> bool:
 
     if p.is_dir():
         return storage.storage_root(p) is not None or storage.database(p) is not None
-    return p.is_file() and (storage.is_database(p) or (p.suffix == ".json" and storage.is_export(p)))
+    return p.is_file() and (storage.is_database(p) or (p.suffix == ".json" and (
+        storage.is_export(p) or storage.session_file(p) is not None)))
 
 
 def _gemini_cli_json(p: Path) -> bool:

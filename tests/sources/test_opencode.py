@@ -93,6 +93,10 @@ def test_json_storage_replays_each_step_under_anthropic_breakpoints(tmp_path):
     assert [r.observed.cache_read for r in records] == [0, 0, 14003, 14606]
     # the second step starts when its tool finished (2 s after its text began)
     assert records[2].call.t - records[0].call.t > 3.9
+    # one session file given alone: that session and its sub-agent's
+    alone = root / "session" / "p1" / "ses_a.json"
+    assert detect(alone) == "opencode"
+    assert [r.request_id for r in load(alone)] == [r.request_id for r in records]
     marks = [sum(1 for b in r.call.request.blocks if b.breakpoint) for r in records]
     assert all(1 <= m <= 4 for m in marks)
     rows = replay(records).rows

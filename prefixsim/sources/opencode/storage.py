@@ -11,6 +11,8 @@ OpenCode (`packages/opencode/src/storage/`) has kept sessions three ways:
   disk. Read here with sqlite3 in read-only mode: the replay never writes to a user's database.
 - `opencode export <sessionID>`: one JSON document `{info: Session, messages: [{info, parts}]}`.
 
+A session file of the JSON storage given alone is that session and its sub-agents' sessions.
+
 A file or row that does not read is skipped and named; the rest of the session is read.
 """
 from __future__ import annotations
@@ -118,6 +120,8 @@ def load(path: Path) -> list[Session]:
         if root is None:
             raise UserError("folder holds no OpenCode storage (session/ and message/) nor opencode.db", str(path))
         out = _from_storage(root)
+    elif (root := session_file(path)) is not None:
+        out = _from_storage(root, only=path.stem)
     else:
         out = [_from_export(path)]
     out.sort(key=lambda s: (s.created, s.id))
@@ -154,14 +158,30 @@ def _parent(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _from_storage(root: Path) -> list[Session]:
+def session_file(path: Path) -> Path | None:
+    """The storage root of a session file given alone (`storage/session/<projectID>/<id>.json`)."""
+    if path.suffix == ".json" and path.parent.parent.name == "session" and len(path.parents) > 2:
+        return storage_root(path.parents[2])
+    return None
+
+
+def _from_storage(root: Path, only: str | None = None) -> list[Session]:
+    """Every session of the storage, or only session `only` and its sub-agents' (whose messages alone are read)."""
     sessions = []
     for f in sorted((root / "session").glob("*/*.json")):
         info = problems.guarded(str(f), None, lambda f=f: _obj(_json_file(f), "a session file"))
-        if info is None:
-            continue
-        s = Session(f.stem, _parent(info.get("parentID")), _time(info), str(f))
-        mdir = root / "message" / f.stem
+        if info is not None:
+            sessions.append(Session(f.stem, _parent(info.get("parentID")), _time(info), str(f)))
+    if only is not None:
+        keep = {only}
+        for _ in sessions:   # a sub-agent's sub-agents too, however deep
+            grown = keep | {s.id for s in sessions if s.parent in keep}
+            if grown == keep:
+                break
+            keep = grown
+        sessions = [s for s in sessions if s.id in keep]
+    for s in sessions:
+        mdir = root / "message" / s.id
         for mf in sorted(mdir.glob("*.json")) if mdir.is_dir() else ():
             m = problems.guarded(str(mf), None, lambda mf=mf: _obj(_json_file(mf), "a message file"))
             if m is None:
@@ -172,7 +192,6 @@ def _from_storage(root: Path) -> list[Session]:
                 if p is not None:
                     parts.append(p)
             s.messages.append(Message(m, parts, str(mf)))
-        sessions.append(s)
     return sessions
 
 
