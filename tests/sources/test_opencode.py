@@ -231,3 +231,16 @@ def test_a_forked_sessions_copies_of_its_parents_messages_are_read_once(tmp_path
     records = load(tmp_path)
     assert [r.call.stream for r in records] == ["ses_a", "ses_a", "ses_a", "ses_f"]
     assert records[-1].observed.prompt_tokens == 15009
+
+
+def test_a_message_whose_later_step_does_not_read_is_skipped_whole(tmp_path):
+    root = tmp_path / "storage"
+    write_storage(root, [MAIN])
+    bad = root / "part" / "msg_02" / "prt_msg_02_1d.json"
+    step = json.loads(bad.read_text())
+    step["tokens"]["output"] = "many"
+    bad.write_text(json.dumps(step))
+    with collecting() as found:
+        records = load(root)
+    assert [r.observed.prompt_tokens for r in records] == [15109]
+    assert any("msg_02.json" in str(s) and "tokens.output" in str(s) for s in found.skipped)

@@ -149,28 +149,32 @@ def parse(s: Session, stream: str, kind: str, seen: set[str], order: int) -> lis
         if role != "assistant":
             raise UserError(f"message of unknown role {shown(role)}")
         provider, model = None, None
+        mine: list[Raw] = []   # kept only once the whole message reads: a message is skipped whole
+        state = dict(st)
         for i, (tokens, ended, began) in enumerate(_steps(m)):
             prompt, output, usage = _tokens(tokens)
             if prompt == 0 and output == 0:
                 continue   # an aborted or failed step: no usage to compare
             provider, model = (provider, model) if provider else _rules(info.get("providerID"), info.get("modelID"))
-            start = (created if i == 0 else None) or st["at"] or created or 0.0
+            start = (created if i == 0 else None) or state["at"] or created or 0.0
             response = began if began is not None and began >= start else start
             rid = "opencode-" + xxhash.xxh3_64_hexdigest(repr((info.get("time"), i, usage, model)).encode())
-            st["at"] = ended if ended is not None else response
-            if rid in seen:
-                st.update(turn=False, event=None)
+            state["at"] = ended if ended is not None else response
+            if rid in seen or any(r.request_id == rid for r in mine):
+                state.update(turn=False, event=None)
                 continue
-            seen.add(rid)
             agent = str(info.get("agent") or info.get("mode") or "")
-            out.append(Raw(rid, stream, kind, s.id, f"opencode|{provider}|{model}|{agent}", model, start, response,
-                           usage, prompt, output, _iso(start), m.where, 0, order + len(out), st["turn"], False,
-                           st["event"], 0, st["first"], None, provider))
-            st.update(turn=False, event=None)
+            mine.append(Raw(rid, stream, kind, s.id, f"opencode|{provider}|{model}|{agent}", model, start, response,
+                            usage, prompt, output, _iso(start), m.where, 0, order + len(out) + len(mine),
+                            state["turn"], False, state["event"], 0, state["first"], None, provider))
+            state.update(turn=False, event=None)
         if info.get("summary") is True:
-            st["event"] = "compaction"   # the next request sends the summary, not the history
+            state["event"] = "compaction"   # the next request sends the summary, not the history
         done = info.get("time", {}).get("completed") if isinstance(info.get("time"), dict) else None
-        st["at"] = max(st["at"] or 0, _ms(done) or 0) or st["at"]
+        state["at"] = max(state["at"] or 0, _ms(done) or 0) or state["at"]
+        st.update(state)
+        seen.update(r.request_id for r in mine)
+        out.extend(mine)
 
     for m in messages:
         problems.guarded(m.where, None, one, m, where=m.label)
