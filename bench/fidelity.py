@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT / "tests" / "data"
 #: The shipped sources: each Claude Code repository apart, and each provider's recordings.
 SHIPPED = [*(f"claude-code/{p.name}" for p in sorted((DATA / "claude-code").iterdir()) if p.is_dir()),
-           "anthropic-api", "openai-api", "deepseek-api", "gemini-api", "crewai-api", "codex"]
+           "anthropic-api", "openai-api", "deepseek-api", "gemini-api", "crewai-api", "codex", "bedrock-api"]
 
 
 GROUPINGS = ("source", "version", "provider")

@@ -23,6 +23,7 @@ from prefixsim.model import CauseKind, Request, Usage
 from prefixsim.providers.tables import CLAUDE_PLATFORMS
 from prefixsim.replay.diff import where_parted
 from prefixsim.replay.run import ReplayResult, _instant, replay
+from prefixsim.replay.unpriced import Lenient, lenient
 from prefixsim.replay.whatif import WhatIf
 from prefixsim.sources.traffic import Traffic
 
@@ -60,10 +61,11 @@ class Attribution:
         return sum(self.lost, Decimal(0))
 
 
-def prices_for(traffic: Traffic) -> PriceBook:
-    """The price book a replay of `traffic` uses (its clock starts at the first timestamp)."""
+def prices_for(traffic: Traffic) -> Lenient:
+    """The price book a replay of `traffic` uses (its clock starts at the first timestamp); a model
+    without a price costs $0 there, as in the replay (replay/unpriced.py), never an abort."""
     start = next((s for s in (_instant(h.timestamp) for h in traffic.heads()) if s is not None), None)
-    return PriceBook(when=start.date() if start is not None else None, start=start)
+    return lenient(PriceBook(when=start.date() if start is not None else None, start=start))
 
 
 def read_more(u: Usage, read: int) -> Usage:

@@ -34,13 +34,14 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--source", type=click.Choice(["claude-code", "anthropic", "openai", "deepseek", "gemini", "codex",
-                                            "gemini-cli", "opencode", "mooncake", "bailian"]),
+@click.option("--source", type=click.Choice(["claude-code", "anthropic", "openai", "deepseek", "gemini", "bedrock",
+                                            "codex", "gemini-cli", "opencode", "mooncake", "bailian"]),
               help="Force the input format (default: detected); openai = Chat Completions / Responses "
                    "logs and cassettes, deepseek = the same replayed as DeepSeek's, gemini = generateContent "
-                   "logs and cassettes with their cachedContents, codex = Codex CLI rollouts (a rollout-*.jsonl or "
-                   "a sessions folder), gemini-cli = Gemini CLI chat sessions, opencode = OpenCode sessions (its data "
-                   "dir, storage folder, opencode.db or an `opencode export` JSON).")
+                   "logs and cassettes with their cachedContents, bedrock = Bedrock Converse / ConverseStream "
+                   "logs and cassettes, codex = Codex CLI rollouts (a rollout-*.jsonl or a sessions folder), "
+                   "gemini-cli = Gemini CLI chat sessions, opencode = OpenCode sessions (its data dir, storage "
+                   "folder, opencode.db or an `opencode export` JSON).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--ttl", type=click.Choice(["observed", "5m", "1h"]), default="observed", show_default=True,
               help="What-if: cache writes at this TTL. On Claude Code transcripts it is the main "

@@ -15,6 +15,7 @@ from prefixsim.providers.tables import (
     CLAUDE_API,
     ClaudePlatform,
     NO_AUTOMATIC,
+    Sourced,
     anthropic_min_tokens,
 )
 
@@ -59,11 +60,19 @@ class AnthropicPolicy:
     def has_range(self, model: str | None = None) -> bool:
         return False   # one documented retention, no range
 
+    def spaces(self, model: str) -> bool:
+        """Whether each checkpoint needs the minimum past the previous one (the platform's rule)."""
+        return self.platform.spaces(model)
+
+    def minimum(self, model: str) -> Sourced:
+        """The model's cacheable minimum on this platform (UserError: a model the table does not know)."""
+        return anthropic_min_tokens(model, self.platform.name)
+
     def describe(self, model: str) -> dict[str, str]:
         p = self.platform
-        row = anthropic_min_tokens(model, p.name)
+        row = self.minimum(model)
         out = {"provider": p.name, "minimum cacheable tokens": f"{row.value} ({row.source})"
-               + ("; on this platform each checkpoint needs it past the previous checkpoint" if p.spaced else ""),
+               + ("; on this platform each checkpoint needs it past the previous checkpoint" if self.spaces(model) else ""),
                "breakpoints": f"at most {ANTHROPIC_MAX_BREAKPOINTS.value}; writes only at breakpoints",
                "lookback": f"{ANTHROPIC_LOOKBACK.value} blocks per breakpoint ({ANTHROPIC_LOOKBACK.source})",
                "ttl": "5m default or 1h, refreshed by a hit, counted from request start (A-PC)"}
@@ -82,8 +91,9 @@ class AnthropicPolicy:
         bps = breakpoints(request, marks)
         if not p.offers_1h(request.model):
             bps = [(i, "5m") for i, _ in bps]
+        spaced = self.spaces(request.model)
         total = cum[-1] if cum else 0
-        minimum = anthropic_min_tokens(request.model, p.name).value
+        minimum = self.minimum(request.model).value
         window = ANTHROPIC_LOOKBACK.value
         hit, blocked = -1, None
         for i, _ in bps:
@@ -103,7 +113,7 @@ class AnthropicPolicy:
         # spaced platform: the minimum past the previous checkpoint that reached it).
         later, last = [], 0
         for i, ttl in bps:
-            if cum[i] - (last if p.spaced else 0) >= minimum:
+            if cum[i] - (last if spaced else 0) >= minimum:
                 last = cum[i]
                 if i > hit:
                     later.append((i, ttl))

@@ -8,6 +8,7 @@ from prefixsim.errors import UserError
 from prefixsim.io.suggest import unknown
 from prefixsim.providers.anthropic import AnthropicPolicy
 from prefixsim.providers.base import Policy
+from prefixsim.providers.bedrock import BedrockPolicy
 from prefixsim.providers.prefix import PrefixPolicy
 from prefixsim.providers.tables import CLAUDE_PLATFORMS
 
@@ -20,6 +21,8 @@ def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> 
     picks the end of a documented retention range (openai, deepseek, gemini): "pessimistic" or "optimistic"."""
     if engine_options and name not in ("vllm", "sglang"):
         raise UserError(f"provider {name!r} takes no engine settings (they apply to vllm and sglang)")
+    if name == "bedrock":   # every model Bedrock serves: Claude, Nova, and the rest undocumented
+        return BedrockPolicy()
     if name in CLAUDE_PLATFORMS:
         return AnthropicPolicy(CLAUDE_PLATFORMS[name])
     if name in ("openai", "deepseek", "gemini"):

@@ -186,20 +186,23 @@ class ClaudePlatform:
 
     `one_hour`: the canonical models that offer ttl '1h' (None: every model, as on the API); a 1h
     breakpoint on another model is written and billed as 5m. `org_wide`: entries are shared across
-    the organisation / project, not per workspace. `spaced`: each checkpoint needs the minimum number
-    of tokens past the previous checkpoint, not only from the start."""
+    the organisation / project, not per workspace. `spaced`: the canonical models on which each
+    checkpoint needs the minimum number of tokens past the previous checkpoint, not only from the start."""
 
     name: str
     one_hour: frozenset[str] | None
     org_wide: bool
-    spaced: bool
+    spaced: frozenset[str]
     source: str
 
     def offers_1h(self, model: str) -> bool:
         return self.one_hour is None or canonical_model(model) in self.one_hour
 
+    def spaces(self, model: str) -> bool:
+        return canonical_model(model) in self.spaced
 
-CLAUDE_API = ClaudePlatform("anthropic", None, False, False,
+
+CLAUDE_API = ClaudePlatform("anthropic", None, False, frozenset(),
                             "A-PC, docs/rules.md#anthropic-prefix-breakpoints-and-lookback")
 #: 1h on Bedrock: AWS lists Claude Sonnet 4.5, Haiku 4.5 and Opus 4.5 (1-hour TTL launch, Jan 2026);
 #: Sonnet 4.6 / Opus 4.6 are reported working (anomalyco/opencode issue #23106); later models are
@@ -207,14 +210,18 @@ CLAUDE_API = ClaudePlatform("anthropic", None, False, False,
 _BEDROCK_1H = frozenset({"claude-opus-5", "claude-fable-5", "claude-mythos-5", "claude-mythos-preview",
                          "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6", "claude-opus-4-5",
                          "claude-sonnet-5", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-haiku-4-5"})
+#: Spaced checkpoints on the models of the GA page's table, whose example they are (Claude 3.7 Sonnet,
+#: 3.5 Haiku; 3.5 Sonnet v2 in preview); a Sonnet 4.5 Converse recording wrote checkpoints a few tokens
+#: apart (tests/data/bedrock-api), so later models only ask each prefix to reach the minimum.
+_BEDROCK_SPACED = frozenset({"claude-sonnet-3-7", "claude-haiku-3-5", "claude-sonnet-3-5"})
 BEDROCK = ClaudePlatform(
-    "bedrock", _BEDROCK_1H, True, True,
+    "bedrock", _BEDROCK_1H, True, _BEDROCK_SPACED,
     "AWS, docs/rules.md#bedrock-and-vertex-claude: cachePoint checkpoints (at most 4; the simplified single "
-    "cachePoint checks about 20 preceding blocks), each at least the model's minimum past the previous one "
-    "(1,024 then 2,048 cumulative on Claude 3.7 Sonnet); TTL 5m, 1h on Claude 4.5 and later; caches shared "
-    "per AWS account (organisation), not per workspace (A-PC)")
+    "cachePoint checks about 20 preceding blocks), each at least the model's minimum (on Claude 3.x past the "
+    "previous one: 1,024 then 2,048 cumulative on Claude 3.7 Sonnet; OBS: not on Sonnet 4.5); TTL 5m, 1h on "
+    "Claude 4.5 and later; caches shared per AWS account (organisation), not per workspace (A-PC)")
 VERTEX = ClaudePlatform(
-    "vertex", None, True, False,
+    "vertex", None, True, frozenset(),
     "V-PC, docs/rules.md#bedrock-and-vertex-claude: 'behaves as described in the Anthropic documentation'; "
     "caches unique to the Google Cloud project, shared across it, not per workspace (A-PC)")
 CLAUDE_PLATFORMS = {p.name: p for p in (CLAUDE_API, BEDROCK, VERTEX)}

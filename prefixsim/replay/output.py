@@ -34,11 +34,13 @@ def row_json(r: ReplayRow) -> dict:
            "predicted": {**usage_dict(r.predicted), "cache_write_5m_tokens": r.predicted.cache_write_5m,
                          "cache_write_1h_tokens": r.predicted.cache_write_1h},
            "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
-           "cause_detail": r.cause.detail or None, "cost_observed_usd": _money(r.cost_observed),
-           "cost_predicted_usd": _money(r.cost_predicted)}
+           "cause_detail": r.cause.detail or None,
+           # a model nothing could price: its costs are missing (null), not $0
+           "cost_observed_usd": _money(r.cost_observed) if r.priced else None,
+           "cost_predicted_usd": _money(r.cost_predicted) if r.priced else None}
     if r.predicted_optimistic is not None:
         doc["predicted_optimistic"] = usage_dict(r.predicted_optimistic)
-        doc["cost_predicted_optimistic_usd"] = _money(r.cost_predicted_optimistic)
+        doc["cost_predicted_optimistic_usd"] = _money(r.cost_predicted_optimistic) if r.priced else None
     if r.storage_usd:
         doc["storage_usd"] = _money(r.storage_usd)
     return doc
@@ -76,6 +78,8 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dic
                     "breakpoints": s.variant.breakpoints},
         "price_source": s.price_source,
     }
+    if s.unpriced:   # the costs above leave these requests out: nothing could price their model
+        summary["unpriced"] = [{"model": m, "provider": p, "requests": n, "reason": why} for m, p, n, why in s.unpriced]
     if any(r.storage_usd for r in result.rows):   # Gemini explicit caches: included in both costs
         summary["storage_usd"] = _money(sum((r.storage_usd for r in result.rows), Decimal(0)))
     if any(r.predicted_optimistic is not None for r in result.rows):

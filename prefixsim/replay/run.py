@@ -23,6 +23,7 @@ from prefixsim.model import Cause, CauseKind, Usage
 from prefixsim.providers.registry import get_policy
 from prefixsim.replay.naive import Naive
 from prefixsim.replay.outside import Outside, outside_reads
+from prefixsim.replay.unpriced import Lenient, lenient, missing
 from prefixsim.replay.whatif import BREAKPOINT_POLICIES, TTL_CHOICES, WhatIf, apply_variant
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Traffic
@@ -56,6 +57,9 @@ class ReplayRow:
     predicted_optimistic: Usage | None = None
     cost_predicted_optimistic: Decimal | None = None
     storage_usd: Decimal = Decimal(0)   # a Gemini explicit cache's, on its creation; in both costs
+    #: False when nothing could price the request's model: its costs are $0 in the sums and missing
+    #: in the output (replay/unpriced.py).
+    priced: bool = True
 
     @property
     def read_error(self) -> int | None:
@@ -93,6 +97,8 @@ class Summary:
     output_in_cost: bool
     outside: Outside = Outside()   # reads of a cache no request in the data wrote (replay/outside.py)
     price_sources: frozenset[str] = frozenset()   # each source as priced; `price_source` joins them
+    #: (model, provider, requests, why) of each model nothing could price: those requests' costs are missing.
+    unpriced: tuple[tuple[str, str, int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +140,7 @@ def _figures(pairs: Iterable[tuple[int, Usage, Usage]]) -> Figures:
     return Figures(exact, compared, err / obs_read if obs_read else None, read / prompt if prompt else None)
 
 
-def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), prices: PriceBook | None = None,
+def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), prices: PriceBook | Lenient | None = None,
            top: int = 5) -> ReplayResult:
     """Replays `records` (any order; Traffic is walked, not held) under `variant`; compares every
     prediction with the observation, each request priced at the rates of the provider it was sent to."""
@@ -153,8 +159,8 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
         if start is None:
             start = _instant(h.timestamp)
             date = start.date() if start is not None else None
-    if prices is None:
-        prices = PriceBook(when=date, start=start)
+    # A model without a price is still replayed: its costs are missing, never the run (replay/unpriced.py).
+    prices = lenient(PriceBook(when=date, start=start) if prices is None else prices)
     # One simulator per provider: providers share no cache, and each prices with its own table. A
     # retention that is a documented range (OpenAI, DeepSeek) walks a second one at its optimistic end.
     sims: dict[str, tuple[Simulator, Simulator | None]] = {}
@@ -193,6 +199,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
                                                              rec.call.request.endpoint or None)
             if cost_obs is not None:
                 price_sources.add(cost_obs.source)
+            priced = not missing(out.price_source) and (cost_obs is None or not missing(cost_obs.source))
         except UserError as e:   # e.g. a what-if model the provider's tables do not know: name the line
             raise e.located(rec.path, rec.line) from None
         if obs is not None:
@@ -201,8 +208,8 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
             cost_obs = cost_obs.cost(obs) + out.storage_usd
         rows.append(ReplayRow(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed, out.usage,
                         out.cause, cost_obs, out.cost_usd + out.storage_usd, nv, rec.path, rec.line, provider,
-                        opt and opt.usage, opt and opt.cost_usd + opt.storage_usd, out.storage_usd))
-    summary = _summarize(rows, variant, price_sources, output_in_cost, top)
+                        opt and opt.usage, opt and opt.cost_usd + opt.storage_usd, out.storage_usd, priced))
+    summary = _summarize(rows, variant, price_sources, output_in_cost, top, prices.missing)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
 
@@ -230,7 +237,7 @@ def _instant(stamp: str) -> dt.datetime | None:
 
 
 def _summarize(rows: list[ReplayRow], variant: WhatIf, price_sources: set[str], output_in_cost: bool,
-               top: int) -> Summary:
+               top: int, why: dict[tuple[str, str | None], str] | None = None) -> Summary:
     seen = [r for r in rows if r.observed is not None]
     mine = _figures((r.predicted.cache_read, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
     base = _figures((r.naive_read or 0, r.observed, r.predicted) for r in seen)  # type: ignore[misc]
@@ -250,11 +257,17 @@ def _summarize(rows: list[ReplayRow], variant: WhatIf, price_sources: set[str], 
         s[2] += r.cost_predicted
     worst = sorted((r for r in seen if r.read_error), key=lambda r: (-abs(r.read_error or 0), r.index))[:top]
     sources = joined_sources(price_sources)
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for r in rows:
+        if not r.priced:
+            counts[(r.model, r.provider)] += 1
+    unpriced = tuple((m, p, n, (why or {}).get((m, p), "")) for (m, p), n in sorted(counts.items()))
     return Summary(len(rows), len(seen), share_obs, mine, base,
                    sum((r.cost_observed for r in seen), Decimal(0)) if seen else None,  # type: ignore[misc]
                    sum((r.cost_predicted for r in rows), Decimal(0)),
                    tuple(sorted(causes.items())), tuple((k, v[0], v[1], v[2]) for k, v in streams.items()),
-                   tuple(worst), variant, sources, output_in_cost, outside_reads(seen), frozenset(price_sources))
+                   tuple(worst), variant, sources, output_in_cost, outside_reads(seen), frozenset(price_sources),
+                   unpriced)
 
 
 def joined_sources(sources: set[str]) -> str:

@@ -117,7 +117,8 @@ def merge(results: Sequence[ReplayResult], variant: WhatIf, top: int) -> ReplayR
     rows = sorted((r for res in results for r in res.rows), key=lambda r: r.index)
     sources = {s for res in results for s in res.summary.price_sources}
     output_in_cost = all(res.summary.output_in_cost for res in results)
-    summary = _summarize(rows, variant, sources, output_in_cost, top)
+    why = {(m, p): w for res in results for m, p, _, w in res.summary.unpriced}
+    summary = _summarize(rows, variant, sources, output_in_cost, top, why)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
 

@@ -71,6 +71,14 @@ def short_streams(names) -> dict[str, str]:
     return {n: n for n in names}
 
 
+def _cost(s, usd) -> str:
+    """A summary cost, saying what it leaves out: requests whose model nothing could price."""
+    n = sum(k for _, _, k, _ in s.unpriced)
+    if not n:
+        return _usd(usd)
+    return "missing (no price)" if n == s.requests else f"{_usd(usd)} + {n:,} unpriced"
+
+
 def _summary(result: ReplayResult, markdown: bool) -> list[str]:
     s = result.summary
     mine, naive = s.prefixsim, s.naive
@@ -79,8 +87,8 @@ def _summary(result: ReplayResult, markdown: bool) -> list[str]:
               f"{naive.exact}/{naive.compared} ({_pct(naive.exact_rate)})", ""],
              ["cache_read WAPE", _pct(mine.wape), _pct(naive.wape), ""],
              ["read share", _pct(mine.read_share), _pct(naive.read_share), f"observed {_pct(s.read_share_observed)}"],
-             ["cost" + ("" if s.output_in_cost else " (prompt side)"), _usd(s.cost_predicted_usd), "",
-              f"observed {_usd(s.cost_observed_usd)}"]]
+             ["cost" + ("" if s.output_in_cost else " (prompt side)"), _cost(s, s.cost_predicted_usd), "",
+              f"observed {_cost(s, s.cost_observed_usd)}"]]
     return [("Summary (observed = the provider's usage; predicted = prefixsim's replay; "
              "naive = previous read + write within the TTL)\n"), grid(["", "prefixsim", "naive", ""], stats, markdown)]
 
@@ -118,6 +126,11 @@ def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
     if kept:
         out.append(f"\nExplicit caches' storage (creation to delete or expiry, as logged): ${kept:.6f}, "
                    "included in both costs.\n")
+    for model, provider, n, _ in s.unpriced:
+        out.append("\n" + wrap_block(
+            f"No price for {model} ({provider}) in the price data: the costs of its {n:,} request"
+            f"{'s' if n > 1 else ''} are missing (counted as $0 in the costs above; the cache figures need no price).",
+            DEFAULT_WIDTH, "") + "\n")
     if s.causes:
         out.append("\nMisses by cause: " + ", ".join(f"{k} {v}" for k, v in s.causes) + "\n")
     if s.largest_mismatches:

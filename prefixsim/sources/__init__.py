@@ -3,10 +3,11 @@
 Formats: claude-code (session transcripts: a .jsonl, a session folder, a projects folder),
 anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat Completions / Responses logs and
 cassettes; DeepSeek's OpenAI-compatible API among them), deepseek (the same, every request replayed
-as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit caches), codex (Codex CLI session
-rollouts: a rollout-*.jsonl or a sessions folder), opencode (OpenCode sessions: its data dir, storage
-folder, opencode.db or an `opencode export`), and the serving-engine traces mooncake and bailian,
-which `prefixsim replay` hands to `prefixsim.engines.trace`.
+as DeepSeek's), gemini (generateContent logs and cassettes, with their explicit caches), bedrock (Amazon Bedrock
+Converse / ConverseStream logs and cassettes; InvokeModel bodies are Messages bodies: anthropic), codex
+(Codex CLI session rollouts: a rollout-*.jsonl or a sessions folder), gemini-cli (Gemini CLI chat sessions),
+opencode (OpenCode sessions: its data dir, storage folder, opencode.db or an `opencode export`), and the
+serving-engine traces mooncake and bailian, which `prefixsim replay` hands to `prefixsim.engines.trace`.
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
-FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "codex", "gemini-cli", "opencode", "mooncake", "bailian")
+FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "gemini", "bedrock", "codex", "gemini-cli", "opencode",
+           "mooncake", "bailian")
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
 OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek"}
 #: Suffixes of recorded HTTP cassettes.
@@ -49,8 +51,10 @@ def _classify(obj: object) -> str | None:
     if _rollout.is_rollout_line(obj):
         return "codex"
     # lazy: a transcript replay never loads the API-log readers
-    from prefixsim.sources import anthropic_log, gemini_log, openai_log
+    from prefixsim.sources import anthropic_log, bedrock_log, gemini_log, openai_log
 
+    if bedrock_log.looks_converse(obj):   # before OpenAI's: a Converse body has `messages` too
+        return "bedrock"
     if openai_log.looks_openai(obj):
         return "openai"
     if gemini_log.looks_gemini(obj):
@@ -92,10 +96,12 @@ def detect(path: str | Path) -> str:
         raise UserError("folder holds no .jsonl transcripts", str(p))
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
         # lazy: a transcript replay never loads the API-log readers
-        from prefixsim.sources import gemini_log, openai_cassette
+        from prefixsim.sources import bedrock_log, gemini_log, openai_cassette
 
         if gemini_log.sniff_cassette(p):
             return "gemini"
+        if bedrock_log.sniff_cassette(p):
+            return "bedrock"
         # A JSON cassette whose calls cannot be told is left to the reader that reads JSON cassettes.
         return openai_cassette.sniff_cassette(p) or ("openai" if p.suffix == ".json" else "anthropic")
     if p.suffix == ".json" and _gemini_cli_json(p):
@@ -175,6 +181,10 @@ def _read(p: Path, fmt: str) -> list[Record]:
         if not _opencode(p):
             raise UserError(f"not an OpenCode session (an export, opencode.db or a storage folder); {_looks(p)}", str(p))
         return steps.load(p)
+    if fmt == "bedrock":
+        from prefixsim.sources import bedrock_log   # lazy: only a Bedrock file loads its reader
+
+        return (bedrock_log.load_cassette if _is_cassette(p) else bedrock_log.load_jsonl)(p, sizer)
     if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
         return (gemini_log.load_cassette if _is_cassette(p) else gemini_log.load_jsonl)(p, sizer)
     if fmt in OPENAI_FORMATS:
@@ -218,7 +228,7 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     sessions, logs = [], []
     for main, sub in _transcript.files_for(p, with_subagents):
         kind = None if main is None else problems.guarded(str(main), None, sniff, main)
-        if kind in ("anthropic", "gemini", *OPENAI_FORMATS):
+        if kind in ("anthropic", "gemini", "bedrock", *OPENAI_FORMATS):
             logs.append((main, kind))
         elif kind in TRACE_FORMATS:
             problems.skip(str(main), None, f"a {kind} engine trace, not a Claude Code transcript; "

@@ -191,6 +191,17 @@ def prompt_end(request: Request, obs: Usage | None) -> int:
     return obs.input_tokens if (request.blocks[-1].breakpoint or request.auto_cache) else 0
 
 
+def sized_with_end(request: Request, sizer: Sizer, obs: Usage | None,
+                   label: str = "end of the prompt after the last breakpoint") -> Request:
+    """The request sized to its observed prompt, with the tokens that close it (`prompt_end`) as a
+    block of their own after its last cached one."""
+    trailer = prompt_end(request, obs)
+    request = sized(request, sizer, obs.prompt_tokens - trailer if obs else None)
+    if trailer:
+        request = replace(request, blocks=(*request.blocks, Block(Layer.MESSAGES, PROMPT_END, label, tokens=trailer)))
+    return request
+
+
 def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path: str, line: int,
             sizer: Sizer, rid: str | None = None, history: History | None = None,
             content: list | None = None, at: float | None = None, url: object = None) -> Record:
@@ -221,11 +232,7 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
     if later:
         request, *later = sized_many([request, *later], sizer, obs.prompt_tokens if obs else None)
     else:
-        trailer = prompt_end(request, obs)
-        request = sized(request, sizer, obs.prompt_tokens - trailer if obs else None)
-        if trailer:
-            request = replace(request, blocks=(*request.blocks, Block(
-                Layer.MESSAGES, PROMPT_END, "end of the prompt after the last breakpoint", tokens=trailer)))
+        request = sized_with_end(request, sizer, obs)
     t = _seconds(stamp, path, line) if stamp else at if at is not None else index * DEFAULT_SPACING
     meta = body.get("metadata")
     stream = (request_key(meta.get("user_id"), "metadata.user_id") if isinstance(meta, dict) else None) or "main"

@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import xxhash
 
-from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError, shown
 from prefixsim.model import CachedRef, Call, Layer, Request, Usage
 from prefixsim.providers.gemini_tables import GEMINI_EXPLICIT_DEFAULT_TTL
@@ -58,13 +56,7 @@ def model_of(ex: GeminiExchange) -> str:
         raise UserError(f"request has no model (model: {shown(model)})")
     model = model.strip().rsplit("/", 1)[-1]
     check_model(model, "gemini")
-    _priced(model)
     return model
-
-
-@lru_cache(maxsize=256)
-def _priced(model: str) -> None:
-    PriceBook().rates(model, "gemini")
 
 
 @dataclass

@@ -21,13 +21,11 @@ conversation: its prefix is the earlier request's input and output, rebuilt from
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import xxhash
 
-from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError
 from prefixsim.model import Block, Call, Layer, Request, Usage
 from prefixsim.providers.tables import AZURE_OPENAI_HOSTS, canonical_model
@@ -161,13 +159,6 @@ def observed_usage(u: dict | None) -> Usage | None:
                                output_tokens=token_count(u.get(names[2]), names[2])))
 
 
-@lru_cache(maxsize=1024)
-def _priced(model: str, provider: str) -> None:
-    """UserError (the line is skipped, named) when genai-prices has no price for the model: a replay
-    prices every request it keeps."""
-    PriceBook().rates(model, provider)
-
-
 def _reasoning_tokens(u: dict | None) -> int:
     if not isinstance(u, dict):
         return 0
@@ -230,7 +221,6 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
         raise UserError("request has no 'model'")
     provider = provider or provider_of(model, ex.uri)
     check_model(model, provider)
-    _priced(model, provider)
     st = state_of(sizer)
     obs = observed_usage(ex.usage)
     history: tuple[R.Piece, ...] = ()

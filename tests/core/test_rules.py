@@ -327,10 +327,10 @@ def test_claude_platforms_describe_where_their_rules_differ_from_the_api():
     api = get_policy("anthropic").describe("claude-sonnet-4-5")
     assert api["minimum cacheable tokens"] == minimum and "platform rules" not in api
     assert api["ttl"] == "5m default or 1h, refreshed by a hit, counted from request start (A-PC)"
-    # Bedrock: checkpoints spaced by the minimum, 1h only on Claude 4.5 and later
-    old = get_policy("bedrock").describe("claude-opus-4-1")
-    assert old["minimum cacheable tokens"] == minimum + "; on this platform each checkpoint needs it past the previous checkpoint"
-    assert old["ttl"] == "5m only on bedrock for claude-opus-4-1: a 1h breakpoint is written and billed as 5m"
+    # Bedrock: checkpoints spaced by the minimum on Claude 3.x, 1h only on Claude 4.5 and later
+    old = get_policy("bedrock").describe("claude-sonnet-3-7")
+    assert old["minimum cacheable tokens"] == "1024 (A-PC 2025-07 (haystack PR #2051), docs/rules.md#anthropic-minimum-cacheable-length: Opus/Sonnet 3.x)" + "; on this platform each checkpoint needs it past the previous checkpoint"
+    assert old["ttl"] == "5m only on bedrock for claude-sonnet-3-7: a 1h breakpoint is written and billed as 5m"
     assert old["platform rules"] == BEDROCK.source
     assert get_policy("bedrock").describe("claude-sonnet-4-5")["ttl"] == api["ttl"]
     # Vertex: the API's rules, entries shared across the project
@@ -345,11 +345,11 @@ def _bedrock():
 
 
 def test_bedrock_a_checkpoint_needs_the_minimum_past_the_previous_written_one():
-    # Sonnet 4.5, minimum 1,024 (AWS: each cachePoint at least the minimum past the previous one)
+    # Claude 3.7 Sonnet, minimum 1,024 (AWS: each cachePoint at least the minimum past the previous one)
     from prefixsim.model import Layer, Request
 
     def req(*blocks):
-        return Request("claude-sonnet-4-5", tuple(Block(Layer.MESSAGES, d, d.decode(), bp, tokens=n)
+        return Request("claude-sonnet-3-7", tuple(Block(Layer.MESSAGES, d, d.decode(), bp, tokens=n)
                                                   for d, n, bp in blocks))
     head = ((b"a", 1000, None), (b"b", 24, "5m"))                 # first checkpoint at exactly 1,024: written
     s = _bedrock()

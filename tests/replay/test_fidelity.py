@@ -15,6 +15,7 @@ _spec.loader.exec_module(fidelity)
 #: source -> (requests scored, exact reads, naive's exact reads, cache-read WAPE, naive's WAPE)
 PINNED = {
     "anthropic-api": (9, 6, 6, 0.489998, 0.489998),
+    "bedrock-api": (8, 6, 6, 0.066644, 0.48816),
     "claude-code/claude-code-sidekick": (73, 69, 60, 0.027343, 0.053274),
     "claude-code/claude-code-stuffs": (13, 12, 12, 0.076538, 0.097964),
     "claude-code/claude-code-viewer": (170, 167, 167, 0.004234, 0.010317),

@@ -1,0 +1,51 @@
+"""A replay's prices when a model has none: predicting cache reads needs no price, so a request whose
+model genai-prices (or the price sheet) cannot price is still replayed; its costs count as $0 in the
+sums and are shown as missing, and the run names the model. A price sheet's own mistake (a bad row
+for the model) is still the user's error and stops the run."""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from prefixsim.core.pricing import PriceBook, Rates, Tiered
+from prefixsim.errors import UserError
+
+#: How the price source of an unpriced request begins (rows and summaries test for it).
+NO_PRICE = "no price: "
+_ZERO = Tiered(Decimal(0))
+
+
+def missing(source: str) -> bool:
+    """Whether a price source is that of a request nothing could price."""
+    return source.startswith(NO_PRICE)
+
+
+class Lenient:
+    """A PriceBook that answers every model: the book's rates, or zero rates whose source says which
+    model had no price and why. `missing` keeps (model, provider) -> the lookup's message."""
+
+    def __init__(self, book: PriceBook) -> None:
+        self.book = book
+        self.missing: dict[tuple[str, str | None], str] = {}
+
+    def __getattr__(self, name: str):
+        # everything else (start, when, sheet, windows) is the book's own
+        return getattr(self.book, name)
+
+    def rates(self, model: str, provider: str | None = None, at: dt.datetime | None = None,
+              endpoint: str | None = None) -> Rates:
+        try:
+            return self.book.rates(model, provider, at, endpoint)
+        except UserError as e:
+            if model in self.book.sheet:   # the sheet's row is wrong: the user's mistake, named
+                raise
+            self.missing.setdefault((model, provider), e.message)
+            return Rates(model, _ZERO, _ZERO, _ZERO, _ZERO, _ZERO, f"{NO_PRICE}{model}" +
+                         (f" on {provider}" if provider else "") + " (its costs are missing)")
+
+    def rates_at(self, model: str, provider: str | None, t: float) -> Rates:
+        return self.rates(model, provider, self.book.start + dt.timedelta(seconds=t))
+
+
+def lenient(prices: PriceBook | Lenient) -> Lenient:
+    return prices if isinstance(prices, Lenient) else Lenient(prices)
