@@ -29,6 +29,7 @@ SOURCES = {
     "otel": "OpenTelemetry OTLP JSON (GenAI spans; Claude Code api_request events)",
     "litellm": "LiteLLM StandardLoggingPayload JSONL",
     "langfuse": "Langfuse observation exports (GENERATIONs)",
+    "opencode": "OpenCode sessions (data dir, storage folder, opencode.db, opencode export)",
     "mooncake": "Mooncake engine traces",
     "bailian": "Alibaba bailian engine traces",
 }

@@ -1,17 +1,9 @@
 """Importers of real traffic. `detect(path)` names a path's format; `load(path)` yields Records.
 
-Formats (one line each in `FORMAT_LINES`): claude-code (session transcripts: a .jsonl, a session
-folder, a projects folder), anthropic (Messages API JSONL logs and VCR cassettes), openai (Chat
-Completions / Responses logs and cassettes of OpenAI and of every OpenAI-compatible endpoint: DeepSeek,
-OpenRouter, Groq, Mistral, xAI, ...; each request under its provider's rules, `routers`), deepseek
-(the same, every request replayed as DeepSeek's), cohere (Cohere's v2 Chat), gemini (generateContent
-logs and cassettes, with their explicit caches), bedrock (Amazon Bedrock Converse / ConverseStream logs
-and cassettes; InvokeModel bodies are Messages bodies: anthropic), codex (Codex CLI session rollouts: a
-rollout-*.jsonl or a sessions folder), gemini-cli (Gemini CLI chat sessions), otel (OTLP JSON exports:
-GenAI spans, Claude Code's api_request events), litellm (StandardLoggingPayload JSONL), langfuse
-(observation exports), and the serving-engine traces mooncake and bailian, which `prefixsim replay`
-hands to `prefixsim.engines.trace`. A file no reader can place is refused naming these, never read as
-another format.
+Formats: `FORMAT_LINES`, one line each (transcripts and session files of Claude Code, Codex CLI,
+Gemini CLI and OpenCode; API logs and cassettes of every provider; observability and gateway exports;
+the engine traces mooncake and bailian, which `prefixsim replay` hands to `prefixsim.engines.trace`).
+A file no reader can place is refused naming them, never read as another format.
 """
 from __future__ import annotations
 
@@ -31,7 +23,7 @@ from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
 FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "cohere", "gemini", "bedrock", "codex", "gemini-cli",
-           "otel", "litellm", "langfuse", "mooncake", "bailian")
+           "otel", "litellm", "langfuse", "opencode", "mooncake", "bailian")
 #: What each format is, one line each (`prefixsim replay --source` lists them).
 FORMAT_LINES = {
     "claude-code": "Claude Code transcripts (.jsonl, session or projects folder; a hook's logs/chat.json)",
@@ -46,6 +38,7 @@ FORMAT_LINES = {
     "otel": "OpenTelemetry OTLP JSON (GenAI spans; Claude Code api_request events)",
     "litellm": "LiteLLM StandardLoggingPayload JSONL",
     "langfuse": "Langfuse observation exports (GENERATIONs)",
+    "opencode": "OpenCode sessions (data dir, storage folder, opencode.db, opencode export)",
     "mooncake": "Mooncake engine traces",
     "bailian": "Alibaba bailian engine traces",
 }
@@ -126,6 +119,8 @@ def detect(path: str | Path) -> str:
     p = Path(path)
     if not p.exists():
         raise UserError("no such file or folder", str(p))
+    if _opencode(p):
+        return "opencode"
     if p.is_dir():
         if (p / "subagents").is_dir():
             return "claude-code"
@@ -164,6 +159,24 @@ def detect(path: str | Path) -> str:
         return kind
     raise UserError(f"cannot tell the format from the first {_SNIFF_LINES} lines (known: {', '.join(FORMATS)}); "
                     "use --source", str(p))
+
+
+def _looks(p: Path) -> str:
+    """What a path given with the wrong --source looks like, for the refusal."""
+    try:
+        return f"it looks like {detect(p)}"
+    except UserError:
+        return "its format is not one prefixsim reads"
+
+
+def _opencode(p: Path) -> bool:
+    """OpenCode's data dir or storage folder, its database, or an `opencode export` document."""
+    from prefixsim.sources.opencode import storage   # lazy: other replays never load it
+
+    if p.is_dir():
+        return storage.storage_root(p) is not None or storage.database(p) is not None
+    return p.is_file() and (storage.is_database(p) or (p.suffix == ".json" and (
+        storage.is_export(p) or storage.session_file(p) is not None)))
 
 
 def _gemini_cli_json(p: Path) -> bool:
@@ -228,6 +241,11 @@ def _read(p: Path, fmt: str) -> list[Record]:
     if fmt == "gemini-cli":
         from prefixsim.sources import gemini_cli   # lazy: other replays never load it
         return gemini_cli.load(p)
+    if fmt == "opencode":
+        from prefixsim.sources.opencode import steps   # lazy: other replays never load it
+        if not _opencode(p):
+            raise UserError(f"not an OpenCode session (an export, opencode.db or a storage folder); {_looks(p)}", str(p))
+        return steps.load(p)
     if fmt == "bedrock":
         from prefixsim.sources import bedrock_log   # lazy: only a Bedrock file loads its reader
 
