@@ -17,8 +17,8 @@ FORMATS = ("table", "json", "csv", "markdown")
 #: The input formats, one line each: `prefixsim.sources.FORMAT_LINES`, copied so that `--help` loads no reader
 #: (tests/commands check the two agree).
 SOURCES = {
-    "claude-code": "Claude Code transcripts (.jsonl, session or projects folder; a hook's logs/chat.json)",
-    "anthropic": "Messages API logs and cassettes (Claude API, Bedrock InvokeModel, Vertex)",
+    "claude-code": "Claude Code transcripts (.jsonl, session, projects folder, chat.json)",
+    "anthropic": "Messages API logs and cassettes (Claude API, Bedrock Invoke, Vertex)",
     "openai": "Chat Completions / Responses, any OpenAI-compatible host",
     "deepseek": "as openai, every request under DeepSeek's rules",
     "cohere": "Cohere v2 Chat logs and cassettes",
@@ -26,10 +26,10 @@ SOURCES = {
     "bedrock": "Bedrock Converse / ConverseStream logs and cassettes",
     "codex": "Codex CLI rollouts (a rollout-*.jsonl or a sessions folder)",
     "gemini-cli": "Gemini CLI chat sessions",
-    "otel": "OpenTelemetry OTLP JSON (GenAI spans; Claude Code api_request events)",
+    "otel": "OpenTelemetry OTLP JSON (GenAI spans, Claude Code api_request events)",
     "litellm": "LiteLLM StandardLoggingPayload JSONL",
     "langfuse": "Langfuse observation exports (GENERATIONs)",
-    "opencode": "OpenCode sessions (data dir, storage folder, opencode.db, opencode export)",
+    "opencode": "OpenCode sessions (data dir, storage, opencode.db, opencode export)",
     "mooncake": "Mooncake engine traces",
     "bailian": "Alibaba bailian engine traces",
 }
@@ -53,7 +53,7 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--source", type=click.Choice(list(SOURCES)), help="Force the input format (default: detected; a "
+@click.option("--source", type=click.Choice(list(SOURCES)), metavar="FORMAT", help="Force the input format (default: detected; a "
               "file that looks like another format is refused, naming it):\n\n\b\n"
               + "\n".join(f"{k}: {v}" for k, v in SOURCES.items()))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
