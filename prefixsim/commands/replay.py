@@ -11,28 +11,11 @@ import click
 from prefixsim.commands.common import failure, read_traffic
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import check_outputs
+from prefixsim.io.input_formats import FORMAT_LINES
 from prefixsim.report.layout import DEFAULT_WIDTH, wrap_block
 
 FORMATS = ("table", "json", "csv", "markdown")
-#: The input formats, one line each: `prefixsim.sources.FORMAT_LINES`, copied so that `--help` loads no reader
-#: (tests/commands check the two agree).
-SOURCES = {
-    "claude-code": "Claude Code transcripts (.jsonl, session, projects folder, chat.json)",
-    "anthropic": "Messages API logs and cassettes (Claude API, Bedrock Invoke, Vertex)",
-    "openai": "Chat Completions / Responses, any OpenAI-compatible host",
-    "deepseek": "as openai, every request under DeepSeek's rules",
-    "cohere": "Cohere v2 Chat logs and cassettes",
-    "gemini": "generateContent logs and cassettes, cachedContents",
-    "bedrock": "Bedrock Converse / ConverseStream logs and cassettes",
-    "codex": "Codex CLI rollouts (a rollout-*.jsonl or a sessions folder)",
-    "gemini-cli": "Gemini CLI chat sessions",
-    "otel": "OpenTelemetry OTLP JSON (GenAI spans, Claude Code api_request events)",
-    "litellm": "LiteLLM StandardLoggingPayload JSONL",
-    "langfuse": "Langfuse observation exports (GENERATIONs)",
-    "opencode": "OpenCode sessions (data dir, storage, opencode.db, opencode export)",
-    "mooncake": "Mooncake engine traces",
-    "bailian": "Alibaba bailian engine traces",
-}
+SOURCES = FORMAT_LINES   # the input formats, one line each (prefixsim/io/input_formats.py)
 
 
 def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[int | None] | None:

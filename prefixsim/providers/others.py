@@ -9,6 +9,8 @@ Kept apart from `tables.py` (the rules of the providers with a policy of their o
 stays under the house size; `tests/docs/test_docs.py` reads the rows of both."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from prefixsim.providers.base import Policy
 from prefixsim.providers.tables import AutoRule, Sourced
 
@@ -23,6 +25,13 @@ STATED_DEFAULT = AutoRule(
     "boundaries from 1,024 tokens (OpenAI's minimum, O-PC), 5 min idle pessimistic, 1 h optimistic, no write fee",
     partial=False)
 
+
+def _stated(min_tokens: int, source: str) -> AutoRule:
+    """A provider that publishes some figures only: its minimum and source, the stated default's
+    retention, pricing and units otherwise."""
+    return replace(STATED_DEFAULT, min_tokens=min_tokens, source=source)
+
+
 #: Groq: automatic prefix caching on the models it lists, "expires after 2 hours without use",
 #: best effort; no minimum published.
 _GROQ = AutoRule(
@@ -33,39 +42,39 @@ _GROQ = AutoRule(
 #: Mistral: automatic, cached tokens at 10 %; a summary of its page gives 64-token cache blocks, but
 #: its own responses read 9 of 10 and 32 of 64 prompt tokens (`usage.num_cached_tokens`), so no block
 #: or minimum is applied; retention undocumented.
-_MISTRAL = AutoRule(
-    0, 1, 300.0, 3600.0, float("inf"), False,
+_MISTRAL = _stated(
+    0,
     f"MI-PC, {_SECTION}: automatic prefix caching, prompt_cache_key routes, cached tokens 10 % of input; 64-token "
     "cache blocks in a secondary summary, but OBS: reads of 9 of 10 and 32 of 64 tokens in pydantic-ai's "
     "recordings, so exact counts and no minimum; retention undocumented: 5 min pessimistic, 1 h optimistic "
-    "(stated default)", partial=False)
+    "(stated default)")
 #: xAI: automatic on every Grok model, entries per server and evictable at any time; the docs' own
 #: example reads 98 of 125 tokens, so no minimum is applied.
-_XAI = AutoRule(
-    0, 1, 300.0, 3600.0, float("inf"), False,
+_XAI = _stated(
+    0,
     f"X-PC, {_SECTION}: automatic on all Grok models, per server (x-grok-conv-id / prompt_cache_key route), "
     "'can be evicted at any time'; the usage example reads 98 of 125 tokens, so no minimum; retention "
-    "undocumented: 5 min pessimistic, 1 h optimistic (stated default)", partial=False)
-_ZAI = AutoRule(
-    1024, 1, 300.0, 3600.0, float("inf"), False,
+    "undocumented: 5 min pessimistic, 1 h optimistic (stated default)")
+_ZAI = _stated(
+    1024,
     f"Z-CC, {_SECTION}: implicit caching on all mainstream GLM models (GLM-4.5 on), cached_tokens in "
     "prompt_tokens_details; minimum and retention undocumented: 1,024 tokens, 5 min pessimistic, 1 h optimistic "
-    "(stated default)", partial=False)
-_MOONSHOT = AutoRule(
-    1024, 1, 300.0, 3600.0, float("inf"), False,
+    "(stated default)")
+_MOONSHOT = _stated(
+    1024,
     f"K-CC, {_SECTION}: Kimi K2 models cache prefixes automatically (cached_tokens in prompt_tokens_details; "
     "moonshot-v1's explicit /v1/caching objects are not modelled); minimum and retention undocumented: 1,024 "
-    "tokens, 5 min pessimistic, 1 h optimistic (stated default)", partial=False)
-_TOGETHER = AutoRule(
-    1024, 1, 300.0, 3600.0, float("inf"), False,
+    "tokens, 5 min pessimistic, 1 h optimistic (stated default)")
+_TOGETHER = _stated(
+    1024,
     f"TG-PC, {_SECTION}: automatic on serverless and dedicated inference, the prefix as the chat template renders "
     "it (tools and template settings included), 'no cache ID or expiry setting'; minimum and retention "
-    "undocumented: 1,024 tokens, 5 min pessimistic, 1 h optimistic (stated default)", partial=False)
-_FIREWORKS = AutoRule(
-    1024, 1, 300.0, 3600.0, float("inf"), False,
+    "undocumented: 1,024 tokens, 5 min pessimistic, 1 h optimistic (stated default)")
+_FIREWORKS = _stated(
+    1024,
     f"FW-PC, {_SECTION}: enabled by default on all models, exact prefix matches, tools part of the prompt, "
     "cached input 50 % off by default; minimum and retention undocumented: 1,024 tokens, 5 min pessimistic, "
-    "1 h optimistic (stated default)", partial=False)
+    "1 h optimistic (stated default)")
 
 #: The rule of each provider name (the registry's) by model id prefix ("" = any model of it).
 OTHER_RULES: dict[str, dict[str, AutoRule]] = {

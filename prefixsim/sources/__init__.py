@@ -14,6 +14,7 @@ from pathlib import Path
 
 from prefixsim.core.tokens import get_tokenizer
 from prefixsim.errors import UserError
+from prefixsim.io.input_formats import FORMAT_LINES, FORMATS
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code import hookdump as _hookdump
 from prefixsim.sources.claude_code import transcript as _transcript
@@ -22,26 +23,6 @@ from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Traffic
 
-FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "cohere", "gemini", "bedrock", "codex", "gemini-cli",
-           "otel", "litellm", "langfuse", "opencode", "mooncake", "bailian")
-#: What each format is, one line each (`prefixsim replay --source` lists them).
-FORMAT_LINES = {
-    "claude-code": "Claude Code transcripts (.jsonl, session, projects folder, chat.json)",
-    "anthropic": "Messages API logs and cassettes (Claude API, Bedrock Invoke, Vertex)",
-    "openai": "Chat Completions / Responses, any OpenAI-compatible host",
-    "deepseek": "as openai, every request under DeepSeek's rules",
-    "cohere": "Cohere v2 Chat logs and cassettes",
-    "gemini": "generateContent logs and cassettes, cachedContents",
-    "bedrock": "Bedrock Converse / ConverseStream logs and cassettes",
-    "codex": "Codex CLI rollouts (a rollout-*.jsonl or a sessions folder)",
-    "gemini-cli": "Gemini CLI chat sessions",
-    "otel": "OpenTelemetry OTLP JSON (GenAI spans, Claude Code api_request events)",
-    "litellm": "LiteLLM StandardLoggingPayload JSONL",
-    "langfuse": "Langfuse observation exports (GENERATIONs)",
-    "opencode": "OpenCode sessions (data dir, storage, opencode.db, opencode export)",
-    "mooncake": "Mooncake engine traces",
-    "bailian": "Alibaba bailian engine traces",
-}
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
 OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek", "cohere": "cohere"}
 #: Suffixes of recorded HTTP cassettes.
