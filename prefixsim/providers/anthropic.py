@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from prefixsim.core.store import EntryState, Store
-from prefixsim.errors import RequestError
+from prefixsim.errors import RequestError, UserError
 from prefixsim.model import PROMPT_END, TTL_SECONDS, Request
 from prefixsim.providers.base import Decision
 from prefixsim.providers.tables import (
@@ -53,9 +53,10 @@ def breakpoints(request: Request, marks: list[tuple[int, str]] | None = None) ->
 
 
 class AnthropicPolicy:
-    def __init__(self, platform: ClaudePlatform = CLAUDE_API) -> None:
+    def __init__(self, platform: ClaudePlatform = CLAUDE_API, listed_only: bool = True) -> None:
         self.platform = platform
         self.name = platform.name
+        self.listed_only = listed_only   # False: a Claude id the tables lack takes UNLISTED_CLAUDE
 
     def has_range(self, model: str | None = None) -> bool:
         return False   # one documented retention, no range
@@ -65,8 +66,16 @@ class AnthropicPolicy:
         return self.platform.spaces(model)
 
     def minimum(self, model: str) -> Sourced:
-        """The model's cacheable minimum on this platform (UserError: a model the table does not know)."""
-        return anthropic_min_tokens(model, self.platform.name)
+        """The model's cacheable minimum on this platform (UserError: a model the table does not know,
+        unless the policy takes unlisted models)."""
+        try:
+            return anthropic_min_tokens(model, self.platform.name)
+        except UserError:
+            if self.listed_only:
+                raise
+            from prefixsim.providers.unlisted import UNLISTED_CLAUDE   # lazy: only an unlisted id needs it
+
+            return UNLISTED_CLAUDE
 
     def describe(self, model: str) -> dict[str, str]:
         p = self.platform

@@ -350,13 +350,23 @@ def _rounded(tokens: int, rule: AutoRule, minimum: int) -> int:
     return tokens - tokens % rule.increment
 
 
-def openai(bound: str = "pessimistic") -> AutomaticPolicy:
-    return AutomaticPolicy("openai", openai_rule, bound)
+def _listed(name: str, rule_for: Callable[[str, str], AutoRule], listed_only: bool) -> Callable[[str, str], AutoRule]:
+    """The tables' lookup, or (a replay of real traffic) one that answers an unlisted model too."""
+    if listed_only:
+        return rule_for
+    from prefixsim.providers.unlisted import or_unlisted   # lazy: scenarios never need it
+
+    return or_unlisted(name, rule_for)
 
 
-def deepseek(bound: str = "pessimistic") -> AutomaticPolicy:
+def openai(bound: str = "pessimistic", listed_only: bool = True) -> AutomaticPolicy:
+    return AutomaticPolicy("openai", _listed("openai", openai_rule, listed_only), bound)
+
+
+def deepseek(bound: str = "pessimistic", listed_only: bool = True) -> AutomaticPolicy:
+    # one rule covers every DeepSeek model (DS kv_cache): nothing is unlisted
     return AutomaticPolicy("deepseek", lambda model, retention: DEEPSEEK_RULE, bound)
 
 
-def gemini(bound: str = "pessimistic") -> AutomaticPolicy:
-    return AutomaticPolicy("gemini", gemini_rule, bound)
+def gemini(bound: str = "pessimistic", listed_only: bool = True) -> AutomaticPolicy:
+    return AutomaticPolicy("gemini", _listed("gemini", gemini_rule, listed_only), bound)

@@ -9,6 +9,7 @@ import re
 from prefixsim.providers.anthropic import AnthropicPolicy
 from prefixsim.providers.model_ids import canonical_model
 from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, BEDROCK, PLATFORM_MIN_TOKENS, Sourced
+from prefixsim.providers.unlisted import UNLISTED_CLAUDE
 
 #: Amazon Nova on Bedrock (AWS-NOVA: the Bedrock page's supported-models table as Portkey's Bedrock
 #: prompt-caching page reproduces it; aws-samples' Nova notebook; strands-agents issue #449): explicit
@@ -33,9 +34,6 @@ NOVA_TOOL_CHOICE_LAYER = Sourced("tools", "OBS (tests/data/bedrock-api, nova too
 #: and Nova, no minimum (none is published) and a 5-minute TTL; the run says "rules undocumented".
 BEDROCK_UNDOCUMENTED = Sourced(0, "rules undocumented: cachePoint checkpoints as on Claude and Nova (at most 4, "
                                   "20-block lookback, 5m TTL), no minimum assumed (docs/rules.md#bedrock-models-without-documented-caching)")
-#: A Claude id the minimum table lacks (a model newer than the table): 1,024, the minimum of most Claude models.
-BEDROCK_UNKNOWN_CLAUDE = Sourced(1024, "rules undocumented for this Claude id: 1,024 assumed, the minimum of most "
-                                       "Claude models (A-PC) (docs/rules.md#bedrock-models-without-documented-caching)")
 _NOVA_ID = re.compile(r"(?:^|[.])amazon\.(nova-[a-z0-9-]+?)(?:-v\d+(?::\d+)?)?$")
 
 
@@ -56,7 +54,7 @@ def bedrock_min_tokens(model: str) -> tuple[Sourced, bool]:
     if family is not None and family in NOVA_MIN_TOKENS:
         return NOVA_MIN_TOKENS[family], True
     if canonical_model(model).startswith("claude"):
-        return BEDROCK_UNKNOWN_CLAUDE, False
+        return UNLISTED_CLAUDE, False   # a Claude id the table lacks, as on the Claude API's replay
     return BEDROCK_UNDOCUMENTED, False
 
 

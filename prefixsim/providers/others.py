@@ -121,14 +121,19 @@ RULE_CAUSES = ("below_minimum", "ttl_expired", "evicted")
 
 
 def rules_note(policy: Policy, model: str) -> str:
-    """"" when the policy's rules for `model` are documented, else what of them is the stated default
-    (a provider of `OTHER_RULES` only: the others' rules are documented or refused by their tables)."""
-    if policy.name not in OTHER_RULES:
-        return ""
-    source = policy.describe(model).get("source", "")
-    if not undocumented(source):
+    """"" when the policy's rules for `model` are documented, else what of them is the stated default:
+    a provider of `OTHER_RULES`, a Bedrock model without documented caching, or a model a provider's
+    tables do not list (providers/unlisted.py)."""
+    described = policy.describe(model)
+    source = next((v for k, v in described.items() if k in _SOURCED and undocumented(v)), "")
+    if not source:
         return ""
     cut = source.split("undocumented", 1)
-    part = cut[0].rsplit(";", 1)[-1].strip(" :,") if len(cut) > 1 else ""
+    # the clause naming what is undocumented: after the source key's ": " and a figure's "(" (Bedrock)
+    part = cut[0].rsplit(";", 1)[-1].rsplit(": ", 1)[-1].rsplit("(", 1)[-1].strip(" :,") if len(cut) > 1 else ""
     return f"{part} undocumented: stated default" if part and not source.startswith("UNDOC") else \
         "rules undocumented: stated default"
+
+
+#: The fields of a policy's description that carry a rule's source.
+_SOURCED = ("source", "minimum cacheable tokens", "platform rules")

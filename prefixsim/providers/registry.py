@@ -17,20 +17,22 @@ PROVIDERS = ("anthropic", "bedrock", "vertex", "gemini", "openai", "deepseek", "
              *OTHER_PROVIDERS)
 
 
-def get_policy(name: str, bound: str = "pessimistic", **engine_options: Any) -> Policy:
+def get_policy(name: str, bound: str = "pessimistic", *, listed_only: bool = True, **engine_options: Any) -> Policy:
     """The policy of provider `name`; the serving engines (vllm, sglang) take their cache settings
     as keywords (`prefixsim.engines.policy.EnginePolicy`), the provider APIs take none. `bound`
-    picks the end of a documented retention range (openai, deepseek, gemini): "pessimistic" or "optimistic"."""
+    picks the end of a documented retention range (openai, deepseek, gemini): "pessimistic" or "optimistic".
+    `listed_only=False` (a replay of real traffic): a model the provider's tables do not list takes
+    the provider's rule for unlisted models (providers/unlisted.py) instead of being refused."""
     if engine_options and name not in ("vllm", "sglang"):
         raise UserError(f"provider {name!r} takes no engine settings (they apply to vllm and sglang)")
     if name == "bedrock":   # every model Bedrock serves: Claude, Nova, and the rest undocumented
         return BedrockPolicy()
     if name in CLAUDE_PLATFORMS:
-        return AnthropicPolicy(CLAUDE_PLATFORMS[name])
+        return AnthropicPolicy(CLAUDE_PLATFORMS[name], listed_only=listed_only)
     if name in ("openai", "deepseek", "gemini"):
         from prefixsim.providers import automatic   # lazy: a Claude replay never loads the automatic caches' rules
 
-        return getattr(automatic, name)(bound)
+        return getattr(automatic, name)(bound, listed_only)
     if name in OTHER_PROVIDERS:   # OpenAI-compatible endpoints of other providers (providers/others.py)
         from prefixsim.providers.automatic import AutomaticPolicy   # lazy: as for the automatic caches above
 

@@ -186,9 +186,14 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
         try:
             pair = sims.get(provider)
             if pair is None:
-                sim = Simulator(provider=provider, tokenizer="approx", prices=prices)
+                if variant.model:   # a what-if model is one the user typed: the tables must list it
+                    get_policy(provider).describe(variant.model)
+                # a recorded model the tables lack was really served: it replays under the provider's
+                # rule for unlisted models, said so (providers/unlisted.py)
+                sim = Simulator(provider=provider, tokenizer="approx", prices=prices,
+                                policy=get_policy(provider, listed_only=False))
                 alt = (Simulator(provider=provider, tokenizer="approx", prices=prices,
-                                 policy=get_policy(provider, "optimistic"))
+                                 policy=get_policy(provider, "optimistic", listed_only=False))
                        if sim.policy.has_range() else None)
                 pair = sims[provider] = (sim, alt)
             sim, alt = pair

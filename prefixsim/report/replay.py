@@ -161,7 +161,8 @@ def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
     undocumented = _undocumented(result)
     if undocumented:
         out.append("\n" + wrap_block("Rules undocumented, replayed under a stated default with the observed usage as the "
-                                     "truth (docs/rules.md#other-providers-behind-openai-compatible-endpoints): "
+                                     "truth (docs/rules.md#other-providers-behind-openai-compatible-endpoints, "
+                                     "docs/rules.md#models-a-providers-tables-do-not-list): "
                                      + "; ".join(undocumented), DEFAULT_WIDTH, "") + "\n")
     if s.causes:
         out.append("\nMisses by cause: " + ", ".join(f"{k} {v}" for k, v in s.causes) + "\n")
@@ -180,7 +181,7 @@ def _undocumented(result: ReplayResult) -> list[str]:
 
     out = []
     for provider, model in sorted({(r.provider, r.model) for r in result.rows}):
-        note = rules_note(get_policy(provider), model)
+        note = rules_note(get_policy(provider, listed_only=False), model)
         if note:
             out.append(f"{provider} {model} ({note.removesuffix(': stated default')})")
     return out

@@ -89,8 +89,10 @@ def request_key(value: object, name: str = "request id") -> str | None:
 
 
 def check_model(model: object, provider: str) -> str:
-    """The model a line names, known to `provider`'s cache rules (UserError: missing or unknown, so
-    that one line is skipped rather than the replay stopping at it)."""
+    """The model a line names (UserError: missing, or a provider without rules, so that one line is
+    skipped rather than the replay stopping at it). A model the provider's tables do not list is
+    kept: it was really served, and the replay runs it under the provider's rule for unlisted
+    models, said so (providers/unlisted.py)."""
     if not isinstance(model, str) or not model.strip():
         raise UserError(f"request has no model name (model: {shown(model)})")
     model.encode("utf-8")   # a lone surrogate: UnicodeEncodeError, the line is skipped
@@ -100,4 +102,4 @@ def check_model(model: object, provider: str) -> str:
 
 @lru_cache(maxsize=1024)
 def _known(model: str, provider: str) -> None:
-    get_policy(provider).describe(model)   # raises UserError for a model the tables do not know
+    get_policy(provider, listed_only=False).describe(model)   # raises UserError for a provider without rules
