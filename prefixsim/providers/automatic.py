@@ -51,6 +51,10 @@ class AutomaticPolicy:
     def rule(self, request: Request) -> AutoRule:
         return self._rule_for(request.model, request.retention)
 
+    def rule_of(self, model: str, retention: str = "") -> AutoRule:
+        """The rule of a model by its id alone (an audit, which has no request to read it from)."""
+        return self._rule_for(model, retention)
+
     def has_range(self, model: str | None = None) -> bool:
         """Whether `model`'s documented retention is a range (then runs report both bounds); without a
         model, True: the automatic caches' rules take a bound."""

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from prefixsim.replay.audit_causes import audit_losses
+
 if TYPE_CHECKING:
     from prefixsim.model import Usage
     from prefixsim.replay.run import Comparison, ReplayResult, ReplayRow
@@ -41,6 +43,8 @@ def row_json(r: ReplayRow) -> dict:
            "cost_predicted_usd": _money(r.cost_predicted) if r.priced and not r.audit else None}
     if r.audit:   # usage recorded without its prompt: an audit row, nothing predicted
         doc["audit"] = True
+        doc["lost_tokens"] = r.lost_tokens   # cached before, not read (its cause: told from usage)
+        doc["lost_usd"] = _money(r.lost_usd) if r.lost_usd is not None else None
     if r.predicted_optimistic is not None:
         doc["predicted_optimistic"] = usage_dict(r.predicted_optimistic)
         doc["cost_predicted_optimistic_usd"] = _money(r.cost_predicted_optimistic) if r.priced else None
@@ -85,6 +89,9 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dic
         summary["unpriced"] = [{"model": m, "provider": p, "requests": n, "reason": why} for m, p, n, why in s.unpriced]
     if s.audited:   # rows recorded by their usage only: in the observed figures, never predicted
         summary["audited_requests"] = s.audited
+        summary["audit_misses_by_cause"] = [
+            {"cause": k, "requests": n, "lost_tokens": t, "cost_usd": _money(c) if c is not None else None,
+             "lost_usd": _money(x) if x is not None else None} for k, n, t, c, x in audit_losses(result.rows)]
     if any(r.storage_usd for r in result.rows):   # Gemini explicit caches: included in both costs
         summary["storage_usd"] = _money(sum((r.storage_usd for r in result.rows), Decimal(0)))
     if any(r.predicted_optimistic is not None for r in result.rows):

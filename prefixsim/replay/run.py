@@ -22,6 +22,7 @@ from prefixsim.errors import UserError
 from prefixsim.model import Cause, CauseKind, Usage
 from prefixsim.providers.others import RULE_CAUSES, rules_note
 from prefixsim.providers.registry import get_policy
+from prefixsim.replay.audit_causes import UsageCauses, lost_cost
 from prefixsim.replay.naive import Naive
 from prefixsim.replay.outside import Outside, outside_reads
 from prefixsim.replay.unpriced import Lenient, lenient, missing
@@ -64,6 +65,10 @@ class ReplayRow:
     #: The source recorded usage but no prompt: `predicted` is empty and costs nothing, and every
     #: prediction column shows as not available (Record.audit).
     audit: bool = False
+    #: An audited row's cost of the tokens its stream had cached that it did not read: what reading
+    #: them would have saved, as its cause (inferred from usage) says (replay/audit_causes.py).
+    lost_usd: Decimal | None = None
+    lost_tokens: int = 0
 
     @property
     def read_error(self) -> int | None:
@@ -172,11 +177,12 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
     # retention that is a documented range (OpenAI, DeepSeek) walks a second one at its optimistic end.
     sims: dict[str, tuple[Simulator, Simulator | None]] = {}
     naive = Naive(hour_streams)
+    usage_causes = UsageCauses(hour_streams)
     rows: list[ReplayRow] = []
     price_sources: set[str] = set()
     for i, rec in enumerate(traffic):
         if rec.audit:
-            rows.append(_audited(i, rec, prices, price_sources, output_in_cost))
+            rows.append(_audited(i, rec, prices, price_sources, output_in_cost, usage_causes))
             continue
         nv = naive.read(rec)
         call = apply_variant(rec.call, variant, rec.main)
@@ -231,10 +237,13 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
     return ReplayResult(tuple(rows), summary)
 
 
-def _audited(i: int, rec: Record, prices: PriceBook, price_sources: set[str], output_in_cost: bool) -> ReplayRow:
+def _audited(i: int, rec: Record, prices: PriceBook, price_sources: set[str], output_in_cost: bool,
+             causes: UsageCauses) -> ReplayRow:
     """A request recorded by its usage only: the observation priced, nothing simulated (no prompt
-    to simulate; a made-up one would give made-up reads)."""
-    obs, cost = rec.observed, None
+    to simulate; a made-up one would give made-up reads), its cause and its loss told from its
+    stream's usage and timing (replay/audit_causes.py)."""
+    obs, cost, lost = rec.observed, None, None
+    cause, missed = causes.cause(rec)
     if obs is not None:
         try:
             rates = prices.rates(rec.call.request.model, rec.provider, _instant(rec.timestamp) or prices.start,
@@ -244,10 +253,11 @@ def _audited(i: int, rec: Record, prices: PriceBook, price_sources: set[str], ou
         else:
             price_sources.add(rates.source)
             if not missing(rates.source):   # a model nothing prices (replay/unpriced.py): its cost is missing
-                cost = rates.cost(obs if output_in_cost else replace(obs, output_tokens=0))
+                paid = obs if output_in_cost else replace(obs, output_tokens=0)
+                cost, lost = rates.cost(paid), lost_cost(paid, missed, rates)
     return ReplayRow(i, rec.request_id, rec.timestamp, rec.call.stream, rec.call.request.model, obs, Usage(),
-                     Cause(), cost, Decimal(0), None, rec.path, rec.line, rec.provider, audit=True,
-                     priced=obs is None or cost is not None)
+                     cause, cost, Decimal(0), None, rec.path, rec.line, rec.provider, audit=True,
+                     priced=obs is None or cost is not None, lost_usd=lost, lost_tokens=missed)
 
 
 def _joined(first, later):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from prefixsim.errors import UserError
 from prefixsim.report.layout import DEFAULT_WIDTH, fit, wrap_block
+from prefixsim.replay.audit_causes import audit_losses
 
 if TYPE_CHECKING:
     from prefixsim.replay.run import Comparison, ReplayResult
@@ -115,8 +116,15 @@ def _audit(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
     text = (f"{'The input records' if every else f'{n} of {result.summary.requests} requests record'} usage only, "
             "no prompts: there is nothing to replay, so their predicted columns are n/a and the figures "
             "below are an audit of the observed usage (the prediction figures above leave them out).")
-    return ["\n" + wrap_block(text, DEFAULT_WIDTH, "") + "\n", "\nObserved hit rate by stream (audit):\n",
-            grid(["stream", "requests", "prompt", "read", "written", "read share", "cost"], lines, markdown)]
+    out = ["\n" + wrap_block(text, DEFAULT_WIDTH, "") + "\n", "\nObserved hit rate by stream (audit):\n",
+           grid(["stream", "requests", "prompt", "read", "written", "read share", "cost"], lines, markdown)]
+    lost = audit_losses(result.rows)
+    if lost:
+        out += ["\nObserved misses by cause (audit; told from each stream's usage and timing, "
+                "replay/audit_causes.py):\n",
+                grid(["cause", "requests", "cached before, not read", "cost", "reading it would have saved"],
+                     [[k, str(n), _n(t), _usd(c), _usd(x)] for k, n, t, c, x in lost], markdown)]
+    return out
 
 
 def _outside(result: ReplayResult) -> list[str]:
@@ -215,7 +223,8 @@ def table_text(result: ReplayResult, what_if: Comparison | None = None, markdown
         pred = (lambda v: "n/a") if r.audit else _n   # no prompt recorded: nothing was predicted
         rows.append([str(r.index), name[r.stream], r.model, _n(o and o.cache_read), pred(p.cache_read),
                      _n(o and o.cache_creation), pred(p.cache_creation), _n(o and o.input_tokens),
-                     pred(p.input_tokens), "audit: no prompt" if r.audit else str(r.cause)[:90]])
+                     pred(p.input_tokens), (f"audit: {r.cause}" if r.cause.kind else "audit: no prompt")[:90]
+                     if r.audit else str(r.cause)[:90]])
     out = [grid(head, rows, markdown), "\n", *_summary(result, markdown), *_outside(result),
            *_audit(result, name, markdown), *_notes(result, name, markdown)]
     if what_if is not None:
