@@ -214,7 +214,28 @@ def _format(p: Path, source: str | None) -> str:
 
 
 def _read(p: Path, fmt: str) -> list[Record]:
-    """One request log or cassette, whole (its records in file order)."""
+    """One request log or cassette, whole (its records in file order). A cassette that records calls
+    of several APIs (a test that talks to Gemini, then OpenAI) is read by each API's reader."""
+    records = _read_one(p, fmt)
+    if _is_cassette(p) and fmt in _CASSETTE_KINDS:
+        from prefixsim.sources import bedrock_log, gemini_log, openai_cassette   # lazy: as in detect
+
+        found = {"gemini": gemini_log.sniff_cassette(p), "bedrock": bedrock_log.sniff_cassette(p),
+                 _reader(openai_cassette.sniff_cassette(p) or ""): True}
+        for kind in sorted(k for k, hit in found.items() if hit and k in _CASSETTE_KINDS and k != _reader(fmt)):
+            records = [*records, *_read_one(p, kind)]
+    return records
+
+
+#: The cassette readers: each reads only the interactions of its API (openai, deepseek and cohere are one).
+_CASSETTE_KINDS = ("gemini", "bedrock", "openai", "anthropic")
+
+
+def _reader(fmt: str) -> str:
+    return "openai" if fmt in OPENAI_FORMATS else fmt
+
+
+def _read_one(p: Path, fmt: str) -> list[Record]:
     # lazy: a transcript replay never loads the API-log readers
     from prefixsim.sources import anthropic_log, gemini_log, openai_cassette, openai_log
 

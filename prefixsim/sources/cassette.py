@@ -168,7 +168,9 @@ def assemble_stream(text: str) -> dict | None:
         if isinstance(ev.get("usage"), dict):
             usage = ev["usage"]
         for key in ("id", "model", "created"):
-            if key in ev and key not in head:
+            # Azure OpenAI opens a stream with a content-filter chunk whose id and model are "" (and
+            # created 0): the first chunk that names them does
+            if ev.get(key) and key not in head:
                 head[key] = ev[key]
         for choice in ev.get("choices") or []:
             delta = choice.get("delta") if isinstance(choice, dict) else None

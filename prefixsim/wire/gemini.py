@@ -92,6 +92,8 @@ def _contents(value: Any, path: str) -> list[Piece]:
 def _tools(value: Any) -> list[Piece]:
     if value is None:
         return []
+    if isinstance(value, dict):   # one Tool sent bare (an older client's form, which the API served)
+        value = [value]
     if not isinstance(value, list):
         raise UserError(f"tools is not a list: {shown(value)}")
     out = []
