@@ -15,7 +15,7 @@ from prefixsim.analysis.studies import check_line, run_study, shown as money_sho
 from prefixsim.analysis.verify import CheckFailed
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import Folder, check_outputs, check_replaceable, slug, write_files
-from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, canonical_model
+from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, anthropic_min_tokens, canonical_model
 from prefixsim.report.advice import report_section
 from prefixsim.report.answer import answers
 from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
@@ -163,6 +163,8 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     check_distinct(named)   # one folder name per scenario: figure files and page anchors are named by it
     when = when or dt.datetime.now(dt.UTC).date()
     designs = study_designs(files, params)   # -p checked before any scenario runs
+    if model is not None:   # and --model: the studies' prices are looked up before the scenarios run
+        _study_model(model, when)
 
     steps = len(files) + len(designs)
     results = []
@@ -282,6 +284,16 @@ def scenario_assumptions(res: ScenarioResult) -> list[dict]:
             who = "the others" if vs is most and len(vs) > 2 else ", ".join(vs)
             rows.append({"what": k, "value": val, "for": who})
     return rows
+
+
+def _study_model(model: str, when: dt.date) -> None:
+    """--model names a Claude model with a price: the studies model Anthropic's rules."""
+    try:
+        anthropic_min_tokens(model)
+        prices_for(model, when=when)
+    except UserError as e:
+        raise UserError(f"--model: {e.message}; the report's break-even studies model Anthropic's rules, so "
+                        "name a Claude model") from None
 
 
 def _first_model(results: list[ScenarioResult]) -> str | None:
