@@ -15,6 +15,8 @@ import json
 import os
 from pathlib import Path
 
+from prefixsim.errors import UserError
+
 #: Entries kept per memo: the newest win (a file of a few hundred KB at most).
 MAX_ENTRIES = 20_000
 
@@ -94,13 +96,11 @@ class DiskMemo:
         items = {**self._read(path), **new}
         if len(items) > MAX_ENTRIES:
             items = dict(list(items.items())[-MAX_ENTRIES:])
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        # The writer every output goes through: the memo replaced whole, a symlink's target written,
+        # never a node replaced.
+        from prefixsim.io.fsutil import write_atomic  # lazy: loads only when a memo has new entries, at exit
+
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({"stamp": self.stamp, "items": items}, separators=(",", ":")))
-            os.replace(tmp, path)
-        except OSError:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+            write_atomic(path, json.dumps({"stamp": self.stamp, "items": items}, separators=(",", ":")))
+        except (OSError, UserError):
+            pass   # the memo only saves work: a folder that cannot hold it costs the work again

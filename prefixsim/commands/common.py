@@ -78,8 +78,8 @@ def parse_start_option(value: str | None) -> dt.datetime | None:
 
     try:
         return parse_start(value)
-    except ValueError:
-        raise UserError(f"--start {value!r} is not a date and time (ISO 8601, e.g. 2026-11-24T16:30:00Z)") from None
+    except ValueError as e:
+        raise UserError(f"--start {value!r} {e}") from None
 
 
 class Progress:

@@ -3,6 +3,7 @@
 # needs is imported when it runs (tests/quality/test_startup.py holds what --help may load).
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -26,18 +27,45 @@ def init(folder):
 
     root = Path(folder)
     starter = Path(__file__).resolve().parents[1] / "templates" / STARTER
-    files = {root / STARTER: starter.read_bytes()}
-    files.update({root / "examples" / f.name: f.read_bytes() for f in example_files()})
-    existing = [str(p) for p in files if p.exists()]
-    if existing:
-        more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
-        raise UserError(f"already exists{more}; not overwriting (choose an empty folder)", existing[0])
-    if root.exists() and not root.is_dir():
-        raise UserError("exists and is not a folder", str(root))
-    (root / "examples").mkdir(parents=True, exist_ok=True)
-    for p, data in files.items():
-        with open(p, "xb") as fh:   # exclusive: a file that appeared meanwhile is not overwritten
-            fh.write(data)
+    examples = {f.name: f.read_bytes() for f in example_files()}
+    _write_all(root, starter.read_bytes(), examples)
     shown = "" if folder == "." else f"cd {folder} && "
-    click.echo(f"wrote {root / STARTER} and {len(files) - 1} examples in {root / 'examples'}/\n"
+    click.echo(f"wrote {root / STARTER} and {len(examples)} examples in {root / 'examples'}/\n"
                f"next: {shown}prefixsim run {STARTER}      (then edit it; `prefixsim run examples/` runs the examples)")
+
+
+def _write_all(root: Path, starter: bytes, examples: dict[str, bytes]) -> None:
+    """The starter and the examples, all or nothing: staged, then renamed into place (`io/swap.py`).
+    Into an existing folder they go as one set; a folder that does not exist yet is made whole from
+    its first missing ancestor, so a failure leaves no folder behind either."""
+    from prefixsim.io.fsutil import Folder, write_files  # lazy, as above
+
+    if os.path.lexists(root):
+        if os.path.islink(root) and not root.exists():
+            raise UserError("is a symlink to a folder that does not exist; not writing there", str(root))
+        if not root.is_dir():
+            raise UserError("exists and is not a folder", str(root))
+        taken = [p for p in (root / STARTER, *(root / "examples" / n for n in examples)) if os.path.lexists(p)]
+        if not taken and os.path.lexists(root / "examples") and not _empty_folder(root / "examples"):
+            taken = [root / "examples"]
+        if taken:
+            more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
+            raise UserError(f"already exists{more}; not overwriting (choose an empty folder)", str(taken[0]))
+        write_files({root / STARTER: starter, root / "examples": Folder(examples)}, exclusive=True)
+        return
+    top = root
+    while top.parent != top and not os.path.lexists(top.parent):
+        top = top.parent
+    if not top.parent.is_dir():
+        what = "a symlink to a folder that does not exist" if os.path.islink(top.parent) else "a file, not a folder"
+        raise UserError(f"{top.parent} is {what}; cannot write under it", str(root))
+    inner = root.relative_to(top)
+    tree = {str(inner / STARTER): starter, **{str(inner / "examples" / n): b for n, b in examples.items()}}
+    write_files({top: Folder(tree)}, exclusive=True)
+
+
+def _empty_folder(path: Path) -> bool:
+    try:
+        return path.is_dir() and not os.listdir(path)
+    except OSError:
+        return False

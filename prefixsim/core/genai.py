@@ -92,10 +92,7 @@ def _from_genai_prices(model: str, provider_id: str | None, at: dt.datetime, sho
         calc = genai_prices.calc_price(GUsage(input_tokens=1, output_tokens=1), model_ref=model,
                                        provider_id=provider_id, genai_request_timestamp=at)
     except LookupError:
-        near = _nearest_priced(model, provider_id)
-        hint = f" (did you mean {near!r}?)" if near else ""
-        raise UserError(f"no price for model {model!r}{hint} in genai-prices {genai_prices.__version__}; "
-                        "give one in the scenario's price sheet") from None
+        raise UserError(_no_price(model, provider_id, str(genai_prices.__version__))) from None
     except ValueError as e:
         raise UserError(f"no price for model {model!r}: {e}") from None
     mp = calc.model_price
@@ -143,14 +140,22 @@ def _remembered(model: str, provider_id: str | None, at: dt.datetime, shown: str
     return r
 
 
-def _nearest_priced(model: str, provider_id: str | None) -> str | None:
-    """The genai-prices model id nearest a name it does not know (the provider's own first)."""
+def _no_price(model: str, provider_id: str | None, version: str) -> str:
+    """Why genai-prices has no price: the model is priced for other providers only (a suggestion of
+    the same name would say nothing), or the nearest name it does price."""
     from genai_prices import data_snapshot  # lazy: start-up: genai-prices loads only for a price the memo lacks
 
     providers = data_snapshot.get_snapshot().providers
     mine = [p for p in providers if p.id == provider_id]
-    return nearest(model, sorted({m.id for p in mine for m in p.models})) or \
-        nearest(model, sorted({m.id for p in providers for m in p.models}))
+    others = sorted(p.id for p in providers if p.id != provider_id and p.find_model(model) is not None)
+    if provider_id and others and not any(p.find_model(model) is not None for p in mine):
+        return (f"no price for model {model!r} from provider {provider_id} in genai-prices {version}: it prices "
+                f"{model!r} only from {', '.join(others)}; give a price in the scenario's price sheet")
+    # genai-prices matches names case-insensitively: a name that differs only in case is the same one
+    ids = {m.id for p in providers for m in p.models if m.id.lower() != model.lower()}
+    near = nearest(model, sorted({m.id for p in mine for m in p.models} & ids)) or nearest(model, sorted(ids))
+    hint = f" (did you mean {near!r}?)" if near else ""
+    return f"no price for model {model!r}{hint} in genai-prices {version}; give one in the scenario's price sheet"
 
 
 def _genai_cuts(info) -> tuple[int, ...]:

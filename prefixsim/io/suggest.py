@@ -11,7 +11,9 @@ def nearest(name: str, choices: Iterable[str], cutoff: float | None = None) -> s
     share long stems (`claude-...`), so they must be closer to count as a typo of each other."""
     if cutoff is None:
         cutoff = 0.6 if len(str(name)) <= 10 else 0.8
-    choices = list(choices)
+    # A name is never its own suggestion: "no price for 'gpt-4o' (did you mean 'gpt-4o'?)" says
+    # nothing; what is missing is then something else, for the caller to say.
+    choices = [c for c in choices if c != name]
     by_lower = {c.lower(): c for c in choices}
     starts = [c for low, c in by_lower.items() if low.startswith(str(name).lower())] if name else []
     if len(starts) == 1:   # `fork` for `fork-vs-subagent`: a unique prefix is what was meant

@@ -14,8 +14,8 @@ from prefixsim.analysis.fork_vs_subagent import DEFAULT_CHILDREN
 from prefixsim.analysis.studies import check_line, run_study, shown as money_shown
 from prefixsim.analysis.verify import CheckFailed
 from prefixsim.errors import UserError
-from prefixsim.io.fsutil import check_outputs, check_replaceable, replace_folder, slug, write_files
-from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, canonical_model
+from prefixsim.io.fsutil import Folder, check_outputs, check_replaceable, slug, write_files
+from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, anthropic_min_tokens, canonical_model
 from prefixsim.report.advice import report_section
 from prefixsim.report.answer import answers
 from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
@@ -156,13 +156,15 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     files = scenario_files(list(paths))
     inputs, named = scenario_inputs(files)
     inputs = [*inputs, *traffic]
-    check_outputs(inputs, files=[output])   # `report s.yaml -o s.yaml`: refused, whatever the suffix
+    check_outputs(inputs, files=[output], nodes=False)   # `report s.yaml -o s.yaml`: refused, whatever the suffix
     html_path, md_path, img_dir = report_paths(output)
     check_outputs(inputs, files=[html_path, md_path], folders=[img_dir])
     check_replaceable(img_dir, IMAGES, _png)
     check_distinct(named)   # one folder name per scenario: figure files and page anchors are named by it
     when = when or dt.datetime.now(dt.UTC).date()
     designs = study_designs(files, params)   # -p checked before any scenario runs
+    if model is not None:   # and --model: the studies' prices are looked up before the scenarios run
+        _study_model(model, when)
 
     steps = len(files) + len(designs)
     results = []
@@ -207,12 +209,12 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
                                  for t, rows in s.tables],
                                 [Figure(s.chart.title, render_both(line_figure(s.chart))[0], anchor, caption)],
                                 anchor=anchor))
-    # The PNGs as one folder (an earlier report's PNGs that this one does not draw go), then the page
-    # and its twin together.
-    replace_folder(img_dir, {f"{f.name}.png": f.png for s in sections for f in s.figures}, IMAGES, _png)
+    # The page, its twin and the twin's PNGs as one set (an earlier report's PNGs that this one does
+    # not draw go): a kill never leaves a page beside another run's images.
     summary_rows = [scenario_summary(res) for res in results]
     write_files({html_path: page(title, sections, assumptions, when, summary_rows),
-                 md_path: markdown(title, sections, assumptions, when, img_dir.name, summary_rows)})
+                 md_path: markdown(title, sections, assumptions, when, img_dir.name, summary_rows),
+                 img_dir: Folder({f"{f.name}.png": f.png for s in sections for f in s.figures}, IMAGES, _png)})
     if failed:
         raise CheckFailed(f"wrote {html_path}, but the closed form disagrees with the scenario runner for "
                           f"{', '.join(failed)}: CHECK FAILED, do not use those figures")
@@ -282,6 +284,16 @@ def scenario_assumptions(res: ScenarioResult) -> list[dict]:
             who = "the others" if vs is most and len(vs) > 2 else ", ".join(vs)
             rows.append({"what": k, "value": val, "for": who})
     return rows
+
+
+def _study_model(model: str, when: dt.date) -> None:
+    """--model names a Claude model with a price: the studies model Anthropic's rules."""
+    try:
+        anthropic_min_tokens(model)
+        prices_for(model, when=when)
+    except UserError as e:
+        raise UserError(f"--model: {e.message}; the report's break-even studies model Anthropic's rules, so "
+                        "name a Claude model") from None
 
 
 def _first_model(results: list[ScenarioResult]) -> str | None:

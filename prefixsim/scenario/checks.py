@@ -111,14 +111,36 @@ def start_time(scenario: Any, path: str, where: Where) -> dt.datetime | None:
         return None
     try:
         return parse_start(scenario.start)
-    except ValueError:
-        raise UserError(f"start {scenario.start!r} is not a date and time (ISO 8601, e.g. 2026-11-24T16:30:00Z)",
-                        path, *where("start")) from None
+    except ValueError as e:
+        raise UserError(f"start {scenario.start!r} {e}", path, *where("start")) from None
+
+
+#: The last instant a clock can show (Python's datetime): a timeline must end by then.
+CLOCK_END = dt.datetime.max.replace(tzinfo=dt.UTC)
 
 
 def parse_start(text: str) -> dt.datetime:
-    t = dt.datetime.fromisoformat(text.strip())
-    return (t if t.tzinfo else t.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+    """An ISO 8601 instant in UTC (no offset: UTC); a ValueError saying what is wrong with it, to
+    follow the option or key that gave it."""
+    try:
+        t = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError("is not a date and time (ISO 8601, e.g. 2026-11-24T16:30:00Z)") from None
+    try:
+        return (t if t.tzinfo else t.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+    except OverflowError:   # 0001-01-01T00:00:00+14:00 is in the year 0 in UTC
+        raise ValueError("is out of range: in UTC it falls outside the years 1 to 9999") from None
+
+
+def clock_overrun(start: dt.datetime, seconds: float) -> str | None:
+    """None when a timeline of `seconds` from `start` ends by CLOCK_END; else what is wrong, in words."""
+    try:
+        if start + dt.timedelta(seconds=seconds) <= CLOCK_END:
+            return None
+    except OverflowError:
+        pass
+    return (f"the timeline runs {seconds:,.0f} s from {start:%Y-%m-%dT%H:%M:%SZ}, past the last instant a clock can "
+            "show (9999-12-31T23:59:59Z)")
 
 
 def check_model(model: str, provider: str, sheet: dict | None, when: dt.date | None, path: str,

@@ -22,7 +22,7 @@ from prefixsim.providers.tables import (
     canonical_model,
 )
 from prefixsim.scenario.builder import Timeline
-from prefixsim.scenario.checks import parse_start
+from prefixsim.scenario.checks import clock_overrun, parse_start
 from prefixsim.scenario.loader import Run, input_boundary, load_json_file, locate, read_yaml
 from prefixsim.scenario.results import ScenarioResult, VariantResult
 
@@ -66,6 +66,7 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
                         f"not {provider}")
     prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at,
                        designs=True, endpoint=s.endpoint)
+    _check_clock(run, prices.start, max((c.t for c in calls), default=0.0), price_date, start)
     policy = None
     if provider in ENGINES:  # a serving engine's cache is set up by `engine:`; the provider APIs ignore it
         spec = s.engine.over(run.scenario.engine) if s.engine else None
@@ -129,6 +130,23 @@ def _price_line(prices: PriceBook, model: str, provider: str) -> str:
     per = r.per_mtok()
     return (f"USD/MTok input {per['input']}, output {per['output']}, cache read {per['cache_read']}, "
             f"5m write {per['cache_write_5m']}, 1h write {per['cache_write_1h']} — {r.source}")
+
+
+def _check_clock(run: Run, t0: dt.datetime, last: float, price_date: dt.date | None,
+                 start: dt.datetime | None) -> None:
+    """Every request's time of day (t0 + t) is on the clock; if not, the option or key that set t0 is
+    named (--start wins over --price-date over the scenario's `start:` over its `price_date:`)."""
+    why = clock_overrun(t0, last)
+    if why is None:
+        return
+    if start is not None or price_date is not None:
+        option = f"--start {start:%Y-%m-%dT%H:%M:%SZ}" if start is not None else f"--price-date {price_date}"
+        raise UserError(f"{option}: {why}; give an earlier one", run.path)
+    key = "start" if run.scenario.start else "price_date" if run.scenario.price_date else None
+    if key is None:
+        raise UserError(f"timeline: {why}", run.path)
+    line, col = locate(read_yaml(run.path), (key,))
+    raise UserError(f"{key}: {why}; give an earlier one", run.path, line, col)
 
 
 def _locate(e: UserError, run: Run) -> UserError:

@@ -2,6 +2,8 @@
 line, a missing timeline, placeholders and names with the nearest valid one."""
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prefixsim.cli import cli
 from prefixsim.errors import UserError
@@ -142,6 +144,50 @@ def test_long_names_need_to_be_close_to_be_suggested():
 
     assert nearest("claude-nonesuch-9", sorted(ANTHROPIC_MIN_TOKENS)) is None
     assert nearest("frok", ["fork", "btw"]) == "fork"
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.text(min_size=1, max_size=12), others=st.lists(st.text(min_size=1, max_size=12), max_size=6))
+def test_a_name_is_never_suggested_for_itself(name, others):
+    """"no price for 'gpt-4o' (did you mean 'gpt-4o'?)": the name a user gave is no suggestion."""
+    from prefixsim.io.suggest import nearest, unknown
+
+    assert nearest(name, [name, *others]) != name
+    assert f"did you mean {name!r}?" not in unknown("model", name, [name, *others])
+
+
+def test_a_model_priced_for_another_provider_says_so_not_did_you_mean_itself():
+    import datetime as dt
+
+    from prefixsim.core.pricing import PriceBook
+
+    with pytest.raises(UserError) as e:
+        PriceBook(when=dt.date(2026, 11, 30)).rates("gpt-4o", "deepseek")
+    assert e.value.message.startswith("no price for model 'gpt-4o' from provider deepseek in genai-prices ")
+    assert e.value.message.endswith(": it prices 'gpt-4o' only from github-copilot, openai; give a price in the "
+                                    "scenario's price sheet")
+    with pytest.raises(UserError, match=r"no price for model 'GPT-4OO' \(did you mean 'gpt-4o'\?\)"):
+        PriceBook(when=dt.date(2026, 11, 30)).rates("GPT-4OO", "openai")
+
+
+def test_report_model_that_the_studies_cannot_price_is_refused_before_the_scenarios_run(tmp_path, monkeypatch,
+                                                                                        capsys):
+    import prefixsim.report.build as build
+    from prefixsim.cli import main
+
+    def never(*a, **k):
+        raise AssertionError("the scenarios ran before --model was checked")
+    monkeypatch.setattr(build, "run_files", never)
+    (tmp_path / "s.yaml").write_text("name: s\nprovider: prefix\ntokenizer: approx\nbase: {system: 10}\n"
+                                     "timeline: [request: 1]\n")
+    with pytest.raises(SystemExit) as e:
+        main(["report", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "r.html"), "--model", "gpt-4o",
+              "--price-date", "2026-11-30"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "did you mean 'gpt-4o'" not in err
+    assert err.startswith("prefixsim: --model: unknown Anthropic model 'gpt-4o' (valid: claude-")
+    assert err.endswith("; the report's break-even studies model Anthropic's rules, so name a Claude model\n")
+    assert not (tmp_path / "r.html").exists()
 
 
 def test_dated_model_ids_name_their_snapshot_day():

@@ -77,6 +77,20 @@ def test_an_unwritable_memo_folder_only_costs_the_work_again(tmp_path, monkeypat
     assert diskcache.DiskMemo("m", "stamp").get("k") is None
 
 
+def test_a_memo_kept_behind_a_symlink_stays_a_symlink(tmp_path, monkeypatch):
+    """The memo goes through the writer every output does: a symlinked memo (dotfiles) has its target
+    written, the link left in place (it was replaced by a plain file)."""
+    (tmp_path / "store").mkdir()
+    (tmp_path / "memo").mkdir()
+    os.symlink(tmp_path / "store" / "m.json", tmp_path / "memo" / "m.json")
+    monkeypatch.setenv("PREFIXSIM_CACHE_DIR", str(tmp_path / "memo"))
+    memo = diskcache.DiskMemo("m", "stamp")
+    memo.put("k", 3)
+    memo.flush()
+    assert os.path.islink(tmp_path / "memo" / "m.json")
+    assert json.loads((tmp_path / "store" / "m.json").read_text())["items"] == {"k": 3}
+
+
 def test_an_upgrade_changes_the_stamp(tmp_path, monkeypatch):
     pkg = tmp_path / "fakepkg"
     pkg.mkdir()

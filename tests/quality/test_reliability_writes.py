@@ -130,8 +130,8 @@ def test_files_of_an_earlier_run_that_this_run_does_not_write_go(tmp_path):
 # path, taken where the system cannot exchange two folders in one step).
 BETWEEN = textwrap.dedent("""
     import os, sys, time
-    import prefixsim.io.fsutil as fs
-    fs._exchange = lambda a, b: False
+    import prefixsim.io.fsops as fsops
+    fsops.exchange = lambda a, b: False
     calls = []
     def stalling(real):
         def rename(a, b, *args, **kwargs):
@@ -191,9 +191,9 @@ def test_debris_of_killed_runs_and_older_versions_is_removed(tmp_path):
 
 CONCURRENT = textwrap.dedent("""
     import sys
-    import prefixsim.io.fsutil as fs
+    import prefixsim.io.fsops as fsops
     if sys.argv[1] == "renames":
-        fs._exchange = lambda a, b: False
+        fsops.exchange = lambda a, b: False
     from prefixsim.cli import main
     for _ in range(int(sys.argv[2])):
         try:
@@ -229,7 +229,8 @@ def test_a_folder_put_in_place_between_two_renames_is_replaced_whole(tmp_path, m
 
     target = tmp_path / "keep"
     fs.replace_folder(target, {"a.csv": "old"}, "test")
-    monkeypatch.setattr(fs, "_exchange", lambda a, b: False)
+    import prefixsim.io.fsops as fsops
+    monkeypatch.setattr(fsops, "exchange", lambda a, b: False)
     real, raced = os.rename, []
 
     def racing(a, b):
