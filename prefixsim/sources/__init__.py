@@ -21,7 +21,7 @@ from prefixsim.sources.claude_code import transcript as _transcript
 from prefixsim.sources.codex import rollout as _rollout
 from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
-from prefixsim.sources.traffic import Head, Part, Traffic
+from prefixsim.sources.traffic import Head, Part, Seen, Traffic
 
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
 OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek", "cohere": "cohere"}
@@ -254,7 +254,7 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
     p = Path(path)
     fmt = _format(p, source)
     if fmt == "claude-code" and p.is_dir():
-        return list(Traffic(_parts(p, fmt, with_subagents, set()), rebase=False))
+        return list(Traffic(_parts(p, fmt, with_subagents, Seen()), rebase=False))
     if fmt == "claude-code":
         return _transcript.load(p, bool(with_subagents))
     if fmt == "codex":
@@ -290,9 +290,13 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     return sessions, logs
 
 
-def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefix: str = "") -> list[Part]:
-    """The requests at `p` whose id no earlier path had (`seen` gains this path's ids), one Part per
-    source; `prefix` qualifies their stream names."""
+def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: Seen, prefix: str = "") -> list[Part]:
+    """The requests at `p` that no earlier path had, one Part per source; `prefix` qualifies their
+    stream names. A log's request ids are its own (a log read before is named and not read again);
+    a transcript's are the provider's, so a call an earlier path had is named and left out (`seen`
+    gains this path's ids)."""
+    if fmt not in ("claude-code", "codex") and p.is_file() and not seen.first_read(p):
+        return []
     if fmt in ("anthropic", *OPENAI_FORMATS) and not _is_cassette(p) and _stream_log(p):
         # lazy: a transcript replay never loads the API-log readers
         from prefixsim.sources import anthropic_log, api_log, openai_log
@@ -301,16 +305,11 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefi
         sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text, share=False)
         line = partial(openai_log.line_record, provider=OPENAI_FORMATS[fmt]) if fmt in OPENAI_FORMATS \
             else anthropic_log.line_record
-        return [api_log.part(p, kind.request_id, line, sizer, seen).qualified(prefix)]
+        return [api_log.part(p, kind.request_id, line, sizer, kind.line_time).qualified(prefix)]
     if fmt == "codex":
         return [_codex_part(p, seen, prefix)]
     if fmt != "claude-code":   # a cassette: YAML is parsed whole anyway
-        kept = []
-        for r in _read(p, fmt):
-            if r.request_id not in seen:
-                seen.add(r.request_id)
-                kept.append(r)
-        return [Part.of(kept).qualified(prefix)]
+        return [Part.of(_read(p, fmt)).qualified(prefix)]
     subagents = p.is_dir() if with_subagents is None else with_subagents
     sessions, logs = _folder(p, subagents) if p.is_dir() else (None, [])
     parts: list[Part] = []
@@ -326,11 +325,24 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefi
     raws = _transcript.raws(p, subagents, sessions, alone)
     # Every call still shapes its stream's blocks; a request another path had is only left out.
     dropped = {r.request_id for r in raws if r.request_id in seen}
+    _name_repeats(raws, dropped)
     seen.update(r.request_id for r in raws)
     heads = [Head(r.start, r.timestamp, r.stream, r.usage.cache_write_1h > 0, False)
              for r in raws if r.request_id not in dropped]
     parts.append(Part(heads, lambda: (x for x in _transcript.calibrated(raws) if x.request_id not in dropped)))
     return parts
+
+
+def _name_repeats(raws: list, dropped: set[str]) -> None:
+    """One note per transcript of the calls an earlier path already gave (counted once)."""
+    by_file: dict[str, list[int]] = {}
+    for r in raws:
+        if r.request_id in dropped:
+            by_file.setdefault(r.path, []).append(r.line)
+    for path, lines in by_file.items():
+        n = len(lines)
+        problems.note(path, min(lines), f"{n} request{'s' if n > 1 else ''} already read from an earlier path "
+                                        "(the same requestId): counted once")
 
 
 def _codex_part(p: Path, seen: set[str], prefix: str) -> Part:
@@ -355,7 +367,7 @@ def open_many(paths: Sequence[str | Path], source: str | None = None,
     folders = {x.resolve() for x in given if x.is_dir()}
     read = [p for p in given if not (p.is_dir() and p.parent.joinpath(p.name + ".jsonl") in given)]
     parts: list[Part] = []
-    seen: set[str] = set()
+    seen = Seen()
     for p in read:
         sub = p.is_file() and p.with_suffix("").resolve() in folders
         try:
