@@ -291,10 +291,8 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
 
 
 def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: Seen, prefix: str = "") -> list[Part]:
-    """The requests at `p` that no earlier path had, one Part per source; `prefix` qualifies their
-    stream names. A log's request ids are its own (a log read before is named and not read again);
-    a transcript's are the provider's, so a call an earlier path had is named and left out (`seen`
-    gains this path's ids)."""
+    """The requests at `p` that no earlier path had (`Seen`), one Part per source; `prefix` qualifies
+    their stream names."""
     if fmt not in ("claude-code", "codex") and p.is_file() and not seen.first_read(p):
         return []
     if fmt in ("anthropic", *OPENAI_FORMATS) and not _is_cassette(p) and _stream_log(p):
@@ -324,25 +322,11 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: Seen, prefix: s
         alone += f"{_transcript.session_key(p, *sessions[0])}/"
     raws = _transcript.raws(p, subagents, sessions, alone)
     # Every call still shapes its stream's blocks; a request another path had is only left out.
-    dropped = {r.request_id for r in raws if r.request_id in seen}
-    _name_repeats(raws, dropped)
-    seen.update(r.request_id for r in raws)
+    dropped = seen.repeats(raws)
     heads = [Head(r.start, r.timestamp, r.stream, r.usage.cache_write_1h > 0, False)
              for r in raws if r.request_id not in dropped]
     parts.append(Part(heads, lambda: (x for x in _transcript.calibrated(raws) if x.request_id not in dropped)))
     return parts
-
-
-def _name_repeats(raws: list, dropped: set[str]) -> None:
-    """One note per transcript of the calls an earlier path already gave (counted once)."""
-    by_file: dict[str, list[int]] = {}
-    for r in raws:
-        if r.request_id in dropped:
-            by_file.setdefault(r.path, []).append(r.line)
-    for path, lines in by_file.items():
-        n = len(lines)
-        problems.note(path, min(lines), f"{n} request{'s' if n > 1 else ''} already read from an earlier path "
-                                        "(the same requestId): counted once")
 
 
 def _codex_part(p: Path, seen: set[str], prefix: str) -> Part:

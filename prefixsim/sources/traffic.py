@@ -82,6 +82,21 @@ class Seen(set):
         self.files[key] = str(p)
         return True
 
+    def repeats(self, raws: list) -> set[str]:
+        """The ids of transcript calls (`Raw`s) an earlier path gave, each transcript's named in one
+        note (counted once); the set gains the others."""
+        dropped = {r.request_id for r in raws if r.request_id in self}
+        by_file: dict[str, list[int]] = {}
+        for r in raws:
+            if r.request_id in dropped:
+                by_file.setdefault(r.path, []).append(r.line)
+        for path, lines in by_file.items():
+            n = len(lines)
+            problems.note(path, min(lines), f"{n} request{'s' if n > 1 else ''} already read from an earlier path "
+                                            "(the same requestId): counted once")
+        self.update(r.request_id for r in raws)
+        return dropped
+
 
 class Traffic:
     """The parts merged by time (ties keep path order, as a stable sort of their concatenation
