@@ -125,3 +125,55 @@ def session(requests: int) -> list[str]:
                                                                "signature": "d"}, {"type": "text", "text": "Done."}]})
             messages.append({"role": "user", "content": f"Next step {i}."})
     return out
+
+
+def timed_logs(folder) -> dict[str, list[str]]:
+    """A folder of shipped cassettes as the JSONL logs a proxy would have written of them, one per
+    format: a line per call, {timestamp, uri, method, request, response}, the cassettes one after
+    another in name order; calls 7 s apart, each pair sharing one timestamp (ties the order of the
+    lines must not decide)."""
+    from pathlib import Path
+
+    from prefixsim.sources import detect
+    from prefixsim.sources.cassette import interactions, load_document, request_of
+
+    logs: dict[str, list[str]] = {}
+    for cassette in sorted(Path(folder).glob("*.yaml")):
+        out = logs.setdefault(detect(cassette), [])
+        for inter in interactions(load_document(cassette), cassette):
+            body, resp, uri, method = request_of(inter)
+            if not isinstance(body, dict) or "count_tokens" in uri:
+                continue
+            k = len(out) // 2 * 7
+            out.append(json.dumps({"timestamp": f"2026-11-01T10:{k // 60:02d}:{k % 60:02d}Z", "uri": uri,
+                                   "method": method, "request": body, "response": resp}) + "\n")
+    return logs
+
+
+def exact_log(turns: int, ids: bool = True) -> list[str]:
+    """One conversation's Anthropic log whose usage is what the cache rules give (each request reads
+    the previous prompt and writes its growth, 3 tokens close each prompt), at sizes cl100k does not
+    count (Claude's tokenizer is not public): replayed in time order every read is exact. A line
+    every 5 s; `ids`: each line carries `req_K`."""
+    import random
+
+    rng = random.Random(1)
+    system = [{"type": "text", "text": "You are a careful agent. " * 300, "cache_control": {"type": "ephemeral"}}]
+    messages: list[dict] = []
+    out: list[str] = []
+    total = read = 2100
+    for k in range(turns):
+        for role in ("user", "assistant"):
+            text = " ".join(f"w{rng.randrange(10**6)}" for _ in range(rng.randrange(150, 400)))
+            messages.append({"role": role, "content": [{"type": "text", "text": text}]})
+            total += int(len(text.split()) * 2.3)
+        sent = _mark(messages[:-1])
+        prompt = total - int(len(messages[-1]["content"][0]["text"].split()) * 2.3)
+        usage = {"input_tokens": 3, "cache_read_input_tokens": read if k else 0,
+                 "cache_creation_input_tokens": prompt - (read if k else 0), "output_tokens": 50}
+        read = prompt
+        entry = {"timestamp": f"2026-11-01T10:{k * 5 // 60:02d}:{k * 5 % 60:02d}Z",
+                 "request": {"model": "claude-sonnet-4-5", "max_tokens": 100, "system": system, "messages": sent},
+                 "usage": usage}
+        out.append(json.dumps({"id": f"req_{k}", **entry} if ids else entry) + "\n")
+    return out

@@ -53,6 +53,7 @@ def read_traffic(paths, source: str | None, strict: bool, partial: bool):
         warn_problems(found, [])
         raise failed[0]
     warn_problems(found, failed)
+    traffic.skipped = tuple(found.skipped)
     if failed and not partial:
         raise failure(failed, paths)
     if not len(traffic):

@@ -114,17 +114,18 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
         click.echo(f"wrote {n:,} requests to {export_path} (Mooncake trace)", err=True)
     variant = WhatIf(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
     base, what_if = replay_traffic(traffic, variant, top, workers, executor, scheduler)
-    _print(base, what_if, fmt)
+    _print(base, what_if, fmt, traffic.skipped)
     if failed:
         raise failure(failed, paths)
 
 
-def _print(base, what_if, fmt: str) -> None:
-    """The replay on stdout in `fmt`; each format's module loads only when it is printed."""
+def _print(base, what_if, fmt: str, skipped=()) -> None:
+    """The replay on stdout in `fmt`; each format's module loads only when it is printed. The JSON
+    document names the skipped lines too (stderr names them for every format)."""
     if fmt == "json":
         from prefixsim.replay.output import json_chunks  # lazy: text and CSV replays never load the JSON module
 
-        for chunk in json_chunks(base, what_if):
+        for chunk in json_chunks(base, what_if, skipped):
             click.echo(chunk, nl=False)
     else:
         from prefixsim.report.replay import csv_text, table_text

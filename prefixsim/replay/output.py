@@ -5,7 +5,7 @@ figures these only serialise (money rounded to 6 places, rates to 6)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from prefixsim.replay.audit_causes import audit_losses
 
 if TYPE_CHECKING:
     from prefixsim.model import Usage
+    from prefixsim.sources.problems import Problem
     from prefixsim.replay.run import Comparison, ReplayResult, ReplayRow
 
 
@@ -53,14 +54,20 @@ def row_json(r: ReplayRow) -> dict:
     return doc
 
 
-def to_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
-    """The `--format json` document: {"requests": [...], "summary": {...}} (+ "what_if" for a variant)."""
-    doc = summary_json(result, what_if)
+def to_json(result: ReplayResult, what_if: Comparison | None = None, skipped: Sequence[Problem] = ()) -> dict:
+    """The `--format json` document: {"requests": [...], "summary": {...}} (+ "what_if" for a variant,
+    + "skipped": the lines its reading skipped, each with its reason, when there are any)."""
+    doc = summary_json(result, what_if, skipped)
     return {"requests": [row_json(r) for r in result.rows], **doc}
 
 
-def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dict:
-    """The `--format json` document without its "requests": {"summary": {...}} (+ "what_if")."""
+def skipped_json(skipped: Sequence[Problem]) -> list[dict]:
+    """Each skipped line (a request not replayed, or a line that held none) with where it is and why."""
+    return [{"path": p.path, "line": p.line, "reason": p.message.removeprefix("skipped: ")} for p in skipped]
+
+
+def summary_json(result: ReplayResult, what_if: Comparison | None = None, skipped: Sequence[Problem] = ()) -> dict:
+    """The `--format json` document without its "requests": {"summary": {...}} (+ "what_if", "skipped")."""
     s = result.summary
     summary = {
         "requests": s.requests, "observed_requests": s.observed_requests,
@@ -115,6 +122,8 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dic
                          "rebuilds_what_if": d.rebuilds_variant} for d in (*what_if.streams, what_if.total)],
             "summary": summary_json(what_if.variant)["summary"],
         }
+    if skipped:
+        doc["skipped"] = skipped_json(skipped)
     return doc
 
 
@@ -122,12 +131,13 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None) -> dic
 JSON_CHUNK = 1 << 16
 
 
-def json_chunks(base: ReplayResult, what_if: Comparison | None = None) -> Iterator[str]:
+def json_chunks(base: ReplayResult, what_if: Comparison | None = None,
+                skipped: Sequence[Problem] = ()) -> Iterator[str]:
     """The `--format json` document (`to_json`) as text, in pieces of about JSON_CHUNK characters:
     one request per line, each encoded by json's C encoder as it is reached, so neither the whole
     document nor its text is ever held (json.dumps with indent= is the pure-Python encoder). The
     summary and what-if parts, small, are indented as json.dumps(indent=2) would: the document
-    parses to exactly `to_json(base, what_if)`."""
+    parses to exactly `to_json(base, what_if, skipped)`."""
     row = json.JSONEncoder(ensure_ascii=False).encode
     parts: list[str] = ['{\n  "requests": [']
     size = 0
@@ -139,6 +149,6 @@ def json_chunks(base: ReplayResult, what_if: Comparison | None = None) -> Iterat
             yield "".join(parts)
             parts, size = [], 0
     parts.append("\n  ]," if base.rows else "],")
-    rest = json.dumps(summary_json(base, what_if), indent=2, ensure_ascii=False)
+    rest = json.dumps(summary_json(base, what_if, skipped), indent=2, ensure_ascii=False)
     parts.append(rest[1:] + "\n")   # its keys, at the document's first level
     yield "".join(parts)

@@ -150,10 +150,12 @@ def _outside(result: ReplayResult) -> list[str]:
 def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[str]:
     s, out = result.summary, []
     ranged = [r for r in result.rows if not r.audit]   # audited rows have no prediction at either end
-    if ranged and ranged[0].predicted_optimistic is not None:
-        opt = [r.predicted_optimistic for r in ranged]
+    if any(r.predicted_optimistic is not None for r in ranged):
+        # a request whose provider's retention is no range counts with its one figure (as in the JSON)
+        opt = [r.predicted if r.predicted_optimistic is None else r.predicted_optimistic for r in ranged]
         prompt = sum(u.prompt_tokens for u in opt)
-        cost = sum((r.cost_predicted_optimistic for r in ranged), Decimal(0))
+        cost = sum((r.cost_predicted if r.cost_predicted_optimistic is None else r.cost_predicted_optimistic
+                    for r in ranged), Decimal(0))
         out.append(f"\nRetention is a documented range: the predicted figures above are its pessimistic end; "
                    f"at its optimistic end read share {_pct(sum(u.cache_read for u in opt) / prompt if prompt else None)}, "
                    f"cost {_usd(cost)}.\n")

@@ -21,7 +21,7 @@ from prefixsim.sources.claude_code import transcript as _transcript
 from prefixsim.sources.codex import rollout as _rollout
 from prefixsim.sources.files import open_regular
 from prefixsim.sources.record import Record
-from prefixsim.sources.traffic import Head, Part, Traffic
+from prefixsim.sources.traffic import Head, Part, Seen, Traffic
 
 #: Formats read by the OpenAI-format reader (Chat Completions / Responses), and the provider each forces.
 OPENAI_FORMATS = {"openai": None, "deepseek": "deepseek", "cohere": "cohere"}
@@ -275,7 +275,7 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
     p = Path(path)
     fmt = _format(p, source)
     if fmt == "claude-code" and p.is_dir():
-        return list(Traffic(_parts(p, fmt, with_subagents, set()), rebase=False))
+        return list(Traffic(_parts(p, fmt, with_subagents, Seen()), rebase=False))
     if fmt == "claude-code":
         return _transcript.load(p, bool(with_subagents))
     if fmt == "codex":
@@ -311,9 +311,11 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     return sessions, logs
 
 
-def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefix: str = "") -> list[Part]:
-    """The requests at `p` whose id no earlier path had (`seen` gains this path's ids), one Part per
-    source; `prefix` qualifies their stream names."""
+def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: Seen, prefix: str = "") -> list[Part]:
+    """The requests at `p` that no earlier path had (`Seen`), one Part per source; `prefix` qualifies
+    their stream names."""
+    if fmt not in ("claude-code", "codex") and p.is_file() and not seen.first_read(p):
+        return []
     if fmt in ("anthropic", *OPENAI_FORMATS) and not _is_cassette(p) and _stream_log(p):
         # lazy: a transcript replay never loads the API-log readers
         from prefixsim.sources import anthropic_log, api_log, openai_log
@@ -322,16 +324,11 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefi
         sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text, share=False)
         line = partial(openai_log.line_record, provider=OPENAI_FORMATS[fmt]) if fmt in OPENAI_FORMATS \
             else anthropic_log.line_record
-        return [api_log.part(p, kind.request_id, line, sizer, seen).qualified(prefix)]
+        return [api_log.part(p, kind.request_id, line, sizer, kind.line_time).qualified(prefix)]
     if fmt == "codex":
         return [_codex_part(p, seen, prefix)]
     if fmt != "claude-code":   # a cassette: YAML is parsed whole anyway
-        kept = []
-        for r in _read(p, fmt):
-            if r.request_id not in seen:
-                seen.add(r.request_id)
-                kept.append(r)
-        return [Part.of(kept).qualified(prefix)]
+        return [Part.of(_read(p, fmt)).qualified(prefix)]
     subagents = p.is_dir() if with_subagents is None else with_subagents
     sessions, logs = _folder(p, subagents) if p.is_dir() else (None, [])
     parts: list[Part] = []
@@ -346,8 +343,7 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: set[str], prefi
         alone += f"{_transcript.session_key(p, *sessions[0])}/"
     raws = _transcript.raws(p, subagents, sessions, alone)
     # Every call still shapes its stream's blocks; a request another path had is only left out.
-    dropped = {r.request_id for r in raws if r.request_id in seen}
-    seen.update(r.request_id for r in raws)
+    dropped = seen.repeats(raws)
     heads = [Head(r.start, r.timestamp, r.stream, r.usage.cache_write_1h > 0, False)
              for r in raws if r.request_id not in dropped]
     parts.append(Part(heads, lambda: (x for x in _transcript.calibrated(raws) if x.request_id not in dropped)))
@@ -376,7 +372,7 @@ def open_many(paths: Sequence[str | Path], source: str | None = None,
     folders = {x.resolve() for x in given if x.is_dir()}
     read = [p for p in given if not (p.is_dir() and p.parent.joinpath(p.name + ".jsonl") in given)]
     parts: list[Part] = []
-    seen: set[str] = set()
+    seen = Seen()
     for p in read:
         sub = p.is_file() and p.with_suffix("").resolve() in folders
         try:

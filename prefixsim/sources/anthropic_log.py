@@ -26,9 +26,10 @@ from prefixsim.sources.cassette import back_to_back, decode_body, note_back_to_b
 from prefixsim.sources.cloud import cloud_endpoint, cloud_model, with_url_model
 from prefixsim.sources.files import check_regular
 from prefixsim.sources.problems import guarded
-from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, checked_usage, request_key, token_count
+from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, first_given, request_key
 from prefixsim.sources.scan import scan
 from prefixsim.sources.server_tools import server_breakpoint, server_iterations  # noqa: F401  (server_iterations: tests)
+from prefixsim.sources.usage import messages_usage, summed
 from prefixsim.wire.anthropic import History, render_anthropic
 
 #: Seconds between consecutive requests of a log without timestamps (well inside any TTL).
@@ -59,7 +60,7 @@ def split_entry(obj: Any) -> tuple[dict | None, dict | None, str | None]:
     """(request body, usage, timestamp) of one log entry in any of the accepted shapes."""
     if not isinstance(obj, dict):
         return None, None, None
-    stamp = obj.get("timestamp") or obj.get("time")
+    stamp = first_given(obj.get("timestamp"), obj.get("time"))
     if is_body(obj):
         return obj, obj.get("usage") if isinstance(obj.get("usage"), dict) else None, stamp
     url = _url_of(obj)
@@ -91,28 +92,15 @@ def response_content(obj: Any) -> list | None:
 
 
 def observed_usage(u: dict | None) -> Usage | None:
-    """The response's usage as token classes; None without one (UserError: a field is not a count).
-    A usage that lists its sampling `iterations` (threshold compaction: a `compaction` iteration the
-    top-level counts leave out, then the `message` one) is their sum: every iteration was billed."""
+    """The response's usage as token classes (`usage.messages_usage`); None without one. A usage that
+    lists its sampling `iterations` (threshold compaction: a `compaction` iteration the top-level
+    counts leave out, then the `message` one) is their sum: every iteration was billed."""
     if not isinstance(u, dict) or "input_tokens" not in u:
         return None
     its = u.get("iterations")
     if isinstance(its, list) and its and all(isinstance(i, dict) and "input_tokens" in i for i in its):
-        parts = [_one_usage(i) for i in its]
-        return checked_usage(Usage(*(sum(getattr(x, k) for x in parts) for k in (
-            "input_tokens", "cache_write_5m", "cache_write_1h", "cache_read", "output_tokens"))))
-    return _one_usage(u)
-
-
-def _one_usage(u: dict) -> Usage:
-    created = token_count(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
-    detail = u.get("cache_creation")
-    w1h = token_count(detail.get("ephemeral_1h_input_tokens"), "cache_creation.ephemeral_1h_input_tokens") \
-        if isinstance(detail, dict) else 0
-    return checked_usage(Usage(input_tokens=token_count(u.get("input_tokens"), "input_tokens"),
-                               cache_write_5m=created - w1h, cache_write_1h=w1h,
-                               cache_read=token_count(u.get("cache_read_input_tokens"), "cache_read_input_tokens"),
-                               output_tokens=token_count(u.get("output_tokens"), "output_tokens")))
+        return summed([messages_usage(i) for i in its])
+    return messages_usage(u)
 
 
 class Sizer:
@@ -242,7 +230,7 @@ def _record(body: dict, usage: dict | None, stamp: str | None, index: int, path:
         request, *later = sized_many([request, *later], sizer, obs.prompt_tokens if obs else None)
     else:
         request = sized_with_end(request, sizer, obs)
-    t = _seconds(stamp, path, line) if stamp else at if at is not None else index * DEFAULT_SPACING
+    t = _seconds(stamp, path, line) if stamp is not None else at if at is not None else index * DEFAULT_SPACING
     meta = body.get("metadata")
     stream = (request_key(meta.get("user_id"), "metadata.user_id") if isinstance(meta, dict) else None) or "main"
     rid = rid or generated_id(path, index)
@@ -317,7 +305,15 @@ def request_id(obj: Any) -> str | None:
         typ = obj.get("type") if isinstance(obj, dict) else None
         kind = f" (type {shown(typ)})" if typ else ""
         raise UserError(f"not an Anthropic Messages request{kind}; needs 'model' and 'messages'")
-    return request_key(obj.get("id") or obj.get("request_id"))
+    return request_key(first_given(obj.get("id"), obj.get("request_id")))
+
+
+def line_time(obj: Any) -> float | None:
+    """A request line's time as `_record` reads it (None: the line has none; its place in the log is
+    its time). UserError: the line is no request (`timeorder.LineTime`)."""
+    request_id(obj)
+    stamp = split_entry(obj)[2]
+    return None if stamp is None else _seconds(stamp, "", 0)
 
 
 def line_record(obj: Any, rid: str | None, index: int, path: str, line: int, sizer: Sizer,
@@ -332,7 +328,7 @@ def line_record(obj: Any, rid: str | None, index: int, path: str, line: int, siz
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
     """A JSONL log: one request per line (a body, or {request, response|usage, timestamp}), in file
     order. A line that is no request, or whose body, usage or timestamp cannot be used, is skipped and named."""
-    return [rec for _, rec in scan(path, request_id, line_record, sizer)]
+    return [rec for _, rec in scan(path, request_id, line_record, sizer, line_time)]
 
 
 def load_cassette(path: Path, sizer: Sizer) -> list[Record]:

@@ -16,6 +16,7 @@ from prefixsim.sources.anthropic_log import Sizer
 from prefixsim.sources.linejson import LineParser
 from prefixsim.sources.record import Record
 from prefixsim.sources.scan import LineRecord, RequestId, scan
+from prefixsim.sources.timeorder import LineTime
 from prefixsim.sources.traffic import Head, Part
 from prefixsim.wire.anthropic import History
 
@@ -30,15 +31,12 @@ class LogEntry:
     index: int       # among the log's usable requests, in file order (labels, default spacing)
 
 
-def part(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Sizer, seen: set[str]) -> Part:
-    """The log's requests whose id no earlier path had (`seen` gains this log's ids), walked by
-    re-reading their lines. The sizer keeps its counts across walks, so each distinct block is
-    tokenized once."""
+def part(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Sizer, when: LineTime) -> Part:
+    """The log's requests, walked by re-reading their lines in time order (`when`: a line's time).
+    The sizer keeps its counts across walks, so each distinct block is tokenized once."""
     kept: list[tuple[LogEntry, Head]] = []
-    for i, (offset, rec) in enumerate(scan(path, request_id, line_record, sizer)):
-        if rec.request_id not in seen:
-            seen.add(rec.request_id)
-            kept.append((LogEntry(rec.call.t, offset, rec.line, i), Head.of(rec)))
+    for i, (offset, rec) in enumerate(scan(path, request_id, line_record, sizer, when)):
+        kept.append((LogEntry(rec.call.t, offset, rec.line, i), Head.of(rec)))
     kept.sort(key=lambda x: x[0].t)   # stable: equal times keep file order
     entries = [e for e, _ in kept]
 

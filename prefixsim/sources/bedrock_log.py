@@ -29,8 +29,9 @@ from prefixsim.sources.anthropic_log import (DEFAULT_SPACING, DEFAULT_TTFT, Size
                                              generated_id, sized_with_end)
 from prefixsim.sources.cassette import _bytes, back_to_back, decode_body, interactions, load_document, note_back_to_back
 from prefixsim.sources.eventstream import assemble, converse_events, events, is_eventstream
-from prefixsim.sources.record import Record, check_model, checked_usage, request_key, token_count
+from prefixsim.sources.record import Record, check_model, checked_usage, first_given, request_key, token_count
 from prefixsim.sources.scan import LineChecks, scan
+from prefixsim.sources.usage import cache_writes
 from prefixsim.wire.anthropic import History
 from prefixsim.wire.bedrock import ignored_checkpoints, render_converse
 
@@ -59,7 +60,7 @@ def split_line(obj: Any) -> tuple[dict | None, str | None, Any, Any]:
     """(request body, model id, response, timestamp) of a log line; body None: no Converse call."""
     if not isinstance(obj, dict):
         return None, None, None, None
-    stamp = obj.get("timestamp") or obj.get("time")
+    stamp = first_given(obj.get("timestamp"), obj.get("time"))
     model = converse_model(_url(obj))
     if model is None and isinstance(obj.get("modelId"), str) and _is_body(obj):   # boto3's arguments
         return obj, obj["modelId"], obj.get("response"), stamp
@@ -102,15 +103,15 @@ def observed_usage(u: Any) -> Usage | None:
     writes by TTL, and a log without it counts every write as 5m (UserError: a field is not a count)."""
     if not isinstance(u, dict) or "inputTokens" not in u:
         return None
-    written = token_count(u.get("cacheWriteInputTokens"), "cacheWriteInputTokens")
-    w1h = 0
+    by_ttl: dict[str, int] = {}
     for i, d in enumerate(u.get("cacheDetails") or []):
-        if isinstance(d, dict) and d.get("ttl") == "1h":
-            w1h += token_count(d.get("inputTokens"), f"cacheDetails[{i}].inputTokens")
-    if w1h > written:
-        raise UserError(f"usage: cacheDetails name {w1h} 1h tokens, more than cacheWriteInputTokens {written}")
+        if isinstance(d, dict) and d.get("ttl") in ("5m", "1h"):
+            n = token_count(d.get("inputTokens"), f"cacheDetails[{i}].inputTokens")
+            by_ttl[d["ttl"]] = by_ttl.get(d["ttl"], 0) + n
+    w5m, w1h = cache_writes(u.get("cacheWriteInputTokens"), by_ttl.get("5m"), by_ttl.get("1h"),
+                            ("cacheWriteInputTokens", "cacheDetails 5m inputTokens", "cacheDetails 1h inputTokens"))
     return checked_usage(Usage(input_tokens=token_count(u.get("inputTokens"), "inputTokens"),
-                               cache_write_5m=written - w1h, cache_write_1h=w1h,
+                               cache_write_5m=w5m, cache_write_1h=w1h,
                                cache_read=token_count(u.get("cacheReadInputTokens"), "cacheReadInputTokens"),
                                output_tokens=token_count(u.get("outputTokens"), "outputTokens")))
 
@@ -129,7 +130,7 @@ def _record(body: dict, model: str, resp: Any, stamp: Any, index: int, path: str
     r = response_of(resp)
     obs = observed_usage(r.get("usage") if isinstance(r, dict) else None)
     request = sized_with_end(request, sizer, obs, "end of the prompt after the last checkpoint")
-    t = _seconds(stamp, path, line) if stamp else at if at is not None else index * DEFAULT_SPACING
+    t = _seconds(stamp, path, line) if stamp is not None else at if at is not None else index * DEFAULT_SPACING
     rid = rid or generated_id(path, index)
     call = Call(t=t, request=request, stream="main", label=rid, output_tokens=obs.output_tokens if obs else 0,
                 ttft=DEFAULT_TTFT)
@@ -222,7 +223,15 @@ def request_id(obj: Any) -> str | None:
                         "'messages' (or boto3's modelId and messages)")
     resp = obj.get("response") if isinstance(obj.get("response"), dict) else {}
     meta = resp.get("ResponseMetadata") if isinstance(resp.get("ResponseMetadata"), dict) else {}
-    return request_key(obj.get("id") or obj.get("request_id") or meta.get("RequestId"))
+    return request_key(first_given(obj.get("id"), obj.get("request_id"), meta.get("RequestId")))
+
+
+def line_time(obj: Any) -> float | None:
+    """A request line's time as `_record` reads it (None: the line has none; its place in the log is
+    its time). UserError: the line is no request (`timeorder.LineTime`)."""
+    request_id(obj)
+    stamp = split_line(obj)[3]
+    return None if stamp is None else _seconds(stamp, "", 0)
 
 
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
@@ -238,6 +247,6 @@ def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
         notes.add(model, body)
         return rec
 
-    out = [rec for _, rec in scan(path, request_id, line_record, sizer)]
+    out = [rec for _, rec in scan(path, request_id, line_record, sizer, line_time)]
     notes.finish()
     return out

@@ -28,9 +28,9 @@ from typing import Any
 from prefixsim.errors import UserError, shown
 from prefixsim.sources import problems
 from prefixsim.sources.files import check_regular, open_regular
-from prefixsim.sources.genai import Seen, count, iso_seconds, record, usage_of
+from prefixsim.sources.genai import Seen, count, in_time_order, iso_seconds, record, usage_of
 from prefixsim.sources.jsonl import iter_jsonl
-from prefixsim.sources.record import Record
+from prefixsim.sources.record import Record, first_given
 
 #: LiteLLM call types that are a model call with a prompt (embeddings, images, audio are not).
 _LITELLM_CALLS = frozenset({"completion", "acompletion", "text_completion", "atext_completion", "anthropic_messages",
@@ -122,7 +122,7 @@ def litellm_seen(obj: object) -> Seen | None:
     model = p.get("model")
     if not isinstance(model, str):
         raise UserError(f"model is not text: {shown(model)}")
-    rid = str(p.get("id") or p.get("litellm_call_id") or "")
+    rid = str(first_given(p.get("id"), p.get("litellm_call_id")) or "")
     if not rid:
         raise UserError("the payload has no id")
     stream = str(p.get("trace_id") or meta.get("session_id") or p.get("end_user") or "main")
@@ -156,7 +156,7 @@ def langfuse_seen(obj: object) -> Seen | None:
     msgs = inp if isinstance(inp, list) and inp and all(isinstance(m, dict) and "role" in m for m in inp) else None
     params = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     provider = str(params.get("ls_provider") or params.get("provider") or "")
-    rid = str(obj.get("id") or "")
+    rid = str(first_given(obj.get("id")) or "")
     if not rid:
         raise UserError("the observation has no id")
     return Seen(rid, str(obj.get("sessionId") or obj.get("traceId") or "main"), model, provider,
@@ -167,22 +167,20 @@ def load(path: Path, fmt: str, sizer: Any) -> list[Record]:
     """Every model call of a LiteLLM or Langfuse export, in time order; a bad line is skipped and named."""
     where = str(path)
     read = litellm_seen if fmt == "litellm" else langfuse_seen
+    calls = []
+    for n, label, obj in _lines(path):
+        s = problems.guarded(where, n, read, obj, where=label)
+        if s is not None:
+            calls.append((s, n, label))
     out: list[Record] = []
     seen: set[str] = set()
-    for n, label, obj in _lines(path):
-        got = problems.guarded(where, n, _one, read, obj, where, n or 0, len(out), sizer, where=label)
-        if got is None:
+    for s, n, label in in_time_order(calls):
+        if s.rid in seen:
+            problems.note(where, n, f"{label + ': ' if label else ''}call {s.rid} is logged again; "
+                                    "the earliest is kept")
             continue
-        if got.request_id in seen:
-            problems.note(where, n, f"{label + ': ' if label else ''}call {got.request_id} is logged again; "
-                                    "the first is kept")
-            continue
-        seen.add(got.request_id)
-        out.append(got)
-    out.sort(key=lambda r: r.call.t)
+        got = problems.guarded(where, n, record, s, where, n or 0, len(out), sizer, where=label)
+        if got is not None:
+            seen.add(s.rid)   # a copy that cannot be used leaves the next one usable
+            out.append(got)
     return out
-
-
-def _one(read, obj, where, line, index, sizer) -> Record | None:
-    s = read(obj)
-    return None if s is None else record(s, where, line, index, sizer)

@@ -33,9 +33,9 @@ from prefixsim.sources import problems
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
 from prefixsim.sources.cassette import back_to_back, note_back_to_back, interactions, load_document, request_of, requests_in
 from prefixsim.sources.gemini_wire import GeminiExchange, _ttl, is_call, kind, looks_gemini, observed_usage, split, streamed
-from prefixsim.sources.jsonl import iter_jsonl
+from prefixsim.sources.timeorder import ordered_lines
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _sizes
-from prefixsim.sources.record import Record, check_model, request_key, token_count
+from prefixsim.sources.record import Record, check_model, first_given, request_key, token_count
 from prefixsim.sources.scan import LineChecks
 from prefixsim.wire import gemini as G
 from prefixsim.wire.anthropic import dumps
@@ -85,7 +85,7 @@ class Reader:
         self.interaction = 0
 
     def _time(self, ex: GeminiExchange, line: int) -> float:
-        if ex.stamp:
+        if ex.stamp is not None:
             return _seconds(ex.stamp, self.path, line)
         if self.offsets is not None:
             return self.offsets[self.interaction]
@@ -207,15 +207,25 @@ class Reader:
 
 
 def request_id(obj: dict, ex: GeminiExchange) -> str | None:
-    rid = obj.get("id") or obj.get("request_id")
+    rid = first_given(obj.get("id"), obj.get("request_id"))
     if rid is None:
         rid = G.field(ex.response, "responseId")
     return request_key(rid)
 
 
+def line_time(obj: Any) -> float | None:
+    """A call line's time as `Reader.event` reads it (None: the line has none; its place in the log is
+    its time). UserError: the line is no Gemini call (`timeorder.LineTime`)."""
+    ex = split(obj)
+    if ex is None or not looks_gemini(obj):
+        raise UserError("not a Gemini call")
+    return None if ex.stamp is None else _seconds(ex.stamp, "", 0)
+
+
 def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
-    """One call per line, in file order; a line that is no Gemini call, or whose body, usage or time
-    cannot be used, is skipped and named."""
+    """One call per line, in time order (`timeorder`: the caches and the counts the reader anchors
+    follow the replay's order, not the file's); a line that is no Gemini call, or whose body, usage
+    or time cannot be used, is skipped and named."""
     reader = Reader(str(path), sizer)
     checks = LineChecks(path)
 
@@ -228,11 +238,14 @@ def load_jsonl(path: Path, sizer: Sizer) -> list[Record]:
             return None
         return reader.event(ex, rid, n)
 
-    for n, obj in iter_jsonl(path):
+    times: list[tuple[int, float]] = []
+    for n, _, obj in ordered_lines(path, line_time):
         rec = problems.guarded(str(path), n, one, obj, n)
         if rec is not None:
-            checks.time(rec.call.t, n)
+            times.append((n, rec.call.t))
             checks.usage(rec.observed, n)
+    for n, t in sorted(times):   # out of order is said of the file as written
+        checks.time(t, n)
     checks.finish()
     return reader.records()
 

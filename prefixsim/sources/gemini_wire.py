@@ -13,7 +13,7 @@ from prefixsim.errors import UserError, shown
 from prefixsim.model import Usage
 from prefixsim.sources.cassette import _bytes, _events, _unpacked
 from prefixsim.sources.openai_log import _body_of as decoded
-from prefixsim.sources.record import checked_usage, token_count
+from prefixsim.sources.record import checked_usage, first_given, token_count
 from prefixsim.wire import gemini as G
 
 _USAGE_KEYS = ("promptTokenCount", "prompt_token_count", "cachedContentTokenCount", "cached_content_token_count",
@@ -48,7 +48,7 @@ def split(obj: Any) -> GeminiExchange | None:
         return None
     uri = obj.get("uri") or obj.get("url") or ""
     method = obj.get("method") or ""
-    return GeminiExchange(body, resp if isinstance(resp, dict) else None, obj.get("timestamp") or obj.get("time"),
+    return GeminiExchange(body, resp if isinstance(resp, dict) else None, first_given(obj.get("timestamp"), obj.get("time")),
                     uri if isinstance(uri, str) else "", method if isinstance(method, str) else "")
 
 

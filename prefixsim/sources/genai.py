@@ -154,6 +154,13 @@ def text_of(content: object) -> str | list | None:
     return None if content is None else json.dumps(content, ensure_ascii=False, sort_keys=True)
 
 
+def in_time_order(calls: list[tuple[Seen, Any, Any]]) -> list[tuple[Seen, Any, Any]]:
+    """(call, line, label) in the order they are sized and replayed: by time, ties by id, then by what
+    was recorded, never by the export's order (its recorded prompts are sized as they come, and a
+    call recorded twice keeps its earliest copy: docs/rules.md#request-logs-line-order-ids-and-skipped-requests)."""
+    return sorted(calls, key=lambda c: (c[0].t, c[0].rid, repr(c[0])))
+
+
 def record(seen: Seen, path: str, line: int, index: int, sizer: Any) -> Record:
     """The Record of one recorded call (UserError: its values cannot be used, the line is skipped)."""
     request_key(seen.rid)

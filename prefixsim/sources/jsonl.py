@@ -32,6 +32,14 @@ def iter_jsonl_at(path: Path, loads: Callable[[str], Any] = json.loads) -> Itera
     """(line number, byte offset of the line, parsed value): the offset lets a reader drop what it
     parsed and read the line again when it needs it (`read_at`). `loads` parses a line's text (a
     `linejson.LineParser` shares with the previous line what it repeats)."""
+    for n, at, raw in lines_at(path):
+        obj = parsed(path, n, raw, loads)
+        if obj is not UNREAD:
+            yield n, at, obj
+
+
+def lines_at(path: Path) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, byte offset, bytes) of each line that is not blank."""
     try:
         size = path.stat().st_size
     except OSError:   # open_regular names what is wrong with the path
@@ -40,16 +48,26 @@ def iter_jsonl_at(path: Path, loads: Callable[[str], Any] = json.loads) -> Itera
         offset = 0
         for n, raw in enumerate(fh, start=1):
             at, offset = offset, offset + len(raw)
-            if not raw or raw.isspace():   # raw.strip() would copy every line
-                continue
-            try:
-                yield n, at, loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as e:
-                problems.skip(str(path), n, f"not UTF-8 text (byte {e.start} of the line)")
-            except json.JSONDecodeError as e:
-                if not raw.endswith(b"\n") and fh.read(1) == b"":
-                    problems.skip(str(path), n, f"truncated last line (cut mid-write? {e.msg}: column {e.colno})")
-                else:
-                    problems.skip(str(path), n, f"not valid JSON ({e.msg}: column {e.colno})")
-            except problems.LINE_ERRORS as e:   # deep nesting (RecursionError), a 5,000-digit integer
-                problems.skip(str(path), n, problems.unusable(e))
+            if raw and not raw.isspace():   # raw.strip() would copy every line
+                yield n, at, raw
+
+
+#: What `parsed` gives for a line it named as unreadable.
+UNREAD = object()
+
+
+def parsed(path: Path, n: int, raw: bytes, loads: Callable[[str], Any] = json.loads) -> Any:
+    """The value of line `n` (its bytes `raw`), or UNREAD once the line is named as skipped. Only the
+    last line of a file can lack its newline: one that does not parse was cut mid-write."""
+    try:
+        return loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        problems.skip(str(path), n, f"not UTF-8 text (byte {e.start} of the line)")
+    except json.JSONDecodeError as e:
+        if not raw.endswith(b"\n"):
+            problems.skip(str(path), n, f"truncated last line (cut mid-write? {e.msg}: column {e.colno})")
+        else:
+            problems.skip(str(path), n, f"not valid JSON ({e.msg}: column {e.colno})")
+    except problems.LINE_ERRORS as e:   # deep nesting (RecursionError), a 5,000-digit integer
+        problems.skip(str(path), n, problems.unusable(e))
+    return UNREAD

@@ -32,7 +32,7 @@ from prefixsim.providers.tables import AZURE_OPENAI_HOSTS, CLAUDE_PLATFORMS, can
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
 from prefixsim.sources.cassette import decode_body
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _count, _sizes, _spread, state_of
-from prefixsim.sources.record import Record, check_model, checked_usage, request_key, token_count
+from prefixsim.sources.record import Record, check_model, checked_usage, first_given, request_key, token_count
 from prefixsim.sources import routers
 from prefixsim.sources.scan import scan
 from prefixsim.wire import openai as R
@@ -56,7 +56,7 @@ def split(obj: Any) -> tuple[dict | None, dict | None, dict | None, Any]:
     resp = _body_of(resp) if resp is not None else None
     usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else (
         resp.get("usage") if isinstance(resp, dict) else None)
-    stamp = obj.get("timestamp") or obj.get("time")
+    stamp = first_given(obj.get("timestamp"), obj.get("time"))
     return (body if isinstance(body, dict) else None), (resp if isinstance(resp, dict) else None), \
         (usage if isinstance(usage, dict) else None), stamp
 
@@ -303,12 +303,25 @@ def _output(st: SizerMemory, enc: str, ex: Exchange, provider: str, obs: Usage |
 def _time(ex: Exchange, index: int, path: str, line: int, at: float | None = None) -> tuple[float, Any]:
     """The request's time: its stamp (or its response's `created`), else `at` (a cassette's calls
     placed back to back by their durations), else its place in the log times the default spacing."""
-    stamp = ex.stamp
-    if not stamp and isinstance(ex.response, dict):
-        stamp = ex.response.get("created_at") or ex.response.get("created")
-    if stamp:
+    stamp = _stamp_of(ex)
+    if stamp is not None:
         return _seconds(stamp, path, line), stamp
     return (at if at is not None else index * DEFAULT_SPACING), stamp
+
+
+def _stamp_of(ex: Exchange) -> Any:
+    if ex.stamp is None and isinstance(ex.response, dict):
+        return first_given(ex.response.get("created_at"), ex.response.get("created"))
+    return ex.stamp
+
+
+def line_time(obj: Any) -> float | None:
+    """A request line's time as `record` reads it (None: the line has none; its place in the log is
+    its time). UserError: the line is no request (`timeorder.LineTime`)."""
+    request_id(obj)
+    body, resp, usage, stamp = split(obj)
+    stamp = _stamp_of(Exchange(body or {}, resp, usage, stamp))
+    return None if stamp is None else _seconds(stamp, "", 0)
 
 
 def record(ex: Exchange, rid: str | None, index: int, path: str, line: int, sizer: Sizer,
@@ -319,7 +332,7 @@ def record(ex: Exchange, rid: str | None, index: int, path: str, line: int, size
     t, stamp = _time(ex, index, path, line, at)
     rid = rid or generated_id(path, index)
     body = ex.body
-    stream = request_key(body.get("prompt_cache_key") or body.get("user"), "prompt_cache_key / user") or "main"
+    stream = request_key(first_given(body.get("prompt_cache_key"), body.get("user")), "prompt_cache_key / user") or "main"
     request, cached = routers.gemini_reference(ex.body, ex.uri, request, provider)   # OpenRouter's Gemini caches
     call = Call(t=t, request=request, stream=stream, label=rid, output_tokens=obs.output_tokens if obs else 0,
                 ttft=DEFAULT_TTFT, cached=cached)
@@ -331,7 +344,7 @@ def request_id(obj: Any) -> str | None:
     body = split(obj)[0]
     if body is None or "model" not in body:
         raise UserError("not an OpenAI request; needs 'model' and 'messages' or 'input'")
-    rid = obj.get("id") or obj.get("request_id")
+    rid = first_given(obj.get("id"), obj.get("request_id"))
     if rid is None and isinstance(obj.get("response"), dict):
         rid = split(obj)[1].get("id") if split(obj)[1] else None
     return request_key(rid)
@@ -353,7 +366,7 @@ def load_jsonl(path: Path, sizer: Sizer, provider: str | None = None) -> list[Re
     def one(obj, rid, index, p, line, s, history):
         return line_record(obj, rid, index, p, line, s, history, provider)
 
-    return inferred_outputs([rec for _, rec in scan(path, request_id, one, sizer)])
+    return inferred_outputs([rec for _, rec in scan(path, request_id, one, sizer, line_time)])
 
 
 #: Models whose Chat replies start with reasoning the client never sends back (OpenAI's reasoning

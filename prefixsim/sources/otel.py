@@ -30,9 +30,9 @@ from typing import Any
 from prefixsim.errors import UserError
 from prefixsim.sources import problems
 from prefixsim.sources.files import check_regular, open_regular
-from prefixsim.sources.genai import Seen, count, iso_seconds, nanos, record, text_of, usage_of
+from prefixsim.sources.genai import Seen, count, in_time_order, iso_seconds, nanos, record, text_of, usage_of
 from prefixsim.sources.jsonl import iter_jsonl
-from prefixsim.sources.record import Record
+from prefixsim.sources.record import Record, first_given
 
 #: Keys of a span that say it is a model call (any one).
 _MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
@@ -179,7 +179,7 @@ def span_seen(span: object, rattrs: dict) -> Seen | None:
     session = next((str(a.get(k) or rattrs.get(k)) for k in _SESSION if a.get(k) or rattrs.get(k)), None)
     provider = next((str(a[k]) for k in _PROVIDER if a.get(k)), "")
     msgs, system = messages(a)
-    rid = str(a.get("gen_ai.response.id") or f"{trace}/{span.get('spanId') or ''}")
+    rid = str(first_given(a.get("gen_ai.response.id"), f"{trace}/{first_given(span.get('spanId')) or ''}"))
     return Seen(rid, session or trace or "main", model, provider, nanos(span.get("startTimeUnixNano"), "startTimeUnixNano"),
                 usage, msgs, system)
 
@@ -202,33 +202,32 @@ def log_seen(rec: object, rattrs: dict) -> Seen | None:
     t = iso_seconds(at, "event.timestamp") if at else nanos(rec.get("timeUnixNano") or rec.get("observedTimeUnixNano"),
                                                            "timeUnixNano")
     session = str(a.get("session.id") or rattrs.get("session.id") or "main")
-    rid = str(a.get("request_id") or a.get("prompt.id") and f"{a['prompt.id']}/{a.get('event.sequence', '')}"
-              or f"{session}/{a.get('event.sequence', '')}/{t}")
+    prompt = first_given(a.get("prompt.id"))
+    rid = str(first_given(a.get("request_id"), f"{prompt}/{a.get('event.sequence', '')}" if prompt is not None else None,
+                          f"{session}/{a.get('event.sequence', '')}/{t}"))
     return Seen(rid, session, model, "anthropic", t, usage)
 
 
 def load(path: Path, sizer: Any) -> list[Record]:
     """Every model call of an OTLP JSON export, in time order; a bad span or event is skipped and named."""
     where = str(path)
-    out: list[Record] = []
-    seen: set[str] = set()
+    calls = []
     for line, doc in documents(path):
         kind = is_export(doc)
         items = problems.guarded(where, line, lambda d: list(_items(d, kind or "spans")), doc)
         for label, rattrs, item in items or ():
             read = span_seen if kind == "spans" else log_seen
-            got = problems.guarded(where, line, _one, read, item, rattrs, where, line, len(out), sizer, where=label)
-            if got is None:
-                continue
-            if got.request_id in seen:
-                problems.note(where, line, f"{label}: request {got.request_id} is recorded again; the first is kept")
-                continue
-            seen.add(got.request_id)
+            s = problems.guarded(where, line, read, item, rattrs, where=label)
+            if s is not None:
+                calls.append((s, line, label))
+    out: list[Record] = []
+    seen: set[str] = set()
+    for s, line, label in in_time_order(calls):
+        if s.rid in seen:
+            problems.note(where, line, f"{label}: request {s.rid} is recorded again; the earliest is kept")
+            continue
+        got = problems.guarded(where, line, record, s, where, line, len(out), sizer, where=label)
+        if got is not None:
+            seen.add(s.rid)   # a copy that cannot be used leaves the next one usable
             out.append(got)
-    out.sort(key=lambda r: r.call.t)
     return out
-
-
-def _one(read, item, rattrs, where, line, index, sizer) -> Record | None:
-    s = read(item, rattrs)
-    return None if s is None else record(s, where, line, index, sizer)

@@ -76,6 +76,12 @@ def checked_usage(u: Usage) -> Usage:
     return u
 
 
+def first_given(*values: object) -> object:
+    """The first value a line gives (not absent, null or empty text): 0 is a value. `a or b` would
+    read an id 0 or a time 0 as no value at all."""
+    return next((v for v in values if v is not None and v != ""), None)
+
+
 def request_key(value: object, name: str = "request id") -> str | None:
     """A request id as text (None without one): text or a whole number, anything else is no id."""
     if value is None or value == "":

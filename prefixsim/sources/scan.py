@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from prefixsim.model import Usage
 from prefixsim.sources import problems
-from prefixsim.sources.jsonl import iter_jsonl_at
-from prefixsim.sources.linejson import LineParser
 from prefixsim.sources.record import Record
+from prefixsim.sources.timeorder import LineTime, ordered_lines
 from prefixsim.wire.anthropic import History
 
 if TYPE_CHECKING:
@@ -55,7 +54,7 @@ class LineChecks:
     def usage(self, observed: Usage | None, line: int) -> None:
         if observed is None:
             self.no_usage += 1
-            self.first_no_usage = self.first_no_usage or line
+            self.first_no_usage = line if self.first_no_usage is None else min(self.first_no_usage, line)
 
     def finish(self) -> None:
         if self.no_usage:
@@ -68,14 +67,17 @@ class LineChecks:
                           "(replayed in time order)")
 
 
-def scan(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Sizer) -> Iterator[tuple[int, Record]]:
-    """(byte offset, Record) of each usable line, in file order; every other line is skipped and
-    named (`problems.guarded`: whatever a line's values raise), and the log's notes (no usage, out
-    of order) are given at the end."""
+def scan(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Sizer,
+         when: LineTime) -> Iterator[tuple[int, Record]]:
+    """(byte offset, Record) of each usable line, in time order (`timeorder`: what a reader fixes as
+    it goes then follows the replay's order, not the file's; `when` gives a line's time); every other
+    line is skipped and named (`problems.guarded`: whatever a line's values raise), and the log's
+    notes (no usage, out of order) are given at the end."""
     checks = LineChecks(path)
     history = History()
     where = str(path)
     index = 0
+    times: list[tuple[int, float]] = []
 
     def one(n: int, obj: Any) -> Record | None:
         rid = request_id(obj)
@@ -83,12 +85,14 @@ def scan(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Size
         # Only a line that became a request claims its id: a bad first copy leaves the next one usable.
         return None if checks.duplicate(rid, n) else rec
 
-    for n, offset, obj in iter_jsonl_at(path, LineParser().loads):
+    for n, offset, obj in ordered_lines(path, when):
         rec = problems.guarded(where, n, one, n, obj)
         if rec is None:
             continue
-        checks.time(rec.call.t, n)
+        times.append((n, rec.call.t))
         checks.usage(rec.observed, n)
         index += 1
         yield offset, rec
+    for n, t in sorted(times):   # out of order is said of the file as written
+        checks.time(t, n)
     checks.finish()

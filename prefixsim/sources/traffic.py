@@ -11,7 +11,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
+from prefixsim.sources import problems
 from prefixsim.sources.record import Record
 
 
@@ -61,9 +63,47 @@ class Part:
         return Part([replace(h, stream=prefix + h.stream) for h in self.heads], lambda: map(rename, walk()))
 
 
+class Seen(set):
+    """What the paths read so far gave. The set: request ids of transcripts and rollouts, where a
+    provider's id names one call wherever it is logged (a resumed session repeats the calls before
+    it, which count once). `files`: the request logs read; a log's ids are its own (two logs that
+    number their lines 0, 1, ... hold two requests each "0"), so a log is deduplicated as a file."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: dict[Path, str] = {}
+
+    def first_read(self, p: Path) -> bool:
+        """Whether the file `p` is read here for the first time; a second time it is named and not read."""
+        key = p.resolve()
+        if key in self.files:
+            problems.note(str(p), None, f"the same file as {self.files[key]}: read once")
+            return False
+        self.files[key] = str(p)
+        return True
+
+    def repeats(self, raws: list) -> set[str]:
+        """The ids of transcript calls (`Raw`s) an earlier path gave, each transcript's named in one
+        note (counted once); the set gains the others."""
+        dropped = {r.request_id for r in raws if r.request_id in self}
+        by_file: dict[str, list[int]] = {}
+        for r in raws:
+            if r.request_id in dropped:
+                by_file.setdefault(r.path, []).append(r.line)
+        for path, lines in by_file.items():
+            n = len(lines)
+            problems.note(path, min(lines), f"{n} request{'s' if n > 1 else ''} already read from an earlier path "
+                                            "(the same requestId): counted once")
+        self.update(r.request_id for r in raws)
+        return dropped
+
+
 class Traffic:
     """The parts merged by time (ties keep path order, as a stable sort of their concatenation
     would); with `rebase`, times count from the first request, so explanations read "t=12.3s"."""
+
+    #: The lines its reading skipped (`problems.Problem`), for the report to name beside the requests.
+    skipped: tuple = ()
 
     def __init__(self, parts: Sequence[Part], rebase: bool = True) -> None:
         self.parts = list(parts)

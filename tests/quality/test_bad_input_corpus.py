@@ -2,9 +2,12 @@
 
 Each input has a `<name>.expected` file holding prefixsim's stderr, line for line. Scenarios go
 through `validate` (exit 2, one located line); logs through `replay` (exit 0: bad lines are
-skipped, counted and named) and `replay --strict` (exit 2 on the first bad line, if any).
+skipped, counted and named) and `replay --strict` (exit 2 on the first bad line, if any). A log
+whose every line carries a timestamp replays the same with its lines reversed. A set (`sets/NAME/`:
+its entries given as paths) replays every request it holds or names each one it skips.
 Regenerate after a deliberate wording change with PREFIXSIM_REGEN=1 and review the diff.
 """
+import json
 import os
 from pathlib import Path
 
@@ -16,6 +19,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "malformed"
 SCENARIOS = sorted(p.name for p in (CORPUS / "scenarios").glob("*.yaml"))
 LOGS = sorted(p.name for p in (CORPUS / "logs").glob("*.jsonl"))
 CASSETTES = sorted(p.name for p in (CORPUS / "cassettes").iterdir() if p.suffix in (".yaml", ".json"))
+SETS = sorted(p.name for p in (CORPUS / "sets").iterdir() if p.is_dir())
 
 
 def _run(args, capsys):
@@ -56,23 +60,59 @@ def test_bad_log_lines_are_skipped_and_named(name, capsys, monkeypatch):
         assert code == 0
 
 
+def _timed(path: Path) -> bool:
+    """Whether every line of a log parses and carries a timestamp (its file order then tells nothing)."""
+    try:
+        objs = [json.loads(x) for x in path.read_bytes().decode("utf-8").splitlines() if x.strip()]
+    except (ValueError, RecursionError):   # the corpus holds lines that are not JSON, or nested too deep
+        return False
+    return bool(objs) and all(isinstance(o, dict) and "timestamp" in o and "sessionId" not in o for o in objs)
+
+
+TIMED = [n for n in LOGS if _timed(CORPUS / "logs" / n)]
+
+
+def _replay_json(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["replay", *args, "--format", "json"])
+    got = capsys.readouterr()
+    return e.value.code, json.loads(got.out), got.err
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", CASSETTES)
-def test_bad_cassette_interactions_are_skipped_and_named(name, capsys, monkeypatch):
-    # A bad interaction is skipped and named by its index; a file that is no cassette is exit 2.
-    monkeypatch.chdir(CORPUS / "cassettes")
-    code, err = _run(["replay", name, "--format", "csv"], capsys)
-    assert code in (0, 2) and "Traceback" not in err
-    _check(CORPUS / "cassettes" / f"{name}.expected", err)
-    skipped = [line for line in err.splitlines() if ": skipped: " in line]
-    if code == 0 and skipped:
-        code, strict_err = _run(["replay", name, "--format", "csv", "--strict"], capsys)
-        first = skipped[0].replace(": skipped: ", ": ", 1)
-        assert code == 2 and strict_err.splitlines()[-1] == first + " (--strict: corrupt lines are fatal)"
+@pytest.mark.parametrize("name", TIMED)
+def test_a_timed_log_replays_the_same_with_its_lines_reversed(name, capsys, tmp_path):
+    lines = [x + "\n" for x in (CORPUS / "logs" / name).read_text().splitlines()]
+    path = tmp_path / name
+    docs = []
+    for order in (lines, lines[::-1]):
+        path.write_text("".join(order))
+        code, doc, _ = _replay_json([str(path)], capsys)
+        assert code == 0
+        docs.append({k: doc[k] for k in ("requests", "summary")})
+    assert docs[0] == docs[1]
 
 
-def test_every_input_has_its_expected_message():
-    inputs = {f"{n}.expected" for n in SCENARIOS} | {f"{n}.expected" for n in LOGS} | \
-        {f"{n}.expected" for n in CASSETTES}
-    found = {p.name for p in CORPUS.rglob("*.expected")}
-    assert inputs == found
+def _requests_in(folder: Path) -> int:
+    """The requests a set's files hold: a log's lines (each its own), a transcript's requestIds
+    (one call wherever it is logged)."""
+    found: set[object] = set()
+    for f in sorted(folder.rglob("*.jsonl")):
+        for n, text in enumerate(f.read_text().splitlines(), start=1):
+            o = json.loads(text) if text.strip() else {}
+            if "requestId" in o:
+                found.add(o["requestId"])
+            elif "request" in o:
+                found.add((f, n))
+    return len(found)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SETS)
+def test_a_set_of_paths_replays_or_names_every_request(name, capsys, monkeypatch):
+    folder = CORPUS / "sets" / name
+    monkeypatch.chdir(folder)
+    code, doc, err = _replay_json(sorted(p.name for p in folder.iterdir()), capsys)
+    assert code == 0 and "Traceback" not in err
+    _check(CORPUS / "sets" / f"{name}.expected", err)
+    assert len(doc["requests"]) + len(doc.get("skipped", [])) == _requests_in(folder)

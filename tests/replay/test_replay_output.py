@@ -1,6 +1,7 @@
 """`replay --format json` streamed one request per line through json's C encoder: the text parses to
 exactly the library's document; the default variant costs no per-block work."""
 import json
+from pathlib import Path
 
 import pytest
 from cc_fixtures import session
@@ -10,6 +11,8 @@ from prefixsim.cli import cli
 from prefixsim.replay import WhatIf, apply_variant, compare, replay, to_json
 from prefixsim.replay import output as replay_output
 from prefixsim.sources import load_many
+
+MALFORMED = Path(__file__).resolve().parents[1] / "malformed" / "logs"
 
 # Runs the command in a child interpreter, which a mutation run's switch does not reach.
 pytestmark = pytest.mark.no_mutation
@@ -70,3 +73,40 @@ def test_few_collections_restores_on_error():
             assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD) and gc.get_freeze_count() > 0
             raise KeyError
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_a_table_of_ranged_and_unranged_providers_gives_the_range_of_both(tmp_path):
+    # OpenRouter's Gemini (a retention range) before Claude (no range) in one log: the table's note
+    # summed the rows' optimistic figures and met a row without one (exit 70). Now a row without a
+    # range counts with its one figure, as the JSON summary counts it.
+    from log_fixtures import timed_logs
+
+    path = tmp_path / "router.jsonl"
+    path.write_text("".join(timed_logs(Path(__file__).resolve().parents[1] / "data" / "router-api")["openai"]))
+    rows = replay(load_many([path], "openai")).rows
+    assert rows[0].predicted_optimistic is not None and any(r.predicted_optimistic is None for r in rows)
+    out = CliRunner().invoke(cli, ["replay", str(path), "--source", "openai"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(CliRunner().invoke(cli, ["replay", str(path), "--source", "openai", "--format", "json"]).output)
+    share = doc["summary"]["read_share_predicted_optimistic"]
+    assert f"at its optimistic end read share {100 * share:.2f}%" in " ".join(out.output.split())
+
+
+def test_the_json_names_every_skipped_line_with_its_reason(tmp_path):
+    # Every request is replayed or named: the document lists the lines its reading skipped (stderr
+    # names them for every format), and requests + skipped account for every line of the logs.
+    good = tmp_path / "a.jsonl"
+    good.write_text((MALFORMED / "duplicate-ids.jsonl").read_text())
+    bad = tmp_path / "b.jsonl"
+    bad.write_text((MALFORMED / "negative-usage.jsonl").read_text())
+    out = CliRunner().invoke(cli, ["replay", str(good), str(bad), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert doc["skipped"] == [
+        {"path": str(good), "line": 2, "reason": "duplicate request id 'a' (first at line 1)"},
+        {"path": str(bad), "line": 2, "reason": "usage field input_tokens is negative: -4 (a count is from 0 to "
+                                                "1,000,000,000)"}]
+    lines = sum(1 for p in (good, bad) for x in p.read_text().splitlines() if x.strip())
+    assert len(doc["requests"]) + len(doc["skipped"]) == lines
+    # nothing skipped, no key: the document of a clean log is as before
+    assert "skipped" not in _doc(session(tmp_path, True).with_suffix(""))

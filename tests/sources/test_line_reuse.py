@@ -9,7 +9,7 @@ import pytest
 from log_fixtures import lines, session
 
 from prefixsim import sources
-from prefixsim.sources import anthropic_log, linejson, scan
+from prefixsim.sources import anthropic_log, linejson, timeorder
 from prefixsim.wire import anthropic as render
 
 
@@ -99,7 +99,7 @@ class _Fresh:
 
 def _slow(monkeypatch):
     """Every line parsed with json.loads and rendered on its own, as before the reuse."""
-    monkeypatch.setattr(scan, "LineParser", _Fresh)
+    monkeypatch.setattr(timeorder, "LineParser", _Fresh)
     monkeypatch.setattr("prefixsim.sources.api_log.LineParser", _Fresh)
     monkeypatch.setattr(anthropic_log, "render_anthropic", lambda body, history=None: render.render_anthropic(body))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from prefixsim.model import Usage
-from prefixsim.sources.record import token_count
+from prefixsim.sources.usage import messages_usage
 
 
 def text_of(message: dict) -> str:
@@ -24,21 +24,9 @@ def text_of(message: dict) -> str:
 
 
 def usage_of(u: dict) -> Usage:
-    """The usage fields as token classes (UserError: a field is not a count)."""
-    read = token_count(u.get("cache_read_input_tokens"), "cache_read_input_tokens")
-    created = token_count(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
-    detail = u.get("cache_creation")
-    if isinstance(detail, dict):
-        w1h = token_count(detail.get("ephemeral_1h_input_tokens"), "cache_creation.ephemeral_1h_input_tokens")
-        w5m = token_count(detail["ephemeral_5m_input_tokens"], "cache_creation.ephemeral_5m_input_tokens") \
-            if "ephemeral_5m_input_tokens" in detail else created - w1h
-    else:
-        w5m, w1h = created, 0
-    if w5m + w1h != created:  # older logs without the split count everything as 5m
-        w5m, w1h = created, 0
-    return Usage(input_tokens=token_count(u.get("input_tokens"), "input_tokens"), cache_write_5m=w5m,
-                 cache_write_1h=w1h, cache_read=read,
-                 output_tokens=token_count(u.get("output_tokens"), "output_tokens"))
+    """The usage fields as token classes, checked as every reader's are (`usage.messages_usage`;
+    UserError: a field is not a count, or the fields contradict each other)."""
+    return messages_usage(u)
 
 
 def thinking_setting(meta: object) -> str | None:

@@ -60,7 +60,7 @@ from prefixsim.sources.claude_code.thinking import TurnSettings
 from prefixsim.sources.claude_code.versions import prompt_follows_cd
 from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
-from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, request_key
+from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, first_given, request_key
 
 #: Record types Claude Code writes that carry no API call; any other type is named in a note, since
 #: new versions add types (forward compatible, never fatal).
@@ -110,6 +110,14 @@ def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]
             continue
         sub = f.with_suffix("") / "subagents"
         out.append((f, sub if sub.is_dir() else None))
+    for sub in sorted(path.rglob("subagents")):
+        main = sub.parent.parent / f"{sub.parent.name}.jsonl"
+        if sub.is_dir() and not main.is_file() and any(sub.glob("agent-*.jsonl")):
+            # sub-agents whose session's main transcript is not in the folder (deleted, not copied):
+            # their calls are replayed on their own, never passed over
+            problems.note(str(sub), None, f"sub-agent transcripts without their session's main transcript "
+                                          f"({main.name}): replayed on their own")
+            out.append((None, sub))
     return out
 
 
@@ -170,6 +178,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     settings = TurnSettings()            # the thinking setting of each stream's turns
     out: list[Raw] = []
     at: dict[str, int] = {}              # request id -> its call's index in `out` (this file's calls)
+    repeated: dict[str, int] = {}        # request id another transcript gave -> its first line here
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
     def stream_of(o: dict) -> tuple[str, str]:
@@ -270,7 +279,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                 inp = part.get("input") or {}
                 if isinstance(inp, dict) and isinstance(inp.get("prompt"), str):
                     agent_types[inp["prompt"].strip()] = str(inp.get("subagent_type") or "agent")
-        rid = request_key(o.get("requestId") or msg.get("id"), "requestId")
+        rid = request_key(first_given(o.get("requestId"), msg.get("id")), "requestId")
         if rid and isinstance(uid, str):
             reply_of[uid] = (stream, rid)
         if rid and any(isinstance(p, dict) and p.get("type") in THINKING for p in msg.get("content") or ()):
@@ -291,7 +300,10 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                 start = min(done.start, when)
                 out[at[rid]] = replace(done, response=when, start=start, timestamp=_iso(start))
             return None
-        if not rid or rid in seen or msg.get("model") == "<synthetic>":
+        if rid and rid in seen and msg.get("model") != "<synthetic>":
+            repeated.setdefault(rid, n)   # a resumed session repeats the calls before it: counted once
+            return None
+        if not rid or msg.get("model") == "<synthetic>":
             # the harness's own messages ("Session limit reached", an API error shown in the
             # conversation): no API call, whether or not they carry an all-zero usage
             return None
@@ -333,6 +345,10 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if raw is not None:
             at[raw.request_id] = len(out)
             out.append(raw)
+    if repeated:
+        k = len(repeated)
+        problems.note(where, min(repeated.values()), f"{k} request{'s' if k > 1 else ''} already read from another "
+                                                     "transcript (the same requestId): counted once")
     for typ, (first, count) in sorted(unknown.items(), key=lambda kv: kv[1][0]):
         problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
                                         "(no API call in them as far as prefixsim knows)")
