@@ -17,7 +17,7 @@ _SECTION = "docs/rules.md#models-a-providers-tables-do-not-list"
 
 #: A Claude id the minimum table lacks: 1,024 tokens, the minimum of most Claude models (A-PC); the
 #: Anthropic mechanism (breakpoints, lookback, TTLs) is the same for every Claude model.
-UNLISTED_CLAUDE = Sourced(1024, f"A-PC, {_SECTION}: Claude id not in the tables, its minimum undocumented: "
+UNLISTED_CLAUDE = Sourced(1024, f"A-PC, {_SECTION}: model not in the Claude tables, its minimum undocumented: "
                                 "1,024 assumed, the minimum of most Claude models; breakpoints, lookback and TTLs as on every Claude model")
 
 #: An OpenAI id the tables lack: OpenAI's general rule (automatic from 1,024 tokens in 128-token

@@ -24,7 +24,7 @@ CASES = [
     ("gemini-api/test_mixed_content_ordering[google_2_5].yaml", r"gemini-2\.5-flash", "gemini-2.0-flash",
      "model not in the Gemini tables, its minimum undocumented"),
     ("anthropic-api/test_anthropic_cache_real_api.yaml", r"claude-sonnet-4-5(-20250929)?", "claude-3-sonnet-20240229",
-     "Claude id not in the tables, its minimum undocumented"),
+     "model not in the Claude tables, its minimum undocumented"),
 ]
 
 
