@@ -133,3 +133,45 @@ def test_versions_compare_as_numbers():
     assert prompt_follows_cd("") and prompt_follows_cd("1.0.102")
     assert uncertain_cd("2.1.16") and uncertain_cd("2.1.38") and not uncertain_cd("2.1.15")
     assert not uncertain_cd("2.1.39") and not uncertain_cd("")
+
+
+def _parallel(calls):
+    """Opus 4.6 (keeps thinking) answers with `calls` parallel tool calls. Claude Code logs the response
+    as one line per block with each call's result logged right after it, but sends the response as one
+    message and the results as the next."""
+    t = Transcript()
+    t.user(0, "read the files")
+    t.call(0, "r0", 0, 20000, content=[TEXT])
+    t.user(1, "now all of them")
+    usage = {"input_tokens": 1, "cache_creation_input_tokens": 500, "cache_read_input_tokens": 20000,
+             "output_tokens": 5}
+    for k in range(calls):
+        uid = t._uuid()
+        t.lines.append({"parentUuid": t.last, "type": "assistant", "requestId": "r1", "isSidechain": False,
+                        "sessionId": t.session, "uuid": uid, "timestamp": f"2026-01-05T10:00:02.{k:03d}Z",
+                        "message": {"id": "msg-r1", "role": "assistant", "model": "claude-opus-4-6",
+                                    "content": [{**TOOL, "id": f"toolu_{k}"}], "usage": usage}})
+        t.last = uid
+        t.user(3, [{"type": "tool_result", "tool_use_id": f"toolu_{k}", "content": "x"}])
+    return t
+
+
+def test_results_logged_among_a_responses_lines_do_not_count_into_its_lookback(tmp_path):
+    # 12 calls: 12 blocks in the response, 12 results after it. The old code counted the results logged
+    # between the response's lines (11) into the response: 23 > 20 blocks, so it predicted only the
+    # static prefix (19,999 read). The entry at r1's prompt end lies 12 blocks before the breakpoint on
+    # the response's message: within the lookback, so it is read. In public traffic 43 of 46 such
+    # requests (a response and its results over 20 blocks, the response itself within 20) read the
+    # whole previous prompt (docs/rules.md#claude-code-transcripts-parent-chain).
+    t = _parallel(12)
+    t.call(4, "r2", 20500, 400)
+    r = _rows(t, tmp_path)["r2"]
+    assert (r.predicted.cache_read, r.predicted.cache_creation) == (20500, 400)
+
+
+def test_a_response_longer_than_the_lookback_is_still_past_it(tmp_path):
+    t = _parallel(22)   # 22 blocks in the response itself: r1's prompt end is out of reach
+    t.call(4, "r2", 19997, 903)
+    r = _rows(t, tmp_path)["r2"]
+    # only the static prefix is found: r0's size less its first message (3 tokens), the static estimate
+    assert (r.predicted.cache_read, r.cause.kind) == (19997, "prefix_changed")

@@ -173,6 +173,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     strips: dict[str, str] = {}          # stream -> the request whose response's thinking the next prompt drops
     sent: dict[str, int] = {}            # stream -> content blocks its history holds (thinking not counted)
     answered_at: dict[str, int] = {}     # stream -> `sent` at the end of its latest response
+    responding: dict[str, str | None] = {}   # stream -> the request its latest assistant line belongs to
     prompt_end: dict[str, int] = {}      # request id -> `sent` where its prompt ended (its cache entry)
     turn_cwd: dict[str, str] = {}        # stream -> working directory its latest turn was rendered in
     settings = TurnSettings()            # the thinking setting of each stream's turns
@@ -286,7 +287,13 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             thought.add(rid)
             rename(settings.thinking_block(stream))
         before, answered = sent.get(stream, 0), answered_at.get(stream, 0)
-        sent[stream] = answered_at[stream] = before + _parts(msg.get("content"), THINKING)
+        parts = _parts(msg.get("content"), THINKING)
+        sent[stream] = before + parts
+        # One response logged as several lines, the results of its parallel tool calls between them: in
+        # the prompt the response is one message and the results the next, so the response ends its own
+        # parts after its start, not after the results logged among them.
+        answered_at[stream] = answered + parts if rid and rid == responding.get(stream) else before + parts
+        responding[stream] = rid
         if isinstance(o.get("cwd"), str):
             turn_cwd.setdefault(stream, o["cwd"])
         usage = msg.get("usage")
