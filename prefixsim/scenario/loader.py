@@ -18,6 +18,7 @@ from prefixsim.io.yamlfile import load_yaml
 from prefixsim.scenario.checks import check_run, read_body, resolve_file, shown_path
 from prefixsim.scenario.messages import is_mismatch, message, union_message, where
 from prefixsim.scenario.schema import Scenario, Settings, Variant, MAX_SWEEP, SweepSpec
+from prefixsim.scenario.studycheck import ParamError, check_study
 
 _SETTINGS_FIELDS = tuple(f for f in Settings.model_fields)
 
@@ -237,6 +238,7 @@ def _load_runs(path: str) -> list[Run]:
             sc = Scenario.model_validate({**body, "sweep": doc.get("sweep")})
         except ValidationError as e:
             raise validation_error(e, node, path) from None
+        _check_studies(sc, node, path)
         variants = sc.variants or [Variant(name="default")]
         for vi, v in enumerate(variants):
             merged = {f: getattr(v, f) if getattr(v, f) is not None else getattr(sc, f) for f in _SETTINGS_FIELDS}
@@ -246,6 +248,18 @@ def _load_runs(path: str) -> list[Run]:
             name = v.name if param is None else f"{v.name} [{param}={value}]"
             runs.append(Run(sc, name, settings, value, path))
     return runs
+
+
+def _check_studies(sc: Scenario, node: Any, path: str) -> None:
+    """A scenario's `studies:` checked as -p values are (studycheck.py), each refusal at the line of
+    the parameter it names (or of its study)."""
+    for name, values in (sc.studies or {}).items():
+        try:
+            check_study(name, values)
+        except ParamError as e:
+            loc = ("studies", name, e.key) if e.key is not None else ("studies", name)
+            line, col = locate(node, loc)
+            raise UserError(f"studies: {e.message}", path, line, col) from None
 
 
 def _require_timeline(sc: Scenario, variants: list[Variant], node: Any, path: str, first: int = 0) -> None:
