@@ -177,7 +177,8 @@ def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, l
     if isinstance(node, list):
         return [_substitute(v, values, path, raw, (*loc, i), budget) for i, v in enumerate(node)]
     if isinstance(node, str) and "${" in node:
-        for name, value in values.items():
+        names = list(values)
+        for j, (name, value) in enumerate(values.items()):
             token = "${" + name + "}"
             if node == token:
                 budget[1] -= _values(value, budget[1])
@@ -185,7 +186,9 @@ def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, l
                     raise UserError(f"the `${{...}}` placeholders expand to more than {MAX_NODES:,} values (at "
                                     f"${{{name}}}, as an alias bomb would); write the values out plainly", path,
                                     *locate(raw, loc))
-                return value
+                # the value's own placeholders name later vars, as they do inside a longer text
+                later = {k: values[k] for k in names[j + 1:]}
+                return _substitute(value, later, path, raw, loc, budget) if later else value
             if token not in node:
                 continue
             text = str(value)
