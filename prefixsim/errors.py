@@ -14,13 +14,24 @@ class UserError(Exception):
         self.col = col
         #: Further mistakes found in the same pass (a file's other errors), one line each.
         self.also: list[UserError] = []
+        #: Where in its input the mistake came from, when the raiser knows only that and a caller can
+        #: find the line: ("call", i) the i-th call run, ("step", k) a timeline's k-th step, ("setting",
+        #: "endpoint") a scenario key.
+        self.site: tuple[str, int | str] | None = None
 
     def located(self, path: str | None = None, line: int | None = None,
                 col: int | None = None) -> "UserError":
         """Fill in a location the raiser did not know; an existing one is kept."""
         e = type(self)(self.message, self.path or path, self.line or line, self.col or col)
         e.also = [x.located(path) for x in self.also]
+        e.site = self.site
         return e
+
+    def at(self, kind: str, where: int | str) -> "UserError":
+        """This error, marked as coming from `where` (see `site`) unless a site is known already."""
+        if self.site is None:
+            self.site = (kind, where)
+        return self
 
     def __str__(self) -> str:
         where = ""

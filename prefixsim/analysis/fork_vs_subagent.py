@@ -35,13 +35,12 @@ from decimal import Decimal
 
 from prefixsim.analysis.common import Prices, request_cost
 from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_min_tokens
-from prefixsim.scenario.studyparams import PACE, ForkParams
+from prefixsim.scenario.studyparams import DEFAULT_CHILDREN, PACE, ForkParams  # noqa: F401 (DEFAULT_CHILDREN: the studies read it here)
 
 #: blocks one tool-loop turn adds: the tool result, the reply's text and its tool_use
 TURN_BLOCKS = 3
 #: History past this is beyond any model's context: a crossing further out is reported as `never`.
 MAX_HISTORY = 1_000_000
-DEFAULT_CHILDREN = (1, 2, 5, 8, 16)
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,13 @@ from prefixsim.analysis import ttl as ttlmod
 from prefixsim.analysis.common import Prices
 from prefixsim.analysis.gemini_explicit import check_pairs
 from prefixsim.core.pricing import PriceBook
+from prefixsim.scenario.studyparams import FORK_HISTORIES   # the parent histories each fork design is replayed at
 
 TOLERANCE = Decimal("0.000001")
 
 
 class CheckFailed(Exception):
     """A closed form and the runner disagree beyond TOLERANCE: the figures must not be used."""
-#: parent histories at which each fork design is replayed
-FORK_HISTORIES = (0, 40_000)
 
 
 def fork_points(p: Prices, f: fvs.ForkParams, history: int, sheet=None, when=None) -> list[tuple[Decimal, Decimal]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from prefixsim.commands.common import Progress, parse_price_date
+from prefixsim.commands.common import Progress, TokenSize, parse_price_date
 from prefixsim.io.suggest import unknown
 from prefixsim.scenario.studyparams import BREAKEVEN_STUDIES
 
@@ -36,7 +36,7 @@ class NamedChoice(click.Choice):
               help="ttl: real traffic (transcripts or API logs) whose gaps are summarized and drawn on the chart.")
 @click.option("--out", default="reports/breakeven", show_default=True, type=click.Path(file_okay=False),
               help="Folder for <study>.csv, .png and .svg.")
-@click.option("--scenario-at", "scenario_at", type=click.IntRange(0, 10_000_000), metavar="TOKENS",
+@click.option("--scenario-at", "scenario_at", type=TokenSize(0, 10_000_000), metavar="TOKENS",
               help="fork-vs-subagent: also write the designs at TOKENS of parent history as a scenario "
                    "(<out>/fork-vs-subagent.scenario.yaml) for `prefixsim run`.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)

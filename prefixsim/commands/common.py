@@ -12,6 +12,32 @@ import click
 
 from prefixsim.errors import UserError
 
+class TokenSize(click.ParamType):
+    """A token count as every size option takes it (16, 30K, 1.5M, 30_000: core/sizes.py, exactly as a
+    scenario's sizes), refused by the option's name outside [low, high]."""
+
+    name = "tokens"
+
+    def __init__(self, low: int = 1, high: int = 10_000_000) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        from prefixsim.core.sizes import whole_tokens  # lazy: start-up: read only when the option is given
+
+        if isinstance(value, int):
+            n: int | None = value
+        else:
+            try:
+                n = whole_tokens(str(value))
+            except ValueError as e:
+                self.fail(str(e), param, ctx)
+        if n is None:
+            self.fail(f"{value!r} is not a number of tokens (e.g. 512, 16, 1k)", param, ctx)
+        if not self.low <= n <= self.high:
+            self.fail(f"{value} is not a size it can take ({self.low:,} to {self.high:,} tokens)", param, ctx)
+        return n
+
+
 #: Skipped lines named one by one on stderr before the rest are only counted.
 SHOWN_PROBLEMS = 20
 

@@ -8,7 +8,7 @@ import json
 
 import click
 
-from prefixsim.commands.common import failure, read_traffic
+from prefixsim.commands.common import TokenSize, failure, read_traffic
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import check_outputs
 from prefixsim.io.input_formats import FORMAT_LINES
@@ -16,6 +16,8 @@ from prefixsim.report.layout import DEFAULT_WIDTH, wrap_block
 
 FORMATS = ("table", "json", "csv", "markdown")
 SOURCES = FORMAT_LINES   # the input formats, one line each (prefixsim/io/input_formats.py)
+#: The largest block an engine trace's hash ids name (Mooncake's are 512 tokens, bailian's 16).
+MAX_BLOCK_TOKENS = 1_000_000
 
 
 def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[int | None] | None:
@@ -58,7 +60,9 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
                                  "(llama-3.1-8b, llama-3.1-70b, qwen2.5-7b, qwen2.5-72b, mistral-7b).")
 @click.option("--eviction", type=click.Choice(["lru", "lfu", "fifo"]), default="lru", show_default=True,
               help="Engine traces: eviction policy.")
-@click.option("--block-size", type=int, help="Engine traces: tokens per block (default: the trace's).")
+@click.option("--block-size", type=TokenSize(1, MAX_BLOCK_TOKENS),
+              help="Engine traces: tokens per block the hash ids were made with (default: the trace format's, "
+                   "512 for Mooncake, 16 for bailian); one the trace's hash ids cannot have is refused.")
 @click.option("--strict", is_flag=True, help="A corrupt or unusable line is fatal (default: skip it, count it and "
                                             "name it on stderr).")
 @click.option("--workers", default=1, show_default=True,

@@ -132,8 +132,11 @@ def _optimize_hint(results) -> None:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-def validate(paths):
-    """Check scenario files without running them.
+@click.option("--price-date", help="Check prices as `run --price-date` would (YYYY-MM-DD; default today).")
+@click.option("--start", "start", metavar="DATETIME", help="Check the clock as `run --start` would.")
+def validate(paths, price_date, start):
+    """Check scenario files as `run` does, writing nothing: every check `run` makes, each mistake at its
+    line (the timeline is played and simulated; only the tables and reports are left out).
 
     \b
     Example:
@@ -142,13 +145,18 @@ def validate(paths):
     # lazy: the scenario model loads only when `validate` runs (`prefixsim --help` loads none of it)
     from prefixsim.io.fsutil import slug
     from prefixsim.report.folders import Named, check_distinct
-    from prefixsim.scenario.loader import load_runs, scenario_files
+    from prefixsim.scenario.loader import scenario_files
+    from prefixsim.scenario.parallel import run_files, scenario_runs
 
+    when, at = parse_price_date(price_date), parse_start_option(start)
     failures = 0
     named = []
-    for f in scenario_files(list(paths)):
+    files = scenario_files(list(paths))
+    for f, res in zip(files, run_files(files, when, start=at)):   # what `run` runs, in the same code
         try:
-            runs = load_runs(f)
+            if isinstance(res, UserError):
+                raise res
+            runs = scenario_runs(f)
             if runs and runs[0].scenario.optimize is not None:   # its designs, checked as `advise` makes them
                 from prefixsim.scenario.grid import design_runs  # lazy: only for a scenario with optimize:
                 design_runs(f)

@@ -51,7 +51,13 @@ class Simulator:
 
     def run(self, calls: Iterable[Call]) -> list[Outcome]:
         ordered = sorted(enumerate(calls), key=lambda ic: (ic[1].t, ic[0]))
-        return [self.step(c) for _, c in ordered]
+        out = []
+        for i, c in ordered:
+            try:
+                out.append(self.step(c))
+            except UserError as e:   # a request the rules refuse: which call, for a caller that knows its source
+                raise e.at("call", i)
+        return out
 
     def namespace(self, req: Request) -> bytes:
         ws = "" if self._org_wide else req.workspace

@@ -12,7 +12,7 @@ from typing import Sequence
 
 import xxhash
 
-from prefixsim.engines.trace import Trace, TraceRequest, load_trace, replay_request, totals
+from prefixsim.engines.trace import Trace, TraceRequest, load_trace, replay_request, totals, trace_block_size
 from prefixsim.engines.vllm import BlockPool
 from prefixsim.errors import UserError
 
@@ -63,7 +63,7 @@ def replay_cluster(trace: Trace | str | Path | Sequence[str | Path], nodes: int,
     token- and block-weighted hit rates for both and per node."""
     if not isinstance(trace, Trace):
         trace = load_trace(trace)
-    bs = block_size or trace.block_size
+    bs = trace_block_size(trace, block_size)
     per_node = None if capacity is None else capacity // bs
     pools = [BlockPool(per_node, eviction) for _ in range(nodes)]
     pooled = BlockPool(None if per_node is None else per_node * nodes, eviction)

@@ -8,9 +8,10 @@ hidden_size / num_attention_heads).
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
+from fractions import Fraction
 
+from prefixsim.core.sizes import capacity_amount
 from prefixsim.errors import UserError
 
 GIB = 1 << 30
@@ -58,21 +59,20 @@ def kv_bytes_per_token(model: str, dtype: str = "bf16") -> int:
     return kv_model(model).bytes_per_token(DTYPE_BYTES[dtype])
 
 
-def capacity_tokens(gib: float, model: str, dtype: str = "bf16") -> int:
-    """Tokens that fit in `gib` GiB of KV memory for `model` (rounded down)."""
-    return int(gib * GIB) // kv_bytes_per_token(model, dtype)
+def capacity_tokens(gib: float | Fraction, model: str, dtype: str = "bf16") -> int:
+    """Tokens that fit in `gib` GiB of KV memory for `model` (rounded down; exact for a Fraction)."""
+    return int(Fraction(gib) * GIB) // kv_bytes_per_token(model, dtype)
 
 
 #: Tokens a capacity may name: far past any GPU pool (a petabyte of KV memory holds ~1e10 tokens);
-#: beyond it, write 'unlimited'. Also keeps 10^400 from overflowing a float.
+#: beyond it, write 'unlimited'.
 MAX_CAPACITY_TOKENS = 10 ** 15
 MAX_CAPACITY_GIB = 10 ** 6
 
-_NUM = re.compile(r"^\s*(?:(\d+(?:\.\d*)?(?:e\+?\d+)?)|10\^(\d+))\s*(gib|tokens|k|m)?\s*$", re.I)
 
-
-def split_capacity(text: str | int | float | None) -> tuple[float, str] | None:
-    """A capacity's amount and unit ("tokens" or "gib"), checking only its syntax; None: unlimited.
+def split_capacity(text: str | int | float | None) -> tuple[Fraction, str] | None:
+    """A capacity's exact amount and unit ("tokens" or "gib"), checking only its syntax; None: unlimited.
+    Text is read by core/sizes.py (decimal digits exactly: '1.001M' is 1,001,000 tokens).
 
     Kept apart from `parse_capacity` so a scenario can be validated before its model is known
     (a GiB capacity is sized against the model when the run starts)."""
@@ -84,26 +84,19 @@ def split_capacity(text: str | int | float | None) -> tuple[float, str] | None:
         # YAML reads 1e6 as a float; a whole number of tokens is what it means.
         if not math.isfinite(text) or text < 0 or text != int(text):
             raise UserError(f"bad capacity {text!r} (a whole number of tokens)")
-        return _bounded(float(text), "tokens", text)
+        return _bounded(Fraction(text), "tokens", text)
     if text.strip().lower() in ("unlimited", "inf", "none"):
         return None
-    m = _NUM.match(text)
-    if m is None:
+    parsed = capacity_amount(text)
+    if parsed is None:
         raise UserError(f"bad capacity {text!r} (e.g. 'unlimited', 1e6, 10^6, 500k, 4GiB)")
-    unit = (m.group(3) or "").lower()
-    power = m.group(2)
-    # float() of any digits is finite or inf, but 10.0 ** n overflows past n = 308 and int() refuses
-    # 4,300+ digits: a power past 40 is too large whatever its unit
-    if power is not None and (len(power) > 2 or int(power) > 40):
-        return _bounded(math.inf, "gib" if unit == "gib" else "tokens", text)
-    value = float(m.group(1)) if m.group(1) else 10.0 ** int(power)
-    if unit == "gib":
-        return _bounded(value, "gib", text)
-    value *= {"k": 1e3, "m": 1e6}.get(unit, 1)
-    return _bounded(value, "tokens", text)
+    value, unit = _bounded(*parsed, text)
+    if unit == "tokens" and value.denominator != 1:
+        raise UserError(f"bad capacity {text!r} (a whole number of tokens; a fraction of one is no capacity)")
+    return value, unit
 
 
-def _bounded(value: float, unit: str, text: object) -> tuple[float, str]:
+def _bounded(value: Fraction, unit: str, text: object) -> tuple[Fraction, str]:
     limit = MAX_CAPACITY_GIB if unit == "gib" else MAX_CAPACITY_TOKENS
     if not value <= limit:
         shown = f"{MAX_CAPACITY_GIB:,} GiB" if unit == "gib" else "10^15 tokens"

@@ -27,6 +27,7 @@ from prefixsim.engines.base import DEFAULT_PREFILL_TOKENS_PER_S, prefill_seconds
 from prefixsim.engines.eviction import EvictionQueue
 from prefixsim.engines.lru import LruPass, NotExact, lru_curve, replay_lru
 from prefixsim.engines.rows import Replayed, Rows
+from prefixsim.engines.trace_blocks import check_block_size
 from prefixsim.engines.vllm import BlockPool
 from prefixsim.errors import UserError
 from prefixsim.model import CauseKind
@@ -70,6 +71,14 @@ class Trace:
         reqs = self.requests
         object.__setattr__(self, "sums", (sum(map(_INPUT, reqs)), sum(map(_OUTPUT, reqs)),
                                           sum(map(len, map(_KEYS, reqs)))))
+
+
+def trace_block_size(trace: Trace, given: int | None) -> int:
+    """The block size to replay `trace` with: the format's, or `given` once the hash ids can have it."""
+    if given is None:
+        return trace.block_size
+    check_block_size(trace.requests, given, trace.block_size, trace.format)
+    return given
 
 
 def load_trace(paths: str | Path | Sequence[str | Path]) -> Trace:
@@ -346,9 +355,7 @@ def replay_trace(paths: str | Path | Sequence[str | Path], capacities: Sequence[
         raise UserError(f"unknown output format {fmt!r} (valid: json, table)")
     caps = list(capacities) if capacities else [None]
     trace = load_trace(paths)
-    bs = block_size or trace.block_size
-    if bs < 1:
-        raise UserError("block size must be positive")
+    bs = trace_block_size(trace, block_size)
     for cap in caps:
         if cap is not None and cap < 0:
             raise UserError(f"negative capacity {cap}")

@@ -25,7 +25,8 @@ from prefixsim.report.charts import line_figure, render_both
 from prefixsim.report.layout import wrap_block
 from prefixsim.report.tables import DEFAULT_WIDTH, csv_text, grid
 from prefixsim.scenario.loader import input_boundary, locate
-from prefixsim.scenario.studyparams import BREAKEVEN_STUDIES, OTHER_PROVIDER, STUDY_NAMES, parse_pairs  # noqa: F401
+from prefixsim.scenario.studycheck import parse_pairs
+from prefixsim.scenario.studyparams import BREAKEVEN_STUDIES, OTHER_PROVIDER, STUDY_NAMES  # noqa: F401
 
 
 def load_sheet(path: str | None) -> dict | None:
@@ -137,9 +138,9 @@ def run_breakeven(study: str, out: str | Path = "reports/breakeven", model: str 
             raise UserError(f"--scenario-at belongs to the fork-vs-subagent study, not {study}")
         written.append(base.with_suffix(".scenario.yaml"))
     check_outputs([*([sheet] if sheet else []), *gaps_from], files=written)
-    f, lists = parse_pairs(study, tuple(params))
     provider, default_model = OTHER_PROVIDER.get(study, ("anthropic", "claude-sonnet-4-5"))
     model = model or default_model
+    f, lists = parse_pairs(study, tuple(params), model)   # every bound, before any work
     try:
         if provider == "anthropic":
             anthropic_min_tokens(model)

@@ -10,7 +10,6 @@ from typing import Callable, Sequence
 
 from prefixsim.advise import advise
 from prefixsim.analysis.common import prices_for
-from prefixsim.analysis.fork_vs_subagent import DEFAULT_CHILDREN
 from prefixsim.analysis.studies import check_line, run_study, shown as money_shown
 from prefixsim.analysis.verify import CheckFailed
 from prefixsim.errors import UserError
@@ -25,7 +24,8 @@ from prefixsim.report.tables import _sweep, comparison_rows, summary_columns
 from prefixsim.scenario.loader import scenario_files, load_runs
 from prefixsim.scenario.parallel import run_files
 from prefixsim.scenario.results import ScenarioResult
-from prefixsim.scenario.studyparams import LIST_STUDIES, STUDY_NAMES, as_lists, params_class, study_params
+from prefixsim.scenario.studycheck import as_lists, study_params
+from prefixsim.scenario.studyparams import DEFAULT_CHILDREN, LIST_STUDIES, STUDY_NAMES, params_class
 from prefixsim.sources import open_many
 
 #: The kind of folder the page's PNGs go to (x_files/); one written before folders carried their

@@ -52,6 +52,7 @@ class Timeline:
         self._tool_id = 0
         self.caches: dict[str, _Cache] = {}   # Gemini explicit caches by name (the latest of each)
         self._created: list[_Cache] = []
+        self.step_of: list[int] = []   # the timeline step that made each call, so its mistakes find their line
 
     # --- text and content ------------------------------------------------------------------------
     def text(self, n: int, kind: str = "prose") -> str:
@@ -257,7 +258,11 @@ class Timeline:
                 self.t = max(self.t, start)
             if after is not None:
                 self.t += after
-            conv = STEPS[kind](self, conv, body, k)
+            try:
+                conv = STEPS[kind](self, conv, body, k)
+            except UserError as e:   # a step the timeline cannot take (no such tool, no such cache) is at its line
+                raise e.at("step", k)
+            self.step_of += [k] * (len(self.calls) - len(self.step_of))
         for c in self._created:   # an explicit cache's storage runs to its delete or expiry, known only now
             call = self.calls[c.call]
             self.calls[c.call] = replace(call, cached=replace(call.cached, kept_s=c.life.kept_s))

@@ -85,7 +85,7 @@ def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: C
             model, model_at = body["model"], where("base.file")
     models = [(model or DEFAULT_MODEL, model_at)]
     for k, step in enumerate(s.timeline or []):
-        for name in _switches(step):
+        for name in model_switches(step):
             models.append((name, step_where(k)))
     checked: set[str] = set()
     for name, at in models:
@@ -153,7 +153,8 @@ def check_model(model: str, provider: str, sheet: dict | None, when: dt.date | N
         raise UserError(e.message, path, *at) from None
 
 
-def _switches(step: Any) -> list[str]:
+def model_switches(step: Any) -> list[str]:
+    """The models a timeline step switches to (switch_model, or a child's modify)."""
     kind = next(iter(type(step).model_fields))
     body = getattr(step, kind)
     if kind == "switch_model":

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from prefixsim.core.pricing import MAX_PRICE
+from prefixsim.core.sizes import whole_tokens
 
 MAX_TOKENS = 10_000_000   # a single block or prompt larger than this is a typo, not a design
 MAX_COUNT = 10_000
@@ -60,23 +61,10 @@ def _stagger(v: Any) -> Any:
 #: begins (one time to first token) and then start together (CC-WF, docs/rules.md).
 Stagger = Annotated[Union[float, Literal["hold"]], BeforeValidator(_stagger)]
 
-#: A size as text: digits with `_` separators, an optional decimal part, an optional k / M suffix
-#: (thousand, million; either case, as engine.capacity already reads them).
-_SIZE = re.compile(r"^\s*(\d[\d_]*(?:\.\d+)?)\s*([kKmM])?\s*$")
-
-
 def size_value(v: str) -> int | None:
-    """'30K' -> 30000, '1.5M' -> 1500000, '30_000' -> 30000; None when the text is not a size."""
-    m = _SIZE.match(v)
-    if m is None or (m.group(2) is None and "_" not in m.group(1) and "." in m.group(1)):
-        return None
-    digits = m.group(1).replace("_", "")
-    if len(digits) > 30:
-        return MAX_TOKENS + 1   # too large either way; reported by the bound, not by float overflow
-    amount = float(digits) * {"k": 1_000, "m": 1_000_000}.get((m.group(2) or "").lower(), 1)
-    if amount != int(amount):
-        raise ValueError(f"{v!r} is not a whole number of tokens")
-    return int(amount)
+    """'30K' -> 30000, '1.5M' -> 1500000, '30_000' -> 30000, read exactly (core/sizes.py, as every size
+    option is); None when the text is not a size; ValueError for a fraction of a token."""
+    return whole_tokens(v)
 
 
 def parse_size(v: Any) -> Any:
@@ -84,6 +72,9 @@ def parse_size(v: Any) -> Any:
     taken as literal text where a field takes both, silently); anything else is left for the type check."""
     if isinstance(v, str):
         n = size_value(v)
+        if n is not None and n > MAX_TOKENS:   # named as written: '40 digits k', not the number it reads as
+            shown = repr(v) if len(v) <= 40 else repr(v[:37] + "...")
+            raise ValueError(f"{shown} is too large (at most {MAX_TOKENS:,} tokens; more is a typo, not a design)")
         if n is not None:
             return n
     return v

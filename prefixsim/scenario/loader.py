@@ -14,10 +14,12 @@ from typing import Any, Callable, Iterator
 from pydantic import ValidationError
 
 from prefixsim.errors import UserError
-from prefixsim.io.yamlfile import load_yaml
+from prefixsim.io.userfiles import MAX_YAML_BYTES
+from prefixsim.io.yamlfile import MAX_NODES, load_yaml
 from prefixsim.scenario.checks import check_run, read_body, resolve_file, shown_path
 from prefixsim.scenario.messages import is_mismatch, message, union_message, where
 from prefixsim.scenario.schema import Scenario, Settings, Variant, MAX_SWEEP, SweepSpec
+from prefixsim.scenario.studycheck import ParamError, check_study
 
 _SETTINGS_FIELDS = tuple(f for f in Settings.model_fields)
 
@@ -138,19 +140,64 @@ def validation_error(e: ValidationError, node: Any, path: str) -> UserError:
     return first
 
 
-def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, loc: tuple = ()) -> Any:
+#: Characters of text the `${...}` placeholders of one file may add, over all its sweep values: four
+#: times the largest file read. Each value may hold placeholders of later ones, so 34 vars of
+#: "${next}${next}" would double 34 times (16 G characters); the growth is counted before each
+#: replacement is made, as yamlfile counts an alias's expanded size before expanding it, and a
+#: whole-value placeholder adds its values to the same MAX_NODES as an alias.
+MAX_SUBSTITUTED = 4 * MAX_YAML_BYTES
+
+
+def _budget() -> list[int]:
+    """[characters, values] the placeholders of one file may still add."""
+    return [MAX_SUBSTITUTED, MAX_NODES]
+
+
+def _values(v: Any, limit: int) -> int:
+    """Values in `v` once expanded (counting stops past `limit`)."""
+    n, stack = 0, [v]
+    while stack and n <= limit:
+        x = stack.pop()
+        n += 1
+        if isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return n
+
+
+def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, loc: tuple = (),
+                budget: list[int] | None = None) -> Any:
     """`${name}` placeholders take their value; a whole-string placeholder keeps the value's type.
-    `raw` is the parsed file, so an undefined placeholder is reported at its line."""
+    `raw` is the parsed file, so an undefined placeholder is reported at its line. `budget`: what the
+    file's placeholders may still add (`_budget`)."""
+    budget = _budget() if budget is None else budget
     if isinstance(node, dict):
-        return {k: _substitute(v, values, path, raw, (*loc, k)) for k, v in node.items()}
+        return {k: _substitute(v, values, path, raw, (*loc, k), budget) for k, v in node.items()}
     if isinstance(node, list):
-        return [_substitute(v, values, path, raw, (*loc, i)) for i, v in enumerate(node)]
+        return [_substitute(v, values, path, raw, (*loc, i), budget) for i, v in enumerate(node)]
     if isinstance(node, str) and "${" in node:
-        for name, value in values.items():
+        names = list(values)
+        for j, (name, value) in enumerate(values.items()):
             token = "${" + name + "}"
             if node == token:
-                return value
-            node = node.replace(token, str(value))
+                budget[1] -= _values(value, budget[1])
+                if budget[1] < 0:
+                    raise UserError(f"the `${{...}}` placeholders expand to more than {MAX_NODES:,} values (at "
+                                    f"${{{name}}}, as an alias bomb would); write the values out plainly", path,
+                                    *locate(raw, loc))
+                # the value's own placeholders name later vars, as they do inside a longer text
+                later = {k: values[k] for k in names[j + 1:]}
+                return _substitute(value, later, path, raw, loc, budget) if later else value
+            if token not in node:
+                continue
+            text = str(value)
+            budget[0] -= node.count(token) * max(len(text) - len(token), 0)
+            if budget[0] < 0:
+                raise UserError(f"the `${{...}}` placeholders expand to more than {MAX_SUBSTITUTED:,} characters "
+                                f"(at ${{{name}}}: do the vars hold placeholders that double?); write the values "
+                                "out plainly", path, *locate(raw, loc))
+            node = node.replace(token, text)
         if "${" in node:
             start = node.index("${")
             name = node[start + 2:node.find('}', start)] if "}" in node[start:] else node[start + 2:]
@@ -227,16 +274,18 @@ def _load_runs(path: str) -> list[Run]:
     doc = _plain(node)
     param, values = _sweep_values(doc, node, path)
     runs: list[Run] = []
+    budget = _budget()   # the placeholders' growth, over every sweep value
     for value in values:
         subst = dict(doc.get("vars") or {})
         if param is not None:
             subst[param] = value
         body = {k: v for k, v in doc.items() if k != "sweep"}
-        body = _substitute(body, subst, path, node) if subst or _has_placeholder(body) else body
+        body = _substitute(body, subst, path, node, budget=budget) if subst or _has_placeholder(body) else body
         try:
             sc = Scenario.model_validate({**body, "sweep": doc.get("sweep")})
         except ValidationError as e:
             raise validation_error(e, node, path) from None
+        _check_studies(sc, node, path)
         variants = sc.variants or [Variant(name="default")]
         for vi, v in enumerate(variants):
             merged = {f: getattr(v, f) if getattr(v, f) is not None else getattr(sc, f) for f in _SETTINGS_FIELDS}
@@ -246,6 +295,18 @@ def _load_runs(path: str) -> list[Run]:
             name = v.name if param is None else f"{v.name} [{param}={value}]"
             runs.append(Run(sc, name, settings, value, path))
     return runs
+
+
+def _check_studies(sc: Scenario, node: Any, path: str) -> None:
+    """A scenario's `studies:` checked as -p values are (studycheck.py), each refusal at the line of
+    the parameter it names (or of its study)."""
+    for name, values in (sc.studies or {}).items():
+        try:
+            check_study(name, values)
+        except ParamError as e:
+            loc = ("studies", name, e.key) if e.key is not None else ("studies", name)
+            line, col = locate(node, loc)
+            raise UserError(f"studies: {e.message}", path, line, col) from None
 
 
 def _require_timeline(sc: Scenario, variants: list[Variant], node: Any, path: str, first: int = 0) -> None:

@@ -35,7 +35,6 @@ from prefixsim.scenario.fields import (  # noqa: F401
 )
 from prefixsim.scenario.literal import conversation_problem
 from prefixsim.scenario.optimize import OptimizeSpec
-from prefixsim.scenario.studyparams import check_studies
 
 
 def _text_or_size(v: Any) -> Any:
@@ -385,13 +384,6 @@ class Scenario(Settings):
                           "children: 4, turns: 2}}; a list compares values ({children: [3, 4, 6]}).")
     optimize: OptimizeSpec | None = Field(None, description="Design dimensions `prefixsim search` searches (every "
                                                             "combination); `run` simulates the scenario as written.")
-
-    @field_validator("studies")
-    @classmethod
-    def _studies(cls, v):
-        if v is not None:
-            check_studies(v)
-        return v
 
 
 Modification.model_rebuild()

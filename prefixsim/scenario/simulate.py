@@ -22,8 +22,8 @@ from prefixsim.providers.tables import (
     canonical_model,
 )
 from prefixsim.scenario.builder import Timeline
-from prefixsim.scenario.checks import clock_overrun, parse_start
-from prefixsim.scenario.loader import Run, input_boundary, load_json_file, locate, read_yaml
+from prefixsim.scenario.checks import clock_overrun, model_switches, parse_start
+from prefixsim.scenario.loader import Run, _where, input_boundary, load_json_file, locate, read_yaml
 from prefixsim.scenario.results import ScenarioResult, VariantResult
 
 
@@ -55,32 +55,35 @@ def simulate(run: Run, price_date: dt.date | None = None, start: dt.datetime | N
 
 def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -> VariantResult:
     s = run.settings
-    calls = Timeline(s, run.base_dir, lambda rel: load_json_file(run, rel)).play()
+    timeline = Timeline(s, run.base_dir, lambda rel: load_json_file(run, rel))
+    calls = timeline.play()
     if (s.provider or "anthropic") in NO_AUTOMATIC and any(c.request.auto_cache for c in calls):
         raise UserError(f"breakpoints: automatic on {s.provider}: Bedrock does not support automatic caching "
-                        f"({NO_AUTOMATIC[s.provider].source}); use breakpoints: last_message or system_and_tools")
+                        f"({NO_AUTOMATIC[s.provider].source}); use breakpoints: last_message or "
+                        "system_and_tools").at("setting", "breakpoints")
     when, at = _start(run, price_date, start)
     provider, tokenizer = s.provider or "anthropic", s.tokenizer or "cl100k_base"
     if s.endpoint and provider not in ("vertex", "bedrock"):
         raise UserError(f"endpoint: {s.endpoint} applies to provider vertex or bedrock (Claude on a cloud), "
-                        f"not {provider}")
+                        f"not {provider}").at("setting", "endpoint")
     prices = PriceBook(run.scenario.prices, sheet_source=f"price sheet in {run.path}", when=when, start=at,
                        designs=True, endpoint=s.endpoint)
     _check_clock(run, prices.start, max((c.t for c in calls), default=0.0), price_date, start)
+    _price_models(calls, timeline.step_of, prices, provider, s)
     policy = None
     if provider in ENGINES:  # a serving engine's cache is set up by `engine:`; the provider APIs ignore it
         spec = s.engine.over(run.scenario.engine) if s.engine else None
         policy = get_policy(provider, **engine_options(provider, spec, s.model, tokenizer))
     sim = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
                     policy=policy)
-    outcomes = sim.run(calls)
+    outcomes = _run(sim, calls, timeline.step_of)
     models = sorted({c.request.model for c in calls})
     optimistic = None
     if policy is None and any(sim.policy.has_range(m) for m in models):
         # the rule's retention is a documented range: the same calls under its optimistic end
         alt = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
                         policy=get_policy(provider, "optimistic"))
-        optimistic = alt.run(calls)
+        optimistic = _run(alt, calls, timeline.step_of)
     assumptions = {"tokenizer": tokenizer}
     if policy is None:  # a serving engine has no TTL, no breakpoints and no wait for the first token
         assumptions["time to first token"] = f"{1.0 if s.ttft is None else s.ttft:g} s"
@@ -114,6 +117,32 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
                          prefill_rate=policy.prefill_tokens_per_s if policy is not None else None,
                          optimistic=optimistic,
                          rates={m: prices.rates(m, sim.provider) for m in models})
+
+
+def _run(sim: Simulator, calls: list, step_of: list[int]) -> list:
+    """`sim.run(calls)`; a request the rules refuse is marked with the step that made it."""
+    try:
+        return sim.run(calls)
+    except UserError as e:
+        if e.site is not None and e.site[0] == "call":
+            e.site = ("step", step_of[int(e.site[1])])
+        raise
+
+
+def _price_models(calls, step_of: list[int], prices: PriceBook, provider: str, s) -> None:
+    """Each model the calls use priced on the run's date before anything runs (a dated snapshot before
+    it has no price), a refusal at the line that names the model: its key, or the step switching to it."""
+    seen: set[str] = set()
+    for i, c in enumerate(calls):
+        model = c.request.model
+        if model in seen:
+            continue
+        seen.add(model)
+        try:
+            prices.rates(model, provider)
+        except UserError as e:
+            switched = [k for k, step in enumerate(s.timeline or []) if k <= step_of[i] and model in model_switches(step)]
+            raise (e.at("step", switched[-1]) if switched else e.at("setting", "model")) from None
 
 
 def _ttl_buckets(s) -> str | None:
@@ -150,18 +179,27 @@ def _check_clock(run: Run, t0: dt.datetime, last: float, price_date: dt.date | N
 
 
 def _locate(e: UserError, run: Run) -> UserError:
-    """A mistake found while simulating points at the variant (or the scenario) that caused it."""
+    """A mistake found while simulating points at its step or setting (`UserError.site`), else at the
+    variant (or the scenario) that caused it."""
     if e.path:
         return e
     node = read_yaml(run.path)
-    line = None
+    line = col = None
+    index = None
     if isinstance(node, dict) and node.get("variants"):
         for i, v in enumerate(node["variants"]):
             if isinstance(v, dict) and v.get("name") == run.variant.split(" [")[0]:
+                index = i
                 line, _ = locate(node, ("variants", i))
+    if e.site is not None and isinstance(node, dict):
+        where, step_where = _where(node, index)
+        kind, at = e.site
+        found = step_where(int(at)) if kind == "step" else where(str(at)) if kind == "setting" else (None, None)
+        if found[0] is not None:
+            line, col = found
     if line is None:
         line, _ = locate(node, ("name",))
-    return e.located(run.path, line)
+    return e.located(run.path, line, col)
 
 
 def collect(path: str, runs: list[Run], results: list[VariantResult]) -> ScenarioResult:

@@ -1,73 +1,200 @@
-"""The parameters of each break-even study, and their checks: from the command line (-p KEY=VALUE,
-KEY=V1,V2 to compare) or a scenario's `studies:` mapping, checked alike: every value given is used, or
-refused in one line. They live with the scenario format because a scenario names its own studies
-(schema.py validates `studies:` here); the studies themselves (prefixsim/analysis/) import them."""
+"""The parameters of each break-even study, each with the range it can take as data beside it, and
+the limits of what a study's check may build: the one description `studycheck.py` checks every value
+against, from the command line (-p) or a scenario's `studies:`, before any work starts.
+
+A range is what the study's closed form and its check can take: a directive shorter than 10 tokens
+can repeat a sibling's (the filler text is random words), and siblings with the same directive read
+each other's writes, which the closed form does not count; a growth under 4 tokens cannot make the
+check's 40,000 tokens of history in 10,000 turns. A limit bounds the work a check does across
+parameters (requests, the largest prompt, the filler text it builds), so a value that would take
+minutes or gigabytes is refused in the time it takes to multiply. They live with the scenario
+format because a scenario names its own studies; the studies (prefixsim/analysis/) import them."""
 from __future__ import annotations
 
-import dataclasses
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
 
-from prefixsim.errors import UserError
-from prefixsim.io.suggest import unknown
-from prefixsim.providers.gemini_tables import GEMINI_EXPLICIT_DEFAULT_TTL
-from prefixsim.scenario.fields import MAX_COUNT, MAX_SECONDS, MAX_TOKENS, size_value
+from prefixsim.providers.gemini_tables import (
+    GEMINI_EXPLICIT_DEFAULT_TTL,
+    GEMINI_EXPLICIT_MINIMUM,
+    GEMINI_RULES,
+    gemini_explicit_minimum,
+)
+from prefixsim.scenario.fields import MAX_COUNT
 
 #: Seconds between one child's requests, and between the parent's turn and the spawn: the
 #: scenario builder's default pace; ttft must not exceed it (each request reads the one before).
 PACE = 10.0
+#: The longest prompt a study may describe: no model's context holds more (1 M tokens).
+MAX_PROMPT = 1_000_000
+#: Requests one check may simulate, summed over the designs it compares.
+STUDY_REQUESTS = 10_000
+#: Tokens of filler text one check may build, summed over its designs (about 8 s of generation).
+MAX_BUILT = 10_000_000
+#: Designs one comparison may check (each is built and replayed at FORK_HISTORIES).
+MAX_DESIGNS = 50
+#: Values one parameter may list.
+MAX_VALUES = 50
+#: Parent histories at which each fork design is replayed by the check (analysis/verify.py).
+FORK_HISTORIES = (0, 40_000)
+#: The fork-vs-subagent comparison when no children value is named.
+DEFAULT_CHILDREN = (1, 2, 5, 8, 16)
+#: An implicit Gemini cache lives at most this long from its write (G-VX): the closed form of the
+#: implicit line holds within it, so an explicit cache's TTL in the study stays within it too.
+IMPLICIT_LIFETIME = int(GEMINI_RULES["gemini-2.5-pro"].max_lifetime)
+
+#: Why a text size has a floor: filler text this short can repeat between siblings or versions.
+DISTINCT = "shorter filler text can repeat a sibling's, and the closed form counts each one as its own"
+
+
+@dataclass(frozen=True)
+class Range:
+    """What one parameter can take. `kind`: tokens (a size: 30K, 1.5M), count (a whole number),
+    seconds, or choice (one of `choices`). `model_low`: a floor that depends on the model priced."""
+
+    kind: str
+    low: float = 0
+    high: float = MAX_PROMPT
+    why: str = ""
+    choices: tuple[str, ...] = ()
+    model_low: Callable[[str], int] | None = None
+
+    def text(self, low: float | None = None) -> str:
+        """'4 to 1,000,000 tokens', '0 to 60 s', '5m or 1h'."""
+        if self.kind == "choice":
+            return " or ".join(self.choices)
+        unit = {"tokens": " tokens", "seconds": " s"}.get(self.kind, "")
+        lo = self.low if low is None else low
+        return f"{lo:,g} to {self.high:,g}{unit}" if self.kind == "seconds" else f"{int(lo):,} to {int(self.high):,}{unit}"
+
+
+def param(default: Any, kind: str, low: float = 0, high: float = MAX_PROMPT, why: str = "", **kw: Any) -> Any:
+    return field(default=default, metadata={"range": Range(kind, low, high, why, **kw)})
+
+
+def _ttl() -> Any:
+    return param("5m", "choice", choices=("5m", "1h"))
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A bound on the work of a study's check, over several parameters: `value(params)` of one design
+    (summed over the designs compared when `total`), at most `high`."""
+
+    what: str
+    unit: str
+    value: Callable[[Any], int]
+    high: int
+    advice: str
+    total: bool = False
+
+
+def _requests(n: Callable[[Any], int], what: str, advice: str) -> Limit:
+    return Limit(what, "requests the check simulates", n, STUDY_REQUESTS, advice, total=True)
+
+
+def _prompt(n: Callable[[Any], int], advice: str) -> Limit:
+    return Limit("the largest prompt", "tokens", n, MAX_PROMPT, advice)
+
+
+def _built(n: Callable[[Any], int], advice: str = "lower the sizes or the designs compared") -> Limit:
+    return Limit("the filler text the check builds", "tokens", n, MAX_BUILT, advice, total=True)
 
 
 @dataclass(frozen=True)
 class ForkParams:
-    children: int = 5
-    turns: int = 3                 # requests each child makes (its own loop)
-    parent_static: int = 18_000    # parent tools + system, part of what a fork inherits
-    sub_static: int = 16_000       # a sub-agent's own tools + system (most tools, its own prompt)
-    task: int = 1_000              # a sub-agent's task: it must restate the context it needs
-    directive: int = 200           # a fork child's directive
-    call: int = 120                # per child: its tool_use in the spawning reply + its placeholder result
-    growth: int = 1_500            # tokens a loop turn adds (reply + tool result)
-    stagger: float = 2.0           # seconds between sibling launches (CC-WF: held until the first response)
-    ttft: float = 2.0              # seconds until a write is readable
-    ttl: str = "5m"
+    children: int = param(5, "count", 1, MAX_COUNT)
+    turns: int = param(3, "count", 1, MAX_COUNT)          # requests each child makes (its own loop)
+    parent_static: int = param(18_000, "tokens")           # parent tools + system, part of what a fork inherits
+    sub_static: int = param(16_000, "tokens")              # a sub-agent's own tools + system
+    task: int = param(1_000, "tokens", 10, why=DISTINCT)   # a sub-agent's task: it restates the context it needs
+    directive: int = param(200, "tokens", 10, why=DISTINCT)   # a fork child's directive
+    call: int = param(120, "tokens")                       # per child: its tool_use in the spawning reply + placeholder
+    growth: int = param(1_500, "tokens", 4, why=f"the check builds {FORK_HISTORIES[-1]:,} tokens of parent history "
+                        f"in whole turns of growth, at most {MAX_COUNT:,} of them")   # tokens a loop turn adds
+    stagger: float = param(2.0, "seconds", 0, 60, "between sibling launches")   # CC-WF: held until the first response
+    ttft: float = param(2.0, "seconds", 0, PACE, f"each child's next request comes {PACE:g} s later and reads "
+                        "this one's write")                # seconds until a write is readable
+    ttl: str = _ttl()
+
+    LIMITS: ClassVar[tuple[Limit, ...]] = (
+        _requests(lambda f: 2 * len(FORK_HISTORIES) * f.children * f.turns,
+                  f"children x turns x 2 designs x {len(FORK_HISTORIES)} histories",
+                  "lower children, turns or the designs compared"),
+        _prompt(lambda f: max(f.parent_static + FORK_HISTORIES[-1] + f.children * f.call + f.directive
+                              + (f.turns - 1) * f.growth, f.sub_static + f.task + (f.turns - 1) * f.growth),
+                "lower the sizes, turns or children"),
+        _built(lambda f: len(FORK_HISTORIES) * (f.parent_static + f.sub_static + f.children * (
+            f.call + f.directive + f.task + 2 * f.turns * f.growth)) + FORK_HISTORIES[-1]),
+    )
 
 
 @dataclass(frozen=True)
 class TTLParams:
-    prefix: int = 20_000
+    prefix: int = param(20_000, "tokens")
 
 
 @dataclass(frozen=True)
 class StaggerParams:
-    children: int = 5
-    shared: int = 16_000
-    task: int = 1_000
-    ttft: float = 3.0
-    ttl: str = "5m"
+    children: int = param(5, "count", 1, MAX_COUNT)
+    shared: int = param(16_000, "tokens")
+    task: int = param(1_000, "tokens", 10, why=DISTINCT)
+    ttft: float = param(3.0, "seconds", 0, 60, "a time to first token past a minute is a typo, not a design")
+    ttl: str = _ttl()
+
+    LIMITS: ClassVar[tuple[Limit, ...]] = (
+        _requests(lambda f: 3 * f.children, "3 launch delays x children", "lower children"),
+        _prompt(lambda f: f.shared + f.task, "lower shared or task"),
+        _built(lambda f: 3 * (f.shared + f.children * f.task), "lower children, shared or task"),
+    )
+
+
+def _checked_turn(f: InvalidationParams) -> int:
+    """The later of the two turns the invalidation check changes something at (analysis/verify.py)."""
+    return max(2, f.turns // 3)
 
 
 @dataclass(frozen=True)
 class InvalidationParams:
-    tools: int = 14_000
-    system: int = 4_000
-    growth: int = 1_500
-    turns: int = 100
-    ttl: str = "5m"
+    tools: int = param(14_000, "tokens", 184, why="the check's tool list is 4 definitions of at least 46 tokens")
+    system: int = param(4_000, "tokens", 10, why="the changed system prompt is another text of the same size, and "
+                        "shorter filler text can repeat it")
+    growth: int = param(1_500, "tokens")
+    turns: int = param(100, "count", 1, MAX_COUNT)
+    ttl: str = _ttl()
+
+    LIMITS: ClassVar[tuple[Limit, ...]] = (
+        _requests(lambda f: 8 * (2 + _checked_turn(f)), "8 sessions of up to turns / 3 requests", "lower turns"),
+        _prompt(lambda f: f.tools + f.system + f.turns * f.growth, "lower turns, growth or the static sizes"),
+        _built(lambda f: 6 * (f.tools + 2 * f.system + _checked_turn(f) * f.growth), "lower turns or the sizes"),
+    )
 
 
 @dataclass(frozen=True)
 class MinimumParams:
-    prefix: int = 800
-    requests: int = 10
-    ttl: str = "5m"
+    prefix: int = param(800, "tokens")
+    requests: int = param(10, "count", 1, MAX_COUNT)
+    ttl: str = _ttl()
+
+    LIMITS: ClassVar[tuple[Limit, ...]] = (
+        _requests(lambda f: 2 * f.requests, "2 prefix sizes x requests", "lower requests"),
+    )
 
 
 @dataclass(frozen=True)
 class ExplicitParams:
-    prefix: int = 100_000
-    reads: int = 6                        # reads of the prefix per hour
-    ttl_s: float = float(GEMINI_EXPLICIT_DEFAULT_TTL.value)
+    prefix: int = param(100_000, "tokens", min(m.value for m in GEMINI_EXPLICIT_MINIMUM.values()),
+                        why="the smallest explicit cache the API creates for the model, G-CC",
+                        model_low=lambda model: gemini_explicit_minimum(model).value)
+    reads: int = param(6, "count", 0, 3600, "reads per hour: more than one a second comes before the write it "
+                       "would read is readable, 1 s to the first token")   # reads of the prefix per hour
+    ttl_s: float = param(float(GEMINI_EXPLICIT_DEFAULT_TTL.value), "seconds", 1, IMPLICIT_LIFETIME,
+                         "the implicit line holds while an implicit cache may live: 24 h from its write, G-VX")
+
+    LIMITS: ClassVar[tuple[Limit, ...]] = (
+        _requests(lambda f: int(f.reads * f.ttl_s / 3600), "reads in one cache's life (reads x ttl_s / 3600)",
+                  "lower reads or ttl_s"),
+    )
 
 
 STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
@@ -77,126 +204,10 @@ STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
 OTHER_PROVIDER = {"gemini-explicit": ("gemini", "gemini-2.5-pro")}
 BREAKEVEN_STUDIES = (*STUDY_NAMES, *OTHER_PROVIDER)
 
-
-def params_class(study: str):
-    return {"fork-vs-subagent": ForkParams, "ttl": TTLParams, "stagger": StaggerParams,
-            "invalidation": InvalidationParams, "minimum": MinimumParams, "gemini-explicit": ExplicitParams}[study]
-
-
-#: Study parameters that count requests or agents; every other whole-number parameter is a size in
-#: tokens and every fractional one a time in seconds. Each has a scenario's limit (schema.py), and
-#: children x turns is held to STUDY_REQUESTS. Every design is also replayed through the scenario
-#: builder to check it, so the builder's own scale limits apply (designs.TooLarge): it refuses
-#: children=30 x turns=20 at the default sizes; 40 children x 5 turns took 12 s to check (2 cores shared).
-COUNT_PARAMS = ("children", "turns", "requests")
-STUDY_REQUESTS = 10_000
-
-
 #: Studies that compare designs: a parameter may take a list of values (-p children=3,4,6).
 LIST_STUDIES = ("fork-vs-subagent",)
 
 
-def parse_pairs(study: str, pairs: tuple[str, ...] | list[str]):
-    """-p KEY=VALUE (or KEY=V1,V2,... to compare) -> (params, {key: values listed})."""
-    cls = params_class(study)
-    fields = {f.name for f in dataclasses.fields(cls)}
-    raw: dict[str, list[str]] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep:
-            raise UserError(f"--param {pair!r}: {study} takes KEY=VALUE with KEY one of {', '.join(sorted(fields))}")
-        if key not in fields:
-            raise UserError(f"--param {pair!r}: {unknown(f'{study} parameter', key, sorted(fields), show=20)}")
-        if key in raw:
-            raise UserError(f"--param {key} is given twice; to compare values list them: -p {key}=A,B")
-        raw[key] = [v.strip() for v in value.split(",")] if "," in value else [value.strip()]
-    return study_params(study, raw)
-
-
-def study_params(study: str, values: dict[str, list], where: str = "--param"):
-    """Checked study parameters from strings (-p) or a scenario's `studies:` values: (params, lists),
-    where `lists` holds every key given, with its values in order (one or more)."""
-
-    cls = params_class(study)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    lists: dict[str, list] = {}
-    for key, raws in values.items():
-        if key not in fields:
-            raise UserError(f"{where} {key}: {unknown(f'{study} parameter', key, sorted(fields), show=20)}")
-        if len(raws) > 1 and study not in LIST_STUDIES:
-            raise UserError(f"{where} {key}: {study} takes one value (a list compares designs in "
-                            f"{', '.join(LIST_STUDIES)} only)")
-        if not raws or len(raws) > 50:
-            raise UserError(f"{where} {key}: give 1 to 50 values")
-        default = fields[key].default
-        out = []
-        for raw in raws:
-            try:
-                if isinstance(default, str):
-                    v = str(raw)
-                elif isinstance(raw, bool):
-                    raise ValueError
-                elif isinstance(default, int) and key not in COUNT_PARAMS and isinstance(raw, str) \
-                        and size_value(raw) is not None:
-                    v = size_value(raw)   # a token size as a scenario takes it (30K, 1.5M, 30_000)
-                elif isinstance(default, int):
-                    v = int(raw) if not isinstance(raw, float) or raw.is_integer() else int("x")
-                else:
-                    v = float(raw)
-            except (ValueError, TypeError):
-                what = ("a whole number of tokens (e.g. 30000 or 30K)" if isinstance(default, int)
-                        and key not in COUNT_PARAMS else "a whole number" if isinstance(default, int)
-                        else "a number of seconds (e.g. 2.5)")
-                raise UserError(f"{where} {key}: {raw!r} is not {what}") from None
-            if isinstance(v, (int, float)):
-                if not math.isfinite(v) or v < 0:
-                    raise UserError(f"{where} {key}: {raw!r} must be a finite number, not negative")
-                if key in COUNT_PARAMS and v < 1:
-                    raise UserError(f"{where} {key}: at least 1")
-                limit, unit = ((MAX_COUNT, "") if key in COUNT_PARAMS else (MAX_SECONDS, " seconds")
-                               if isinstance(v, float) else (MAX_TOKENS, " tokens"))
-                if v > limit:
-                    raise UserError(f"{where} {key}: {raw} is too large (at most {limit:,}{unit}; more is a typo, "
-                                    "not a design)")
-            if key == "ttl" and v not in ("5m", "1h"):
-                raise UserError(f"{where} ttl: 5m or 1h")
-            out.append(v)
-        if len(set(out)) != len(out):
-            raise UserError(f"{where} {key}: a value is listed twice")
-        lists[key] = out
-    f = cls(**{k: vs[0] for k, vs in lists.items()})
-    for k, vs in lists.items():
-        for v in vs:
-            g = dataclasses.replace(f, **{k: v})
-            requests = getattr(g, "children", 1) * getattr(g, "turns", 1)
-            if requests > STUDY_REQUESTS:
-                raise UserError(f"{where} children x turns = {requests:,} requests per simulated design (at most "
-                                f"{STUDY_REQUESTS:,}); lower children or turns")
-    if study == "fork-vs-subagent":
-        for v in lists.get("ttft", [f.ttft]):
-            if v > PACE:
-                raise UserError(f"{where} ttft: at most {PACE:g} s (each child's next request comes {PACE:g} s later "
-                                "and reads this one's write)")
-        for v in lists.get("stagger", [f.stagger]):
-            if v > 60:
-                raise UserError(f"{where} stagger: at most 60 s between sibling launches")
-    return f, lists
-
-
-
-
-def as_lists(values: dict) -> dict[str, list]:
-    """A scenario's study values: a scalar is one value, a list several."""
-    return {str(k): list(v) if isinstance(v, list) else [v] for k, v in values.items()}
-
-
-def check_studies(studies: dict) -> None:
-    """A scenario's `studies:` (schema validator): known studies, their parameters checked as -p's are."""
-    for name, values in studies.items():
-        if name not in STUDY_NAMES:
-            raise ValueError(f"unknown study {name!r} (one of {', '.join(STUDY_NAMES)})")
-        try:
-            study_params(name, as_lists(values or {}), where=name)
-        except UserError as e:
-            raise ValueError(e.message) from None
+def params_class(study: str):
+    return {"fork-vs-subagent": ForkParams, "ttl": TTLParams, "stagger": StaggerParams,
+            "invalidation": InvalidationParams, "minimum": MinimumParams, "gemini-explicit": ExplicitParams}[study]

@@ -123,7 +123,7 @@ def test_names_on_the_command_line_get_the_nearest_valid_one(args, needle, tmp_p
 
 
 def test_study_sizes_take_suffixes(tmp_path):
-    from prefixsim.scenario.studyparams import parse_pairs
+    from prefixsim.scenario.studycheck import parse_pairs
 
     f, lists = parse_pairs("fork-vs-subagent", ("parent_static=30K", "children=4", "sub_static=1.5k"))
     assert (f.parent_static, f.sub_static, f.children) == (30_000, 1_500, 4)

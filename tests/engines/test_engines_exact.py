@@ -481,8 +481,9 @@ def test_replay_trace_refuses_bad_options(three):
         replay_trace(three, fmt="csv")
     with pytest.raises(UserError, match="^negative capacity -1$"):
         replay_trace(three, capacities=[8, -1])
-    with pytest.raises(UserError, match="^block size must be positive$"):
-        replay_trace(three, block_size=-4)
+    for bad in (-4, 0):   # 0 once meant "the trace's" in silence
+        with pytest.raises(UserError, match=rf"^--block-size {bad}: a block holds at least 1 token$"):
+            replay_trace(three, block_size=bad)
     assert replay_trace(three, capacities=[0])["summary"]["hit_tokens"] == 0
 
 
@@ -833,19 +834,23 @@ def test_replay_trace_passes_eviction_block_size_one_and_rates(three):
     write(t, *({"timestamp": i * 1000, "input_length": 4, "hash_ids": [k]} for i, k in enumerate([1, 2, 1, 3, 1])))
     assert replay_trace(t, capacities=[8], block_size=4, eviction="lru")["summary"]["hit_tokens"] == 8
     assert replay_trace(t, capacities=[8], block_size=4, eviction="fifo")["summary"]["hit_tokens"] == 4
-    assert replay_trace(three, block_size=1)["summary"]["hit_tokens"] == 2   # r1 reads [1, 2]: 2 tokens
+    ones = write(three.parent / "ones.jsonl", {"timestamp": 0, "input_length": 2, "hash_ids": [1, 2]},
+                 {"timestamp": 1000, "input_length": 3, "hash_ids": [1, 2, 3]})
+    assert replay_trace(ones, block_size=1)["summary"]["hit_tokens"] == 2   # r1 reads [1, 2]: 2 tokens
     # a table never carries rows, with or without a decode rate
     assert replay_trace(three, capacities=[8], block_size=4, decode_tokens_per_s=10**9, fmt="table")["requests"] == []
 
 
 def test_replay_trace_decode_runs_use_the_given_prefill_rate(tmp_path):
-    # 1 block of 4 tokens; r0 has 400 uncached tokens: at 100 tokens/s it holds block 1 until 4 s, so
-    # r1 [2] at 2 s cannot evict it and r2 [1] at 5 s reads it; at 10,000 tokens/s it ended at 0.04 s.
+    # 1 block of 400 tokens; r0 has 400 uncached tokens: at 100 tokens/s it holds block 1 until 4 s, so
+    # r1 [2] at 2 s cannot evict it and r2 [1] at 5 s reads it (its 4 tokens); at 10,000 tokens/s it
+    # ended at 0.04 s. Two blocks hold both.
     p = write(tmp_path / "hold.jsonl", {"timestamp": 0, "input_length": 400, "hash_ids": [1]},
               {"timestamp": 2000, "input_length": 4, "hash_ids": [2]},
               {"timestamp": 5000, "input_length": 4, "hash_ids": [1]})
-    slow = replay_trace(p, capacities=[4, 8], block_size=4, decode_tokens_per_s=10**9, prefill_tokens_per_s=100)
-    fast = replay_trace(p, capacities=[4, 8], block_size=4, decode_tokens_per_s=10**9)
+    slow = replay_trace(p, capacities=[400, 800], block_size=400, decode_tokens_per_s=10**9,
+                        prefill_tokens_per_s=100)
+    fast = replay_trace(p, capacities=[400, 800], block_size=400, decode_tokens_per_s=10**9)
     assert [r["predicted"]["cache_read_input_tokens"] for r in slow["requests"]] == [0, 0, 4]
     assert [r["predicted"]["cache_read_input_tokens"] for r in fast["requests"]] == [0, 0, 0]
     assert [pt["hit_tokens"] for pt in slow["summary"]["curve"]] == [4, 4]

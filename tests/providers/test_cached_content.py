@@ -144,7 +144,8 @@ def test_explicit_cache_below_the_minimum_is_refused(tmp_path):
     p = subprocess.run([sys.executable, "-c", "from prefixsim.cli import main; main()", "run", str(small),
                         "--out", str(tmp_path / "r")], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2
-    assert (f"{small}:1: create ctx: Cached content is too small. total_token_count=1008, "
+    # at the create_cache step's own line (issue 33: it was file:1)
+    assert (f"{small}:8:5: create ctx: Cached content is too small. total_token_count=1008, "
             "min_total_token_count=2048 (gemini-2.5-pro;" in p.stderr)
     assert "Traceback" not in p.stderr
     edge = tmp_path / "edge.yaml"

@@ -1,7 +1,8 @@
 """The corpus of malformed inputs in tests/malformed/ and the exact message each one gets.
 
 Each input has a `<name>.expected` file holding prefixsim's stderr, line for line. Scenarios go
-through `validate` (exit 2, one located line); logs through `replay` (exit 0: bad lines are
+through `validate` (exit 2, one located line) and `run`, which must refuse them alike (the same
+exit, the same located lines: validate checks what run checks, issue 33); logs through `replay` (exit 0: bad lines are
 skipped, counted and named) and `replay --strict` (exit 2 on the first bad line, if any). A log
 whose every line carries a timestamp replays the same with its lines reversed. A set (`sets/NAME/`:
 its entries given as paths) replays every request it holds or names each one it skips.
@@ -42,6 +43,8 @@ def test_bad_scenario_message(name, capsys, monkeypatch):
     assert code == 2 and "Traceback" not in err
     assert err.splitlines()[-1] == "prefixsim: 1 scenario file(s) have errors"
     _check(CORPUS / "scenarios" / f"{name}.expected", err)
+    code, run_err = _run(["run", "--no-write", f"scenarios/{name}"], capsys)
+    assert code == 2 and run_err.splitlines()[:-1] == err.splitlines()[:-1], run_err
 
 
 @pytest.mark.slow

@@ -28,7 +28,7 @@ def test_a_bug_exits_70_with_a_short_message_and_debug_shows_the_traceback(tmp_p
 
     def broken(*a, **k):
         raise RuntimeError("simulated bug")
-    monkeypatch.setattr("prefixsim.scenario.loader.load_runs", broken)
+    monkeypatch.setattr("prefixsim.scenario.parallel.load_runs", broken)   # what validate and run load with
     code, out, err = _exit(["validate", str(tmp_path / "s.yaml")], capsys)
     assert code == 70
     assert err == "prefixsim: internal error: RuntimeError: simulated bug (rerun with --debug for the traceback)\n"

@@ -210,14 +210,14 @@ def test_workers_are_capped_at_tasks_and_cores(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("study,param,message", [
-    ("fork-vs-subagent", "children=1000000", "--param children: 1000000 is too large (at most 10,000; more is a typo, not a design)"),
-    ("fork-vs-subagent", "parent_static=100000000", "--param parent_static: 100000000 is too large (at most 10,000,000 tokens; more is a typo, not a design)"),
+    ("fork-vs-subagent", "children=1000000", "--param children: 1000000 is out of its range, 1 to 10,000"),
+    ("fork-vs-subagent", "parent_static=100000000", "--param parent_static: 100000000 is out of its range, 0 to 1,000,000 tokens"),
     ("stagger", "ttft=inf", "--param ttft: 'inf' must be a finite number, not negative"),
     ("stagger", "ttft=nan", "--param ttft: 'nan' must be a finite number, not negative"),
-    ("minimum", "requests=99999999", "--param requests: 99999999 is too large (at most 10,000; more is a typo, not a design)"),
+    ("minimum", "requests=99999999", "--param requests: 99999999 is out of its range, 1 to 10,000"),
 ])
 def test_breakeven_parameters_have_scale_limits(study, param, message):
-    from prefixsim.scenario.studyparams import parse_pairs as _parse_params
+    from prefixsim.scenario.studycheck import parse_pairs as _parse_params
 
     with pytest.raises(UserError) as e:
         _parse_params(study, (param,))
@@ -228,5 +228,5 @@ def test_breakeven_children_times_turns_is_limited(tmp_path, capsys):
     code, _, err = _exit(["breakeven", "fork-vs-subagent", "-p", "children=5000", "-p", "turns=100",
                           "--out", str(tmp_path)], capsys)
     assert code == 2
-    assert err == ("prefixsim: --param children x turns = 500,000 requests per simulated design "
-                   "(at most 10,000); lower children or turns\n")
+    assert err == ("prefixsim: --param children x turns x 2 designs x 2 histories = 2,000,000 requests the check "
+                   "simulates (at most 10,000); lower children, turns or the designs compared\n")

@@ -196,7 +196,8 @@ def test_report_takes_params(tmp_path):
 def test_a_bad_study_in_a_scenario_is_named_at_its_line(tmp_path):
     (tmp_path / "s.yaml").write_text(STUDIED.replace("task: 500", "task: lots"))
     rc, out, err = cli("validate", str(tmp_path / "s.yaml"))
-    assert rc == 2 and "s.yaml:4:" in err and "task: 'lots' is not a whole number of tokens" in err
+    # at the parameter's own line and column (issue 33), not the `studies:` key's
+    assert rc == 2 and "s.yaml:5:62: studies: fork-vs-subagent task: 'lots' is not a whole number of tokens" in err
     (tmp_path / "s.yaml").write_text(STUDIED.replace("fork-vs-subagent:", "fork-vs-sub:"))
     rc, out, err = cli("validate", str(tmp_path / "s.yaml"))
     assert rc == 2 and "unknown study 'fork-vs-sub'" in err
