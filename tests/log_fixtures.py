@@ -139,7 +139,10 @@ def timed_logs(folder) -> dict[str, list[str]]:
 
     logs: dict[str, list[str]] = {}
     for cassette in sorted(Path(folder).glob("*.yaml")):
-        out = logs.setdefault(detect(cassette), [])
+        kind = detect(cassette)
+        if kind == "realtime":   # a WebSocket session: no HTTP call a proxy would log
+            continue
+        out = logs.setdefault(kind, [])
         for inter in interactions(load_document(cassette), cassette):
             body, resp, uri, method = request_of(inter)
             if not isinstance(body, dict) or "count_tokens" in uri:

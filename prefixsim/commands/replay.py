@@ -80,8 +80,9 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
 
     PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
     Anthropic, OpenAI (Chat Completions / Responses) or DeepSeek request logs (JSONL) or VCR
-    cassettes (YAML or JSON), OpenTelemetry OTLP JSON exports, LiteLLM or Langfuse exports (a call
-    recorded without its prompt is audited: observed usage and cost only), or Mooncake / bailian traces.
+    cassettes (YAML or JSON), OpenAI Realtime WebSocket cassettes, OpenTelemetry OTLP JSON exports,
+    LiteLLM or Langfuse exports (a call recorded without its prompt is audited: observed usage and cost
+    only), or Mooncake / bailian traces.
     Per request it prints observed vs predicted cache read / write / uncached tokens and the cause of
     each miss; the summary puts the naive mechanism's accuracy next to prefixsim's. Any of --ttl,
     --model, --provider, --breakpoints also replays the traffic under that design and prints the

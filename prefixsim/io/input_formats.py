@@ -2,7 +2,7 @@
 command's `--help` lists them without loading a reader (prefixsim.sources reads them)."""
 from __future__ import annotations
 
-FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "cohere", "gemini", "bedrock", "codex", "gemini-cli",
+FORMATS = ("claude-code", "anthropic", "openai", "deepseek", "cohere", "gemini", "bedrock", "realtime", "codex", "gemini-cli",
            "otel", "litellm", "langfuse", "opencode", "mooncake", "bailian")
 #: What each format is, one line each (`prefixsim replay --source` lists them).
 FORMAT_LINES = {
@@ -13,6 +13,7 @@ FORMAT_LINES = {
     "cohere": "Cohere v2 Chat logs and cassettes",
     "gemini": "generateContent logs and cassettes, cachedContents",
     "bedrock": "Bedrock Converse / ConverseStream logs and cassettes",
+    "realtime": "OpenAI / Azure Realtime API WebSocket cassettes (audited by usage)",
     "codex": "Codex CLI rollouts (a rollout-*.jsonl or a sessions folder)",
     "gemini-cli": "Gemini CLI chat sessions",
     "otel": "OpenTelemetry OTLP JSON (GenAI spans, Claude Code api_request events)",

@@ -25,7 +25,7 @@ from prefixsim.providers.registry import get_policy
 from prefixsim.replay.audit_causes import UsageCauses, lost_cost
 from prefixsim.replay.naive import Naive
 from prefixsim.replay.outside import Outside, outside_reads
-from prefixsim.replay.unpriced import Lenient, lenient, missing
+from prefixsim.replay.unpriced import Lenient, lenient, missing, unclassed_why
 from prefixsim.replay.whatif import BREAKPOINT_POLICIES, TTL_CHOICES, WhatIf, apply_variant
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Traffic
@@ -69,6 +69,9 @@ class ReplayRow:
     #: them would have saved, as its cause (inferred from usage) says (replay/audit_causes.py).
     lost_usd: Decimal | None = None
     lost_tokens: int = 0
+    #: The priced model's tokens its rates cannot price (Record.unpriced, e.g. "audio tokens"): the
+    #: row's cost is missing for that reason, not for want of a price.
+    unpriced: str = ""
 
     @property
     def read_error(self) -> int | None:
@@ -242,7 +245,7 @@ def _audited(i: int, rec: Record, prices: PriceBook, price_sources: set[str], ou
     """A request recorded by its usage only: the observation priced, nothing simulated (no prompt
     to simulate; a made-up one would give made-up reads), its cause and its loss told from its
     stream's usage and timing (replay/audit_causes.py)."""
-    obs, cost, lost = rec.observed, None, None
+    obs, cost, lost, unclassed = rec.observed, None, None, ""
     cause, missed = causes.cause(rec)
     if obs is not None:
         try:
@@ -252,12 +255,14 @@ def _audited(i: int, rec: Record, prices: PriceBook, price_sources: set[str], ou
             price_sources.add(f"no price for {rec.provider} {rec.call.request.model}: its cost is left out")
         else:
             price_sources.add(rates.source)
-            if not missing(rates.source):   # a model nothing prices (replay/unpriced.py): its cost is missing
+            # a model nothing prices (replay/unpriced.py), or tokens its text rates would misprice: no cost
+            if not missing(rates.source) and not rec.unpriced:
                 paid = obs if output_in_cost else replace(obs, output_tokens=0)
                 cost, lost = rates.cost(paid), lost_cost(paid, missed, rates)
+            unclassed = "" if missing(rates.source) else rec.unpriced
     return ReplayRow(i, rec.request_id, rec.timestamp, rec.call.stream, rec.call.request.model, obs, Usage(),
                      cause, cost, Decimal(0), None, rec.path, rec.line, rec.provider, audit=True,
-                     priced=obs is None or cost is not None, lost_usd=lost, lost_tokens=missed)
+                     priced=obs is None or cost is not None, lost_usd=lost, lost_tokens=missed, unpriced=unclassed)
 
 
 def _joined(first, later):
@@ -307,11 +312,12 @@ def _summarize(rows: list[ReplayRow], variant: WhatIf, price_sources: set[str], 
         s[2] += r.cost_predicted
     worst = sorted((r for r in judged if r.read_error), key=lambda r: (-abs(r.read_error or 0), r.index))[:top]
     sources = joined_sources(price_sources)
-    counts: dict[tuple[str, str], int] = defaultdict(int)
+    counts: dict[tuple[str, str, str], int] = defaultdict(int)
     for r in rows:
         if not r.priced:
-            counts[(r.model, r.provider)] += 1
-    unpriced = tuple((m, p, n, (why or {}).get((m, p), "")) for (m, p), n in sorted(counts.items()))
+            counts[(r.model, r.provider, r.unpriced)] += 1
+    unpriced = tuple((m, p, n, unclassed_why(u) if u else (why or {}).get((m, p), ""))
+                     for (m, p, u), n in sorted(counts.items()))
     return Summary(len(rows), len(seen), share_obs, mine, base,
                    sum((r.cost_observed or Decimal(0) for r in beside), Decimal(0)) if seen else None,
                    sum((r.cost_predicted for r in rows), Decimal(0)),

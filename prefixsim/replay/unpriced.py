@@ -12,12 +12,25 @@ from prefixsim.errors import UserError
 
 #: How the price source of an unpriced request begins (rows and summaries test for it).
 NO_PRICE = "no price: "
+#: How the reason begins of a priced model's requests whose usage its rates cannot price (Record.unpriced:
+#: a realtime response's audio tokens, which genai-prices prices apart from text): their costs are missing.
+UNCLASSED = "tokens outside the text price classes: "
 _ZERO = Tiered(Decimal(0))
 
 
 def missing(source: str) -> bool:
     """Whether a price source is that of a request nothing could price."""
     return source.startswith(NO_PRICE)
+
+
+def unclassed_why(kinds: str) -> str:
+    """The summary's reason for requests whose `kinds` of tokens (Record.unpriced) have no price class."""
+    return UNCLASSED + kinds
+
+
+def unclassed(why: str) -> bool:
+    """Whether a summary's reason is `unclassed_why`'s (the model has a price; its tokens do not fit it)."""
+    return why.startswith(UNCLASSED)
 
 
 class Lenient:

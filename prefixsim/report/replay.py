@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from prefixsim.errors import UserError
 from prefixsim.report.layout import DEFAULT_WIDTH, fit, wrap_block
 from prefixsim.replay.audit_causes import audit_losses
+from prefixsim.replay.unpriced import UNCLASSED, unclassed
 
 if TYPE_CHECKING:
     from prefixsim.replay.run import Comparison, ReplayResult
@@ -104,13 +105,16 @@ def _audit(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
     acc: dict[str, list] = {}
     for r in result.rows:
         if r.audit and r.observed is not None:
-            a = acc.setdefault(r.stream, [0, 0, 0, 0, Decimal(0)])
+            a = acc.setdefault(r.stream, [0, 0, 0, 0, Decimal(0), 0])
             a[0] += 1
             a[1] += r.observed.prompt_tokens
             a[2] += r.observed.cache_read
             a[3] += r.observed.cache_creation
             a[4] += r.cost_observed or 0
-    lines = [[name[k], str(v[0]), _n(v[1]), _n(v[2]), _n(v[3]), _pct(v[2] / v[1] if v[1] else None), _usd(v[4])]
+            a[5] += not r.priced
+    # a stream's unpriced requests are not $0: the cost says what it leaves out, as the summary's does
+    lines = [[name[k], str(v[0]), _n(v[1]), _n(v[2]), _n(v[3]), _pct(v[2] / v[1] if v[1] else None),
+              "missing (no price)" if v[5] == v[0] else _usd(v[4]) + (f" + {v[5]:,} unpriced" if v[5] else "")]
              for k, v in acc.items()]
     every = n == result.summary.requests
     text = (f"{'The input records' if every else f'{n} of {result.summary.requests} requests record'} usage only, "
@@ -163,11 +167,13 @@ def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
     if kept:
         out.append(f"\nExplicit caches' storage (creation to delete or expiry, as logged): ${kept:.6f}, "
                    "included in both costs.\n")
-    for model, provider, n, _ in s.unpriced:
-        out.append("\n" + wrap_block(
-            f"No price for {model} ({provider}) in the price data: the costs of its {n:,} request"
-            f"{'s' if n > 1 else ''} are missing (counted as $0 in the costs above; the cache figures need no price).",
-            DEFAULT_WIDTH, "") + "\n")
+    for model, provider, n, why in s.unpriced:
+        whose = f"{n:,} request{'s' if n > 1 else ''}"
+        head = (f"{model} ({provider}): {whose} count {why.removeprefix(UNCLASSED)}, which genai-prices prices "
+                "apart from text while prefixsim's token classes are text's, so their costs" if unclassed(why)
+                else f"No price for {model} ({provider}) in the price data: the costs of its {whose}")
+        out.append("\n" + wrap_block(f"{head} are missing (counted as $0 in the costs above; the cache figures "
+                                      "need no price).", DEFAULT_WIDTH, "") + "\n")
     undocumented = _undocumented(result)
     if undocumented:
         out.append("\n" + wrap_block("Rules undocumented, replayed under a stated default with the observed usage as the "

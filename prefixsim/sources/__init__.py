@@ -110,22 +110,9 @@ def detect(path: str | Path) -> str:
             return "codex" if first.is_file() and sniff(first) == "codex" else "claude-code"
         raise UserError("folder holds no .jsonl transcripts", str(p))
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
-        # lazy: a transcript replay never loads the API-log readers
-        from prefixsim.sources import bedrock_log, gemini_log, openai_cassette
-        from prefixsim.sources.cassette import requests_in   # lazy: as the readers above
+        from prefixsim.sources import cassette_kinds   # lazy: a transcript replay never loads the API-log readers
 
-        if gemini_log.sniff_cassette(p):
-            return "gemini"
-        if bedrock_log.sniff_cassette(p):
-            return "bedrock"
-        kind = openai_cassette.sniff_cassette(p)
-        if kind:
-            return kind
-        if not any(True for _ in requests_in(p)):   # no interactions: the reader names why
-            return "openai" if p.suffix == ".json" else "anthropic"
-        held = openai_cassette.endpoints(p)
-        raise UserError(f"cannot tell the format: no call of a known format ({', '.join(FORMATS[1:7])})"
-                        + (f"; its calls go to {', '.join(held)}" if held else "") + "; use --source", str(p))
+        return cassette_kinds.kind_of(p)
     if p.suffix == ".json" and _gemini_cli_json(p):
         return "gemini-cli"
     kind = _array_kind(p) if _hookdump.is_array_file(p) else sniff(p)
@@ -218,17 +205,15 @@ def _read(p: Path, fmt: str) -> list[Record]:
     of several APIs (a test that talks to Gemini, then OpenAI) is read by each API's reader."""
     records = _read_one(p, fmt)
     if _is_cassette(p) and fmt in _CASSETTE_KINDS:
-        from prefixsim.sources import bedrock_log, gemini_log, openai_cassette   # lazy: as in detect
+        from prefixsim.sources import cassette_kinds   # lazy: as in detect
 
-        found = {"gemini": gemini_log.sniff_cassette(p), "bedrock": bedrock_log.sniff_cassette(p),
-                 _reader(openai_cassette.sniff_cassette(p) or ""): True}
-        for kind in sorted(k for k, hit in found.items() if hit and k in _CASSETTE_KINDS and k != _reader(fmt)):
+        for kind in sorted(k for k in cassette_kinds.held(p) if k in _CASSETTE_KINDS and k != _reader(fmt)):
             records = [*records, *_read_one(p, kind)]
     return records
 
 
 #: The cassette readers: each reads only the interactions of its API (openai, deepseek and cohere are one).
-_CASSETTE_KINDS = ("gemini", "bedrock", "openai", "anthropic")
+_CASSETTE_KINDS = ("gemini", "bedrock", "openai", "anthropic", "realtime")
 
 
 def _reader(fmt: str) -> str:
@@ -255,6 +240,9 @@ def _read_one(p: Path, fmt: str) -> list[Record]:
     if fmt == "otel":
         from prefixsim.sources import otel   # lazy: other replays never load it
         return otel.load(p, sizer)
+    if fmt == "realtime":
+        from prefixsim.sources import realtime   # lazy: other replays never load it
+        return realtime.load_cassette(p)
     if fmt in ("litellm", "langfuse"):
         from prefixsim.sources import gateway_logs   # lazy: other replays never load it
         return gateway_logs.load(p, fmt, sizer)

@@ -48,6 +48,10 @@ class Record:
     #: The source recorded the usage but not the prompt (an OpenTelemetry span or a gateway log
     #: without messages): nothing to replay, so the row is an audit of `observed`, no prediction.
     audit: bool = False
+    #: Why an audited record's usage cannot be priced in prefixsim's token classes, which are text's
+    #: ("audio tokens": genai-prices prices a realtime response's audio apart from its text): its cost
+    #: is left missing, never made up (replay/run.py: _audited). "" when it can.
+    unpriced: str = ""
 
 
 def token_count(value: object, name: str) -> int:

@@ -45,3 +45,31 @@ def test_an_audit_of_a_model_without_a_price_keeps_its_tokens_and_names_the_miss
     assert "no price: no-such-model-1 on anthropic (its costs are missing)" in res.summary.price_source
     assert not res.rows[0].priced and [u[0] for u in res.summary.unpriced] == ["no-such-model-1"]
     assert res.summary.read_share_observed == 0.9
+
+
+def test_an_audited_stream_whose_requests_have_no_price_shows_its_cost_missing_not_zero():
+    priced = _rec(0, 0, Usage(input_tokens=100, cache_read=900, output_tokens=5), True)
+    gone = _rec(1, 10, Usage(input_tokens=50, cache_read=1000, output_tokens=5), True, stream="t")
+    gone = replace(gone, call=replace(gone.call, request=replace(gone.call.request, model="no-such-model-1")))
+    other = _rec(2, 20, Usage(input_tokens=60, cache_read=1000, output_tokens=5), True, stream="t")
+    text = table_text(replay([priced, gone, other]))
+    stream_rows = {line.split()[0]: line for line in text.split("Observed hit rate by stream")[1].splitlines()[2:4]}
+    assert stream_rows["s"].split()[-1].startswith("$") and "unpriced" not in stream_rows["s"]
+    assert stream_rows["t"].endswith(" + 1 unpriced")
+    alone = table_text(replay([replace(gone, call=replace(gone.call, stream="u"))]))
+    (row,) = [line for line in alone.splitlines() if line.startswith("u ")]
+    assert row.endswith("missing (no price)") and "$0.0000" not in row
+
+
+def test_an_audit_whose_usage_its_models_rates_cannot_price_leaves_that_cost_missing_and_says_why():
+    rec = replace(_rec(0, 0, Usage(input_tokens=100, cache_read=900, output_tokens=5), True), unpriced="audio tokens")
+    res = replay([rec, _rec(1, 10, Usage(input_tokens=10, cache_read=1000, output_tokens=5), True)])
+    gone, kept = res.rows
+    assert not gone.priced and gone.cost_observed is None and gone.lost_usd is None
+    assert kept.priced and kept.cost_observed > 0 and res.summary.cost_observed_usd == kept.cost_observed
+    assert res.summary.unpriced == ((MODEL, "anthropic", 1, "tokens outside the text price classes: audio tokens"),)
+    assert "1 request count audio tokens" in table_text(res)
+    # a model nothing prices: the missing price is the reason, whatever its tokens
+    none = replace(rec, call=replace(rec.call, request=replace(rec.call.request, model="no-such-model-1")))
+    ((model, _, n, why),) = replay([none]).summary.unpriced
+    assert (model, n) == ("no-such-model-1", 1) and not why.startswith("tokens outside")

@@ -131,7 +131,7 @@ def test_a_body_no_reader_places_is_refused_naming_the_formats(tmp_path, capsys)
                         "    body: '{\"texts\": [\"a\"]}'\n  response:\n    status: {code: 200}\n    body: {string: '{}'}\n")
     code, _, err = _run(["replay", str(cassette)], capsys)
     assert code == 2
-    assert "no call of a known format (anthropic, openai, deepseek, cohere, gemini, bedrock)" in err
+    assert "no call of a known format (anthropic, openai, deepseek, cohere, gemini, bedrock, realtime)" in err
     assert "https://api.example.com/v1/embed" in err
 
 
