@@ -51,6 +51,8 @@ def row_json(r: ReplayRow) -> dict:
         doc["cost_predicted_optimistic_usd"] = _money(r.cost_predicted_optimistic) if r.priced else None
     if r.storage_usd:
         doc["storage_usd"] = _money(r.storage_usd)
+    if r.billed_usd is not None:   # the router's own charge (OpenRouter's usage.cost)
+        doc["cost_billed_usd"] = _money(r.billed_usd)
     return doc
 
 
@@ -99,6 +101,10 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None, skippe
         summary["audit_misses_by_cause"] = [
             {"cause": k, "requests": n, "lost_tokens": t, "cost_usd": _money(c) if c is not None else None,
              "lost_usd": _money(x) if x is not None else None} for k, n, t, c, x in audit_losses(result.rows)]
+    billed = [r for r in result.rows if r.billed_usd is not None]
+    if billed:   # what the router says it charged, beside what the same observed tokens cost at genai-prices
+        summary["billed"] = {"requests": len(billed), "cost_billed_usd": _money(sum((r.billed_usd for r in billed), Decimal(0))),
+                             "cost_observed_usd": _money(sum((r.cost_observed or Decimal(0) for r in billed), Decimal(0)))}
     if any(r.storage_usd for r in result.rows):   # Gemini explicit caches: included in both costs
         summary["storage_usd"] = _money(sum((r.storage_usd for r in result.rows), Decimal(0)))
     if any(r.predicted_optimistic is not None for r in result.rows):

@@ -163,6 +163,13 @@ def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
         out.append(f"\nRetention is a documented range: the predicted figures above are its pessimistic end; "
                    f"at its optimistic end read share {_pct(sum(u.cache_read for u in opt) / prompt if prompt else None)}, "
                    f"cost {_usd(cost)}.\n")
+    billed = [r for r in result.rows if r.billed_usd is not None]
+    if billed:
+        paid = sum((r.billed_usd for r in billed), Decimal(0))  # type: ignore[misc]
+        priced = sum((r.cost_observed or Decimal(0) for r in billed), Decimal(0))
+        out.append("\n" + wrap_block(
+            f"Billed by the router (OpenRouter's usage.cost) for {len(billed):,} request{'s' if len(billed) > 1 else ''}: "
+            f"${paid:,.6f}; the same observed tokens at genai-prices' rates: ${priced:,.6f}.", DEFAULT_WIDTH, "") + "\n")
     kept = sum((r.storage_usd for r in result.rows), Decimal(0))
     if kept:
         out.append(f"\nExplicit caches' storage (creation to delete or expiry, as logged): ${kept:.6f}, "

@@ -330,13 +330,13 @@ def record(ex: Exchange, rid: str | None, index: int, path: str, line: int, size
     time when the log records none (a cassette's calls placed back to back)."""
     request, obs, provider = build(ex, sizer, provider)
     t, stamp = _time(ex, index, path, line, at)
-    rid = rid or generated_id(path, index)
-    body = ex.body
+    rid, body = rid or generated_id(path, index), ex.body
     stream = request_key(first_given(body.get("prompt_cache_key"), body.get("user")), "prompt_cache_key / user") or "main"
     request, cached = routers.gemini_reference(ex.body, ex.uri, request, provider)   # OpenRouter's Gemini caches
     call = Call(t=t, request=request, stream=stream, label=rid, output_tokens=obs.output_tokens if obs else 0,
                 ttft=DEFAULT_TTFT, cached=cached)
-    return Record(call, rid, _stamp_text(stamp, t), obs, path, line, provider=provider)
+    return Record(call, rid, _stamp_text(stamp, t), obs, path, line, provider=provider,
+                  billed_usd=routers.billed(ex.usage, ex.uri))   # OpenRouter's own charge
 
 
 def request_id(obj: Any) -> str | None:

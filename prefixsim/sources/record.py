@@ -2,6 +2,8 @@
 and the checks every importer applies to a line's values before it becomes a Record."""
 from __future__ import annotations
 
+from decimal import Decimal
+
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -52,6 +54,9 @@ class Record:
     #: ("audio tokens": genai-prices prices a realtime response's audio apart from its text): its cost
     #: is left missing, never made up (replay/run.py: _audited). "" when it can.
     unpriced: str = ""
+    #: What the router says it billed for the request (OpenRouter's `usage.cost`, USD), beside the
+    #: price prefixsim computes from the observed tokens; None when the source reports none.
+    billed_usd: Decimal | None = None
 
 
 def token_count(value: object, name: str) -> int:

@@ -12,10 +12,12 @@ provider prefixsim has no rules for replays as "other", under the stated default
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
+from decimal import Decimal
 from typing import Any
 
-from prefixsim.errors import UserError
+from prefixsim.errors import UserError, shown
 from prefixsim.model import PROMPT_END, Block, CachedRef, Layer, Request, Usage
 from prefixsim.providers.model_ids import canonical_model
 from prefixsim.providers.gemini_tables import gemini_explicit_minimum
@@ -208,3 +210,15 @@ def from_cohere(response: dict) -> tuple[dict, dict]:
     shaped = {"id": response.get("id"), "usage": usage,
               "choices": [{"message": message}] if isinstance(message, dict) else []}
     return shaped, usage
+
+
+def billed(usage: Any, uri: str) -> Decimal | None:
+    """OpenRouter's own charge for a request (`usage.cost`, USD credits, upstream cost included; OR-PC
+    "Usage accounting"), None elsewhere or when it is absent; a value that is no finite amount of at
+    least 0 is refused (the line is skipped and named)."""
+    if host_provider(uri) != "openrouter" or not isinstance(usage, dict) or usage.get("cost") is None:
+        return None
+    cost = usage["cost"]
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost < 0:
+        raise UserError(f"usage field cost is not an amount in USD: {shown(cost)}")
+    return Decimal(repr(cost))

@@ -174,3 +174,43 @@ def test_a_streamed_call_tagged_in_its_uri_is_a_call():
 
     assert is_call({}, "https://api.mistral.ai/v1/chat/completions#stream", "POST")
     assert not is_call({}, "https://api.mistral.ai/v1/embeddings#stream", "POST")
+
+
+def _costs(path):
+    from ruamel.yaml import YAML
+
+    doc = YAML(typ="safe", pure=True).load(path.read_text())
+    out = []
+    for inter in doc["interactions"]:
+        body = inter["response"].get("parsed_body") or json.loads(inter["response"]["body"]["string"])
+        if isinstance(body, dict) and isinstance(body.get("usage"), dict) and "cost" in body["usage"]:
+            out.append(body["usage"]["cost"])
+    return out
+
+
+@pytest.mark.parametrize("name", ["test_openrouter_cache_messages_anthropic_real_api.yaml",
+                                  "test_openrouter_cache_instructions_gemini_real_api.yaml"])
+def test_openrouter_charges_are_shown_beside_the_computed_price(name, capsys):
+    # issue 32: OpenRouter's own `usage.cost` was not read; now each row carries it and the run sums it
+    # beside the price of the same observed tokens (through OpenRouter, Gemini 2.5 Flash was billed
+    # $0.000811 where genai-prices gives $0.000631)
+    path = ROUTER / name
+    costs = _costs(path)
+    rows = [r for r in replay(load(path)).rows if r.billed_usd is not None]
+    assert costs and [float(r.billed_usd) for r in rows] == costs
+    with pytest.raises(SystemExit):
+        main(["replay", str(path), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    billed = doc["summary"]["billed"]
+    assert billed["requests"] == len(costs) and billed["cost_billed_usd"] == pytest.approx(sum(costs), abs=1e-6)   # JSON money: 6 places
+    assert [r.get("cost_billed_usd") for r in doc["requests"] if "cost_billed_usd" in r] == pytest.approx(costs, abs=1e-6)
+
+
+def test_an_openrouter_cost_that_is_no_amount_is_a_named_skipped_line():
+    from prefixsim.sources.routers import billed
+
+    assert billed({"cost": 0.0015}, "https://openrouter.ai/api/v1/chat/completions") == __import__("decimal").Decimal("0.0015")
+    assert billed({"cost": 0.0015}, "https://api.openai.com/v1/chat/completions") is None   # only OpenRouter's
+    for bad in (-1, "0.1", float("nan"), True):
+        with pytest.raises(UserError, match="usage field cost is not an amount in USD"):
+            billed({"cost": bad}, "https://openrouter.ai/api/v1/chat/completions")
