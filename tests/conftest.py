@@ -54,3 +54,16 @@ def data_file(*parts):
     p = DATA.joinpath(*parts)
     assert p.exists(), f"{p} is missing from tests/data"
     return p
+
+
+def cli_run(args, capsys):
+    """(exit code, stdout, stderr) of `prefixsim ARGS` through its console entry point (exit 0 when
+    it returns without SystemExit)."""
+    from prefixsim.cli import main
+
+    try:
+        code = main(args)
+    except SystemExit as e:
+        code = e.code
+    out = capsys.readouterr()
+    return code or 0, out.out, out.err

@@ -5,9 +5,8 @@ import json
 
 import genai_prices
 import pytest
-from conftest import DATA
+from conftest import DATA, cli_run
 
-from prefixsim.cli import main
 from prefixsim.core.pricing import PriceBook
 from prefixsim.model import Usage
 from prefixsim.replay import replay
@@ -19,15 +18,6 @@ from prefixsim.sources.problems import collecting
 
 VOICE_LIVE = DATA / "openai-api/test_azure_voice_live_ws_message_history_seeding.yaml"
 SESSION = "sess_E4BAwpeEqR1fZDn5U9AxF"
-
-
-def _run(args, capsys):
-    try:
-        code = main(args)
-    except SystemExit as e:
-        code = e.code
-    out = capsys.readouterr()
-    return code or 0, out.out, out.err
 
 
 def _usage(text_in, cached, text_out, audio_in=0, audio_out=0, image_in=0):
@@ -87,12 +77,12 @@ def test_a_realtime_cassette_is_detected_as_realtime_and_never_as_another_format
     assert detect(VOICE_LIVE) == "realtime"
     assert not gemini_log.sniff_cassette(VOICE_LIVE) and not bedrock_log.sniff_cassette(VOICE_LIVE)
     assert openai_cassette.sniff_cassette(VOICE_LIVE) is None
-    code, _, err = _run(["replay", "--source", "openai", str(VOICE_LIVE)], capsys)
+    code, _, err = cli_run(["replay", "--source", "openai", str(VOICE_LIVE)], capsys)
     assert code == 2 and "--source openai, but the file looks like realtime" in err
-    code, _, err = _run(["replay", "--source", "realtime", str(DATA / "openai-api/test_openai_chat_prompt_cache_e2e.yaml")],
+    code, _, err = cli_run(["replay", "--source", "realtime", str(DATA / "openai-api/test_openai_chat_prompt_cache_e2e.yaml")],
                         capsys)
     assert code == 2 and "--source realtime, but the file looks like openai" in err
-    code, out, _ = _run(["replay", "--source", "realtime", str(VOICE_LIVE)], capsys)
+    code, out, _ = cli_run(["replay", "--source", "realtime", str(VOICE_LIVE)], capsys)
     assert code == 0 and "audit: no prompt" in out
 
 
@@ -120,10 +110,10 @@ def test_a_response_with_a_bad_token_count_is_skipped_and_named_and_the_others_r
     assert [r.request_id for r in recs] == ["resp_0", "resp_2"]
     (skipped,) = probs.skipped
     assert str(skipped).startswith(f"{p}: skipped: interaction 4: {why}")
-    code, out, err = _run(["replay", str(p), "--format", "json"], capsys)
+    code, out, err = cli_run(["replay", str(p), "--format", "json"], capsys)
     assert code == 0 and f"interaction 4: {why}" in err
     assert [r["request_id"] for r in json.loads(out)["requests"]] == ["resp_0", "resp_2"]
-    code, _, err = _run(["replay", str(p), "--strict"], capsys)
+    code, _, err = cli_run(["replay", str(p), "--strict"], capsys)
     assert code == 2 and f"interaction 4: {why}" in err.splitlines()[-1]
 
 

@@ -4,7 +4,7 @@ rules of the provider that served it, and detection that never names the wrong f
 import json
 
 import pytest
-from conftest import DATA
+from conftest import DATA, cli_run
 
 from prefixsim.cli import main
 from prefixsim.errors import UserError
@@ -18,15 +18,6 @@ GEMINI = ROUTER / "test_openrouter_cache_instructions_gemini_real_api.yaml"
 COHERE = ROUTER / "test_request_usage_with_cached_tokens.yaml"
 MISTRAL = ROUTER / "test_tool_choice_matrix[none-mistral].yaml"
 OPENROUTER = "https://openrouter.ai/api/v1/chat/completions"
-
-
-def _run(args, capsys):
-    try:
-        code = main(args)
-    except SystemExit as e:
-        code = e.code
-    out = capsys.readouterr()
-    return code or 0, out.out, out.err
 
 
 def test_openrouter_claude_replays_under_anthropic_rules_exactly():
@@ -112,7 +103,7 @@ def _groq_line(k, cached=0):
 
 def test_a_malformed_line_in_a_router_log_is_skipped_and_named(tmp_path, capsys):
     p = _log(tmp_path, "groq.jsonl", [_groq_line(0), "{not json", _groq_line(1, 1024)])
-    code, out, err = _run(["replay", str(p), "--format", "json"], capsys)
+    code, out, err = cli_run(["replay", str(p), "--format", "json"], capsys)
     assert code == 0
     assert f"{p}:2: skipped" in err
     rows = json.loads(out)["requests"]
@@ -129,19 +120,19 @@ def test_a_body_no_reader_places_is_refused_naming_the_formats(tmp_path, capsys)
     cassette = tmp_path / "embed.yaml"
     cassette.write_text("interactions:\n- request:\n    method: POST\n    uri: https://api.example.com/v1/embed\n"
                         "    body: '{\"texts\": [\"a\"]}'\n  response:\n    status: {code: 200}\n    body: {string: '{}'}\n")
-    code, _, err = _run(["replay", str(cassette)], capsys)
+    code, _, err = cli_run(["replay", str(cassette)], capsys)
     assert code == 2
     assert "no call of a known format (anthropic, openai, deepseek, cohere, gemini, bedrock, realtime)" in err
     assert "https://api.example.com/v1/embed" in err
 
 
 def test_a_wrong_source_is_refused_naming_the_format_the_file_looks_like(capsys):
-    code, _, err = _run(["replay", "--source", "anthropic", str(COHERE)], capsys)
+    code, _, err = cli_run(["replay", "--source", "anthropic", str(COHERE)], capsys)
     assert code == 2 and "--source anthropic, but the file looks like cohere" in err
-    code, _, err = _run(["replay", "--source", "gemini", str(CLAUDE)], capsys)
+    code, _, err = cli_run(["replay", "--source", "gemini", str(CLAUDE)], capsys)
     assert code == 2 and "looks like openai" in err
     # one reader: --source among openai, deepseek and cohere chooses the rules
-    code, _, _ = _run(["replay", "--source", "openai", str(COHERE)], capsys)
+    code, _, _ = cli_run(["replay", "--source", "openai", str(COHERE)], capsys)
     assert code == 0
 
 
@@ -150,7 +141,7 @@ def test_source_help_lists_every_format_one_line_each(capsys):
     from prefixsim.sources import FORMAT_LINES, FORMATS
 
     assert tuple(SOURCES) == FORMATS and SOURCES == FORMAT_LINES
-    _, out, _ = _run(["replay", "--help"], capsys)
+    _, out, _ = cli_run(["replay", "--help"], capsys)
     for name, line in SOURCES.items():
         assert f"{name}: {line}" in out
 
@@ -160,11 +151,11 @@ def test_undocumented_rules_are_named_in_causes_and_notes(tmp_path, capsys):
              "request": {"model": "llama-3.3-70b-versatile", "messages": [{"role": "user", "content": "hi"}]},
              "response": {"usage": {"prompt_tokens": 36, "completion_tokens": 3}}}
     p = _log(tmp_path, "small.jsonl", [small])
-    code, out, _ = _run(["replay", str(p), "--format", "json"], capsys)
+    code, out, _ = cli_run(["replay", str(p), "--format", "json"], capsys)
     assert code == 0
     row, = json.loads(out)["requests"]
     assert (row["cause"], row["cause_detail"]) == ("below_minimum", "36 tokens; minimum undocumented: stated default")
-    code, out, _ = _run(["replay", str(p)], capsys)
+    code, out, _ = cli_run(["replay", str(p)], capsys)
     assert "Rules undocumented" in out and "groq llama-3.3-70b-versatile (minimum undocumented)" in " ".join(out.split())
 
 
