@@ -2,6 +2,7 @@
 `ConversationRecord` / `MessageRecord` / `TokensSummary` (chatRecordingService): no public session
 file with token usage was found, so the samples are made here."""
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -75,3 +76,17 @@ def test_a_malformed_line_is_skipped_and_named_and_the_rest_replays(tmp_path):
     assert any(":5: skipped:" in s and "tokens.cached" in s for s in named)
     res = CliRunner().invoke(cli, ["replay", str(p), "--source", "gemini-cli"])
     assert res.exit_code == 0, res.output
+
+
+def test_a_real_gemini_cli_session_replays_within_the_documented_range():
+    # issue 32: a reader test on a real public sample (yoavf/ai-sessions, tests/data/SOURCES.md)
+    path = Path(__file__).resolve().parents[1] / "data" / "gemini-cli" / "gemini-cli-pomodoro-timer.json"
+    assert detect(path) == "gemini-cli"
+    rows = replay(load(path)).rows
+    assert len(rows) == 14 and {(r.provider, r.model) for r in rows} == {("gemini", "gemini-2.5-pro")}
+    reads = [r.observed.cache_read for r in rows]
+    assert sum(reads) == 86_702 and reads[:4] == [0, 5_811, 5_784, 7_238]
+    # best effort (G-CC): the printed end reads nothing, the optimistic end the kept prefix; each read
+    # after the first (which read a cache outside the file) lies within that range
+    for r in rows[2:]:
+        assert r.predicted.cache_read == 0 <= r.observed.cache_read <= r.predicted_optimistic.cache_read
