@@ -19,6 +19,7 @@ import json
 import re
 import zlib
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -252,17 +253,29 @@ def request_of(inter: Any) -> tuple[Any, Any, str, str]:
 
 def requests_in(path: Path) -> Iterator[tuple[Any, str, str]]:
     """(request body, uri, method) of each interaction of a cassette that reads; nothing when the
-    document does not parse (its reader names why). What the format sniffers look at."""
+    document does not parse (its reader names why). What the format sniffers look at: every sniffer
+    of a detection asks, so the document is parsed once per version of the file, not once each."""
+    try:
+        st = path.stat()
+    except OSError:
+        return iter(())
+    return iter(_requests(path, st.st_mtime_ns, st.st_size))
+
+
+@lru_cache(maxsize=8)
+def _requests(path: Path, mtime_ns: int, size: int) -> tuple[tuple[Any, str, str], ...]:
     try:
         inters = interactions(load_document(path), path)
     except problems.LINE_ERRORS:
-        return
+        return ()
+    out = []
     for inter in inters:
         try:
             body, _, uri, method = request_of(inter)
         except problems.LINE_ERRORS:
             continue
-        yield body, uri, method
+        out.append((body, uri, method))
+    return tuple(out)
 
 
 #: What a replay says of a cassette whose calls it placed back to back.
