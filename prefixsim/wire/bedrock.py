@@ -25,6 +25,14 @@ from prefixsim.wire.anthropic import dumps, layer_params
 REASONING = "reasoningContent"
 
 
+def _checkpoint(part: object, where: str) -> str | None:
+    """The TTL of a `cachePoint` block of tools, system or a message's content; None for a content
+    block (RequestError: the block is no object)."""
+    if not isinstance(part, dict):
+        raise RequestError(f"{where} must be an object")
+    return checkpoint_ttl(part["cachePoint"], where) if "cachePoint" in part else None
+
+
 def checkpoint_ttl(marker: Any, where: str) -> str:
     """The TTL of a `cachePoint` (5m unless it says 1h); RequestError: not an object, or another TTL."""
     if not isinstance(marker, dict):
@@ -87,20 +95,17 @@ def render_converse(body: dict, model: str) -> Request:
     config = config or {}
     for i, tool in enumerate(_items(config.get("tools"), "toolConfig.tools")):
         where = f"toolConfig.tools[{i}]"
-        if not isinstance(tool, dict):
-            raise RequestError(f"{where} must be an object")
-        if "cachePoint" in tool:
-            ttl = checkpoint_ttl(tool["cachePoint"], where)
+        ttl = _checkpoint(tool, where)
+        if ttl is not None:
             if not (nova and not NOVA_TOOLS_CHECKPOINT.value):   # Nova caches no tools field: no checkpoint
                 acc.mark(ttl)
             continue
         acc.out.append(Block(Layer.TOOLS, dumps(tool), where))
     for i, part in enumerate(_items(body.get("system"), "system")):
         where = f"system[{i}]"
-        if not isinstance(part, dict):
-            raise RequestError(f"{where} must be an object")
-        if "cachePoint" in part:
-            acc.mark(checkpoint_ttl(part["cachePoint"], where))
+        ttl = _checkpoint(part, where)
+        if ttl is not None:
+            acc.mark(ttl)
             continue
         acc.out.append(Block(Layer.SYSTEM, dumps(part), where))
     messages = _items(body.get("messages"), "messages")
@@ -117,10 +122,9 @@ def render_converse(body: dict, model: str) -> Request:
         first = True
         for ci, part in enumerate(content):
             where = f"messages[{mi}].content[{ci}]"
-            if not isinstance(part, dict):
-                raise RequestError(f"{where} must be an object")
-            if "cachePoint" in part:
-                acc.mark(checkpoint_ttl(part["cachePoint"], where))
+            ttl = _checkpoint(part, where)
+            if ttl is not None:
+                acc.mark(ttl)
                 continue
             if mi < cut and msg.get("role") == "assistant" and REASONING in part:
                 continue   # earlier turns' reasoning leaves the prompt on these models (A-TH)
