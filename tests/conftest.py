@@ -67,3 +67,14 @@ def cli_run(args, capsys):
         code = e.code
     out = capsys.readouterr()
     return code or 0, out.out, out.err
+
+
+def cli_exit(args, capsys):
+    """(exit code, stdout, stderr) of `prefixsim ARGS`, which must end in SystemExit (the console
+    entry point's every path)."""
+    from prefixsim.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err

@@ -9,23 +9,16 @@ import time
 
 import pytest
 from conftest import PRICE_DATE
+from conftest import cli_exit as _exit
 
 from prefixsim.analysis.common import prices_for
 from prefixsim.analysis.verify import verify
-from prefixsim.cli import main
 from prefixsim.scenario.studycheck import ParamError, check_limits, designs, parse_pairs, ranges
 from prefixsim.scenario.studyparams import BREAKEVEN_STUDIES, OTHER_PROVIDER, params_class
 
 KINDS = {"tokens", "count", "seconds", "choice"}
 #: A gemini-2.5-pro price date well before its retirement: the check's reads then span no price change.
 GEMINI_DATE = "2026-06-01"
-
-
-def _exit(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out = capsys.readouterr()
-    return e.value.code, out.out, out.err
 
 
 def _outside(r):

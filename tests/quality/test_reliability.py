@@ -9,18 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import cli_exit as _exit
+
 from prefixsim.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "malformed" / "logs"
 SMALL = "name: small\nprovider: prefix\ntokenizer: approx\nbase: {system: 300}\ntimeline: [request: 2, wait: 10m, request: 1]\n"
-
-
-def _exit(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out = capsys.readouterr()
-    return e.value.code, out.out, out.err
 
 
 def test_a_bug_exits_70_with_a_short_message_and_debug_shows_the_traceback(tmp_path, monkeypatch, capsys):

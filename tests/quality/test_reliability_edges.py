@@ -9,16 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefixsim.cli import main
+from conftest import cli_exit
+
 
 SCENARIO = "name: edge\nprovider: prefix\ntokenizer: approx\n{start}base: {{system: 100}}\ntimeline: [request: 2]\n"
 
 
 def _exit(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out = capsys.readouterr()
-    return e.value.code, out.err
+    code, _, err = cli_exit(args, capsys)
+    return code, err
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:

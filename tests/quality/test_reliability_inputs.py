@@ -11,19 +11,13 @@ from pathlib import Path
 import pytest
 
 import prefixsim
-from prefixsim.cli import main
+from conftest import cli_exit as _exit
+
 from prefixsim.errors import UserError
 
 #: The code under test, for child processes (the same tree this process imported).
 CODE = str(Path(prefixsim.__file__).resolve().parents[1])
 SMALL = "name: small\nprovider: prefix\ntokenizer: approx\nbase: {system: 300}\ntimeline: [request: 2]\n"
-
-
-def _exit(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out = capsys.readouterr()
-    return e.value.code, out.out, out.err
 
 
 def _child(args, cwd, timeout=60):

@@ -12,7 +12,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from prefixsim.cli import main
+from conftest import cli_exit
+
 from prefixsim.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,10 +23,8 @@ SCENARIO = "name: keep\nprovider: prefix\ntokenizer: approx\nbase: {system: 100}
 
 
 def _exit(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out = capsys.readouterr()
-    return e.value.code, out.err
+    code, _, err = cli_exit(args, capsys)
+    return code, err
 
 
 class Reader:
