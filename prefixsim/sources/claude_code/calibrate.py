@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import xxhash
 
 from prefixsim.core.sharedseq import MIN_SHARED, PrefixTuple
 from prefixsim.model import Block, Call, Layer, Request, Usage
+from prefixsim.sources.claude_code.generations import Generations
 from prefixsim.sources.claude_code.versions import uncertain_cd
 from prefixsim.sources.record import Record
 
@@ -39,6 +40,7 @@ class Raw:
     fork: str | None = None   # the earlier request of the stream whose reply this prompt follows (a rewind)
     env: str = ""        # the working directory the system prompt names (its session part changes with it)
     thinking: str = ""   # the turn's thinking setting ("" off): a change invalidates the messages (or all)
+    folder: str = ""     # the directory the session was launched in (its project's MCP servers and settings)
 
 
 def _iso(t: float) -> str:
@@ -80,6 +82,7 @@ class Calibrator:
         self.verbatim: dict[tuple[str, str], int] = {}
         #: (usable from, seq, table: shared | learned | verbatim, its key, size, shared key)
         self._pending: list[tuple[float, int, str, object, int, str]] = []
+        self.generations = Generations()   # which version of the cross-session prefix each stream carries
 
     def _learn_until(self, now: float) -> None:
         while self._pending and self._pending[0][0] <= now:
@@ -89,6 +92,8 @@ class Calibrator:
                 self.own[shared_key] = max(0, size - self.shared[shared_key])
 
     def step(self, r: Raw) -> Record:
+        base = r.shared
+        r = replace(r, shared=self.generations.key(base, r.stream, r.start, r.parent, r.folder))
         self._learn_until(r.start)
         u = r.usage
         size = u.cache_read + u.cache_creation
@@ -156,6 +161,10 @@ class Calibrator:
                                  stream=f"{r.stream}|unlogged", label=f"{prev.last} reply", ttft=0.001,
                                  parent=r.stream),)
             _grow(st, size - prev.size, r)
+        if st.blocks and st.blocks[0].data.startswith(b"cc-shared|") and st.blocks[0].data != \
+                f"cc-shared|{r.shared}".encode():
+            # the stream now carries another version of the cross-session prefix (generations.py)
+            st.blocks, st.base = [*self._static_blocks(r, st.static), *st.blocks[2:]], None
         st.size, st.thinking = size, thinking
         st.marks[r.request_id] = (len(st.blocks), size)
         st.last = r.request_id
@@ -174,6 +183,15 @@ class Calibrator:
             # byte for byte (where in it the cross-session prefix ends, the read does not show)
             heapq.heappush(self._pending, (r.response, r.order, "verbatim", (r.shared, r.first_text), size,
                                            r.shared))
+        if prev is None and r.parent is None and r.kind == "main" and not r.event:
+            if u.cache_read == 0 < self.shared.get(r.shared, 0) and self.generations.warm(r.shared, r.stream, r.start):
+                # read nothing of the cross-session prefix another session kept cached: other bytes
+                self.generations.observed(base, r.stream, r.response, r.order, other_bytes=True)
+            elif self.generations.carries_new(base, r.stream) and u.cache_read >= self.shared.get(base, 0) > 0 \
+                    and not self.generations.warm(r.shared, r.stream, r.start):
+                # read the old version's prefix where nobody had written the new one: the old bytes
+                self.generations.observed(base, r.stream, r.response, r.order, other_bytes=False)
+        self.generations.used_by(r.shared, r.stream, r.start, r.response, ttl)
         self.families.add(r.family)
         tail = (Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
                       tokens=u.input_tokens),) if u.input_tokens else ()

@@ -176,6 +176,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     responding: dict[str, str | None] = {}   # stream -> the request its latest assistant line belongs to
     prompt_end: dict[str, int] = {}      # request id -> `sent` where its prompt ended (its cache entry)
     turn_cwd: dict[str, str] = {}        # stream -> working directory its latest turn was rendered in
+    launched: dict[str, str] = {}        # stream -> the directory its first line names (where it started)
     settings = TurnSettings()            # the thinking setting of each stream's turns
     out: list[Raw] = []
     at: dict[str, int] = {}              # request id -> its call's index in `out` (this file's calls)
@@ -296,6 +297,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         responding[stream] = rid
         if isinstance(o.get("cwd"), str):
             turn_cwd.setdefault(stream, o["cwd"])
+            launched.setdefault(stream, o["cwd"])
         usage = msg.get("usage")
         if rid in at:
             # A later line of a logged request: its content blocks are not always written in time
@@ -344,7 +346,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                    used, _iso(start), where, n,
                    prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
                    text, order_start + len(out), f"{version}|{family}|{model}",
-                   fork or strip, env=turn_cwd.get(stream, "") if skind == "main" else "", thinking=think)
+                   fork or strip, env=turn_cwd.get(stream, "") if skind == "main" else "", thinking=think,
+                   folder=launched.get(stream, ""))
 
     lines = hookdump.iter_elements(path) if hookdump.is_array_file(path) else iter_jsonl(path)
     for n, o in lines:
