@@ -37,6 +37,28 @@ def test_a_rewind_returns_to_the_history_the_earlier_request_sent(tmp_path):
     assert rows["r3"].cause.kind == "prefix_changed"   # it parted from r2's history
 
 
+def test_a_message_edited_after_an_interrupted_one_returns_to_the_reply_before_them(tmp_path):
+    # Shaped on johnmatthewtennant/mcp-voice-hooks (2.1.7): a message interrupted before any response
+    # (then `[Request interrupted by user]`), a new message after the marker, and that one edited: the
+    # edit's parent is the marker, a user line, so the history returns to the reply before them
+    t = Transcript()
+    t.user(0, "hello")
+    t.call(0, "r0", 0, 20000)
+    t.user(10, "more")
+    t.call(10, "r1", 20000, 500)                   # B 20,500
+    t.user(20, "a question, interrupted")
+    marker = t.user(21, "[Request interrupted by user]")
+    t.user(30, "the question again")
+    t.call(30, "r2", 20540, 60)                    # read past r1's prompt: the interrupted request cached its reply
+    t.user(40, "go on")
+    t.call(40, "r3", 20600, 200)                   # B 20,800
+    t.user(50, "the question, edited", parent=marker)
+    t.call(50, "r4", 20540, 50)                    # B 20,590: smaller than r3's, yet no new history
+    rows = _rows(t.write(tmp_path / "s.jsonl"))
+    # the old code took the smaller prompt for a new history: only the static prefix read
+    assert (rows["r4"].predicted.cache_read, rows["r4"].predicted.cache_creation) == (20540, 50)
+
+
 def test_a_read_past_the_previous_prompt_proves_the_reply_cached_for_a_later_rewind(tmp_path):
     t = Transcript()
     t.user(0, "hello")

@@ -32,3 +32,16 @@ def message_of(parent: object, links: dict[str, str | None], said: set[str]) -> 
         parent = links.get(parent)
         hops += 1
     return parent if isinstance(parent, str) else None
+
+
+def reply_before(parent: object, links: dict[str, str | None], said: set[str],
+                 reply_of: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+    """(stream, request id) of the latest response in the chain a `parentUuid` starts, passing over
+    user messages: a message typed after an interrupted one (a user line, then `[Request interrupted
+    by user]`, no response) follows the reply before them, and those user lines stay in its history."""
+    m = message_of(parent, links, said)
+    hops = 0
+    while m is not None and m not in reply_of and hops < 10_000:
+        m = message_of(links.get(m), links, said)
+        hops += 1
+    return reply_of.get(m) if m is not None else None

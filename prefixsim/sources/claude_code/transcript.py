@@ -50,7 +50,7 @@ from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thin
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code import hookdump
 from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
-from prefixsim.sources.claude_code.history import RERENDER_MARKERS, message_of, new_history
+from prefixsim.sources.claude_code.history import RERENDER_MARKERS, new_history, reply_before
 from prefixsim.sources.claude_code.message import not_only_tool_results as _not_only_tool_results
 from prefixsim.sources.claude_code.message import parts as _parts
 from prefixsim.sources.claude_code.message import text_of as _text_of
@@ -160,7 +160,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     first_text: dict[str, str] = {}
     pending: dict[str, str] = {}
     unknown: dict[str, list[int]] = {}   # record type -> [first line, count]
-    links: dict[str, str | None] = {}    # non-message record uuid -> its parentUuid (the chain runs through them)
+    links: dict[str, str | None] = {}    # record uuid -> its parentUuid (the chain runs through non-message records)
     said: set[str] = set()               # uuids of user / assistant messages
     queued: dict[str, float] = {}        # injected text -> when the harness queued it (queue-operation)
     compacted: dict[str, float] = {}     # stream -> time of its latest compact_boundary
@@ -215,8 +215,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if isinstance(uid, str):
             if typ in ("user", "assistant"):
                 said.add(uid)
-            else:
-                links[uid] = o.get("parentUuid") if isinstance(o.get("parentUuid"), str) else None
+            links[uid] = o.get("parentUuid") if isinstance(o.get("parentUuid"), str) else None
         if typ == "queue-operation" and o.get("operation") == "enqueue" and isinstance(o.get("content"), str):
             when = _time_or_none(o.get("timestamp"))   # a record with no API call: never skipped for it
             if when is not None:
@@ -266,7 +265,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                 else:
                     # A prompt that follows the reply of an earlier request than the stream's latest: the
                     # user rewound the conversation (checkpoint, edit): the history returns to that reply.
-                    answered = reply_of.get(message_of(o.get("parentUuid"), links, said) or "")
+                    answered = reply_before(o.get("parentUuid"), links, said, reply_of)
                     if answered is not None and answered[0] == stream and answered[1] != latest.get(stream):
                         forks[stream] = answered[1]
                     elif answered is not None:
