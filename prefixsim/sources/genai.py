@@ -55,11 +55,14 @@ class Seen:
 def provider_of(name: str, model: str) -> str:
     """The provider whose cache rules and prices apply: the export's provider name, else the model's
     maker (a `claude` model is Anthropic's, a gpt / o-series one OpenAI's); a router's prefix
-    (`anthropic/claude-…`) names the maker too."""
+    (`anthropic/claude-…`) names the maker too. A platform serving several makers' models (Vertex AI,
+    Azure) names the platform only for the model it has rules for there."""
     known = PROVIDER_NAMES.get(name.strip().lower())
-    if known is not None and not (known == "openai" and "claude" in model.lower()):
-        return known
     low = model.lower().rpartition("/")[2]
+    if known == "vertex" and "claude" not in low:
+        known = None   # Vertex AI serves Gemini as well: prefixsim's `vertex` is Claude on Vertex
+    if known is not None and not (known == "openai" and "claude" in low):
+        return known
     if "claude" in low:
         return "bedrock" if low.startswith(("anthropic.", "us.anthropic.", "eu.anthropic.", "apac.anthropic.")) \
             else "anthropic"
