@@ -200,8 +200,11 @@ def _replayed(seen: Seen, provider: str, model: str, path: str, line: int, index
     u = seen.usage
     msgs = [m for m in seen.messages or () if isinstance(m, dict)]
     if provider in ("openai", "deepseek"):
-        body: dict = {"model": model, "messages": ([{"role": "system", "content": seen.system}] if seen.system else [])
-                      + [{"role": m.get("role"), "content": m.get("content")} for m in msgs]}
+        if any("role" not in m for m in msgs):   # the Responses API's input items: tool calls and their outputs
+            body: dict = {"model": model, "input": msgs, **({"instructions": seen.system} if seen.system else {})}
+        else:
+            body = {"model": model, "messages": ([{"role": "system", "content": seen.system}] if seen.system else [])
+                    + [{"role": m.get("role"), "content": m.get("content")} for m in msgs]}
         usage = None if u is None else {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.output_tokens,
                                         "prompt_tokens_details": {"cached_tokens": u.cache_read}}
         return openai_log.line_record({"request": body, "usage": usage, "timestamp": stamp(seen.t)}, seen.rid, index,
