@@ -53,6 +53,8 @@ def row_json(r: ReplayRow) -> dict:
         doc["storage_usd"] = _money(r.storage_usd)
     if r.billed_usd is not None:   # the router's own charge (OpenRouter's usage.cost)
         doc["cost_billed_usd"] = _money(r.billed_usd)
+    if r.cache_discount_usd is not None:   # what the router says caching saved (OpenRouter's cache_discount)
+        doc["cache_discount_usd"] = _money(r.cache_discount_usd)
     return doc
 
 
@@ -105,6 +107,10 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None, skippe
     if billed:   # what the router says it charged, beside what the same observed tokens cost at genai-prices
         summary["billed"] = {"requests": len(billed), "cost_billed_usd": _money(sum((r.billed_usd for r in billed), Decimal(0))),
                              "cost_observed_usd": _money(sum((r.cost_observed or Decimal(0) for r in billed), Decimal(0)))}
+    discounted = [r.cache_discount_usd for r in result.rows if r.cache_discount_usd is not None]
+    if discounted:   # OpenRouter's own figure of what caching saved, beside what it billed
+        summary.setdefault("billed", {})["cache_discount_usd"] = _money(sum(discounted, Decimal(0)))
+        summary["billed"]["cache_discount_requests"] = len(discounted)
     if any(r.storage_usd for r in result.rows):   # Gemini explicit caches: included in both costs
         summary["storage_usd"] = _money(sum((r.storage_usd for r in result.rows), Decimal(0)))
     if any(r.predicted_optimistic is not None for r in result.rows):

@@ -71,6 +71,8 @@ class ReplayRow:
     lost_tokens: int = 0
     #: What the router billed for the request (Record.billed_usd), beside the computed prices.
     billed_usd: Decimal | None = None
+    #: What the router says caching saved on it (Record.cache_discount_usd), beside billed_usd.
+    cache_discount_usd: Decimal | None = None
     #: The priced model's tokens its rates cannot price (Record.unpriced, e.g. "audio tokens"): the
     #: row's cost is missing for that reason, not for want of a price.
     unpriced: str = ""
@@ -237,7 +239,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
         rows.append(ReplayRow(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed, out.usage,
                         out.cause, cost_obs, out.cost_usd + out.storage_usd, nv, rec.path, rec.line, provider,
                         opt and opt.usage, opt and opt.cost_usd + opt.storage_usd, out.storage_usd, priced,
-                        billed_usd=rec.billed_usd))
+                        billed_usd=rec.billed_usd, cache_discount_usd=rec.cache_discount_usd))
     summary = _summarize(rows, variant, price_sources, output_in_cost, top, prices.missing)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)

@@ -151,6 +151,16 @@ def _outside(result: ReplayResult) -> list[str]:
     return ["\n" + "\n".join(wrap_block(t, DEFAULT_WIDTH, "") for t in notes) + "\n"] if notes else []
 
 
+def _discount(result: ReplayResult) -> str:
+    """OpenRouter's own figure of what caching saved (`cache_discount`), "" when no request reports it."""
+    got = [r.cache_discount_usd for r in result.rows if r.cache_discount_usd is not None]
+    if not got:
+        return ""
+    total = sum(got, Decimal(0))
+    return (f" OpenRouter's cache_discount (what caching saved it says, negative where writes cost more than input) "
+            f"for {len(got):,} request{'s' if len(got) > 1 else ''}: {'-' if total < 0 else ''}${abs(total):,.6f}.")
+
+
 def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[str]:
     s, out = result.summary, []
     ranged = [r for r in result.rows if not r.audit]   # audited rows have no prediction at either end
@@ -169,7 +179,10 @@ def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
         priced = sum((r.cost_observed or Decimal(0) for r in billed), Decimal(0))
         out.append("\n" + wrap_block(
             f"Billed by the router (OpenRouter's usage.cost) for {len(billed):,} request{'s' if len(billed) > 1 else ''}: "
-            f"${paid:,.6f}; the same observed tokens at genai-prices' rates: ${priced:,.6f}.", DEFAULT_WIDTH, "") + "\n")
+            f"${paid:,.6f}; the same observed tokens at genai-prices' rates: ${priced:,.6f}.{_discount(result)}",
+            DEFAULT_WIDTH, "") + "\n")
+    elif _discount(result):
+        out.append("\n" + wrap_block(_discount(result).lstrip(), DEFAULT_WIDTH, "") + "\n")
     kept = sum((r.storage_usd for r in result.rows), Decimal(0))
     if kept:
         out.append(f"\nExplicit caches' storage (creation to delete or expiry, as logged): ${kept:.6f}, "

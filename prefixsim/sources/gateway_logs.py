@@ -12,8 +12,9 @@ Langfuse (langfuse/langfuse, the observations API and its export): `id`, `traceI
 (`GENERATION`), `startTime`, `model`, `input`, `output`, `usageDetails` (`input`, `output`,
 `cache_read_input_tokens` or `input_cached_tokens`, `cache_creation_input_tokens`; Langfuse sums the
 keys to `total`, so `input` leaves the cached tokens out) or the older `usage` (`input`, `output`),
-and a trace's `sessionId` where the export joined it. JSON Lines, one JSON array, or `{"data": [...]}`
-as the API pages it. docs/rules.md#langfuse-observations.
+and a trace's `sessionId` where the export joined it. JSON Lines, one JSON array, `{"data": [...]}`
+as the API pages it, or one trace as the API returns it (`GET /api/public/traces/{id}`: `{trace,
+observations}`, whose `input`, `output` and `metadata` are JSON text). docs/rules.md#langfuse-observations.
 
 A call whose messages were logged is replayed through the provider's reader (`genai.record`); one
 without is audited.
@@ -21,11 +22,13 @@ without is audited.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from prefixsim.errors import UserError, shown
+from prefixsim.model import Usage
 from prefixsim.sources import problems
 from prefixsim.sources.files import check_regular, open_regular
 from prefixsim.sources.genai import Seen, count, in_time_order, iso_seconds, record, usage_of
@@ -35,6 +38,21 @@ from prefixsim.sources.record import Record, first_given
 #: LiteLLM call types that are a model call with a prompt (embeddings, images, audio are not).
 _LITELLM_CALLS = frozenset({"completion", "acompletion", "text_completion", "atext_completion", "anthropic_messages",
                             "responses", "aresponses", "generate_content", "agenerate_content"})
+#: Langfuse's usage keys for cached, cache-written and reasoning tokens: the names its OTel ingestion
+#: maps (`OtelIngestionProcessor`) and the ones SDKs send as they are (LangChain's `input_cache_read`,
+#: OpenInference's `prompt_details.*` in exports made before Langfuse renamed them).
+_LF_READ = ("input_cached_tokens", "cache_read_input_tokens", "input_cache_read", "prompt_details.cache_read",
+            "cache_read.input_tokens", "cache_read_tokens")
+_LF_WRITE = ("input_cache_creation", "cache_creation_input_tokens", "prompt_details.cache_write",
+             "cache_creation.input_tokens", "cache_write_tokens")
+_LF_REASONING = ("output_reasoning_tokens", "output_reasoning", "completion_details.reasoning", "reasoning.output_tokens")
+#: Langfuse's observation types (`ObservationType`); only a GENERATION is a model call.
+_LF_TYPES = frozenset({"GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR", "EMBEDDING",
+                       "GUARDRAIL"})
+#: Where the metadata of a generation sent through Langfuse's OTel endpoint names its provider.
+_LF_PROVIDER = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
+#: The head of one Langfuse trace as its API returns it: `{"trace": {"id": ..., "projectId": ...`.
+_TRACE_HEAD = re.compile(rb'^\{\s*"trace"\s*:\s*\{')
 
 
 def kind_of(obj: object) -> str | None:
@@ -46,8 +64,10 @@ def kind_of(obj: object) -> str | None:
     if "call_type" in obj and "model" in obj and ("startTime" in obj or "prompt_tokens" in obj) \
             and ("custom_llm_provider" in obj or "response_cost" in obj):
         return "litellm"
-    if obj.get("type") in ("GENERATION", "SPAN", "EVENT") and "traceId" in obj and "startTime" in obj:
+    if obj.get("type") in _LF_TYPES and "traceId" in obj and "startTime" in obj:
         return "langfuse"
+    if isinstance(obj.get("trace"), dict) and isinstance(obj.get("observations"), list):
+        return "langfuse"   # one trace with its observations, as the API returns it
     return None
 
 
@@ -59,6 +79,8 @@ def sniff_document(p: Path) -> str | None:
         head = fh.read(4096).lstrip()
     if head[:1] not in (b"[", b"{") or b"\n" not in head:
         return None
+    if _TRACE_HEAD.match(head) and b'"projectId"' in head:
+        return "langfuse"
     if b'"traceId"' in head and b'"GENERATION"' in head:
         return "langfuse"
     if b'"call_type"' in head and (b'"custom_llm_provider"' in head or b'"standard_logging_object"' in head):
@@ -85,7 +107,7 @@ def _lines(path: Path) -> Iterator[tuple[int | None, str, Any]]:
             doc = json.loads(fh.read().decode("utf-8"))
         except ValueError as e:
             raise UserError(f"neither JSON Lines nor one JSON document: {e}", str(path)) from None
-    # One payload or observation pretty-printed, a JSON array of them, or the API's {"data": [...]}.
+    # One payload, observation or trace pretty-printed, a JSON array of them, or the API's {"data": [...]}.
     items = (doc.get("data") if "data" in doc else [doc]) if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         raise UserError("an export is JSON Lines, a JSON array or {\"data\": [...]}", str(path))
@@ -130,32 +152,61 @@ def litellm_seen(obj: object) -> Seen | None:
                 usage, msgs if isinstance(msgs, list) and msgs else None)
 
 
+def _json_text(value: object) -> object:
+    """A field the Langfuse API returns as JSON text (a trace's observations keep `input`, `output` and
+    `metadata` so) decoded; text that is no JSON object or array, and any other value, as it is."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _langfuse_usage(details: dict) -> Usage | None:
+    """The usage of `usageDetails`. Langfuse keeps its usage keys apart and sums them to `total`: `input`
+    leaves the cached and written tokens out and `output` the reasoning, which is output all the same.
+    An export that kept an SDK's own counts (`total` = `input` + `output` while cache or reasoning
+    keys are non-zero) has them inside `input` and `output`."""
+    inp, out = count(details, "input"), count(details, "output")
+    read, write = count(details, *_LF_READ), count(details, *_LF_WRITE)
+    reasoning = count(details, *_LF_REASONING) or 0
+    total = count(details, "total")
+    parts = (read or 0) + (write or 0) + reasoning
+    inside = bool(parts) and total is not None and total == (inp or 0) + (out or 0)
+    if not inside and out is not None:
+        out += reasoning
+    return usage_of(inp, out, read, write, inclusive=inside)
+
+
 def langfuse_seen(obj: object) -> Seen | None:
     """One Langfuse observation as a recorded call (None: a SPAN or EVENT, no model call)."""
     if not isinstance(obj, dict):
         raise UserError("an observation is a JSON object")
-    if kind_of(obj) != "langfuse":
+    if kind_of(obj) != "langfuse" or "observations" in obj:
         raise UserError("not a Langfuse observation (needs type, traceId and startTime)")
     if obj.get("type") != "GENERATION":
         return None
     details = obj.get("usageDetails") if isinstance(obj.get("usageDetails"), dict) else None
     if details is not None:
-        # Langfuse sums its usage keys to `total`: `input` is the uncached part.
-        usage = usage_of(count(details, "input"), count(details, "output"),
-                         count(details, "cache_read_input_tokens", "input_cached_tokens", "input_cache_read"),
-                         count(details, "cache_creation_input_tokens", "input_cache_creation"), inclusive=False)
+        usage = _langfuse_usage(details)
     else:
         legacy = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
         usage = usage_of(count(legacy, "input", "promptTokens"), count(legacy, "output", "completionTokens"), None, None)
     model = obj.get("model") or obj.get("providedModelName")
     if not isinstance(model, str) or not model:
         raise UserError(f"the GENERATION names no model (model: {shown(model)})")
-    inp = obj.get("input")
+    inp = _json_text(obj.get("input"))
     if isinstance(inp, dict) and isinstance(inp.get("messages"), list):
         inp = inp["messages"]
-    msgs = inp if isinstance(inp, list) and inp and all(isinstance(m, dict) and "role" in m for m in inp) else None
-    params = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    provider = str(params.get("ls_provider") or params.get("provider") or "")
+    # chat messages, or the Responses API's input items (a message has a role, a tool call a type)
+    msgs = inp if isinstance(inp, list) and inp and all(isinstance(m, dict) and ("role" in m or "type" in m)
+                                                       for m in inp) else None
+    params = _json_text(obj.get("metadata"))
+    params = params if isinstance(params, dict) else {}
+    attrs = params.get("attributes") if isinstance(params.get("attributes"), dict) else {}
+    provider = str(params.get("ls_provider") or params.get("provider") or first_given(*map(attrs.get, _LF_PROVIDER))
+                   or "")
     rid = str(first_given(obj.get("id")) or "")
     if not rid:
         raise UserError("the observation has no id")
@@ -163,15 +214,29 @@ def langfuse_seen(obj: object) -> Seen | None:
                 iso_seconds(obj.get("startTime"), "startTime"), usage, msgs)
 
 
+def _observations(label: str, obj: object) -> Iterator[tuple[str, object]]:
+    """(label, observation) of one item: a trace as the API returns it gives its observations, each on
+    the trace's session; any other item is itself."""
+    if not (isinstance(obj, dict) and isinstance(obj.get("trace"), dict) and isinstance(obj.get("observations"), list)):
+        yield label, obj
+        return
+    session = obj["trace"].get("sessionId")
+    for i, o in enumerate(obj["observations"]):
+        if isinstance(o, dict) and session and not o.get("sessionId"):
+            o = {**o, "sessionId": session}
+        yield f"{label + ' ' if label else ''}observation {i}", o
+
+
 def load(path: Path, fmt: str, sizer: Any) -> list[Record]:
     """Every model call of a LiteLLM or Langfuse export, in time order; a bad line is skipped and named."""
     where = str(path)
     read = litellm_seen if fmt == "litellm" else langfuse_seen
     calls = []
-    for n, label, obj in _lines(path):
-        s = problems.guarded(where, n, read, obj, where=label)
-        if s is not None:
-            calls.append((s, n, label))
+    for n, item_label, item in _lines(path):
+        for label, obj in _observations(item_label, item) if fmt == "langfuse" else ((item_label, item),):
+            s = problems.guarded(where, n, read, obj, where=label)
+            if s is not None:
+                calls.append((s, n, label))
     out: list[Record] = []
     seen: set[str] = set()
     for s, n, label in in_time_order(calls):

@@ -55,11 +55,14 @@ class Seen:
 def provider_of(name: str, model: str) -> str:
     """The provider whose cache rules and prices apply: the export's provider name, else the model's
     maker (a `claude` model is Anthropic's, a gpt / o-series one OpenAI's); a router's prefix
-    (`anthropic/claude-…`) names the maker too."""
+    (`anthropic/claude-…`) names the maker too. A platform serving several makers' models (Vertex AI,
+    Azure) names the platform only for the model it has rules for there."""
     known = PROVIDER_NAMES.get(name.strip().lower())
-    if known is not None and not (known == "openai" and "claude" in model.lower()):
-        return known
     low = model.lower().rpartition("/")[2]
+    if known == "vertex" and "claude" not in low:
+        known = None   # Vertex AI serves Gemini as well: prefixsim's `vertex` is Claude on Vertex
+    if known is not None and not (known == "openai" and "claude" in low):
+        return known
     if "claude" in low:
         return "bedrock" if low.startswith(("anthropic.", "us.anthropic.", "eu.anthropic.", "apac.anthropic.")) \
             else "anthropic"
@@ -197,8 +200,11 @@ def _replayed(seen: Seen, provider: str, model: str, path: str, line: int, index
     u = seen.usage
     msgs = [m for m in seen.messages or () if isinstance(m, dict)]
     if provider in ("openai", "deepseek"):
-        body: dict = {"model": model, "messages": ([{"role": "system", "content": seen.system}] if seen.system else [])
-                      + [{"role": m.get("role"), "content": m.get("content")} for m in msgs]}
+        if any("role" not in m for m in msgs):   # the Responses API's input items: tool calls and their outputs
+            body: dict = {"model": model, "input": msgs, **({"instructions": seen.system} if seen.system else {})}
+        else:
+            body = {"model": model, "messages": ([{"role": "system", "content": seen.system}] if seen.system else [])
+                    + [{"role": m.get("role"), "content": m.get("content")} for m in msgs]}
         usage = None if u is None else {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.output_tokens,
                                         "prompt_tokens_details": {"cached_tokens": u.cache_read}}
         return openai_log.line_record({"request": body, "usage": usage, "timestamp": stamp(seen.t)}, seen.rid, index,

@@ -336,7 +336,7 @@ def record(ex: Exchange, rid: str | None, index: int, path: str, line: int, size
     call = Call(t=t, request=request, stream=stream, label=rid, output_tokens=obs.output_tokens if obs else 0,
                 ttft=DEFAULT_TTFT, cached=cached)
     return Record(call, rid, _stamp_text(stamp, t), obs, path, line, provider=provider,
-                  billed_usd=routers.billed(ex.usage, ex.uri))   # OpenRouter's own charge
+                  **routers.charges(ex.usage, ex.response, ex.uri))   # OpenRouter's charge, cache_discount
 
 
 def request_id(obj: Any) -> str | None:

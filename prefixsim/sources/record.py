@@ -57,6 +57,9 @@ class Record:
     #: What the router says it billed for the request (OpenRouter's `usage.cost`, USD), beside the
     #: price prefixsim computes from the observed tokens; None when the source reports none.
     billed_usd: Decimal | None = None
+    #: What the router says caching saved on the request (OpenRouter's `cache_discount`, USD; negative
+    #: where cache writes cost more than input); None when the source reports none.
+    cache_discount_usd: Decimal | None = None
 
 
 def token_count(value: object, name: str) -> int:

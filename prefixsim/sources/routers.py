@@ -222,3 +222,27 @@ def billed(usage: Any, uri: str) -> Decimal | None:
     if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost < 0:
         raise UserError(f"usage field cost is not an amount in USD: {shown(cost)}")
     return Decimal(repr(cost))
+
+
+def cache_discount(usage: Any, response: Any, uri: str) -> Decimal | None:
+    """What caching saved on an OpenRouter request, in USD (`cache_discount`, OR-PC "Inspecting cache
+    usage": reads make it positive, Anthropic's writes, dearer than input, negative), from the usage
+    (`usage.cache_discount`, `usage.cost_details.cache_discount`) or the response body; None elsewhere,
+    or when absent or null. A value that is no finite amount is refused (the line is skipped and named)."""
+    if host_provider(uri) != "openrouter":
+        return None
+    u = usage if isinstance(usage, dict) else {}
+    details = u.get("cost_details") if isinstance(u.get("cost_details"), dict) else {}
+    for where in (u, details, response if isinstance(response, dict) else {}):
+        value = where.get("cache_discount")
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise UserError(f"cache_discount is not an amount in USD: {shown(value)}")
+        return Decimal(repr(value))
+    return None
+
+
+def charges(usage: Any, response: Any, uri: str) -> dict[str, Decimal | None]:
+    """A Record's router figures: what it billed (`billed_usd`) and what it says caching saved."""
+    return {"billed_usd": billed(usage, uri), "cache_discount_usd": cache_discount(usage, response, uri)}

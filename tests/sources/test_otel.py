@@ -135,3 +135,14 @@ def test_detection_never_names_the_wrong_format(tmp_path):
     (folder / "otel-export.jsonl").write_text(lines(logs([api_request("sess-1", 0, 10, 0, 20000)])))
     records = load(folder)
     assert [(r.call.stream.rpartition("/")[2], r.audit) for r in records] == [("sess-1", True)]
+
+
+def test_a_gemini_model_on_vertex_ai_keeps_geminis_rules(tmp_path):
+    """`gcp.vertex_ai` serves Gemini and Claude: the platform names Claude's Vertex rules only for a
+    Claude model (a real Langfuse export of a C# agent on gemini-2.5-flash named it so)."""
+    def call(i, model):
+        return span(i, {"gen_ai.provider.name": "gcp.vertex_ai", "gen_ai.request.model": model,
+                        "gen_ai.usage.input_tokens": 3004, "gen_ai.usage.output_tokens": 167}, i * 10)
+    p = tmp_path / "trace.json"
+    p.write_text(json.dumps(traces([call(1, "gemini-2.5-flash"), call(2, "claude-sonnet-4-5@20250929")])))
+    assert [r.provider for r in load(p)] == ["gemini", "vertex"]

@@ -205,3 +205,51 @@ def test_an_openrouter_cost_that_is_no_amount_is_a_named_skipped_line():
     for bad in (-1, "0.1", float("nan"), True):
         with pytest.raises(UserError, match="usage field cost is not an amount in USD"):
             billed({"cost": bad}, "https://openrouter.ai/api/v1/chat/completions")
+
+
+def _openrouter_line(k, usage_extra=None, response_extra=None):
+    msgs = [{"role": "system", "content": "You review code. " * 400}, {"role": "user", "content": f"diff {k}"}]
+    usage = {"prompt_tokens": 2410, "completion_tokens": 3, "cost": 0.0021,
+             "prompt_tokens_details": {"cached_tokens": 2400 if k else 0, "cache_write_tokens": 0 if k else 2400}}
+    return {"id": f"or{k}", "uri": OPENROUTER, "timestamp": f"2026-11-01T10:00:{k * 10:02d}Z",
+            "request": {"model": "anthropic/claude-sonnet-4.6", "messages": msgs},
+            "response": {"provider": "Anthropic", "usage": {**usage, **(usage_extra or {})}, **(response_extra or {})}}
+
+
+def test_openrouter_cache_discount_is_shown_beside_the_billed_cost(tmp_path, capsys):
+    # issue 32: OpenRouter's `cache_discount` (OR-PC: what the response saved on cache usage, USD;
+    # negative for Anthropic's writes) was not read; it is read from the usage, its cost_details or
+    # the response body, and shown where the billed cost is
+    from decimal import Decimal
+
+    p = _log(tmp_path, "openrouter.jsonl", [
+        _openrouter_line(0, {"cache_discount": -0.0031}),
+        _openrouter_line(1, {"cost_details": {"upstream_inference_cost": 0.0021, "cache_discount": 0.0041}}),
+        _openrouter_line(2, response_extra={"cache_discount": 0.002}),
+        _openrouter_line(3, {"cache_discount": None})])
+    rows = replay(load(p)).rows
+    assert [r.cache_discount_usd for r in rows] == [Decimal("-0.0031"), Decimal("0.0041"), Decimal("0.002"), None]
+    with pytest.raises(SystemExit):
+        main(["replay", str(p), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert [r.get("cache_discount_usd") for r in doc["requests"]] == [-0.0031, 0.0041, 0.002, None]
+    billed = doc["summary"]["billed"]
+    assert (billed["requests"], billed["cache_discount_requests"]) == (4, 3)
+    assert billed["cache_discount_usd"] == pytest.approx(0.003, abs=1e-9)
+    code, stdout, _ = cli_run(["replay", str(p)], capsys)
+    out = " ".join(stdout.split())
+    assert code == 0
+    assert "OpenRouter's cache_discount (what caching saved it says, negative where writes cost more than input) " \
+           "for 3 requests: $0.003000." in out
+
+
+def test_an_openrouter_cache_discount_that_is_no_amount_is_a_named_skipped_line(tmp_path):
+    from prefixsim.sources.problems import collecting
+
+    p = _log(tmp_path, "openrouter.jsonl", [_openrouter_line(0), _openrouter_line(1, {"cache_discount": "0.1"}),
+                                            _openrouter_line(2, {"cache_discount": float("inf")})])
+    with collecting() as found:
+        assert [r.request_id for r in load(p)] == ["or0"]
+    named = [str(s) for s in found.skipped]
+    assert [":2: skipped:" in s and "cache_discount is not an amount in USD" in s for s in named] == [True, False]
+    assert ":3: skipped:" in named[1] and "cache_discount" in named[1]
