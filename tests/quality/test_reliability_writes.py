@@ -28,9 +28,12 @@ def _first_report(tmp_path):
     return sc, before
 
 
-# The child stalls in its third fsync: two temporary files are staged, none renamed yet.
+# The child stalls in its third fsync: two temporary files are staged, none renamed yet. It takes
+# SIGINT as a terminal's Ctrl-C finds it: a job a non-interactive shell starts in the background
+# inherits SIGINT ignored, and prefixsim rightly keeps a disposition it found.
 CHILD = textwrap.dedent("""
-    import os, sys, time
+    import os, signal, sys, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     calls = []
     def stall(fd):
         calls.append(fd)
