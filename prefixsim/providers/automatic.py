@@ -17,6 +17,7 @@ from prefixsim.core.chain import extend_chain
 from prefixsim.core.store import EntryState, Store
 from prefixsim.core.tokens import TokenCounter, common_block_tokens
 from prefixsim.model import Block, Layer, Request
+from prefixsim.providers.auto_text import describe_rule
 from prefixsim.providers.base import Decision
 from prefixsim.providers.gemini_tables import gemini_rule
 from prefixsim.providers.tables import DEEPSEEK_RULE, AutoRule, openai_rule
@@ -30,11 +31,12 @@ REMEMBERED_BYTES = 64 << 20
 UNITS_PER_PARENT = 8
 _UNIT_MARK = b"\x02unit"
 
-BOUNDS = ("pessimistic", "optimistic")
+#: "printed": the figure a run prints (a measured rule's, else the pessimistic end of the range).
+BOUNDS = ("printed", "pessimistic", "optimistic")
 
 
 class AutomaticPolicy:
-    def __init__(self, name: str, rule_for: Callable[[str, str], AutoRule], bound: str = "pessimistic") -> None:
+    def __init__(self, name: str, rule_for: Callable[[str, str], AutoRule], bound: str = "printed") -> None:
         assert bound in BOUNDS, bound
         self.name = name
         self.bound = bound
@@ -64,22 +66,7 @@ class AutomaticPolicy:
         return r.ttl != r.ttl_optimistic
 
     def describe(self, model: str) -> dict[str, str]:
-        r = self._rule_for(model, "")
-        where = "inside blocks (token level)" if r.partial else "at block boundaries"
-        writes = {"every": "every position past the minimum", "end": "the request's end",
-                  "breakpoints": "its breakpoints (the latest eligible message end, explicit markers)"}[r.writes]
-        if r.common_units:
-            writes += ", and the common prefix of two requests (read from the next)"
-        cap = "none" if r.max_lifetime == float("inf") else f"{r.max_lifetime:.0f} s from the write"
-        return {"provider": self.name, "caching": f"automatic; cached at {writes}; longest cached prefix read, {where}",
-                "minimum cacheable tokens": str(r.min_tokens) if r.minimum("optimistic") == r.min_tokens else
-                (f"{r.min_tokens} documented (the figures shown); reads below it are seen in traffic, so the "
-                 f"*_optimistic figures apply {r.minimum('optimistic')}"),
-                "hit increment": "exact boundary" if r.increment == 1 else f"multiples of {r.increment} tokens",
-                "retention": (f"{r.ttl:.0f} s idle, refreshed by a read; cap {cap}" if r.ttl == r.ttl_optimistic else
-                              f"{r.ttl:.0f} s idle (pessimistic: the figures shown) to {r.ttl_optimistic:.0f} s "
-                              f"idle (optimistic: the *_optimistic figures), refreshed by a read; cap {cap}"),
-                "source": r.source}
+        return describe_rule(self.name, self._rule_for(model, ""))
 
     def decide(self, request: Request, digests: list[bytes], cum: list[int], store: Store,
                now: float, available_at: float, *, marks: object = None, d0: bytes = b"",
@@ -104,7 +91,7 @@ class AutomaticPolicy:
                 hit, extra = j - 1, min(inside, cum[j] - (cum[j - 1] if j else 0))
                 break
         matched = (cum[hit] if hit >= 0 else 0) + extra
-        read = _rounded(matched, rule, least)
+        read = _rounded(matched, rule.step(self.bound), least)
         if read == 0:   # a part-block read rounded down to nothing reads nothing (O-PC: none below the minimum)
             hit, unit = -1, None
         if hit >= 0:   # reading a prefix keeps its shorter prefixes alive too (Store.touch_prefix)
@@ -120,7 +107,7 @@ class AutomaticPolicy:
             store.write(digests[j], cum[j], now, available_at, ttl, j, rule.max_lifetime)
         if rule.common_units:
             self._common_unit(rule, request, digests, cum, d0, hit, store, now, available_at, counter)
-        if request.output:
+        if request.output and (self.bound != "printed" or rule.measured is None or rule.measured.output):
             self._write_output(rule, request, digests, total, d0, store, now, available_at, counter)
         self._remember(request, digests, d0, hit)
         written = cum[written_to[-1]] - read if written_to and rule.write_multiplier_applies else 0
@@ -346,12 +333,12 @@ def _comparable(old: Block, old_params: tuple[bytes, ...], new: Block, request: 
             and tuple(old_params[:new.layer + 1]) == _params_to(request, new))
 
 
-def _rounded(tokens: int, rule: AutoRule, minimum: int) -> int:
+def _rounded(tokens: int, increment: int, minimum: int) -> int:
     """Cached tokens end at the last breakpoint: a multiple of the increment (O-PC: 128, GPT-5.5's
     2,048-token breakpoints), none below the minimum."""
     if tokens < minimum:
         return 0
-    return tokens - tokens % rule.increment
+    return tokens - tokens % increment
 
 
 def _listed(name: str, rule_for: Callable[[str, str], AutoRule], listed_only: bool) -> Callable[[str, str], AutoRule]:
@@ -363,14 +350,14 @@ def _listed(name: str, rule_for: Callable[[str, str], AutoRule], listed_only: bo
     return or_unlisted(name, rule_for)
 
 
-def openai(bound: str = "pessimistic", listed_only: bool = True) -> AutomaticPolicy:
+def openai(bound: str = "printed", listed_only: bool = True) -> AutomaticPolicy:
     return AutomaticPolicy("openai", _listed("openai", openai_rule, listed_only), bound)
 
 
-def deepseek(bound: str = "pessimistic", listed_only: bool = True) -> AutomaticPolicy:
+def deepseek(bound: str = "printed", listed_only: bool = True) -> AutomaticPolicy:
     # one rule covers every DeepSeek model (DS kv_cache): nothing is unlisted
     return AutomaticPolicy("deepseek", lambda model, retention: DEEPSEEK_RULE, bound)
 
 
-def gemini(bound: str = "pessimistic", listed_only: bool = True) -> AutomaticPolicy:
+def gemini(bound: str = "printed", listed_only: bool = True) -> AutomaticPolicy:
     return AutomaticPolicy("gemini", _listed("gemini", gemini_rule, listed_only), bound)

@@ -135,5 +135,20 @@ def rules_note(policy: Policy, model: str) -> str:
         "rules undocumented: stated default"
 
 
+def cause_note(policy: Policy, model: str, kind: str = "") -> str:
+    """What a cause of `kind` decided by `model`'s rule adds: the stated default it used (`rules_note`),
+    or that its figure is what public traffic shows, beside the documentation's (a measured rule:
+    Gemini's best-effort implicit cache)."""
+    note = rules_note(policy, model)
+    described = policy.describe(model) if not note else {}
+    if note or "measured" not in described:
+        return note
+    if kind == "below_minimum":
+        return f"minimum {described['minimum cacheable tokens']} (docs/rules.md#google-gemini)"
+    ttl = described["retention"].split("the figures shown: ", 1)[-1].split(" idle", 1)[0]
+    return (f"retention as public traffic shows, {ttl} idle; documented: best effort, no hit promised "
+            "(docs/rules.md#google-gemini)")
+
+
 #: The fields of a policy's description that carry a rule's source.
 _SOURCED = ("source", "minimum cacheable tokens", "platform rules")

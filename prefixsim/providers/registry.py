@@ -17,10 +17,11 @@ PROVIDERS = ("anthropic", "bedrock", "vertex", "gemini", "openai", "deepseek", "
              *OTHER_PROVIDERS)
 
 
-def get_policy(name: str, bound: str = "pessimistic", *, listed_only: bool = True, **engine_options: Any) -> Policy:
+def get_policy(name: str, bound: str = "printed", *, listed_only: bool = True, **engine_options: Any) -> Policy:
     """The policy of provider `name`; the serving engines (vllm, sglang) take their cache settings
     as keywords (`prefixsim.engines.policy.EnginePolicy`), the provider APIs take none. `bound`
-    picks the end of a documented retention range (openai, deepseek, gemini): "pessimistic" or "optimistic".
+    picks the figure of a documented retention range (openai, deepseek, gemini): "printed" (what a run
+    prints: a measured rule's figure, else the pessimistic end), "pessimistic" or "optimistic".
     `listed_only=False` (a replay of real traffic): a model the provider's tables do not list takes
     the provider's rule for unlisted models (providers/unlisted.py) instead of being refused."""
     if engine_options and name not in ("vllm", "sglang"):

@@ -235,13 +235,28 @@ NO_AUTOMATIC = {"bedrock": Sourced(True, "A-PC (2026-08-21): 'Bedrock does not s
 # --- Automatic prefix caching (OpenAI, DeepSeek) --------------------------------------------
 
 @dataclass(frozen=True, slots=True)
+class Measured:
+    """What public traffic shows of a best-effort cache whose documented range starts at nothing read
+    (Gemini implicit caching): the printed figure, between the range's two ends. `ttl`: idle seconds
+    an entry is still read; `min_tokens`: the smallest prompt seen cached; `source`: the evidence,
+    and where it and the documentation disagree; `output`: whether a reply is read with its prompt;
+    `increment`: the read rounded down to a multiple of it (the cache's own unit)."""
+
+    ttl: float
+    min_tokens: int
+    source: str
+    output: bool = False
+    increment: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class AutoRule:
     """One family's automatic caching.
 
     Reads count the longest cached prefix, cut down to a multiple of `increment` (the spacing of the
     provider's breakpoints; 1 = the exact boundary) and zero below `min_tokens`. Retention is a
-    documented range: `ttl` is the pessimistic idle lifetime (the default, printed figure) and
-    `ttl_optimistic` the optimistic one; no refresh keeps an entry past `max_lifetime` from its write.
+    documented range: `ttl` is the pessimistic idle lifetime (the printed figure unless `measured`)
+    and `ttl_optimistic` the optimistic one; no refresh keeps an entry past `max_lifetime` from its write.
     `partial`: breakpoints lie at token intervals, so a prefix that ends inside a block is read
     (O-PC earlier models). `writes`: "every" position past the minimum is cached, only the request's
     "end" (DeepSeek's end-of-input unit), or the "breakpoints" of GPT-5.6+. `common_units`:
@@ -261,15 +276,31 @@ class AutoRule:
     #: The minimum at the optimistic end, where traffic shows reads below the documented one (None:
     #: the documented minimum at both ends).
     min_tokens_optimistic: int | None = None
+    #: A best-effort cache whose pessimistic end reads nothing: the printed figure follows what traffic
+    #: shows instead (None: the printed figure is the pessimistic end).
+    measured: Measured | None = None
+
+    @property
+    def printed(self) -> str:
+        """Which figure a run prints: "measured" (what traffic shows) or the range's "pessimistic" end."""
+        return "pessimistic" if self.measured is None else "measured"
 
     def idle(self, bound: str) -> float:
-        return self.ttl_optimistic if bound == "optimistic" else self.ttl
+        if bound == "optimistic":
+            return self.ttl_optimistic
+        return self.measured.ttl if bound == "printed" and self.measured is not None else self.ttl
+
+    def step(self, bound: str) -> int:
+        """The unit reads are rounded down to at `bound`."""
+        return self.measured.increment if bound == "printed" and self.measured is not None else self.increment
 
     def minimum(self, bound: str) -> int:
-        """The cacheable minimum at `bound`: the documented one, or at the optimistic end what the
-        traffic shows."""
+        """The cacheable minimum at `bound`: the documented one, or at the optimistic end and in the
+        printed figure of a measured rule what the traffic shows."""
         if bound == "optimistic" and self.min_tokens_optimistic is not None:
             return self.min_tokens_optimistic
+        if bound == "printed" and self.measured is not None:
+            return self.measured.min_tokens
         return self.min_tokens
 
 

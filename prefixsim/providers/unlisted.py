@@ -11,7 +11,8 @@ from functools import lru_cache
 from typing import Callable
 
 from prefixsim.errors import UserError
-from prefixsim.providers.tables import AutoRule, Sourced
+from prefixsim.providers.gemini_tables import MEASURED_TTL, OBS
+from prefixsim.providers.tables import AutoRule, Measured, Sourced
 
 _SECTION = "docs/rules.md#models-a-providers-tables-do-not-list"
 
@@ -31,12 +32,13 @@ _OPENAI = AutoRule(
 
 #: A Gemini id the tables lack (implicit caching is documented for 2.5 and later; 2.0 and 1.5 ids get no
 #: row): best effort as on every Gemini model (pessimistic nothing read, optimistic every prefix for
-#: 24 h), from 1,024 tokens, the smallest documented Gemini minimum.
+#: 24 h, printed what public Gemini traffic shows), from 1,024 tokens, the smallest documented Gemini minimum.
 _GEMINI = AutoRule(
     1024, 1, 0.0, 86400.0, 86400.0, False,
     f"G-CC, {_SECTION}: model not in the Gemini tables, its minimum undocumented: 1,024 assumed, the smallest "
     "documented (implicit caching is documented for 2.5 and later); pessimistic = nothing read, optimistic = "
-    "every prefix kept up to 24 h (G-VX); read at block boundaries", partial=False)
+    "every prefix kept up to 24 h (G-VX); read at block boundaries", partial=False,
+    measured=Measured(MEASURED_TTL, 1024, f"{OBS}; minimum: 1,024 assumed (undocumented for this model)"))
 
 #: The same OpenAI id sent with prompt_cache_retention "24h": the request says the model keeps it.
 _OPENAI_24H = replace(_OPENAI, ttl=1800.0, ttl_optimistic=86400.0, max_lifetime=86400.0, source=(

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from prefixsim.replay.audit_causes import audit_losses
+from prefixsim.replay.ranges import retention_range
 
 if TYPE_CHECKING:
     from prefixsim.model import Usage
@@ -113,17 +114,16 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None, skippe
         summary["billed"]["cache_discount_requests"] = len(discounted)
     if any(r.storage_usd for r in result.rows):   # Gemini explicit caches: included in both costs
         summary["storage_usd"] = _money(sum((r.storage_usd for r in result.rows), Decimal(0)))
-    if any(r.predicted_optimistic is not None for r in result.rows):
-        # retention is a range: "predicted" figures are its pessimistic end, these its optimistic end
-        # (a request whose provider's retention is no range counts with its one figure)
-        opt = [r.predicted if r.predicted_optimistic is None else r.predicted_optimistic for r in result.rows]
-        opt_cost = [r.cost_predicted if r.cost_predicted_optimistic is None else r.cost_predicted_optimistic
-                    for r in result.rows]
-        prompt = sum(u.prompt_tokens for u in opt)
-        summary.update({"retention_bound": "pessimistic",
-                        "read_share_predicted_optimistic": _rate(sum(u.cache_read for u in opt) / prompt
-                                                                 if prompt else None),
-                        "cost_predicted_optimistic_usd": _money(sum(opt_cost, Decimal(0)))})
+    span = retention_range(result.rows)
+    if span is not None:
+        # retention is a range: "predicted" figures are its pessimistic end (or, under a best-effort
+        # cache, what traffic shows: then its pessimistic end, nothing read, is a figure of its own),
+        # these its optimistic end (a request whose provider's retention is no range counts with its one figure)
+        summary.update({"retention_bound": span.bound,
+                        "read_share_predicted_optimistic": _rate(span.read_share_optimistic),
+                        "cost_predicted_optimistic_usd": _money(span.cost_optimistic)})
+        if span.cost_pessimistic is not None:
+            summary["cost_predicted_pessimistic_usd"] = _money(span.cost_pessimistic)
     doc: dict = {"summary": summary}
     if what_if is not None:
         v = what_if.variant.summary.variant

@@ -20,7 +20,7 @@ from prefixsim.core.pricing import AS_OF, PriceBook
 from prefixsim.core.simulator import Simulator
 from prefixsim.errors import UserError
 from prefixsim.model import Cause, CauseKind, Usage
-from prefixsim.providers.others import RULE_CAUSES, rules_note
+from prefixsim.providers.others import RULE_CAUSES, cause_note
 from prefixsim.providers.registry import get_policy
 from prefixsim.replay.audit_causes import UsageCauses, lost_cost
 from prefixsim.replay.naive import Naive
@@ -76,6 +76,8 @@ class ReplayRow:
     #: The priced model's tokens its rates cannot price (Record.unpriced, e.g. "audio tokens"): the
     #: row's cost is missing for that reason, not for want of a price.
     unpriced: str = ""
+    #: The cost had nothing been read (a best-effort cache's pessimistic end: Gemini implicit caching).
+    cost_no_cache: Decimal | None = None
 
     @property
     def read_error(self) -> int | None:
@@ -212,7 +214,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
             sim, alt = pair
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
             out = sim.step(call, at)
-            if out.cause.kind in RULE_CAUSES and (note := rules_note(sim.policy, call.request.model)):
+            if out.cause.kind in RULE_CAUSES and (note := cause_note(sim.policy, call.request.model, out.cause.kind)):
                 out = replace(out, cause=Cause(out.cause.kind, "; ".join(x for x in (out.cause.detail, note) if x)))
             opt = alt.step(call, at) if alt is not None else None
             for it in rec.iterations:   # server tools: more model iterations under the same usage
@@ -239,7 +241,8 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
         rows.append(ReplayRow(i, rec.request_id, rec.timestamp, call.stream, call.request.model, rec.observed, out.usage,
                         out.cause, cost_obs, out.cost_usd + out.storage_usd, nv, rec.path, rec.line, provider,
                         opt and opt.usage, opt and opt.cost_usd + opt.storage_usd, out.storage_usd, priced,
-                        billed_usd=rec.billed_usd, cache_discount_usd=rec.cache_discount_usd))
+                        billed_usd=rec.billed_usd, cache_discount_usd=rec.cache_discount_usd,
+                        cost_no_cache=out.cost_no_cache_usd + out.storage_usd))
     summary = _summarize(rows, variant, price_sources, output_in_cost, top, prices.missing)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from prefixsim.errors import UserError
 from prefixsim.report.layout import DEFAULT_WIDTH, fit, wrap_block
 from prefixsim.replay.audit_causes import audit_losses
+from prefixsim.replay.ranges import disagreement, retention_range
 from prefixsim.replay.unpriced import UNCLASSED, unclassed
 
 if TYPE_CHECKING:
@@ -163,16 +164,22 @@ def _discount(result: ReplayResult) -> str:
 
 def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[str]:
     s, out = result.summary, []
-    ranged = [r for r in result.rows if not r.audit]   # audited rows have no prediction at either end
-    if any(r.predicted_optimistic is not None for r in ranged):
-        # a request whose provider's retention is no range counts with its one figure (as in the JSON)
-        opt = [r.predicted if r.predicted_optimistic is None else r.predicted_optimistic for r in ranged]
-        prompt = sum(u.prompt_tokens for u in opt)
-        cost = sum((r.cost_predicted if r.cost_predicted_optimistic is None else r.cost_predicted_optimistic
-                    for r in ranged), Decimal(0))
-        out.append(f"\nRetention is a documented range: the predicted figures above are its pessimistic end; "
-                   f"at its optimistic end read share {_pct(sum(u.cache_read for u in opt) / prompt if prompt else None)}, "
-                   f"cost {_usd(cost)}.\n")
+    span = retention_range(result.rows)   # audited rows have no prediction at either end
+    if span is not None:
+        opt = f"at its optimistic end read share {_pct(span.read_share_optimistic)}, cost {_usd(span.cost_optimistic)}."
+        if span.cost_pessimistic is None:
+            out.append(f"\nRetention is a documented range: the predicted figures above are its pessimistic end; {opt}\n")
+        else:
+            which = ", ".join(m for _, m in span.measured)
+            out.append("\n" + wrap_block(
+                f"Retention is a documented range: {which}'s implicit caching is best effort (no hit is promised), "
+                f"so the range runs from nothing read (cost {_usd(span.cost_pessimistic)}) to every prefix kept "
+                f"24 hours; the predicted figures above are neither end but what public traffic shows "
+                f"(docs/rules.md#google-gemini)"
+                + ("" if span.bound == "measured" else ", the other providers' figures the pessimistic end")
+                + f"; {opt} Where the documentation and that traffic disagree: "
+                + "; ".join(f"{m}: {disagreement(p, m)}" for p, m in span.measured) + ".",
+                DEFAULT_WIDTH, "") + "\n")
     billed = [r for r in result.rows if r.billed_usd is not None]
     if billed:
         paid = sum((r.billed_usd for r in billed), Decimal(0))  # type: ignore[misc]

@@ -25,6 +25,10 @@ STORAGE_NOTE = ("storage $: an explicit cache's storage from its creation to its
 #: Said under a variant whose retention is a range, so no figure is read as the only one.
 RANGE_NOTE = ("retention is a documented range: read / hit / cost $ are the pessimistic bound, "
               "the (opt.) columns the optimistic bound")
+#: A variant under Gemini's best-effort implicit cache (`VariantResult.bound` "measured").
+MEASURED_NOTE = ("Gemini implicit caching is best effort, a documented range from nothing read (the no-cache cost) "
+                 "to every prefix kept 24 h (the (opt.) columns); read / hit / cost $ are what public traffic shows "
+                 "(docs/rules.md#google-gemini; the assumptions say where it and the documentation disagree)")
 TERMINAL_REQUEST = ("label", "stream", "model", "cache_read_input_tokens", "cache_write_5m_tokens",
                     "cache_write_1h_tokens", "input_tokens", "output_tokens", "hit_rate", "cost_usd", "cause")
 TERMINAL_SUMMARY = ("variant", "requests", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
@@ -188,7 +192,8 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
             shown = "" if markdown or "model" in cols or not rows else f"  (model: {rows[0]['model']})"
             out.append(f"{'### ' if markdown else ''}variant: {v.variant}{shown}")
             if v.optimistic is not None:
-                out.append(RANGE_NOTE if markdown else wrap_block(RANGE_NOTE, width))
+                note = MEASURED_NOTE if v.bound == "measured" else RANGE_NOTE
+                out.append(note if markdown else wrap_block(note, width))
             if "storage_usd" in cols:
                 out.append(STORAGE_NOTE if markdown else wrap_block(STORAGE_NOTE, width))
             total = {"label": "TOTAL", **{k: s[k] for k in cols if k in s}}
@@ -209,8 +214,9 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
     out.append("")
     title = "comparison of variants" + (f", at each {sweep[0]} value" if sweep else "")
     out.append(f"{'### ' if markdown else ''}{title}")
-    if any(v.optimistic is not None for v in res.variants):
-        out.append(RANGE_NOTE if markdown else wrap_block(RANGE_NOTE, width))
+    for note, bound in ((RANGE_NOTE, "pessimistic"), (MEASURED_NOTE, "measured")):
+        if any(v.optimistic is not None and v.bound == bound for v in res.variants):
+            out.append(note if markdown else wrap_block(note, width))
     if any("storage_usd" in r for r in comp):
         out.append(STORAGE_NOTE if markdown else wrap_block(STORAGE_NOTE, width))
     cols = summary_columns(res, comp, not markdown)

@@ -20,8 +20,9 @@ SUMMARY_COLUMNS = ("requests", "input_tokens", "cache_creation_input_tokens", "c
                    "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache")
 #: Serving-engine runs only: GPU-seconds of prefill the cache saved and the request still spent.
 GPU_COLUMNS = ("gpu_seconds_saved", "gpu_seconds_spent")
-#: Runs under a rule whose retention is a documented range (OpenAI, DeepSeek): the figures above are
-#: the pessimistic bound (`retention_bound`), these the same traffic under the optimistic bound.
+#: Runs under a rule whose retention is a documented range (OpenAI, DeepSeek, Gemini): the figures above
+#: are the pessimistic bound, or for Gemini what traffic shows (`retention_bound`), these the same
+#: traffic under the optimistic bound.
 RANGE_COLUMNS = ("cache_read_input_tokens_optimistic", "hit_rate_optimistic", "cost_usd_optimistic")
 #: Runs that keep a Gemini explicit cache (create_cache): its storage, a cost line of its own that
 #: `cost_usd` includes (the requests' rows carry it on the creating request).
@@ -95,6 +96,9 @@ class VariantResult:
     #: The same calls replayed under the optimistic end of a retention range (None: no range); the
     #: outcomes above are the pessimistic end, the figures shown by default.
     optimistic: list[Outcome] | None = None
+    #: What the outcomes above are when there is a range: its "pessimistic" end, or "measured" (a
+    #: best-effort cache whose pessimistic end reads nothing, i.e. cost_no_cache_usd: Gemini implicit).
+    bound: str = "pessimistic"
 
     @property
     def base_variant(self) -> str:
@@ -139,7 +143,7 @@ class VariantResult:
         if self.self_hosted:
             s.update(self._gpu(s))
         if self.optimistic is not None:
-            s.update(_bound("summary", summarize(self.optimistic)))
+            s.update(_bound("summary", summarize(self.optimistic), self.bound))
         return s
 
     def _gpu(self, r: dict[str, Any]) -> dict[str, float | None]:
@@ -151,12 +155,12 @@ class VariantResult:
                 "gpu_seconds_spent": round(prefill_seconds(computed, rate), 6) if rate else None}
 
 
-def _bound(kind: str, figures: dict[str, Any]) -> dict[str, Any]:
+def _bound(kind: str, figures: dict[str, Any], bound: str = "pessimistic") -> dict[str, Any]:
     """The optimistic figures of a row or summary, under their own names, plus which bound the
     unsuffixed figures are."""
     out = {k: figures[k.removesuffix("_optimistic")] for k in RANGE_COLUMNS}
     if kind == "summary":
-        out["retention_bound"] = "pessimistic"
+        out["retention_bound"] = bound
     return out
 
 

@@ -116,6 +116,8 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
                          self_hosted=policy is not None,
                          prefill_rate=policy.prefill_tokens_per_s if policy is not None else None,
                          optimistic=optimistic,
+                         bound="measured" if optimistic is not None and any(
+                             "measured" in sim.policy.describe(m) for m in models) else "pessimistic",
                          rates={m: prices.rates(m, sim.provider) for m in models})
 
 

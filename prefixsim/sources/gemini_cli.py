@@ -101,9 +101,11 @@ def parse(path: Path, prefix: str = "") -> list[Raw]:
         if typ != "gemini":
             return
         tokens = o.get("tokens")
-        if not isinstance(tokens, dict):
+        if not isinstance(tokens, dict) or not any(tokens.get(k) for k in ("input", "output", "cached", "thoughts")):
+            # a message without usage (an error, a cancelled stream), or with every count 0 (a tool call
+            # recorded on its own after the response that asked for it): no request to compare
             s["at"] = _last_tool_time(o) or t
-            return   # a message without usage (an error, a cancelled stream): no request to compare
+            return
         prompt = token_count(tokens.get("input"), "tokens.input")
         cached = token_count(tokens.get("cached"), "tokens.cached")
         output = token_count(tokens.get("output"), "tokens.output")

@@ -119,18 +119,24 @@ def test_openai_optimistic_bound_reads_what_the_pessimistic_one_lost():
         assert s.step(Call(599, r)).usage.cache_read == read       # 10 min optimistic, 5 pessimistic
 
 
-def test_policy_constructors_default_to_the_pessimistic_bound():
-    assert openai().bound == deepseek().bound == "pessimistic"
+def test_policy_constructors_default_to_the_printed_figure_which_is_the_pessimistic_end():
+    # the printed figure is the range's pessimistic end unless a rule prints what traffic shows (Gemini)
+    assert openai().bound == deepseek().bound == "printed"
+    for rule in (openai().rule_of("gpt-4o"), deepseek().rule_of("deepseek-chat")):
+        assert rule.printed == "pessimistic" and rule.idle("printed") == rule.idle("pessimistic")
+        assert rule.minimum("printed") == rule.minimum("pessimistic") and rule.step("printed") == rule.increment
     assert (openai().name, deepseek().name) == ("openai", "deepseek")
     with pytest.raises(AssertionError):
         openai("middle")
 
 
 
-def test_the_gemini_policy_defaults_to_the_pessimistic_bound_and_keeps_the_one_asked():
-    # G-CC: implicit caching is best effort; the pessimistic bound (no hit promised) is the default
-    assert (gemini().name, gemini().bound) == ("gemini", "pessimistic")
-    assert gemini("optimistic").bound == "optimistic"
+def test_the_gemini_policy_defaults_to_the_measured_figure_and_keeps_the_one_asked():
+    # G-CC: implicit caching is best effort; the printed figure is what traffic shows, between the
+    # pessimistic end (no hit promised) and the optimistic one
+    assert (gemini().name, gemini().bound) == ("gemini", "printed")
+    assert gemini().rule_of("gemini-2.5-pro").printed == "measured"
+    assert gemini("optimistic").bound == "optimistic" and gemini("pessimistic").bound == "pessimistic"
     assert get_policy("gemini", "optimistic").describe("gemini-2.5-flash")["provider"] == "gemini"
 
 def test_describe_names_each_rule():

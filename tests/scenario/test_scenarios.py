@@ -125,7 +125,8 @@ def test_multi_cloud_prices_each_platform(results):
     """One design on five clouds (docs/rules.md#bedrock-and-vertex-claude, #google-gemini): the same
     Claude tokens on the API, Bedrock and Vertex; Bedrock's regional list price is 10 % above the
     API's (Sonnet 4.5: 3.30 vs 3 per MTok input, genai-prices aws), its global profile the same as
-    the API; Gemini's best effort is a range whose printed end reads nothing."""
+    the API; Gemini's best effort is a range (nothing read .. every prefix for 24 h) whose printed
+    figure is what public traffic shows: a prefix outlives the 7-minute gap, not the 40-minute one."""
     res = results["multi-cloud"]
     by = {v.variant: v for v in res.variants}
     api, bed, glob, vtx = by["claude api"], by["bedrock"], by["bedrock global"], by["vertex"]
@@ -137,5 +138,7 @@ def test_multi_cloud_prices_each_platform(results):
     assert sum(o.cost_usd for o in bed.outcomes) == api_cost * Decimal("1.1")
     assert sum(o.cost_usd for o in glob.outcomes) == api_cost == sum(o.cost_usd for o in vtx.outcomes)
     gem = by["gemini"]
-    assert sum(o.usage.cache_read for o in gem.outcomes) == 0
-    assert gem.optimistic is not None and sum(o.usage.cache_read for o in gem.optimistic[1:]) > 0
+    reads = [o.usage.cache_read for o in gem.outcomes]
+    assert reads[3] > 0 and reads[5] == 0 and gem.outcomes[5].cause.kind == "ttl_expired"   # 7 min, 40 min idle
+    assert gem.optimistic is not None and gem.optimistic[5].usage.cache_read > 0
+    assert gem.bound == "measured" and gem.summary()["retention_bound"] == "measured"
