@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from prefixsim.replay.audit_causes import audit_losses
+from prefixsim.replay.billed import router_billing
 from prefixsim.replay.ranges import retention_range
 
 if TYPE_CHECKING:
@@ -104,14 +105,13 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None, skippe
         summary["audit_misses_by_cause"] = [
             {"cause": k, "requests": n, "lost_tokens": t, "cost_usd": _money(c) if c is not None else None,
              "lost_usd": _money(x) if x is not None else None} for k, n, t, c, x in audit_losses(result.rows)]
-    billed = [r for r in result.rows if r.billed_usd is not None]
-    if billed:   # what the router says it charged, beside what the same observed tokens cost at genai-prices
-        summary["billed"] = {"requests": len(billed), "cost_billed_usd": _money(sum((r.billed_usd for r in billed), Decimal(0))),
-                             "cost_observed_usd": _money(sum((r.cost_observed or Decimal(0) for r in billed), Decimal(0)))}
-    discounted = [r.cache_discount_usd for r in result.rows if r.cache_discount_usd is not None]
-    if discounted:   # OpenRouter's own figure of what caching saved, beside what it billed
-        summary.setdefault("billed", {})["cache_discount_usd"] = _money(sum(discounted, Decimal(0)))
-        summary["billed"]["cache_discount_requests"] = len(discounted)
+    b = router_billing(result.rows)
+    if b is not None and b.requests:   # what the router says it charged, beside the observed tokens at genai-prices
+        summary["billed"] = {"requests": b.requests, "cost_billed_usd": _money(b.billed),
+                             "cost_observed_usd": _money(b.observed)}
+    if b is not None and b.discounted:   # OpenRouter's own figure of what caching saved, beside what it billed
+        summary.setdefault("billed", {})["cache_discount_usd"] = _money(b.discount)
+        summary["billed"]["cache_discount_requests"] = b.discounted
     if any(r.storage_usd for r in result.rows):   # Gemini explicit caches: included in both costs
         summary["storage_usd"] = _money(sum((r.storage_usd for r in result.rows), Decimal(0)))
     span = retention_range(result.rows)

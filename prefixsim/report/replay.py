@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from prefixsim.errors import UserError
 from prefixsim.report.layout import DEFAULT_WIDTH, fit, wrap_block
 from prefixsim.replay.audit_causes import audit_losses
+from prefixsim.replay.billed import Billed, router_billing
 from prefixsim.replay.ranges import disagreement, retention_range
 from prefixsim.replay.unpriced import UNCLASSED, unclassed
 
@@ -152,14 +153,13 @@ def _outside(result: ReplayResult) -> list[str]:
     return ["\n" + "\n".join(wrap_block(t, DEFAULT_WIDTH, "") for t in notes) + "\n"] if notes else []
 
 
-def _discount(result: ReplayResult) -> str:
+def _discount(b: Billed | None) -> str:
     """OpenRouter's own figure of what caching saved (`cache_discount`), "" when no request reports it."""
-    got = [r.cache_discount_usd for r in result.rows if r.cache_discount_usd is not None]
-    if not got:
+    if b is None or not b.discounted:
         return ""
-    total = sum(got, Decimal(0))
     return (f" OpenRouter's cache_discount (what caching saved it says, negative where writes cost more than input) "
-            f"for {len(got):,} request{'s' if len(got) > 1 else ''}: {'-' if total < 0 else ''}${abs(total):,.6f}.")
+            f"for {b.discounted:,} request{'s' if b.discounted > 1 else ''}: {'-' if b.discount < 0 else ''}"
+            f"${abs(b.discount):,.6f}.")
 
 
 def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[str]:
@@ -180,16 +180,14 @@ def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
                 + f"; {opt} Where the documentation and that traffic disagree: "
                 + "; ".join(f"{m}: {disagreement(p, m)}" for p, m in span.measured) + ".",
                 DEFAULT_WIDTH, "") + "\n")
-    billed = [r for r in result.rows if r.billed_usd is not None]
-    if billed:
-        paid = sum((r.billed_usd for r in billed), Decimal(0))  # type: ignore[misc]
-        priced = sum((r.cost_observed or Decimal(0) for r in billed), Decimal(0))
+    b = router_billing(result.rows)
+    if b is not None and b.requests:
         out.append("\n" + wrap_block(
-            f"Billed by the router (OpenRouter's usage.cost) for {len(billed):,} request{'s' if len(billed) > 1 else ''}: "
-            f"${paid:,.6f}; the same observed tokens at genai-prices' rates: ${priced:,.6f}.{_discount(result)}",
+            f"Billed by the router (OpenRouter's usage.cost) for {b.requests:,} request{'s' if b.requests > 1 else ''}: "
+            f"${b.billed:,.6f}; the same observed tokens at genai-prices' rates: ${b.observed:,.6f}.{_discount(b)}",
             DEFAULT_WIDTH, "") + "\n")
-    elif _discount(result):
-        out.append("\n" + wrap_block(_discount(result).lstrip(), DEFAULT_WIDTH, "") + "\n")
+    elif _discount(b):
+        out.append("\n" + wrap_block(_discount(b).lstrip(), DEFAULT_WIDTH, "") + "\n")
     kept = sum((r.storage_usd for r in result.rows), Decimal(0))
     if kept:
         out.append(f"\nExplicit caches' storage (creation to delete or expiry, as logged): ${kept:.6f}, "
