@@ -10,7 +10,9 @@ A source is one folder of traffic nobody on this project wrote (a repository's t
 framework's cassettes): each is replayed as `prefixsim replay FOLDER` replays it. Per group it
 prints the requests scored (those with observed usage), exact cache reads and the token-weighted
 cache-read WAPE of prefixsim and of the naive mechanism (read(t) = read(t-1) + write(t-1) within the
-TTL), and whether prefixsim is at least as exact and has the lower WAPE. A rule that helps one source
+TTL), and whether prefixsim is at least as exact and has the lower WAPE; then, over the requests whose
+cause the data itself proves (bench/cause_evidence.py: a hit, an expiry, a tool-list change), how many
+the replay names rightly (issue 37). A rule that helps one source
 and hurts another shows here: run it before and after every change to the replay's rules.
 tests/replay/test_fidelity.py holds the shipped sources to the figures this prints.
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))   # cause_evidence, also when a test loads this file by path
 
 DATA = ROOT / "tests" / "data"
 #: The shipped sources: each Claude Code repository apart, and each provider's recordings.
@@ -38,10 +41,11 @@ GROUPINGS = ("source", "version", "provider")
 class Score:
     """Exact reads and absolute read error of prefixsim and of the naive mechanism over some rows."""
 
-    __slots__ = ("error", "exact", "naive_error", "naive_exact", "read", "requests", "unreplayed")
+    __slots__ = ("cause_ok", "causes", "error", "exact", "naive_error", "naive_exact", "read", "requests", "unreplayed")
 
     def __init__(self) -> None:
         self.requests = self.exact = self.naive_exact = self.error = self.naive_error = self.read = 0
+        self.causes = self.cause_ok = 0   # requests whose cause the data proves; those the replay names so
         self.unreplayed: list[str] = []   # recordings that did not replay at all, with the reason
 
     def add(self, predicted: int, naive: int, observed: int) -> None:
@@ -51,6 +55,10 @@ class Score:
         self.error += abs(predicted - observed)
         self.naive_error += abs(naive - observed)
         self.read += observed
+
+    def add_cause(self, agrees: bool) -> None:
+        self.causes += 1
+        self.cause_ok += agrees
 
     def wape(self, error: int) -> float | None:
         return error / self.read if self.read else None
@@ -67,7 +75,8 @@ class Score:
 
     def figures(self) -> dict:
         return {"unreplayed": len(self.unreplayed), "requests": self.requests, "exact": self.exact, "naive_exact": self.naive_exact,
-                "wape": _rounded(self.wape(self.error)), "naive_wape": _rounded(self.wape(self.naive_error)), "verdict": self.verdict}
+                "wape": _rounded(self.wape(self.error)), "naive_wape": _rounded(self.wape(self.naive_error)), "verdict": self.verdict,
+                "causes": self.causes, "cause_ok": self.cause_ok}
 
 
 def _rounded(x: float | None) -> float | None:
@@ -114,21 +123,23 @@ def score_by(folders: list[tuple[str, Path]], groupings: tuple[str, ...]) -> dic
         # replay FOLDER` replays it); a folder of recordings holds independent recordings, each its own.
         units = [folder] if folder.is_file() or any(folder.rglob("*.jsonl")) else sorted(
             p for p in folder.iterdir() if p.is_file() and p.suffix in (".yaml", ".yml", ".json", ".jsonl"))
-        rows = []
+        rows, proved = [], []
         for unit in units:
             try:
                 with collecting():   # a skipped line costs its request here; the replay itself reports it
-                    got = replay(load(unit)).rows
+                    records = list(load(unit))
+                    got = replay(records).rows
             except UserError as e:
-                got, why = [], f"{unit.name}: {e}"
+                got, records, why = [], [], f"{unit.name}: {e}"
             else:
                 why = "" if got else f"{unit.name}: no requests found"   # `prefixsim replay` refuses it
             for by in groupings:
                 if why:
                     out[by][f"{name} (not replayed)"].unreplayed.append(why)
             rows.extend(got)
+            proved.extend(_evidence(records, got))
         versions = _versions(folder) if "version" in groupings else {}
-        for row in rows:
+        for row, shown in zip(rows, proved):
             if row.observed is None or row.naive_read is None:
                 continue
             keys = {"source": name, "provider": row.provider,
@@ -136,11 +147,25 @@ def score_by(folders: list[tuple[str, Path]], groupings: tuple[str, ...]) -> dic
                     else f"api ({row.provider})"}
             for by in groupings:
                 out[by][keys[by]].add(row.predicted.cache_read, row.naive_read, row.observed.cache_read)
+                if shown is not None:
+                    out[by][keys[by]].add_cause(shown.agrees(row.cause.kind, row.cause.detail))
     return {by: dict(sorted(s.items())) for by, s in out.items()}
 
 
+def _evidence(records: list, rows: list) -> list:
+    """The cause the data proves for each row (bench/cause_evidence.py). The replay walks the records
+    in the order `load` yields them (time order) and numbers its rows so; a cassette's requests share
+    one line number, so the index is the only key."""
+    from cause_evidence import evidence
+
+    shown = evidence(records)
+    assert all((records[r.index].path, records[r.index].line) == (r.path, r.line) for r in rows)
+    return [shown[row.index] for row in rows]
+
+
 def table(scores: dict[str, Score], by: str) -> str:
-    head = f"{by:34} {'requests':>8} {'exact':>6} {'naive':>6} {'WAPE':>8} {'naive WAPE':>10}  verdict"
+    head = (f"{by:34} {'requests':>8} {'exact':>6} {'naive':>6} {'WAPE':>8} {'naive WAPE':>10}  {'verdict':16}"
+            f" {'causes':>6} {'right':>6}")
     lines = [head, "-" * len(head)]
     total = Score()
     for name, s in scores.items():
@@ -158,9 +183,9 @@ def _line(name: str, s: Score) -> str:
 
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{x:.2%}"
-    verdict = s.verdict
+    causes = f"{s.causes:6,} {s.cause_ok / s.causes:6.1%}" if s.causes else f"{0:6} {'-':>6}"
     return (f"{name[:34]:34} {s.requests:8,} {s.exact:6,} {s.naive_exact:6,} {pct(s.wape(s.error)):>8} "
-            f"{pct(s.wape(s.naive_error)):>10}  {verdict}")
+            f"{pct(s.wape(s.naive_error)):>10}  {s.verdict:16} {causes}")
 
 
 def main(argv: list[str] | None = None) -> int:
