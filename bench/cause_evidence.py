@@ -87,7 +87,10 @@ def evidence(records: list[Record]) -> list[Evidence | None]:
         key = (rec.call.stream, rec.call.request.model)
         prev = last.get(key)
         claude = rec.provider in CLAUDE_PLATFORMS
-        kept_now = obs.cache_read + obs.cache_creation if claude else obs.prompt_tokens
+        ttl, minimum, _, unit = limits.limits(rec.provider, rec.call.request.model, rec.call.stream in hour)
+        kept_now = obs.cache_read + obs.cache_creation
+        if unit and obs.prompt_tokens >= minimum:   # an automatic cache kept the prompt, in its units
+            kept_now = max(kept_now, obs.prompt_tokens - obs.prompt_tokens % unit)
         tools, sent = _tools(rec), _sent(rec)
         last[key] = (rec.call.t, kept_now, tools, sent)
         if prev is None:
@@ -95,7 +98,6 @@ def evidence(records: list[Record]) -> list[Evidence | None]:
             continue
         t0, kept, prev_tools, prev_sent = prev
         gap = rec.call.t - t0
-        ttl, minimum, _ = limits.limits(rec.provider, rec.call.request.model, rec.call.stream in hour)
         if claude:
             ttl = TTL_SECONDS["1h" if rec.call.stream in hour else "5m"]
         inside = ttl - SLACK if claude else _surely_kept(rec.provider, rec.call.request.model)

@@ -2,7 +2,9 @@
 messages) did not read what was cached, told from its usage and timing alone, and what that cost.
 
 Without a prompt nothing can be predicted, but the stream's usage still says a lot: a request that reads
-less than its stream's previous request kept (read + written) lost that difference; if the gap was
+less than its stream's previous request kept lost that difference (on Claude what it read and wrote; on
+an automatic cache, which writes without saying so, also its whole prompt from the minimum on, in the
+provider's units); if the gap was
 longer than the provider's retention the entry had expired, if the prompt is below the provider's
 minimum nothing could be cached, and otherwise the prefix changed or the entry was evicted (which of
 the two, and where, only the prompt could tell; the cause says so). The money lost is the request's
@@ -28,7 +30,7 @@ class UsageCauses:
     def __init__(self, hour_streams: set[str]) -> None:
         self.hour_streams = hour_streams
         self.last: dict[tuple[str, str], tuple[float, int]] = {}
-        self._limits: dict[tuple[str, str, bool], tuple[float, int, str]] = {}
+        self._limits: dict[tuple[str, str, bool], tuple[float, int, str, int]] = {}
 
     def cause(self, rec: Record) -> tuple[Cause, int]:
         """(the cause, the tokens the previous request kept that this one did not read)."""
@@ -37,11 +39,13 @@ class UsageCauses:
             return Cause(), 0
         key = (rec.call.stream, rec.call.request.model)
         prev = self.last.get(key)
+        ttl, minimum, retention, unit = self.limits(rec.provider, rec.call.request.model, rec.call.stream in self.hour_streams)
+        prompt = obs.prompt_tokens
         kept_now = obs.cache_read + obs.cache_creation
+        if unit and prompt >= minimum:   # an automatic cache kept the prompt, its reads rounded to the unit
+            kept_now = max(kept_now, prompt - prompt % unit)
         t = rec.call.t
         self.last[key] = (t, kept_now)
-        ttl, minimum, retention = self.limits(rec.provider, rec.call.request.model, rec.call.stream in self.hour_streams)
-        prompt = obs.prompt_tokens
         below = obs.cache_read == 0 and prompt < minimum
         if prev is None or prev[1] == 0:
             if below:
@@ -59,28 +63,30 @@ class UsageCauses:
         return Cause(CauseKind.PREFIX_CHANGED, f"read {obs.cache_read:,} of the {prev[1]:,} kept {gap:,.0f} s "
                                                f"earlier; {_UNKNOWN}"), missed
 
-    def limits(self, provider: str, model: str, hour: bool) -> tuple[float, int, str]:
+    def limits(self, provider: str, model: str, hour: bool) -> tuple[float, int, str, int]:
         """(the idle time past which an entry is certainly gone, the cacheable minimum, how to name the
-        first) of a provider and model: Claude's TTL (1h where the stream wrote 1h), else the optimistic
-        end of the provider's retention (a gap past it expired at both ends)."""
+        first, the unit an automatic cache keeps a prompt in: 0 on Claude, which reports its writes) of
+        a provider and model: Claude's TTL (1h where the stream wrote 1h), else the optimistic end of
+        the provider's retention (a gap past it expired at both ends)."""
         k = (provider, model, hour)
         if k not in self._limits:
             self._limits[k] = _limits(provider, model, hour)
         return self._limits[k]
 
 
-def _limits(provider: str, model: str, hour: bool) -> tuple[float, int, str]:
+def _limits(provider: str, model: str, hour: bool) -> tuple[float, int, str, int]:
     try:
         policy = get_policy(provider, "optimistic", listed_only=False)
     except UserError:   # a provider with no rules at all: the stated default's figures
         from prefixsim.providers.others import STATED_DEFAULT   # lazy: only a provider without rules needs it
 
-        return STATED_DEFAULT.ttl_optimistic, STATED_DEFAULT.min_tokens, f"{STATED_DEFAULT.ttl_optimistic:.0f} s"
+        return (STATED_DEFAULT.ttl_optimistic, STATED_DEFAULT.min_tokens, f"{STATED_DEFAULT.ttl_optimistic:.0f} s",
+                STATED_DEFAULT.increment)
     if policy.name in CLAUDE_PLATFORMS:
         ttl = "1h" if hour else "5m"
-        return float(TTL_SECONDS[ttl]), int(policy.minimum(model).value), f"ttl {ttl}"  # type: ignore[attr-defined]
+        return float(TTL_SECONDS[ttl]), int(policy.minimum(model).value), f"ttl {ttl}", 0  # type: ignore[attr-defined]
     rule = policy.rule_of(model)  # type: ignore[attr-defined]
-    return rule.ttl_optimistic, rule.min_tokens, f"{rule.ttl_optimistic:.0f} s retained at most"
+    return rule.ttl_optimistic, rule.min_tokens, f"{rule.ttl_optimistic:.0f} s retained at most", max(1, rule.increment)
 
 
 def lost_cost(obs: Usage, missed: int, rates) -> Decimal:
