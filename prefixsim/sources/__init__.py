@@ -108,7 +108,9 @@ def detect(path: str | Path) -> str:
         first = next(iter(sorted(p.rglob("*.jsonl"))), None)
         if first is not None:   # a Codex sessions folder, else Claude Code projects
             return "codex" if first.is_file() and sniff(first) == "codex" else "claude-code"
-        raise UserError("folder holds no .jsonl transcripts", str(p))
+        if any(_transcript.is_transcript_array(f) for f in sorted(p.rglob("*.json"))):
+            return "claude-code"   # sessions a hook saved as JSON arrays (logs/chat.json)
+        raise UserError("folder holds no .jsonl transcripts (nor JSON arrays of transcript lines a hook saved)", str(p))
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
         from prefixsim.sources import cassette_kinds   # lazy: a transcript replay never loads the API-log readers
 

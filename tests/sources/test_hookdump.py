@@ -83,3 +83,34 @@ def test_a_truncated_dump_keeps_the_elements_before_the_cut(tmp_path):
         records = load(p, "claude-code")
     assert 0 < len(records) < 13
     assert len(found.skipped) == 1 and "the rest of the file is not read" in str(found.skipped[0])
+
+
+def test_a_folder_of_hook_dumps_replays_as_a_projects_folder(tmp_path):
+    # 16 public repositories keep their sessions only as hook dumps (logs/chat.json per project):
+    # `prefixsim replay FOLDER` refused them ("folder holds no .jsonl transcripts")
+    elements = json.loads(data_file(*SAMPLE).read_text())
+    for name in ("alpha", "beta"):
+        (tmp_path / name / "logs").mkdir(parents=True)
+        (tmp_path / name / "logs" / "chat.json").write_text(json.dumps(elements, indent=2))
+    (tmp_path / "alpha" / "logs" / "post_tool_use.json").write_text(json.dumps([{"hook_event_name": "PostToolUse"}]))
+    (tmp_path / "settings.json").write_text(json.dumps({"hooks": {}}))
+    assert detect(tmp_path) == "claude-code"
+    got = load(tmp_path)
+    one = load(data_file(*SAMPLE))
+    # the same session twice: its requests are counted once (a request id is one request)
+    assert sorted(r.request_id for r in got) == sorted(r.request_id for r in one)
+    res = CliRunner().invoke(cli, ["replay", str(tmp_path), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output[res.output.index("{"):])
+    assert len(doc["requests"]) == len(one)
+
+
+def test_a_folder_without_transcripts_of_either_kind_is_refused(tmp_path):
+    (tmp_path / "settings.json").write_text(json.dumps({"hooks": {}}))
+    (tmp_path / "payloads.json").write_text(json.dumps([{"hook_event_name": "Stop"}]))
+    try:
+        detect(tmp_path)
+    except UserError as e:
+        assert "holds no .jsonl transcripts" in str(e)
+    else:
+        raise AssertionError("a folder of hook payloads was read as transcripts")

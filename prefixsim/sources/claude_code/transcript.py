@@ -110,6 +110,10 @@ def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]
             continue
         sub = f.with_suffix("") / "subagents"
         out.append((f, sub if sub.is_dir() else None))
+    # Sessions a hook saved as JSON arrays (`logs/chat.json`) count as transcripts in a folder too
+    # (issue 32: 16 public repositories keep their sessions only that way); other .json files are no
+    # transcripts and are left alone.
+    out += [(f, None) for f in sorted(path.rglob("*.json")) if is_transcript_array(f)]
     for sub in sorted(path.rglob("subagents")):
         main = sub.parent.parent / f"{sub.parent.name}.jsonl"
         if sub.is_dir() and not main.is_file() and any(sub.glob("agent-*.jsonl")):
@@ -119,6 +123,14 @@ def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]
                                           f"({main.name}): replayed on their own")
             out.append((None, sub))
     return out
+
+
+def is_transcript_array(path: Path) -> bool:
+    """A `.json` file holding a JSON array whose first elements include a Claude Code transcript line."""
+    if not hookdump.is_array_file(path) or not_regular(path) is not None:
+        return False
+    with problems.collecting():   # a sniff names no problem: the read that follows does
+        return any(is_transcript_line(e) for _, e in hookdump.iter_elements(path, hookdump.SNIFF_ELEMENTS))
 
 
 def session_key(root: Path, main: Path | None, sub: Path | None) -> str:
