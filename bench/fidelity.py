@@ -121,7 +121,7 @@ def score_by(folders: list[tuple[str, Path]], groupings: tuple[str, ...]) -> dic
     for name, folder in folders:
         # A folder of transcripts is one projects folder (its sessions share one cache, as `prefixsim
         # replay FOLDER` replays it); a folder of recordings holds independent recordings, each its own.
-        units = [folder] if folder.is_file() or any(folder.rglob("*.jsonl")) else sorted(
+        units = [folder] if folder.is_file() or _projects(folder) else sorted(
             p for p in folder.iterdir() if p.is_file() and p.suffix in (".yaml", ".yml", ".json", ".jsonl"))
         rows, proved = [], []
         for unit in units:
@@ -150,6 +150,13 @@ def score_by(folders: list[tuple[str, Path]], groupings: tuple[str, ...]) -> dic
                 if shown is not None:
                     out[by][keys[by]].add_cause(shown.agrees(row.cause.kind, row.cause.detail))
     return {by: dict(sorted(s.items())) for by, s in out.items()}
+
+
+def _projects(folder: Path) -> bool:
+    """A folder of transcripts (JSONL, or JSON arrays a hook saved in logs/chat.json), replayed whole."""
+    from prefixsim.sources.claude_code.transcript import is_transcript_array
+
+    return any(folder.rglob("*.jsonl")) or any(is_transcript_array(p) for p in folder.rglob("*.json"))
 
 
 def _evidence(records: list, rows: list) -> list:
