@@ -149,3 +149,11 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
                        tuple(sorted(((k, *v) for k, v in causes.items()), key=order)),
                        tuple(sorted(((k, *v) for k, v in streams.items()), key=order)),
                        tuple(breakers), tuple(lost), tuple(paths))
+
+
+def losses(traffic: Traffic, base: ReplayResult, run=replay) -> list[Decimal]:
+    """Each request's money lost to the cache (`attribute(...).lost`), as `replay`'s money summary
+    shows it: [] when nothing was replayed (traffic of usage only: its rows carry their own loss)."""
+    if not base.rows or all(r.audit for r in base.rows):
+        return []
+    return list(attribute(traffic, base, run).lost)
