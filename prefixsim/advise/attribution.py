@@ -21,7 +21,6 @@ from prefixsim.advise.rewrite import Rewritten, timeless
 from prefixsim.core.pricing import MTOK, PriceBook, Rates
 from prefixsim.model import CauseKind, Request, Usage
 from prefixsim.providers.tables import CLAUDE_PLATFORMS
-from prefixsim.replay.diff import where_parted
 from prefixsim.replay.run import ReplayResult, _instant, replay
 from prefixsim.replay.unpriced import Lenient, lenient
 from prefixsim.replay.whatif import WhatIf
@@ -119,6 +118,8 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
         loss = max(Decimal(0), rates.cost(p) - rates.cost(read_more(p, ideal)))
         path = ""
         if kind in PARTING and ref is not None:
+            # replay's text measures losses too: a replay whose prefixes part nowhere loads no API log reader
+            from prefixsim.replay.diff import where_parted  # lazy: the diff module loads the readers
             d = where_parted(ref[0], rec.call.request)
             path = group_path(d.path)
             # a transcript's blocks stand for logged sizes: their bytes are no content to show
