@@ -6,8 +6,8 @@
     >>> res.requests         # one row per request
 
 Everything a command prints comes from here too: `write_run_report` (a scenario's report folder, as
-`run` writes it), `replay_traffic` with `replay_table` / `replay_csv` / `replay_json_chunks` (what
-`replay` prints), `advice_text` (what `advise` prints) and `search_designs` with `designs_text` /
+`run` writes it), `replay_traffic` with `replay_table` (given `replay_losses`) / `replay_csv` / `replay_json_chunks`
+(what `replay` prints), `advice_text` (what `advise` prints) and `search_designs` with `designs_text` /
 `write_design_reports` (what `search` prints and writes). Each is its package's own function.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable
 
+from prefixsim.advise.attribution import losses as replay_losses
 from prefixsim.advise.grid import search as search_designs
 from prefixsim.core.price_report import PriceSheet, price_sheet, sheet_json
 from prefixsim.advise.output import render as advice_text
@@ -66,7 +67,7 @@ def run_paths(paths: Iterable[str], price_date: dt.date | None = None, workers: 
     return out
 
 
-__all__ = ["advice_text", "collect", "designs_text", "replay_csv", "replay_json_chunks", "replay_table",
+__all__ = ["advice_text", "collect", "designs_text", "replay_csv", "replay_json_chunks", "replay_losses", "replay_table",
            "replay_traffic", "run_file", "run_paths", "run_scenario", "runs_output", "search_designs", "short_streams",
            "simulate", "write_design_reports", "write_run_report"]
 

@@ -12,6 +12,8 @@ DATA = Path(__file__).resolve().parent / "data"
 # The start-up memo (prefixsim/_perf/diskcache.py) stays off in tests and the commands they start, so every
 # test computes what it checks; tests/perf/test_diskcache.py turns it on in a temporary folder.
 os.environ["PREFIXSIM_CACHE_DIR"] = "off"
+# `replay` fits its tables to $COLUMNS when set: a shell that exports it must not change what tests see.
+os.environ.pop("COLUMNS", None)
 PRICE_DATE = dt.date(2026, 11, 30)
 
 

@@ -21,7 +21,6 @@ from prefixsim.advise.rewrite import Rewritten, timeless
 from prefixsim.core.pricing import MTOK, PriceBook, Rates
 from prefixsim.model import CauseKind, Request, Usage
 from prefixsim.providers.tables import CLAUDE_PLATFORMS
-from prefixsim.replay.diff import where_parted
 from prefixsim.replay.run import ReplayResult, _instant, replay
 from prefixsim.replay.unpriced import Lenient, lenient
 from prefixsim.replay.whatif import WhatIf
@@ -119,6 +118,8 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
         loss = max(Decimal(0), rates.cost(p) - rates.cost(read_more(p, ideal)))
         path = ""
         if kind in PARTING and ref is not None:
+            # replay's text measures losses too: a replay whose prefixes part nowhere loads no API log reader
+            from prefixsim.replay.diff import where_parted  # lazy: the diff module loads the readers
             d = where_parted(ref[0], rec.call.request)
             path = group_path(d.path)
             # a transcript's blocks stand for logged sizes: their bytes are no content to show
@@ -149,3 +150,11 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
                        tuple(sorted(((k, *v) for k, v in causes.items()), key=order)),
                        tuple(sorted(((k, *v) for k, v in streams.items()), key=order)),
                        tuple(breakers), tuple(lost), tuple(paths))
+
+
+def losses(traffic: Traffic, base: ReplayResult, run=replay) -> list[Decimal]:
+    """Each request's money lost to the cache (`attribute(...).lost`), as `replay`'s money summary
+    shows it: [] when nothing was replayed (traffic of usage only: its rows carry their own loss)."""
+    if not base.rows or all(r.audit for r in base.rows):
+        return []
+    return list(attribute(traffic, base, run).lost)

@@ -5,12 +5,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import shutil
 import sys
 import time
 
 import click
 
 from prefixsim.errors import UserError
+from prefixsim.report.layout import DEFAULT_WIDTH
 
 class TokenSize(click.ParamType):
     """A token count as every size option takes it (16, 30K, 1.5M, 30_000: core/sizes.py, exactly as a
@@ -85,6 +88,22 @@ def read_traffic(paths, source: str | None, strict: bool, partial: bool):
     if not len(traffic):
         raise UserError("no requests found", str(paths[0])) if not failed else failure(failed, paths)
     return traffic, failed
+
+
+def output_width(width: int | None, fallback: int = DEFAULT_WIDTH, columns: bool = False) -> int:
+    """--width, else ($COLUMNS when `columns`, for a command that honours it, then) the terminal's
+    width on a terminal, else `fallback` (pipes and files get the same bytes whoever runs the
+    command)."""
+    if width is not None:
+        if width < 40:
+            raise UserError(f"--width {width} is too narrow (at least 40 columns)")
+        return width
+    env = os.environ.get("COLUMNS", "").strip() if columns else ""
+    if env.isdigit() and int(env) > 0:
+        return max(int(env), 40)
+    if sys.stdout.isatty():
+        return max(shutil.get_terminal_size((fallback, 24)).columns, 40)
+    return fallback
 
 
 def parse_price_date(value: str | None) -> dt.date | None:

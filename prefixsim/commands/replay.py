@@ -8,11 +8,11 @@ import json
 
 import click
 
-from prefixsim.commands.common import TokenSize, failure, read_traffic
+from prefixsim.commands.common import TokenSize, failure, output_width, read_traffic
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import check_outputs
 from prefixsim.io.input_formats import FORMAT_LINES
-from prefixsim.report.layout import DEFAULT_WIDTH, wrap_block
+from prefixsim.report.layout import DEFAULT_WIDTH, REPLAY_WIDTH, wrap_block
 
 FORMATS = ("table", "json", "csv", "markdown")
 SOURCES = FORMAT_LINES   # the input formats, one line each (prefixsim/io/input_formats.py)
@@ -52,7 +52,19 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
                    "observed = each request's own (Anthropic, OpenAI / DeepSeek for an OpenAI log, Gemini for a Gemini log).")
 @click.option("--breakpoints", type=click.Choice(["observed", "last", "auto", "none"]), default="observed",
               show_default=True, help="What-if: cache_control placement.")
-@click.option("--top", default=5, show_default=True, help="Largest mismatches listed in the summary.")
+@click.option("-v", "--requests", "show_requests", is_flag=True,
+              help="Table/markdown: also print every request, observed against predicted, with the cause of each "
+                   "miss, and the largest mismatches; every group of --by; the what-if per stream.")
+@click.option("--by", type=click.Choice(["session", "day", "project", "model"]), default="day", show_default=True,
+              help="Table/markdown: split the money by Claude Code session, UTC day, project (the folder a "
+                   "transcript or log lies in) or model.")
+@click.option("--since", metavar="DATE", help="Only the requests from this ISO date (2026-01-31, 20260131) or time "
+                                             "(2026-01-31T09:00:00Z) on; the whole traffic is replayed, so earlier "
+                                             "requests still warm the cache.")
+@click.option("--until", metavar="DATE", help="Only the requests up to this ISO date (the whole day) or time.")
+@click.option("--width", type=int, metavar="COLUMNS",
+              help="Fit tables to this width (default: $COLUMNS, else the terminal's, else 80).")
+@click.option("--top", default=5, show_default=True, help="Largest mismatches listed with --requests (and in JSON).")
 @click.option("--capacity", multiple=True,
               help="Engine traces: cache capacity, e.g. 200000, 1e6, 10^6, 2M, 4GiB (with --kv-model), unlimited; "
                    "repeatable or a comma list (a sweep).")
@@ -74,8 +86,8 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 @click.option("--scheduler", help="--executor dask: the scheduler's address, e.g. tcp://10.0.0.5:8786.")
 @click.option("--export-mooncake", "export_path", type=click.Path(dir_okay=False),
               help="Also write the replayed requests as a Mooncake trace (JSONL, 512-token hash_ids) for other tools.")
-def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity, kv_model, eviction, block_size,
-           strict, workers, executor, scheduler, export_path):
+def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests, by, since, until, width, top, capacity,
+           kv_model, eviction, block_size, strict, workers, executor, scheduler, export_path):
     """Replay real traffic and explain every cache miss.
 
     PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
@@ -83,15 +95,19 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     cassettes (YAML or JSON), OpenAI Realtime WebSocket cassettes, OpenTelemetry OTLP JSON exports,
     LiteLLM or Langfuse exports (a call recorded without its prompt is audited: observed usage and cost
     only), or Mooncake / bailian traces.
-    Per request it prints observed vs predicted cache read / write / uncached tokens and the cause of
-    each miss; the summary puts the naive mechanism's accuracy next to prefixsim's. Any of --ttl,
-    --model, --provider, --breakpoints also replays the traffic under that design and prints the
-    cost difference per stream and in total.
+    It prints the money first: what the traffic cost, what caching saved against the same traffic
+    with no cache, what was lost to the cache and to which cause, split --by session, day, project
+    or model; then the accuracy of the replay against the observed usage, next to the naive
+    mechanism's. --requests adds every request, observed vs predicted, with the cause of each miss.
+    Any of --ttl, --model, --provider, --breakpoints also replays the traffic under that design and
+    prints the cost difference, split as the money is, and in total.
 
     \b
     Examples:
       prefixsim replay ~/.claude/projects/-home-me-app/4d5611e5.jsonl
+      prefixsim replay ~/.claude/projects/ --by project --since 2026-01-01
       prefixsim replay ~/.claude/projects/-home-me-app/ --ttl 1h
+      prefixsim replay ~/.claude/projects/-home-me-app/4d5611e5.jsonl --requests
       prefixsim replay calls.jsonl --format json
       prefixsim replay tests/cassettes/test_chat.yaml --provider deepseek --model deepseek-chat
     """
@@ -99,7 +115,10 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
     from prefixsim import sources
     from prefixsim.replay import WhatIf
     from prefixsim.replay.paired import replay_traffic
+    from prefixsim.replay.window import compared_within, window, within
 
+    span = window(since, until)   # a bad date is refused before anything is read
+    cols = output_width(width, REPLAY_WIDTH, columns=True)
     if export_path:   # before anything is read: a log over 256 MB is re-read at its offsets while replaying
         check_outputs(paths, files=[export_path])
     try:
@@ -119,12 +138,30 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, top, capacity,
         click.echo(f"wrote {n:,} requests to {export_path} (Mooncake trace)", err=True)
     variant = WhatIf(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
     base, what_if = replay_traffic(traffic, variant, top, workers, executor, scheduler)
-    _print(base, what_if, fmt, traffic.skipped)
+    lost = _lost(traffic, base, top, workers, executor, scheduler) if fmt in ("table", "markdown") else None
+    if span:
+        kept = {r.index for r in base.rows if span.holds(r.timestamp)}
+        lost = None if lost is None else [x for r, x in zip(base.rows, lost) if r.index in kept]
+        base, what_if = within(base, span, top), compared_within(what_if, span, top)
+    _print(base, what_if, fmt, traffic.skipped, cols, show_requests, lost, by)
     if failed:
         raise failure(failed, paths)
 
 
-def _print(base, what_if, fmt: str, skipped=()) -> None:
+def _lost(traffic, base, top: int, workers: int, executor: str, scheduler: str | None):
+    """Each request's money lost to the cache (advise/attribution.py: one more replay of the traffic,
+    with nothing expiring or pending, sharded as the replay was)."""
+    from prefixsim.advise.attribution import losses  # lazy: only for the text of a replay
+
+    if workers == 1 and executor == "local" and not scheduler:
+        return losses(traffic, base)
+    from prefixsim.replay.shard import replay_sharded  # lazy, as in replay_traffic
+
+    return losses(traffic, base, lambda t, v: replay_sharded(t, [v], top, workers, executor, scheduler)[0])
+
+
+def _print(base, what_if, fmt: str, skipped=(), width: int = REPLAY_WIDTH, requests: bool = False, lost=None,
+           by: str = "day") -> None:
     """The replay on stdout in `fmt`; each format's module loads only when it is printed. The JSON
     document names the skipped lines too (stderr names them for every format)."""
     if fmt == "json":
@@ -135,8 +172,8 @@ def _print(base, what_if, fmt: str, skipped=()) -> None:
     else:
         from prefixsim.report.replay import csv_text, table_text
 
-        click.echo(csv_text(base) if fmt == "csv" else table_text(base, what_if, markdown=fmt == "markdown"),
-                   nl=False)
+        click.echo(csv_text(base) if fmt == "csv" else
+                   table_text(base, what_if, fmt == "markdown", width, requests, lost, by), nl=False)
 
 
 @click.command()

@@ -4,26 +4,11 @@
 from __future__ import annotations
 
 import json
-import shutil
-import sys
 
 import click
 
-from prefixsim.commands.common import Progress, parse_price_date, parse_start_option
+from prefixsim.commands.common import Progress, output_width, parse_price_date, parse_start_option
 from prefixsim.errors import UserError
-from prefixsim.report.layout import DEFAULT_WIDTH
-
-
-def output_width(width: int | None) -> int:
-    """--width, else the terminal's width on a terminal, else DEFAULT_WIDTH (pipes and files get the
-    same bytes whoever runs the command)."""
-    if width is not None:
-        if width < 40:
-            raise UserError(f"--width {width} is too narrow (at least 40 columns)")
-        return width
-    if sys.stdout.isatty():
-        return max(shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns, 40)
-    return DEFAULT_WIDTH
 
 
 def example_paths(paths: tuple[str, ...], examples: bool) -> list[str]:

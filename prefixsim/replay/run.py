@@ -253,7 +253,7 @@ def _audited(i: int, rec: Record, prices: PriceBook, price_sources: set[str], ou
     """A request recorded by its usage only: the observation priced, nothing simulated (no prompt
     to simulate; a made-up one would give made-up reads), its cause and its loss told from its
     stream's usage and timing (replay/audit_causes.py)."""
-    obs, cost, lost, unclassed = rec.observed, None, None, ""
+    obs, cost, lost, unclassed, no_cache = rec.observed, None, None, "", None
     cause, missed = causes.cause(rec)
     if obs is not None:
         try:
@@ -266,11 +266,12 @@ def _audited(i: int, rec: Record, prices: PriceBook, price_sources: set[str], ou
             # a model nothing prices (replay/unpriced.py), or tokens its text rates would misprice: no cost
             if not missing(rates.source) and not rec.unpriced:
                 paid = obs if output_in_cost else replace(obs, output_tokens=0)
-                cost, lost = rates.cost(paid), lost_cost(paid, missed, rates)
+                cost, lost, no_cache = rates.cost(paid), lost_cost(paid, missed, rates), rates.cost_without_cache(paid)
             unclassed = "" if missing(rates.source) else rec.unpriced
     return ReplayRow(i, rec.request_id, rec.timestamp, rec.call.stream, rec.call.request.model, obs, Usage(),
                      cause, cost, Decimal(0), None, rec.path, rec.line, rec.provider, audit=True,
-                     priced=obs is None or cost is not None, lost_usd=lost, lost_tokens=missed, unpriced=unclassed)
+                     priced=obs is None or cost is not None, lost_usd=lost, lost_tokens=missed, unpriced=unclassed,
+                     cost_no_cache=no_cache)   # with no cache: what caching saved is told from usage too
 
 
 def _joined(first, later):

@@ -1,24 +1,35 @@
 """Plain-text tables that fit a width: headers wrap at spaces (never inside a word), text columns
-wrap onto continuation lines, and a cause too long for its column moves to a numbered footnote.
-Pure string work, so the output is the same bytes at the same width on every machine."""
+wrap onto continuation lines at spaces (never inside a word either), a cause too long for its column
+moves to a numbered footnote, and a table that cannot fit leaves out columns in a stated order and
+names them under itself (`fit_dropping`). Pure string work, so the output is the same bytes at the
+same width on every machine."""
 from __future__ import annotations
 
 import textwrap
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 GAP = 2
 #: Width of terminal output when it is not a terminal (a pipe, a file, a test): fixed, so the bytes
 #: do not depend on who runs it.
 DEFAULT_WIDTH = 120
+#: `replay`'s width when stdout is not a terminal and $COLUMNS is unset: a terminal's classic 80 (its
+#: money summary is read as a terminal shows it).
+REPLAY_WIDTH = 80
 #: Text columns narrow to WRAP_TEXT before any header wraps, and never below MIN_TEXT.
 WRAP_TEXT = 30
 MIN_TEXT = 12
 
 
-def _wrap(text: str, width: int) -> list[str]:
+def _wrap(text: str, width: int, break_words: bool = False) -> list[str]:
+    """A cell over lines of at most `width`, broken at spaces: a word longer than `width` is broken
+    only with `break_words` (the last resort of a table that cannot fit otherwise)."""
     if len(text) <= width:
         return [text]
-    return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
+    return textwrap.wrap(text, width, break_long_words=break_words, break_on_hyphens=False) or [""]
+
+
+def _longest_word(cells) -> int:
+    return max((len(w) for c in cells for w in c.split()), default=0)
 
 
 def _header_lines(text: str, width: int) -> list[str]:
@@ -27,12 +38,17 @@ def _header_lines(text: str, width: int) -> list[str]:
 
 
 def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bool], width: int,
-        wrappable: Sequence[bool], rule: bool = True, right: Callable[[str], bool] | None = None) -> str:
+        wrappable: Sequence[bool], rule: bool = True, right: Callable[[str, int], bool] | None = None,
+        break_words: bool = False) -> str:
     """An aligned table no wider than `width` when it can be: first headers wrap at their spaces, then
-    the wrappable (text) columns narrow, widest first, their cells wrapping onto extra lines."""
+    the wrappable (text) columns narrow, widest first, their cells wrapping onto extra lines at
+    spaces. A text column narrows to its longest word and no further (a model id, a path is never
+    split), unless `break_words`."""
     n = len(head)
     cell_w = [max([len(r[i]) for r in body] or [0]) for i in range(n)]
     word_w = [max(len(w) for w in (h.split() or [""])) for h in head]
+    if not break_words:   # a text column is never narrower than its longest word
+        word_w = [max(w, _longest_word(r[i] for r in body)) if wrappable[i] else w for i, w in enumerate(word_w)]
     widths = [max(len(h), c) for h, c in zip(head, cell_w)]
 
     def total(ws):
@@ -58,30 +74,64 @@ def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bo
     depth = max(len(h) for h in heads)
     lines: list[str] = []
 
-    def emit(cells: list[str]) -> None:   # `right`, when given, aligns each cell by its own text
-        lines.append("  ".join(c.rjust(w) if (right(c) if right else num) else c.ljust(w)
-                               for c, w, num in zip(cells, widths, numeric)).rstrip())
+    def emit(cells: list[str]) -> None:   # `right`, when given, aligns each cell by its text and column
+        lines.append("  ".join(c.rjust(w) if (right(c, i) if right else num) else c.ljust(w)
+                               for i, (c, w, num) in enumerate(zip(cells, widths, numeric))).rstrip())
 
     for k in range(depth):   # headers bottom-aligned, like a spreadsheet's, and aligned as their column
-        lines.append("  ".join((c.rjust(w) if (right(c) if right else num) else c.ljust(w)) for c, w, num in zip(
-            [h[k - (depth - len(h))] if k >= depth - len(h) else "" for h in heads], widths, numeric)).rstrip())
+        lines.append("  ".join((c.rjust(w) if (right(c, i) if right else num) else c.ljust(w)) for i, (c, w, num) in
+                               enumerate(zip([h[k - (depth - len(h))] if k >= depth - len(h) else "" for h in heads],
+                                             widths, numeric))).rstrip())
     if rule:
         emit(["-" * w for w in widths])
     for row in body:
-        wrapped = [_wrap(c, w) if wrappable[i] else [c] for i, (c, w) in enumerate(zip(row, widths))]
+        wrapped = [_wrap(c, w, break_words) if wrappable[i] else [c] for i, (c, w) in enumerate(zip(row, widths))]
         for k in range(max(len(x) for x in wrapped)):
             emit([x[k] if k < len(x) else "" for x in wrapped])
     return "\n".join(lines)
 
 
 def min_width(head: Sequence[str], body: Sequence[Sequence[str]], wrappable: Sequence[bool]) -> int:
-    """The narrowest `fit` can make this table (headers at their longest word, text at MIN_TEXT)."""
+    """The narrowest `fit` can make this table (headers at their longest word, text at MIN_TEXT or
+    its longest word, which is never split)."""
     total = 0
     for i, h in enumerate(head):
         word = max(len(w) for w in (h.split() or [""]))
         cells = max([len(r[i]) for r in body] or [0])
-        total += max(word, min(cells, MIN_TEXT)) if wrappable[i] else max(word, cells)
+        total += max(word, min(cells, MIN_TEXT), _longest_word(r[i] for r in body)) if wrappable[i] else max(word, cells)
     return total + GAP * (len(head) - 1)
+
+
+def fit_dropping(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bool], width: int,
+                 wrappable: Sequence[bool], drops: Sequence[int] = (), rule: bool = True,
+                 right: Callable[[str, int], bool] | None = None) -> tuple[str, list[str]]:
+    """`fit`, leaving out the columns `drops` (indices, in the order they go) one by one until the
+    table fits `width`: (the table, the headers left out). The caller names them under the table
+    (`dropped_note`): a column is never left out silently. A table that fits no other way breaks
+    its longest words rather than overflow the width."""
+    keep = list(range(len(head)))
+    dropped: list[str] = []
+
+    def cut(cells: Sequence[Any]) -> list[Any]:
+        return [cells[i] for i in keep]
+
+    for d in drops:
+        if min_width(cut(head), [cut(r) for r in body], cut(wrappable)) <= width:
+            break
+        if d in keep:
+            keep.remove(d)
+            dropped.append(head[d])
+    h, b, w = cut(head), [cut(r) for r in body], cut(wrappable)
+    place = right and (lambda c, i: right(c, keep[i]))   # `right` sees the column's index in `head`
+    text = fit(h, b, cut(numeric), width, w, rule, place, break_words=min_width(h, b, w) > width)
+    return text, dropped
+
+
+def dropped_note(dropped: Sequence[str], width: int, needed: int) -> str:
+    """The line under a table that left out columns to fit: which, and the width that shows them."""
+    if not dropped:
+        return ""
+    return wrap_block(f"(not shown at {width} columns: {', '.join(dropped)}; --width {needed} shows them)", width)
 
 
 def footnote_causes(causes: list[str], room: int) -> tuple[list[str], list[str]]:

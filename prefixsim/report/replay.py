@@ -1,7 +1,10 @@
-"""`prefixsim replay` as text: the table of requests with the summary, the what-if and the notes
-(terminal or Markdown, `table_text`), one CSV row per request (`csv_text`) and an engine trace's
-replay (`trace_text`). The JSON document is output.py's. Kept free of the scenario results and the
-report tables: a replay printed as text loads neither."""
+"""`prefixsim replay` as text (terminal or Markdown, `table_text`): the money first (what the traffic
+cost, what caching saved, what was lost and to which cause, split by --by: report/replay_money.py),
+the what-if, the notes, then the accuracy against the observed usage in short; with --requests every
+request observed vs predicted before it all. One CSV row per request (`csv_text`) and an engine
+trace's replay (`trace_text`). The JSON document is output.py's. Tables fit the width as `run`'s do
+(report/layout.py: no word split, long causes in footnotes, columns left out named). Kept free of
+the scenario results and the report tables: a replay printed as text loads neither."""
 from __future__ import annotations
 
 import csv
@@ -10,12 +13,17 @@ import importlib.util
 import io
 import json
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING
 
 from prefixsim.errors import UserError
-from prefixsim.report.layout import DEFAULT_WIDTH, fit, wrap_block
+from prefixsim.report.layout import DEFAULT_WIDTH, REPLAY_WIDTH, wrap_block
+from prefixsim.report.replay_grid import _n, _pct, _usd, grid
+from prefixsim.report.replay_money import by_table, headline, what_if_by
+from prefixsim.report.replay_requests import mismatches, requests_table
 from prefixsim.replay.audit_causes import audit_losses
 from prefixsim.replay.billed import Billed, router_billing
+from prefixsim.replay.money import money, short_keys
 from prefixsim.replay.ranges import disagreement, retention_range
 from prefixsim.replay.unpriced import UNCLASSED, unclassed
 
@@ -32,33 +40,6 @@ def csv_text(result: ReplayResult) -> str:
     buf = io.StringIO()
     df.to_csv(buf, index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
     return buf.getvalue()
-
-
-def grid(header: list[str], rows: list[list[str]], markdown: bool) -> str:
-    """A table of cells: Markdown, or fitted to DEFAULT_WIDTH with numbers right-aligned."""
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-        return "\n".join(lines) + "\n"
-
-    # Numbers right-aligned, text left-aligned, as a reader scans them; text columns wrap to fit.
-    def number(c: str) -> bool:
-        return c[:1].isdigit() or c[:1] in "+-$"
-
-    text = [not all(number(r[i]) for r in rows if r[i]) for i in range(len(header))]
-    return fit(header, rows, [not t for t in text], DEFAULT_WIDTH, text, rule=False, right=number) + "\n"
-
-
-def _n(v) -> str:
-    return "" if v is None else f"{v:,}"
-
-
-def _pct(v) -> str:
-    return "n/a" if v is None else f"{100 * v:.2f}%"
-
-
-def _usd(v) -> str:
-    return "n/a" if v is None else f"${v:,.4f}"
 
 
 def short_streams(names) -> dict[str, str]:
@@ -83,7 +64,7 @@ def _cost(s, usd) -> str:
     return "missing (no price)" if n == s.requests else f"{_usd(usd)} + {n:,} unpriced"
 
 
-def _summary(result: ReplayResult, markdown: bool) -> list[str]:
+def _summary(result: ReplayResult, markdown: bool, width: int = DEFAULT_WIDTH) -> list[str]:
     s = result.summary
     mine, naive = s.prefixsim, s.naive
     stats = [["requests", str(s.requests), f"{s.observed_requests} with observed usage", ""],
@@ -94,11 +75,32 @@ def _summary(result: ReplayResult, markdown: bool) -> list[str]:
              ["cost" + ("" if s.output_in_cost else " (prompt side)"),
               "n/a" if s.audited == s.requests else _cost(s, s.cost_predicted_usd), "",
               f"observed {_cost(s, s.cost_observed_usd)}"]]
-    return [("Summary (observed = the provider's usage; predicted = prefixsim's replay; "
-             "naive = previous read + write within the TTL)\n"), grid(["", "prefixsim", "naive", ""], stats, markdown)]
+    return ["\n" + wrap_block("Accuracy against the observed usage (observed = the provider's usage; predicted = "
+                               "prefixsim's replay; naive = previous read + write within the TTL):", width) + "\n",
+            grid(["", "prefixsim", "naive", ""], stats, markdown, width, drops=(3,))]
 
 
-def _audit(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[str]:
+def accuracy(result: ReplayResult, width: int) -> list[str]:
+    """The default's accuracy against the observed usage, in a few sentences (--requests: the table)."""
+    s = result.summary
+    mine, naive, o = s.prefixsim, s.naive, s.outside
+    if not mine.compared:
+        return []
+    inside = "" if not o.requests else (
+        f" ({_pct(o.wape_in_data)} without the {o.requests:,} request{'s' if o.requests > 1 else ''} that read "
+        f"{o.tokens:,} tokens no earlier request in the data wrote)")
+    shorter = "" if not o.shorter_requests else (
+        f" {o.shorter_requests:,} request{'s' if o.shorter_requests > 1 else ''} read {o.shorter_tokens:,} tokens "
+        "fewer than the replay found alive (docs/rules.md#reads-outside-the-data).")
+    text = (f"Accuracy against the observed usage (naive: previous read + write within the TTL; --requests: every "
+            f"request): cache_read exactly right {mine.exact}/{mine.compared} ({_pct(mine.exact_rate)}), naive "
+            f"{naive.exact}/{naive.compared} ({_pct(naive.exact_rate)}); WAPE {_pct(mine.wape)}{inside}, naive "
+            f"{_pct(naive.wape)}; predicted cost {_cost(s, s.cost_predicted_usd)}.{shorter}")
+    return ["\n" + wrap_block(text, width) + "\n"]
+
+
+def _audit(result: ReplayResult, name: dict[str, str], markdown: bool, width: int = DEFAULT_WIDTH,
+           requests: bool = True) -> list[str]:
     """Traffic recorded by its usage only (an OpenTelemetry trace, a gateway log without messages):
     what it says, the observed hit rate and cost of each stream, and why nothing is predicted."""
     n = result.summary.audited
@@ -121,19 +123,20 @@ def _audit(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[s
     every = n == result.summary.requests
     text = (f"{'The input records' if every else f'{n} of {result.summary.requests} requests record'} usage only, "
             "no prompts: there is nothing to replay, so their predicted columns are n/a and the figures "
-            "below are an audit of the observed usage (the prediction figures above leave them out).")
-    out = ["\n" + wrap_block(text, DEFAULT_WIDTH, "") + "\n", "\nObserved hit rate by stream (audit):\n",
-           grid(["stream", "requests", "prompt", "read", "written", "read share", "cost"], lines, markdown)]
+            "below are an audit of the observed usage (the accuracy figures leave them out).")
+    out = ["\n" + wrap_block(text, width, "") + "\n", "\nObserved hit rate by stream (audit):\n",
+           grid(["stream", "requests", "prompt", "read", "written", "read share", "cost"], lines, markdown, width,
+                drops=(2, 4))]
     lost = audit_losses(result.rows)
-    if lost:
-        out += ["\nObserved misses by cause (audit; told from each stream's usage and timing, "
-                "replay/audit_causes.py):\n",
+    if lost and requests:   # the money's misses by cause holds these; --requests adds their tokens
+        out += ["\n" + wrap_block("Observed misses by cause (audit; told from each stream's usage and timing, "
+                                  "replay/audit_causes.py):", width) + "\n",
                 grid(["cause", "requests", "cached before, not read", "cost", "reading it would have saved"],
-                     [[k, str(n), _n(t), _usd(c), _usd(x)] for k, n, t, c, x in lost], markdown)]
+                     [[k, str(n), _n(t), _usd(c), _usd(x)] for k, n, t, c, x in lost], markdown, width)]
     return out
 
 
-def _outside(result: ReplayResult) -> list[str]:
+def _outside(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
     o = result.summary.outside
     notes = []
     if o.requests:
@@ -150,7 +153,7 @@ def _outside(result: ReplayResult) -> list[str]:
             f"alive on {whose} prefix: the provider found a shorter prefix for a reason the data does not show "
             "(on Claude Code transcripts mostly a new user turn that read only the static prefix; "
             "docs/rules.md#reads-outside-the-data). Counted as errors above.")
-    return ["\n" + "\n".join(wrap_block(t, DEFAULT_WIDTH, "") for t in notes) + "\n"] if notes else []
+    return ["\n".join(wrap_block(t, width, "") for t in notes) + "\n"] if notes else []
 
 
 def _discount(b: Billed | None) -> str:
@@ -162,56 +165,50 @@ def _discount(b: Billed | None) -> str:
             f"${abs(b.discount):,.6f}.")
 
 
-def _notes(result: ReplayResult, name: dict[str, str], markdown: bool) -> list[str]:
+def _notes(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
     s, out = result.summary, []
     span = retention_range(result.rows)   # audited rows have no prediction at either end
     if span is not None:
         opt = f"at its optimistic end read share {_pct(span.read_share_optimistic)}, cost {_usd(span.cost_optimistic)}."
         if span.cost_pessimistic is None:
-            out.append(f"\nRetention is a documented range: the predicted figures above are its pessimistic end; {opt}\n")
+            out.append("\n" + wrap_block(f"Retention is a documented range: the predicted figures are its pessimistic end; "
+                                          f"{opt}", width) + "\n")
         else:
             which = ", ".join(m for _, m in span.measured)
             out.append("\n" + wrap_block(
                 f"Retention is a documented range: {which}'s implicit caching is best effort (no hit is promised), "
                 f"so the range runs from nothing read (cost {_usd(span.cost_pessimistic)}) to every prefix kept "
-                f"24 hours; the predicted figures above are neither end but what public traffic shows "
+                f"24 hours; the predicted figures are neither end but what public traffic shows "
                 f"(docs/rules.md#google-gemini)"
                 + ("" if span.bound == "measured" else ", the other providers' figures the pessimistic end")
                 + f"; {opt} Where the documentation and that traffic disagree: "
                 + "; ".join(f"{m}: {disagreement(p, m)}" for p, m in span.measured) + ".",
-                DEFAULT_WIDTH, "") + "\n")
+                width, "") + "\n")
     b = router_billing(result.rows)
     if b is not None and b.requests:
         out.append("\n" + wrap_block(
             f"Billed by the router (OpenRouter's usage.cost) for {b.requests:,} request{'s' if b.requests > 1 else ''}: "
             f"${b.billed:,.6f}; the same observed tokens at genai-prices' rates: ${b.observed:,.6f}.{_discount(b)}",
-            DEFAULT_WIDTH, "") + "\n")
+            width, "") + "\n")
     elif _discount(b):
-        out.append("\n" + wrap_block(_discount(b).lstrip(), DEFAULT_WIDTH, "") + "\n")
+        out.append("\n" + wrap_block(_discount(b).lstrip(), width, "") + "\n")
     kept = sum((r.storage_usd for r in result.rows), Decimal(0))
     if kept:
-        out.append(f"\nExplicit caches' storage (creation to delete or expiry, as logged): ${kept:.6f}, "
-                   "included in both costs.\n")
+        out.append("\n" + wrap_block(f"Explicit caches' storage (creation to delete or expiry, as logged): ${kept:.6f}, "
+                                      "included in both costs.", width) + "\n")
     for model, provider, n, why in s.unpriced:
         whose = f"{n:,} request{'s' if n > 1 else ''}"
         head = (f"{model} ({provider}): {whose} count {why.removeprefix(UNCLASSED)}, which genai-prices prices "
                 "apart from text while prefixsim's token classes are text's, so their costs" if unclassed(why)
                 else f"No price for {model} ({provider}) in the price data: the costs of its {whose}")
         out.append("\n" + wrap_block(f"{head} are missing (counted as $0 in the costs above; the cache figures "
-                                      "need no price).", DEFAULT_WIDTH, "") + "\n")
+                                      "need no price).", width, "") + "\n")
     undocumented = _undocumented(result)
     if undocumented:
         out.append("\n" + wrap_block("Rules undocumented, replayed under a stated default with the observed usage as the "
                                      "truth (docs/rules.md#other-providers-behind-openai-compatible-endpoints, "
                                      "docs/rules.md#models-a-providers-tables-do-not-list): "
-                                     + "; ".join(undocumented), DEFAULT_WIDTH, "") + "\n")
-    if s.causes:
-        out.append("\nMisses by cause: " + ", ".join(f"{k} {v}" for k, v in s.causes) + "\n")
-    if s.largest_mismatches:
-        out.append("\nLargest mismatches of cache_read (predicted - observed):\n")
-        out.append(grid(["#", "stream", "observed", "predicted", "error", "cause"],
-                        [[str(r.index), name[r.stream], _n(r.observed.cache_read), _n(r.predicted.cache_read),
-                          f"{r.read_error:+,}", str(r.cause)[:90]] for r in s.largest_mismatches], markdown))
+                                     + "; ".join(undocumented), width, "") + "\n")
     return out
 
 
@@ -228,41 +225,85 @@ def _undocumented(result: ReplayResult) -> list[str]:
     return out
 
 
-def _what_if(what_if: Comparison, name: dict[str, str], markdown: bool) -> list[str]:
+def _what_if(what_if: Comparison, name: dict[str, str], markdown: bool, width: int = DEFAULT_WIDTH,
+             by: str | None = None) -> list[str]:
+    """The what-if: per stream (--requests), or split as the money is (`by`), and its total."""
     v = what_if.variant.summary.variant
     if what_if.base.summary.audited == what_if.base.summary.requests:   # no prompt: nothing to change
         return [f"\nWhat if {v.describe()}: not available; the input records usage only, no prompts to replay.\n"]
+    if by is not None:
+        table = what_if_by(what_if, by, partial(grid, width=width), markdown)
+    else:
+        table = [_streams_what_if(what_if, name, markdown, width)]
+    t = what_if.total
+    fewer = t.rebuilds_base - t.rebuilds_variant
+    return ["\n" + wrap_block(f"What if {v.describe()} (cost as replayed -> under the variant):", width) + "\n",
+            *table,
+            "\n" + wrap_block(f"This traffic under {v.describe()}: {'+' if t.cost_delta >= 0 else '-'}"
+                              f"${abs(t.cost_delta):,.2f}, {abs(fewer)} {'fewer' if fewer >= 0 else 'more'} rebuilds.",
+                              width) + "\n"]
+
+
+def _streams_what_if(what_if: Comparison, name: dict[str, str], markdown: bool, width: int) -> str:
     lines = []
     for d in (*what_if.streams, what_if.total):
         lines.append([name.get(d.stream, d.stream), _usd(d.cost_base), _usd(d.cost_variant),
                       f"{'+' if d.cost_delta >= 0 else '-'}${abs(d.cost_delta):,.4f}", str(d.rebuilds_base), str(d.rebuilds_variant)])
-    t = what_if.total
-    fewer = t.rebuilds_base - t.rebuilds_variant
-    return [f"\nWhat if {v.describe()} (cost as replayed -> under the variant):\n",
-            grid(["stream", "cost", "cost what-if", "difference", "rebuilds", "rebuilds what-if"], lines, markdown),
-            (f"\nThis traffic under {v.describe()}: {'+' if t.cost_delta >= 0 else '-'}${abs(t.cost_delta):,.2f}, "
-             f"{abs(fewer)} {'fewer' if fewer >= 0 else 'more'} rebuilds.\n")]
+    return grid(["stream", "cost", "cost what-if", "difference", "rebuilds", "rebuilds what-if"], lines, markdown, width)
 
 
-def table_text(result: ReplayResult, what_if: Comparison | None = None, markdown: bool = False) -> str:
-    """`--format table` (or `markdown`): every request observed vs predicted with the cause of each
-    miss, the summary next to the naive mechanism's, the notes, and the what-if when there is one."""
-    name = short_streams([r.stream for r in result.rows])
-    head = ["#", "stream", "model", "read obs", "read pred", "write obs", "write pred", "uncached obs",
-            "uncached pred", "cause"]
-    rows = []
-    for r in result.rows:
-        o, p = r.observed, r.predicted
-        pred = (lambda v: "n/a") if r.audit else _n   # no prompt recorded: nothing was predicted
-        rows.append([str(r.index), name[r.stream], r.model, _n(o and o.cache_read), pred(p.cache_read),
-                     _n(o and o.cache_creation), pred(p.cache_creation), _n(o and o.input_tokens),
-                     pred(p.input_tokens), (f"audit: {r.cause}" if r.cause.kind else "audit: no prompt")[:90]
-                     if r.audit else str(r.cause)[:90]])
-    out = [grid(head, rows, markdown), "\n", *_summary(result, markdown), *_outside(result),
-           *_audit(result, name, markdown), *_notes(result, name, markdown)]
+def _prices(result: ReplayResult, every: bool, width: int) -> str:
+    """Where the prices came from: every model's source with --requests, else each source in short."""
+    s = result.summary
+    text = s.price_source if every else short_sources(s.price_sources)
+    return "\n" + wrap_block(f"Prices: {text}", width, "  ") + "\n"
+
+
+def short_sources(sources) -> str:
+    """Each price source once, with how many models it priced: "genai-prices 0.2.3 bundled data (5
+    models)" (--requests names each model and its dates)."""
+    models: dict[str, set[str]] = {}
+    for src in sources:
+        if src.startswith("no price"):   # a model nothing priced: said whole
+            models.setdefault(src, set())
+            continue
+        origin, colon, item = src.partition(": ")
+        models.setdefault(origin if colon else src, set()).add(item.split(",")[0] if colon else "")
+    parts = []
+    for origin, items in sorted(models.items()):
+        n = len(items - {""})
+        parts.append(f"{origin}, {n} model{'s' if n != 1 else ''}" if n else origin)
+    return "; ".join(parts) + " (--requests: each)"
+
+
+def table_text(result: ReplayResult, what_if: Comparison | None = None, markdown: bool = False,
+               width: int = REPLAY_WIDTH, requests: bool = False, lost=None, by: str = "day") -> str:
+    """`--format table` (or `markdown`): the money first (cost, what caching saved, what was lost and
+    to which cause, split `by`), the what-if when there is one, the notes, the accuracy against the
+    observed usage in short and the prices. `requests` puts every request observed vs predicted (with
+    the cause of each miss) and the largest mismatches before it, shows every group and the what-if
+    per stream. `lost`: each row's money lost (advise/attribution.py: `losses`, what `replay`
+    passes), None or [] when not measured (an audited row's own usage-told loss still counts)."""
+    name = short_keys([r.stream for r in result.rows])
+    g = partial(grid, width=width)
+
+    def wrap(text: str) -> str:
+        return wrap_block(text, width)
+
+    out: list[str] = []
+    if requests:
+        out += [*requests_table(result, name, markdown, width), *mismatches(result, name, markdown, width), "\n"]
+    if result.rows:
+        m = money(result, lost, by)
+        out += [*headline(result, m, g, wrap, markdown), *by_table(m, g, wrap, markdown, requests)]
     if what_if is not None:
-        out += _what_if(what_if, name, markdown)
-    out.append("\n" + wrap_block(f"Prices: {result.summary.price_source}", DEFAULT_WIDTH, "  ") + "\n")
+        out += _what_if(what_if, name, markdown, width, None if requests else by)
+    out += [*_audit(result, name, markdown, width, requests), *_notes(result, width)]
+    if requests:
+        out += [*_summary(result, markdown, width), *_outside(result, width)]
+    else:   # nothing to score where every request is an audit: --requests shows the empty table
+        out += accuracy(result, width)
+    out.append(_prices(result, requests, width))
     return "".join(out)
 
 

@@ -7,7 +7,7 @@ import json
 from typing import Any, Sequence
 
 from prefixsim.report.answer import answers
-from prefixsim.report.layout import DEFAULT_WIDTH, fit, footnote_causes, min_width, wrap_block
+from prefixsim.report.layout import DEFAULT_WIDTH, dropped_note, fit_dropping, footnote_causes, min_width, wrap_block
 from prefixsim.scenario.results import GPU_COLUMNS, ScenarioResult
 from prefixsim.scenario.results import ranked_comparison as comparison_rows
 
@@ -104,14 +104,11 @@ def _fit_grid(rows: Sequence[dict], cols: Sequence[str], width: int, notes: list
             notes += found
     head = [HEADERS.get(c, c) for c in cols]
     wrap = [c in ("label", "variant", "cause") for c in cols]
-    for c in NARROW_DROPS:   # a narrow terminal: leave out what the answer does not rest on
-        if min_width(head, body, wrap) <= width:
-            break
-        if c in cols:
-            i = list(cols).index(c)
-            cols, head, wrap = [*cols[:i], *cols[i + 1:]], head[:i] + head[i + 1:], wrap[:i] + wrap[i + 1:]
-            body = [b[:i] + b[i + 1:] for b in body]
-    return fit(head, body, _numeric(cols), width, wrap)
+    # a narrow terminal: leave out what the answer does not rest on, and say so under the table
+    drops = [list(cols).index(c) for c in NARROW_DROPS if c in cols]
+    text, dropped = fit_dropping(head, body, _numeric(cols), width, wrap, drops)
+    note = dropped_note(dropped, width, min_width(head, body, wrap))
+    return text + ("\n" + note if note else "")
 
 
 def _repeats(rows: Sequence[dict], col: str) -> bool:

@@ -47,11 +47,15 @@ def test_runs_output_is_what_run_prints_as_json_and_csv():
 
 @pytest.mark.parametrize("args,variant", [([], None), (["--ttl", "1h"], WhatIf(ttl="1h"))])
 def test_the_replay_tables_are_what_replay_prints(args, variant):
-    base, what_if = api.replay_traffic(open_many([TRANSCRIPT]), variant)
+    traffic = open_many([TRANSCRIPT])
+    base, what_if = api.replay_traffic(traffic, variant)
     assert (what_if is None) == (variant is None)
-    assert api.replay_table(base, what_if) == _stdout("replay", str(TRANSCRIPT), *args)
-    assert api.replay_table(base, what_if, markdown=True) == _stdout("replay", str(TRANSCRIPT), "--format",
-                                                                     "markdown", *args)
+    lost = api.replay_losses(traffic, base)   # the money lost to the cache, one figure per request
+    assert api.replay_table(base, what_if, lost=lost) == _stdout("replay", str(TRANSCRIPT), *args)
+    assert api.replay_table(base, what_if, markdown=True, lost=lost) == _stdout("replay", str(TRANSCRIPT), "--format",
+                                                                                "markdown", *args)
+    assert api.replay_table(base, what_if, requests=True, lost=lost, width=120) == _stdout(
+        "replay", str(TRANSCRIPT), "--requests", "--width", "120", *args)
     assert "".join(api.replay_json_chunks(base, what_if)) == _stdout("replay", str(TRANSCRIPT), "--format", "json",
                                                                      *args)
     assert api.short_streams([r.stream for r in base.rows])   # the names the table shows

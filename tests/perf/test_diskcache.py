@@ -35,13 +35,13 @@ def _replay(cache: Path, *extra: str) -> tuple[str, list[str]]:
 @pytest.mark.slow
 def test_second_replay_reads_rates_and_counts_from_the_memo_and_prints_the_same(tmp_path):
     cache = tmp_path / "memo"
-    first, first_mods = _replay(cache)
+    first, first_mods = _replay(cache, "--requests")   # --requests: the price sources in full
     assert "genai_prices" in first_mods and "tiktoken" in first_mods
     assert {p.name for p in cache.iterdir()} == {"genai-prices-raw.json", "counts-cl100k_base.json"}
-    second, second_mods = _replay(cache)
+    second, second_mods = _replay(cache, "--requests")
     assert second_mods == []
     assert second == first
-    fresh, _ = _replay(tmp_path / "fresh")
+    fresh, _ = _replay(tmp_path / "fresh", "--requests")
     assert fresh == first
     # the price source genai-prices gave is printed from the memo as it was
     assert re.search(r"genai-prices [0-9.]+ bundled data: .*anthropic/claude-opus-4-6, prices at each request.s date \(2026-02-10 to",

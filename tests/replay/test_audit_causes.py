@@ -65,10 +65,13 @@ def test_lost_cost_moves_writes_then_uncached_input_to_reads():
 
 def test_the_audit_prints_and_exports_its_misses_by_cause(tmp_path):
     p = _session(tmp_path)
-    text = CliRunner().invoke(cli, ["replay", str(p)])
+    text = CliRunner().invoke(cli, ["replay", str(p), "--requests"])
     assert text.exit_code == 0, text.output
     flat = " ".join(text.output.split())
     assert "Observed misses by cause (audit" in flat and "audit: ttl_expired (idle 380 s" in flat
+    # the default's money: each cause's loss, told from usage, as the JSON below has it
+    money = " ".join(CliRunner().invoke(cli, ["replay", str(p)]).output.split())
+    assert "misses by cause" in money and "ttl_expired 1 $0.0780 $0.0707" in money
     doc = json.loads((r := CliRunner().invoke(cli, ["replay", str(p), "--format", "json"])).output[r.output.index("{"):])
     by = {c["cause"]: c for c in doc["summary"]["audit_misses_by_cause"]}
     assert set(by) == {"cold", "ttl_expired", "prefix_changed", "below_minimum"}

@@ -61,8 +61,10 @@ def test_table_markdown_csv_and_what_if_output(tmp_path):
     table = runner.invoke(cli, ["replay", str(main_file), "--ttl", "1h"])
     assert table.exit_code == 0, table.output
     assert "naive" in table.output and "What if ttl=1h" in table.output and "fewer rebuilds" in table.output
-    md = runner.invoke(cli, ["replay", str(main_file), "--format", "markdown"])
+    md = runner.invoke(cli, ["replay", str(main_file), "--format", "markdown", "--requests"])
     assert md.output.startswith("| # | stream")
+    money = runner.invoke(cli, ["replay", str(main_file), "--format", "markdown"]).output
+    assert "| # | stream" not in money and "| cost | $" in money and "| TOTAL | 6 |" in money
     csv = runner.invoke(cli, ["replay", str(main_file), "--format", "csv"])
     assert csv.output.splitlines()[0].startswith("index,request_id,timestamp,stream")
     other = runner.invoke(cli, ["replay", str(main_file), "--model", "claude-sonnet-4-5", "--breakpoints", "last",

@@ -30,7 +30,7 @@ def test_an_audited_row_is_priced_as_observed_and_left_out_of_the_prediction_fig
     # the observed figures stand beside the predicted ones over the same (predicted) rows
     assert s.cost_observed_usd == res.rows[0].cost_observed
     assert s.read_share_observed == 0
-    text = table_text(res)
+    text = " ".join(table_text(res, requests=True).split())
     assert "1 of 2 requests record usage only" in text and "audit: no prompt" in text
     doc = to_json(res)
     assert doc["requests"][1]["predicted"] is None and doc["requests"][1]["cost_predicted_usd"] is None

@@ -96,9 +96,12 @@ def test_reads_of_a_cache_no_request_in_the_data_wrote_are_named_apart(tmp_path)
     # two requests read 27,000 tokens nobody in the data wrote; r1, the only other one, is exact
     assert res.summary.outside == Outside(2, 27000, 0.0)
     assert res.summary.prefixsim.wape == 27000 / 47000
-    out = CliRunner().invoke(cli, ["replay", str(path)])
+    out = CliRunner().invoke(cli, ["replay", str(path), "--requests"])
     assert out.exit_code == 0, out.output
     assert "2 requests read 27,000 tokens that no earlier request in the data wrote" in " ".join(out.output.split())
+    short = " ".join(CliRunner().invoke(cli, ["replay", str(path)]).output.split())   # the default, in short
+    assert "WAPE 57.45% (0.00% without the 2 requests that read 27,000 tokens no earlier request in the data wrote)" \
+        in short
     doc = json.loads(CliRunner().invoke(cli, ["replay", str(path), "--format", "json"]).output)["summary"]
     assert (doc["outside_requests"], doc["outside_read_tokens"], doc["wape_predicted_in_data"]) == (2, 27000, 0.0)
 
@@ -116,8 +119,11 @@ def test_reads_shorter_than_the_cache_the_replay_found_alive_are_named_apart(tmp
     rows = {r.request_id: r for r in res.rows}
     assert [rows[k].predicted.cache_read for k in ("r0", "r1", "r2")] == [0, 20000, 20500]
     assert res.summary.outside == Outside(0, 0, 5500 / 35000, 1, 5500)
-    out = " ".join(CliRunner().invoke(cli, ["replay", str(path)]).output.split())
+    out = " ".join(CliRunner().invoke(cli, ["replay", str(path), "--requests"]).output.split())
     assert "1 request read 5,500 tokens fewer than the replay found alive on its prefix" in out
     assert "no earlier request in the data wrote" not in out
+    short = " ".join(CliRunner().invoke(cli, ["replay", str(path)]).output.split())   # the default, in short
+    assert "1 request read 5,500 tokens fewer than the replay found alive" in short
+    assert "no earlier request in the data wrote" not in short
     doc = json.loads(CliRunner().invoke(cli, ["replay", str(path), "--format", "json"]).output)["summary"]
     assert (doc["shorter_requests"], doc["shorter_read_tokens"]) == (1, 5500)

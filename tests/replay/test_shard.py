@@ -60,7 +60,10 @@ def test_sharded_replay_is_byte_identical_to_serial(monkeypatch, fmt):
     real = shard._replay_shard
     monkeypatch.setattr(shard, "_mapper", lambda *a: lambda jobs: [shards.append(len(j[0])) or real(*j) for j in jobs])
     assert _replay("--format", fmt, "--ttl", "1h", "--workers", "2") == serial
-    assert len(shards) == 4 and shards[:2] == shards[2:] and sum(shards[:2]) == 533   # recorded, what-if
+    # recorded, what-if; the text's money also replays the oracle its losses are measured against
+    runs = 3 if fmt == "table" else 2
+    assert len(shards) == 2 * runs and all(shards[k:k + 2] == shards[:2] for k in range(0, 2 * runs, 2))
+    assert sum(shards[:2]) == 533
 
 
 @pytest.mark.slow

@@ -190,7 +190,7 @@ def test_a_bad_interaction_is_skipped_and_named_the_rest_replays(tmp_path):
     path = tmp_path / "c.yaml"
     with path.open("w") as fh:
         YAML(typ="safe", pure=True).dump({"interactions": [good, bad, good]}, fh)
-    res = CliRunner().invoke(cli, ["replay", str(path)])
+    res = CliRunner().invoke(cli, ["replay", str(path), "--requests"])
     assert res.exit_code == 0
     assert "interaction 1: messages[0].content[1].cachePoint.ttl must be one of" in res.output
     assert "2 with observed usage" in res.output

@@ -32,9 +32,11 @@ def test_a_real_langgraph_trace_replays_its_generations():
     # both prompts are below OpenAI's 1,024-token minimum: nothing read, as observed
     assert [(r.predicted.cache_read, r.observed.cache_read, r.cause.kind) for r in rows] == \
         [(0, 0, "below_minimum")] * 2
-    out = CliRunner().invoke(cli, ["replay", str(LANGGRAPH)])
+    out = CliRunner().invoke(cli, ["replay", str(LANGGRAPH), "--requests"])
     assert out.exit_code == 0, out.output
     assert "cache_read exactly right  2/2" in out.output
+    short = CliRunner().invoke(cli, ["replay", str(LANGGRAPH)]).output   # the default says it in short
+    assert "cache_read exactly right 2/2 (100.00%)" in " ".join(short.split())
 
 
 def test_a_real_openai_agents_trace_replays_its_responses_items():

@@ -82,8 +82,8 @@ def test_a_realtime_cassette_is_detected_as_realtime_and_never_as_another_format
     code, _, err = cli_run(["replay", "--source", "realtime", str(DATA / "openai-api/test_openai_chat_prompt_cache_e2e.yaml")],
                         capsys)
     assert code == 2 and "--source realtime, but the file looks like openai" in err
-    code, out, _ = cli_run(["replay", "--source", "realtime", str(VOICE_LIVE)], capsys)
-    assert code == 0 and "audit: no prompt" in out
+    code, out, _ = cli_run(["replay", "--source", "realtime", str(VOICE_LIVE), "--requests"], capsys)
+    assert code == 0 and "audit: no prompt" in " ".join(out.split())
 
 
 def test_a_cassette_of_http_calls_and_a_realtime_session_is_read_by_both_readers(tmp_path):
@@ -144,9 +144,11 @@ def test_a_text_response_is_priced_and_one_with_audio_or_image_tokens_gets_no_ma
         ("gpt-realtime", 1, "audio tokens"), ("gpt-realtime", 1, "image tokens")]
     doc = to_json(res)
     assert [r["cost_observed_usd"] for r in doc["requests"]][1:] == [None, None]
-    text_out = table_text(res)
+    text_out = " ".join(table_text(res, requests=True).split())
     assert "gpt-realtime (openai): 1 request count audio tokens, which genai-prices prices apart from text" in text_out
     assert "+ 2 unpriced" in text_out
+    # the money leaves the two out and says so, never as $0
+    assert "2 requests of unpriced models left out" in " ".join(table_text(res).split())
 
 
 def test_usage_that_does_not_show_its_tokens_are_text_is_not_priced(tmp_path):
