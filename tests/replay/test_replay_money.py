@@ -46,7 +46,7 @@ def test_the_default_is_a_money_summary_in_40_lines_at_80_columns_with_no_word_s
     assert max(len(line) for line in lines) <= 80
     assert not _broken_words(out, _run(CLAUDE_CODE, "--width", "400"))
     # money first, the accuracy after it, no request rows
-    assert lines[0].startswith("533 requests, ") and lines[2].startswith("cost ")
+    assert lines[0].startswith("546 requests, ") and lines[2].startswith("cost ")
     assert out.index("caching saved") < out.index("misses by cause") < out.index("by day") < out.index("Accuracy")
     assert "fe5e1c67" not in out and not re.search(r"^\s*\d+\s+\S+/main", out, re.M)
 
@@ -59,7 +59,7 @@ def test_every_split_fits_the_width_and_splits_no_word(by, width):
     wide = _run(CLAUDE_CODE, "--by", by, "--width", "400")
     assert not _broken_words(out, wide)
     table = out[out.index(f"\nby {by}"):out.index("Accuracy")]
-    assert re.search(r"^TOTAL\s+(533\s+.*)?\$17\.1094\s", table, re.M)
+    assert re.search(r"^TOTAL\s+(546\s+.*)?\$18\.2584\s", table, re.M)
     dropped = [line for line in out.splitlines() if line.startswith("(not shown at")]
     assert all(f"not shown at {width} columns:" in line for line in dropped)
     if "no-cache $" not in table.splitlines()[1]:   # a column left out is named under the table

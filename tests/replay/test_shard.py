@@ -13,7 +13,7 @@ from prefixsim.sources.traffic import Traffic
 # Runs the command in a child interpreter, which a mutation run's switch does not reach.
 pytestmark = pytest.mark.no_mutation
 
-FOLDER = str(data_file("claude-code", "spotter", "short.jsonl").parent.parent)   # every Claude Code folder of tests/data: 533 requests
+FOLDER = str(data_file("claude-code", "spotter", "short.jsonl").parent.parent)   # every Claude Code folder of tests/data: 546 requests
 
 
 def _rec(i, stream, model, parent=None, workspace=""):
@@ -63,7 +63,7 @@ def test_sharded_replay_is_byte_identical_to_serial(monkeypatch, fmt):
     # recorded, what-if; the text's money also replays the oracle its losses are measured against
     runs = 3 if fmt == "table" else 2
     assert len(shards) == 2 * runs and all(shards[k:k + 2] == shards[:2] for k in range(0, 2 * runs, 2))
-    assert sum(shards[:2]) == 533
+    assert sum(shards[:2]) == 546
 
 
 @pytest.mark.slow
