@@ -161,6 +161,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     check_outputs(inputs, files=[html_path, md_path], folders=[img_dir])
     check_replaceable(img_dir, IMAGES, _png)
     check_distinct(named)   # one folder name per scenario: figure files and page anchors are named by it
+    asked = when   # the scenarios keep their own `price_date:` unless --price-date names one, as in `run`
     when = when or dt.datetime.now(dt.UTC).date()
     designs = study_designs(files, params)   # -p checked before any scenario runs
     if model is not None:   # and --model: the studies' prices are looked up before the scenarios run
@@ -168,7 +169,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
 
     steps = len(files) + len(designs)
     results = []
-    for i, res in enumerate(run_files(files, when, 1, "local", None, None)):
+    for i, res in enumerate(run_files(files, asked, 1, "local", None, None)):
         if isinstance(res, UserError):
             raise res
         results.append(res)
