@@ -28,7 +28,6 @@ from prefixsim.report.charts import LineChart, Series
 from prefixsim.scenario.studyparams import ExplicitParams
 
 PROVIDER = "gemini"
-DEFAULT_MODEL = "gemini-2.5-pro"
 READ_RATES = (0.5, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 30, 45, 60)
 TTLS_H = (0.25, 1.0, 6.0, 24.0)
 

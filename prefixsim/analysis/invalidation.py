@@ -36,7 +36,9 @@ def extra_at(p: Prices, f: InvalidationParams, kind: str, static: int, before: i
     prompt size, when the change does not keep it exactly."""
     m = anthropic_min_tokens(p.model).value
     usual = request_cost(p, f.ttl, m, length, before if before >= m else 0)
-    read = 0 if kind in ("tools", "system", "model") else (static if static >= m else 0)
+    # a messages-layer change still reads the static prefix, if an earlier request cached it (at turn 1
+    # none did: the change then costs nothing extra, never less than nothing)
+    read = 0 if kind in ("tools", "system", "model") or before == 0 else (static if static >= m else 0)
     return request_cost(p, f.ttl, m, length if changed is None else changed, read) - usual
 
 

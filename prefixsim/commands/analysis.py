@@ -25,7 +25,8 @@ class NamedChoice(click.Choice):
 
 @click.command()
 @click.argument("study", type=NamedChoice(BREAKEVEN_STUDIES, "study"), metavar="STUDY")
-@click.option("--model", help="Model whose prices apply (default claude-sonnet-4-5; gemini-2.5-pro for gemini-explicit).")
+@click.option("--model", help="Model whose prices apply (default claude-sonnet-4-5; for gemini-explicit the first of "
+                                   "gemini-2.5-pro, gemini-3.1-pro-preview live on the price date).")
 @click.option("--prices", "sheet", type=click.Path(dir_okay=False), help="Price sheet (YAML/JSON, USD per MTok).")
 @click.option("--price-date", help="genai-prices rates in force on this date (YYYY-MM-DD; default today).")
 @click.option("-p", "--param", "params", multiple=True, metavar="KEY=VALUE",

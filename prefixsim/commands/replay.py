@@ -185,6 +185,7 @@ def diff(a, b, indices, fmt):
     """Where two requests' prefixes part, and what it costs on the next request.
 
     Give two request bodies (JSON files), or one log (JSONL or cassette) with --index I J.
+    Exits 0 when they are the same request, 1 when they differ (as diff(1)), 2 on bad input.
 
     \b
     Examples:
@@ -193,10 +194,12 @@ def diff(a, b, indices, fmt):
     """
     from prefixsim.replay.diff import diff_requests, load_pair  # lazy: loaded only when `diff` runs
 
-    left, right = load_pair(a, b, indices)
-    d = diff_requests(left, right)
+    left, right, provider = load_pair(a, b, indices)
+    d = diff_requests(left, right, provider)
     if fmt == "json":
         click.echo(json.dumps(d.to_dict(), indent=2, ensure_ascii=False))
     else:
         click.echo("\n".join(line if len(line) <= DEFAULT_WIDTH else wrap_block(line, DEFAULT_WIDTH, "  ")
                               for line in d.describe().splitlines()))
+    if d.differ:   # as diff(1): 0 the same, 1 different, 2 trouble
+        raise SystemExit(1)

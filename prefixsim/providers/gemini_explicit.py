@@ -11,7 +11,11 @@ from decimal import Decimal
 
 from prefixsim.core.pricing import MTOK, PriceBook, sheet_price
 from prefixsim.errors import UserError
-from prefixsim.providers.gemini_tables import GEMINI_EXPLICIT_DEFAULT_TTL, GEMINI_STORAGE_MTOK_HOUR
+from prefixsim.providers.gemini_tables import (
+    EXPLICIT_STUDY_MODELS,
+    GEMINI_EXPLICIT_DEFAULT_TTL,
+    GEMINI_STORAGE_MTOK_HOUR,
+)
 
 
 def storage(model: str, book: PriceBook) -> tuple[Decimal, str]:
@@ -30,6 +34,24 @@ def storage(model: str, book: PriceBook) -> tuple[Decimal, str]:
                         "in a price sheet")
     r = GEMINI_STORAGE_MTOK_HOUR[best]
     return Decimal(str(r.value)) / MTOK, r.source
+
+
+def default_study_model(book: PriceBook) -> str:
+    """The gemini-explicit study's default model on the book's price date: the first of
+    EXPLICIT_STUDY_MODELS that is live then (billed as itself, not routed to a successor) and has a
+    storage price. Chosen from the data by date, so a default does not turn invalid on a later day."""
+    tried = []
+    for model in EXPLICIT_STUDY_MODELS:
+        try:
+            billed, why = book.priced_as(model, "gemini")
+            if billed == model:
+                storage(model, book)
+                return model
+        except UserError as e:   # not released yet on that date, or no storage price
+            why = e.message
+        tried.append(f"{model}: {why}")
+    raise UserError(f"no default model for gemini-explicit on {book.when.isoformat()} ({'; '.join(tried)}); "
+                    "name one with --model and its storage_mtok_hour in a --prices sheet")
 
 
 def storage_cost(tokens: int, kept_s: float, per_token_hour: Decimal) -> Decimal:

@@ -94,11 +94,23 @@ def gemini_rule(model: str, retention: str = "") -> AutoRule:
 #: Explicit context caching (`CachedContent`) storage, USD per MTok per hour kept (genai-prices has
 #: none). G-PR = ai.google.dev/gemini-api/docs/pricing, stored copies read 2026-11-30 ("Context
 #: caching price ... storage price"): 2.5 Pro $4.50, 2.5 Flash $1.00 per 1,000,000 tokens per hour.
-#: A price sheet's `storage_mtok_hour` overrides it (prefixsim/analysis/gemini_explicit.py).
+#: Gemini 3.1 Pro Preview $4.50 and 3 Flash Preview $1.00 from secondary copies of the same page (read
+#: 2026-12-02: the page's 3.1 Pro row quoted verbatim, "$0.20, prompts <= 200k tokens $0.40, prompts >
+#: 200k $4.50 / 1,000,000 tokens per hour (storage price)", and adk-gemini 2.1.0's price table); the
+#: 3.5-3.8 Flash models have none published. A price sheet's `storage_mtok_hour` overrides it
+#: (prefixsim/analysis/gemini_explicit.py).
+_G3_PR = "G-PR (secondary copies read 2026-12-02), docs/rules.md#gemini-explicit-context-caching"
 GEMINI_STORAGE_MTOK_HOUR: dict[str, Sourced] = {
     "gemini-2.5-pro": Sourced("4.50", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
     "gemini-2.5-flash": Sourced("1.00", "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"),
+    "gemini-3.1-pro": Sourced("4.50", _G3_PR),
+    "gemini-3-flash": Sourced("1.00", _G3_PR),
 }
+#: The models `breakeven gemini-explicit` defaults to, in order: on a price date the first one live then
+#: (released, not retired: prefixsim/core/lifecycle.py) is the default, so the default never becomes a
+#: retired model routed to a successor without a storage price. gemini-2.5-pro until its shutdown
+#: (2026-12-01), then gemini-3.1-pro-preview, the Pro model live after it with a storage price.
+EXPLICIT_STUDY_MODELS: tuple[str, ...] = ("gemini-2.5-pro", "gemini-3.1-pro-preview")
 #: Explicit caches live 1 hour unless created with another TTL (G-CC "Explicit caching").
 GEMINI_EXPLICIT_DEFAULT_TTL = Sourced(3600.0, "G-CC, docs/rules.md#gemini-explicit-context-caching: TTL defaults to 1 hour")
 

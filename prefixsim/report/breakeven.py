@@ -14,12 +14,13 @@ from typing import Any
 
 from prefixsim.analysis.common import prices_for
 from prefixsim.analysis.studies import check_line, design_labels, run_study, shown
-from prefixsim.core.pricing import PRICE_KEYS, sheet_price
+from prefixsim.core.pricing import PRICE_KEYS, PriceBook, sheet_price
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import check_outputs, write_files
 from prefixsim.io.jsonfile import load_json
 from prefixsim.io.userfiles import MAX_YAML_BYTES
 from prefixsim.io.yamlfile import load_yaml
+from prefixsim.providers.gemini_explicit import default_study_model
 from prefixsim.providers.tables import anthropic_min_tokens
 from prefixsim.report.charts import line_figure, render_both
 from prefixsim.report.layout import wrap_block
@@ -138,8 +139,10 @@ def run_breakeven(study: str, out: str | Path = "reports/breakeven", model: str 
             raise UserError(f"--scenario-at belongs to the fork-vs-subagent study, not {study}")
         written.append(base.with_suffix(".scenario.yaml"))
     check_outputs([*([sheet] if sheet else []), *gaps_from], files=written)
-    provider, default_model = OTHER_PROVIDER.get(study, ("anthropic", "claude-sonnet-4-5"))
-    model = model or default_model
+    provider = OTHER_PROVIDER.get(study, "anthropic")
+    if model is None and provider == "gemini":
+        model = default_study_model(PriceBook(when=price_date, designs=True))
+    model = model or "claude-sonnet-4-5"
     f, lists = parse_pairs(study, tuple(params), model)   # every bound, before any work
     try:
         if provider == "anthropic":

@@ -110,9 +110,10 @@ NOTE_BAND = 0.22
 
 
 def stacked_bars(title: str, labels: list[str], parts: dict[str, list[float]], ylabel: str, note: str = "",
-                 total: str = "${:,.4f}"):
+                 total: str = "${:,.4f}", totals: list[float] | None = None):
     """One bar per design, split into its parts (cost by token class, or prefill GPU-seconds);
-    `total` formats the figure written at the end of each bar."""
+    `total` formats the figure written at the end of each bar: `totals` (the table's own figures, so
+    the bar reads what the table prints to the last digit), else the sum of its parts."""
     height = max(3.0, 0.5 * len(labels) + 1.6)
     fig = _figure((8.0, height))
     ax = fig.subplots()
@@ -121,8 +122,8 @@ def stacked_bars(title: str, labels: list[str], parts: dict[str, list[float]], y
     for i, (name, vals) in enumerate(parts.items()):
         ax.barh(ypos, vals, left=left, color=PALETTE[i % len(PALETTE)], label=name, height=0.6)
         left = [a + b for a, b in zip(left, vals)]
-    for y, t in zip(ypos, left):
-        ax.text(t, y, " " + total.format(t), va="center", fontsize=8)
+    for y, t, shown in zip(ypos, left, totals or left):
+        ax.text(t, y, " " + total.format(shown), va="center", fontsize=8)
     ax.set_yticks(ypos)
     ax.set_yticklabels([_wrap(x) for x in labels], fontsize=8)
     ax.set_xlim(0, max(left + [1e-9]) * 1.22)

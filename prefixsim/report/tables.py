@@ -44,6 +44,8 @@ TERMINAL_ENGINE_SUMMARY = ("variant", "requests", "cache_read_input_tokens", "in
 def fmt(key: str, v: Any) -> str:
     if v is None:
         return ""
+    if isinstance(v, str):   # already a cell ("$0.0123", "never cheaper"): a money column may hold words
+        return v
     if key in ("hit_rate", "savings_vs_no_cache", "hit_rate_optimistic", "cost_share"):
         return f"{100 * v:.1f}%"
     if key in ("cost_usd", "cost_no_cache_usd", "cost_usd_optimistic", "storage_usd"):

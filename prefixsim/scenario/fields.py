@@ -60,6 +60,10 @@ def _stagger(v: Any) -> Any:
 #: Seconds between sibling launches, or `hold`: the siblings after the first wait until its response
 #: begins (one time to first token) and then start together (CC-WF, docs/rules.md).
 Stagger = Annotated[Union[float, Literal["hold"]], BeforeValidator(_stagger)]
+#: How Claude Code launches parallel siblings, the default of a scenario's fork and subagent steps and
+#: of the fork-vs-subagent study (which models it as a stagger of one time to first token): held until
+#: the first agent's response begins (CC-WF, docs/rules.md#claude-code-harness).
+SIBLING_LAUNCH: Literal["hold"] = "hold"
 
 def size_value(v: str) -> int | None:
     """'30K' -> 30000, '1.5M' -> 1500000, '30_000' -> 30000, read exactly (core/sizes.py, as every size

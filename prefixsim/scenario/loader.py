@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,6 +274,8 @@ def _load_runs(path: str) -> list[Run]:
         raise UserError(f"the file is {kind}; a scenario is a mapping (`name: ...` and other keys)", path, 1)
     doc = _plain(node)
     param, values = _sweep_values(doc, node, path)
+    if param is not None:
+        _check_swept(param, doc, node, path)
     runs: list[Run] = []
     budget = _budget()   # the placeholders' growth, over every sweep value
     for value in values:
@@ -295,6 +298,42 @@ def _load_runs(path: str) -> list[Run]:
             name = v.name if param is None else f"{v.name} [{param}={value}]"
             runs.append(Run(sc, name, settings, value, path))
     return runs
+
+
+_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
+
+
+def _names_and_keys(node: Any, names: set[str], keys: set[str]) -> None:
+    """The `${...}` names the file writes and the mapping keys it uses (for a did-you-mean)."""
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            keys.update(str(k) for k in x)
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+        elif isinstance(x, str) and "${" in x:
+            names.update(_PLACEHOLDER.findall(x))
+
+
+def _check_swept(param: str, doc: dict, node: Any, path: str) -> None:
+    """A swept parameter no `${param}` uses would run every variant once per value with nothing
+    changed (duplicate rows): refused at `sweep.param`, naming the nearest placeholder or key."""
+    names: set[str] = set()
+    keys: set[str] = set()
+    _names_and_keys({k: v for k, v in doc.items() if k != "sweep"}, names, keys)
+    if param in names:
+        return
+    near = difflib.get_close_matches(param, sorted(names - set(doc.get("vars") or {})), n=1, cutoff=0.6)
+    if near:
+        hint = f"did you mean sweep: {{param: {near[0]}}}, the placeholder the file writes?"
+    else:
+        key = difflib.get_close_matches(param, sorted(keys), n=1, cutoff=0.6)
+        hint = (f"did you mean to write `{key[0]}: ${{{param}}}`?" if key else
+                f"write ${{{param}}} where the swept value goes")
+    raise UserError(f"sweep.param {param!r} is used nowhere: no ${{{param}}} in the file, so every value would "
+                    f"run the same scenario ({hint})", path, *locate(node, ("sweep", "param")))
 
 
 def _check_studies(sc: Scenario, node: Any, path: str) -> None:

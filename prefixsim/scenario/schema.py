@@ -25,6 +25,7 @@ from prefixsim.scenario.fields import (  # noqa: F401
     Count,
     Duration,
     Price,
+    SIBLING_LAUNCH,
     Stagger,
     StepBase,
     Strict,
@@ -142,7 +143,8 @@ class ForkSpec(OwnStream):
     children: Count = 1
     directive: Tokens = 200
     tool_call: Tokens = 80
-    stagger: Stagger = 0.0
+    stagger: Stagger = Field(SIBLING_LAUNCH, description="Seconds between sibling launches, or hold (default, as "
+                             "Claude Code: the others wait for the first one's response to begin).")
     turns: Count = Field(1, description="Requests each child makes (its own tool loop).")
     result: Tokens = 300
     modify: list[Modification] = Field(default_factory=list)
@@ -160,7 +162,8 @@ class SubagentSpec(OwnStream):
     tools: ToolsSpec | LiteralTools = ToolsSpec(count=6, size=300)
     task: Tokens = 300
     turns: Count = 1
-    stagger: Stagger = 0.0
+    stagger: Stagger = Field(SIBLING_LAUNCH, description="Seconds between sibling launches, or hold (default, as "
+                             "Claude Code: the others wait for the first one's response to begin).")
     tool_call: Tokens = 80
     result: Tokens = 300
     join: bool = True

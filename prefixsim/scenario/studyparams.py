@@ -35,6 +35,9 @@ MAX_BUILT = 10_000_000
 MAX_DESIGNS = 50
 #: Values one parameter may list.
 MAX_VALUES = 50
+#: The studies' time to first token (seconds): the fork-vs-subagent default stagger is one of it, its model
+#: of SIBLING_LAUNCH (scenario/fields.py), so the study and a scenario's default launch agree.
+STUDY_TTFT = 2.0
 #: Parent histories at which each fork design is replayed by the check (analysis/verify.py).
 FORK_HISTORIES = (0, 40_000)
 #: The fork-vs-subagent comparison when no children value is named.
@@ -112,8 +115,9 @@ class ForkParams:
     call: int = param(120, "tokens")                       # per child: its tool_use in the spawning reply + placeholder
     growth: int = param(1_500, "tokens", 4, why=f"the check builds {FORK_HISTORIES[-1]:,} tokens of parent history "
                         f"in whole turns of growth, at most {MAX_COUNT:,} of them")   # tokens a loop turn adds
-    stagger: float = param(2.0, "seconds", 0, 60, "between sibling launches")   # CC-WF: held until the first response
-    ttft: float = param(2.0, "seconds", 0, PACE, f"each child's next request comes {PACE:g} s later and reads "
+    # SIBLING_LAUNCH (hold, CC-WF) as the closed form takes it: siblings one time to first token apart
+    stagger: float = param(STUDY_TTFT, "seconds", 0, 60, "between sibling launches")
+    ttft: float = param(STUDY_TTFT, "seconds", 0, PACE, f"each child's next request comes {PACE:g} s later and reads "
                         "this one's write")                # seconds until a write is readable
     ttl: str = _ttl()
 
@@ -199,9 +203,10 @@ class ExplicitParams:
 
 STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
 
-#: Studies priced on another provider than Anthropic (their default model); they stay out of the
-#: design-review report, whose studies run on the scenarios' Claude model.
-OTHER_PROVIDER = {"gemini-explicit": ("gemini", "gemini-2.5-pro")}
+#: Studies priced on another provider than Anthropic (their default model is chosen by the price date:
+#: providers/gemini_explicit.py default_study_model); they stay out of the design-review report, whose
+#: studies run on the scenarios' Claude model.
+OTHER_PROVIDER = {"gemini-explicit": "gemini"}
 BREAKEVEN_STUDIES = (*STUDY_NAMES, *OTHER_PROVIDER)
 
 #: Studies that compare designs: a parameter may take a list of values (-p children=3,4,6).

@@ -120,7 +120,8 @@ def _bounds():
 def test_at_each_end_of_a_range_the_check_agrees_or_a_limit_refuses(study, key, value):
     # A value in range is one the closed form can take: the check agrees with the runner, or a limit on
     # the work refuses it up front (in well under a second). Fork designs are checked one at a time.
-    provider, model = OTHER_PROVIDER.get(study, ("anthropic", "claude-sonnet-4-5"))
+    provider = OTHER_PROVIDER.get(study, "anthropic")
+    model = "claude-sonnet-4-5" if provider == "anthropic" else "gemini-2.5-pro"   # live on GEMINI_DATE
     when = PRICE_DATE if provider == "anthropic" else __import__("datetime").date.fromisoformat(GEMINI_DATE)
     began = time.monotonic()
     try:

@@ -167,3 +167,42 @@ def test_gemini_2_5_after_its_shutdown_is_billed_as_its_successor_and_its_storag
         with pytest.raises(UserError) as e:
             storage(old, after)
         assert f"no explicit-cache storage price for {new!r} ({old} retired" in str(e.value)
+
+
+def test_the_explicit_study_default_is_live_on_every_price_date():
+    """Issue 34 item 1: `breakeven gemini-explicit` defaulted to gemini-2.5-pro, which from its shutdown
+    (2026-12-01) is routed to gemini-3.8-flash, a model without a storage price, so the documented study
+    exited 2 with its defaults. The default is chosen from the data by date: on any day from 2.5 Pro's
+    release to two years on it is billed as itself (not routed) and has a storage price."""
+    from prefixsim.providers.gemini_explicit import default_study_model
+
+    assert default_study_model(LIVE) == "gemini-2.5-pro"
+    assert default_study_model(PriceBook(when=dt.date(2026, 12, 1))) == "gemini-3.1-pro-preview"
+    day = dt.date(2025, 6, 17)
+    while day <= dt.date(2028, 12, 31):
+        book = PriceBook(when=day, designs=True)
+        model = default_study_model(book)
+        assert book.priced_as(model, "gemini") == (model, ""), day
+        rate, source = storage(model, book)
+        assert rate > 0 and source.startswith("G-PR"), day
+        day += dt.timedelta(days=29)
+
+
+def test_gemini_3_storage_prices():
+    """G-PR as secondary copies of the pricing page give them: 3.1 Pro Preview $4.50, 3 Flash Preview $1.00
+    per MTok-hour; the 3.5-3.8 Flash models publish none (still refused, naming the price sheet key)."""
+    now = PriceBook(when=dt.date(2026, 12, 2))
+    assert storage("gemini-3.1-pro-preview", now)[0] * 1_000_000 == Decimal("4.50")
+    assert storage("gemini-3-flash-preview", now)[0] * 1_000_000 == Decimal("1.00")
+    with pytest.raises(UserError, match="storage_mtok_hour"):
+        storage("gemini-3.8-flash", now)
+
+
+def test_explicit_study_prints_its_table_with_words_in_a_money_column(tmp_path):
+    """Issue 34 item 1: the table's text output formatted `never cheaper` (and money already shown as
+    "$0.4500") with a money format: exit 70 after the files were written; only the JSON was tested."""
+    from prefixsim.report.breakeven import run_breakeven
+
+    b = run_breakeven("gemini-explicit", tmp_path, price_date=dt.date(2026, 11, 30))
+    text = b.text()
+    assert "never cheaper" in text and "$0.4500" in text

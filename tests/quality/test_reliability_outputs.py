@@ -10,7 +10,7 @@ from conftest import data_file
 from prefixsim.cli import main
 
 SCENARIO = "name: {name}\nprovider: prefix\ntokenizer: approx\nbase: {{system: 100}}\ntimeline: [request: 2]\n"
-CHARTED = ("name: keep\nprovider: prefix\ntokenizer: approx\nbase: {system: 100}\ntimeline: [request: 2]\n"
+CHARTED = ("name: keep\nprovider: prefix\ntokenizer: approx\nbase: {system: 100}\ntimeline: [request: \"${n}\"]\n"
            "sweep: {param: n, values: [1, 2]}\nchart: {x: n, y: cost_usd}\n")
 DATE = ["--price-date", "2026-11-30"]
 

@@ -20,7 +20,7 @@ from prefixsim.cli import main
 from prefixsim.errors import UserError
 
 DATE = ["--price-date", "2026-11-30"]
-CHARTED = ("name: keep\nprovider: prefix\ntokenizer: approx\nbase: {{system: {n}}}\ntimeline: [request: 2]\n"
+CHARTED = ("name: keep\nprovider: prefix\ntokenizer: approx\nbase: {{system: {n}}}\ntimeline: [request: \"${{n}}\"]\n"
            "sweep: {{param: n, values: [1, 2]}}\nchart: {{x: n, y: cost_usd}}\n")
 
 

@@ -104,7 +104,7 @@ def test_streamed_export_is_atomic_too(tmp_path):
     assert target.read_text() == "old\n" and not list(tmp_path.glob(".*.tmp"))
 
 
-CHARTED = ("name: keep\nprovider: prefix\ntokenizer: approx\nbase: {system: 100}\ntimeline: [request: 2]\n"
+CHARTED = ("name: keep\nprovider: prefix\ntokenizer: approx\nbase: {system: 100}\ntimeline: [request: \"${n}\"]\n"
            "sweep: {param: n, values: [1, 2]}\nchart: {x: n, y: cost_usd}\n")
 
 

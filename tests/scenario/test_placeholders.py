@@ -54,3 +54,23 @@ def test_the_budget_is_the_files_over_every_sweep_value(tmp_path):
                  "sweep: {param: g, range: [1, 100, 1]}\ntimeline: [request: 1]\n")
     with pytest.raises(UserError, match="placeholders expand to more than"):
         load_runs(str(p))
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_swept_parameter_used_nowhere_is_refused_at_its_line(tmp_path, capsys, command):
+    """Issue 34 item 9: `sweep: {param: stager, ...}` with no `${stager}` validated and ran every variant
+    once per value with nothing changed (duplicate rows). Refused at sweep.param, exit 2, naming what
+    was probably meant: the key the value belongs to, or the placeholder the file does write."""
+    p = tmp_path / "s.yaml"
+    p.write_text("name: s\ntokenizer: approx\ntimeline:\n  - request: 1\n  - fork: {children: 3, stagger: 2}\n"
+                 "sweep: {param: stager, values: [0, 2, 5]}\n")
+    with pytest.raises(SystemExit) as e:
+        main([command, str(p), *(["--no-write"] if command == "run" else [])])
+    assert e.value.code == 2
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith(f"{p}:6:9: sweep.param 'stager' is used nowhere") and "`stagger: ${stager}`" in first
+    p.write_text(p.read_text().replace("stagger: 2}", 'stagger: "${stagger}"}'))
+    with pytest.raises(UserError, match=r"did you mean sweep: \{param: stagger\}"):
+        load_runs(str(p))
+    p.write_text(p.read_text().replace("param: stager", "param: stagger"))
+    assert len(load_runs(str(p))) == 3
