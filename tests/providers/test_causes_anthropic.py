@@ -1,0 +1,251 @@
+"""Every miss cause of the Claude platforms (API, Bedrock, Vertex) at its boundary, with its detail
+asserted as printed, from a scenario's simulator and from the replay of a log of the same bodies
+(issue 37). The cases are tests/claude_causes.py's; each expected string is written from the rule."""
+import pytest
+from claude_causes import BLOCK_HEAD, FIRST_BLOCK_HEAD, PLATFORMS, causes, epoch, replayed, req, request_of, simulated
+from conftest import PRICE_DATE, make_request
+
+from prefixsim.core.chain import chain, namespace_digest
+from prefixsim.core.pricing import PriceBook
+from prefixsim.core.simulator import Simulator
+from prefixsim.core.store import EntryState, Store
+from prefixsim.model import Call, CauseKind
+from prefixsim.providers.registry import get_policy
+
+A = "messages[0].content[0]"
+SLACK = "; within the TTL's slack, where an entry is often still read (the TTL is a minimum)"
+
+
+def usage(o):
+    u = o.usage
+    return (u.cache_read, u.cache_write_1h, u.cache_write_5m, u.input_tokens)
+
+
+# --- cold and below_minimum: exactly at the minimum and one token below -------------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_prefix_of_exactly_the_minimum_is_written_one_token_less_is_below_it(tmp_path, platform):
+    # Sonnet 4.5: 1,024 tokens on every platform (A-PC; Bedrock and Vertex keep the API's minimum)
+    at = [req(0, ("A", 1024, "5m")), req(10, ("A", 1024, "5m"))]
+    assert causes(platform, at, tmp_path) == ["cold", ""]
+    assert [usage(o) for o in simulated(platform, at)] == [(0, 0, 1024, 0), (1024, 0, 0, 0)]
+    below = [req(0, ("A", 1023, "5m")), req(10, ("A", 1023, "5m"))]
+    assert causes(platform, below, tmp_path) == \
+        ["below_minimum (1023 tokens)", "below_minimum (1023 tokens)"]   # nothing written: below again
+    assert [usage(o) for o in simulated(platform, below)] == [(0, 0, 0, 1023)] * 2
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_later_breakpoint_that_reaches_the_minimum_writes_and_the_miss_is_cold(tmp_path, platform):
+    # The first breakpoint (600) is below 1,024; the second reaches it at exactly 1,024, or misses by one.
+    reach = [req(0, ("A", 600, "5m")), req(10, ("A", 600, "5m"), ("B", 424, "5m"))]
+    assert causes(platform, reach, tmp_path) == ["below_minimum (600 tokens)", "cold"]
+    assert usage(simulated(platform, reach)[1]) == (0, 0, 1024, 0)
+    short = [req(0, ("A", 600, "5m")), req(10, ("A", 600, "5m"), ("B", 423, "5m"))]
+    assert causes(platform, short, tmp_path) == ["below_minimum (600 tokens)", "below_minimum (1023 tokens)"]
+
+
+def test_bedrock_spaces_checkpoints_by_the_minimum_on_claude_3_7(tmp_path):
+    # Bedrock, Claude 3.7 Sonnet: each checkpoint needs 1,024 past the previous one that reached it.
+    m = "claude-sonnet-3-7"
+    spaced = [req(0, ("A", 1024, "5m"), model=m), req(10, ("A", 1024, "5m"), ("B", 1023, "5m"), model=m)]
+    assert causes("bedrock", spaced, tmp_path) == ["cold", ""]
+    assert usage(simulated("bedrock", spaced)[1]) == (1024, 0, 0, 1023)   # B not written: 1,023 past A
+    enough = [req(0, ("A", 1024, "5m"), model=m), req(10, ("A", 1024, "5m"), ("B", 1024, "5m"), model=m)]
+    assert causes("bedrock", enough, tmp_path) == ["cold", ""]
+    assert usage(simulated("bedrock", enough)[1]) == (1024, 0, 1024, 0)
+    # Vertex keeps the API's rule: 1,023 more is written, the prefix being 2,047 from the start
+    assert usage(simulated("vertex", spaced)[1]) == (1024, 0, 1023, 0)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_request_without_a_breakpoint_is_cold_and_says_so(tmp_path, platform):
+    assert causes(platform, [req(0, ("A", 5000))], tmp_path) == ["cold (no cache_control breakpoint)"]
+
+
+# --- a hit at block 0 ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_hit_at_block_0_is_a_hit_whatever_follows_it(tmp_path, platform):
+    # Block 0 read, then an uncached tail one token short of the minimum, with or without a breakpoint:
+    # the request read what it could, no cause (never below_minimum: the prefix read reached it).
+    reqs = [req(0, ("A", 1024, "5m")), req(10, ("A", 1024, "5m"), ("T", 1023)),
+            req(20, ("A", 1024, "5m"), ("T", 1023)), req(30, ("A", 1024), ("T", 1023), ("U", 1, "5m"))]
+    assert causes(platform, reqs, tmp_path) == ["cold", "", "", ""]
+    out = simulated(platform, reqs)
+    assert [usage(o) for o in out] == [(0, 0, 1024, 0), (1024, 0, 0, 1023), (1024, 0, 0, 1023), (1024, 0, 1024, 0)]
+    assert [o.read_blocks for o in out] == [0, 1, 1, 1]
+
+
+# --- ttl_expired: at the TTL, one second before, the slack's edge, through the lookback ----------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("gap,cause", [
+    (299, ""),
+    (300, f"ttl_expired (entry at {A} idle 300 s > ttl 300 s{SLACK})"),   # expires at 300 s exactly
+    (315, f"ttl_expired (entry at {A} idle 315 s > ttl 300 s{SLACK})"),   # 15 s slack (ANTHROPIC_TTL_SLACK)
+    (316, f"ttl_expired (entry at {A} idle 316 s > ttl 300 s)"),
+])
+def test_a_5m_entry_expires_at_300_s_and_says_its_idle_time(tmp_path, platform, gap, cause):
+    assert causes(platform, [req(0, ("A", 2000, "5m")), req(gap, ("A", 2000, "5m"))], tmp_path) == ["cold", cause]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_1h_entry_expires_at_3600_s(tmp_path, platform):
+    reqs = [req(0, ("A", 2000, "1h")), req(3599, ("A", 2000, "1h")), req(3599 + 3616, ("A", 2000, "1h"))]
+    assert causes(platform, reqs, tmp_path) == ["cold", "", f"ttl_expired (entry at {A} idle 3616 s > ttl 3600 s)"]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_the_idle_time_counts_from_the_last_read(tmp_path, platform):
+    reqs = [req(0, ("A", 2000, "5m")), req(200, ("A", 2000, "5m")), req(200 + 301, ("A", 2000, "5m"))]
+    assert causes(platform, reqs, tmp_path) == ["cold", "", f"ttl_expired (entry at {A} idle 301 s > ttl 300 s{SLACK})"]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_an_expired_entry_seen_through_the_lookback_is_named(tmp_path, platform):
+    # The breakpoint is 5 blocks past the entry: the walk back reaches it, expired.
+    later = req(400, ("A", 2000), *[(f"B{k}", 100) for k in range(1, 5)], ("B5", 100, "5m"))
+    assert causes(platform, [req(0, ("A", 2000, "5m")), later], tmp_path, exact=False) == \
+        ["cold", f"ttl_expired (entry at {A} idle 400 s > ttl 300 s)"]
+
+
+# --- not_yet_available: a parallel request's write, directly and through the lookback -----------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("through", [False, True])
+def test_a_write_not_yet_readable_names_when_it_becomes_readable(tmp_path, platform, through):
+    second = req(0.5, ("A", 2000), ("B", 100, "5m"), stream="b") if through else req(0.5, ("A", 2000, "5m"), stream="b")
+    reqs = [req(0, ("A", 2000, "5m")), second, req(1.0, ("A", 2000, "5m"), stream="c")]
+    sim = [str(o.cause) for o in simulated(platform, reqs)]
+    assert sim == ["cold", f"not_yet_available (entry at {A} written at t=0s, readable from t=1s)", ""]
+    # A log's times are seconds since 1970: the detail names them to the millisecond, as the scenario's
+    rows = replayed(tmp_path, platform, reqs)
+    assert [str(r.cause) for r in rows] == \
+        ["cold", f"not_yet_available (entry at {A} written at t={epoch(0):.0f}s, readable from t={epoch(1):.0f}s)", ""]
+    half = replayed(tmp_path, platform,
+                    [req(0.25, ("A", 2000, "5m")), req(0.5, ("A", 2000, "5m"), stream="b")])
+    assert str(half[1].cause) == f"not_yet_available (entry at {A} written at t={epoch(0):.0f}.25s, readable from " \
+                                 f"t={epoch(1):.0f}.25s)"
+
+
+# --- evicted (a capacity: the simulator's; a log's replay has none on the Claude platforms) -----
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("through", [False, True])
+def test_an_evicted_entry_is_named_directly_and_through_the_lookback(platform, through):
+    again = req(2, ("A", 1024), ("B", 10, "5m")) if through else req(2, ("A", 1024, "5m"))
+    # 1,500 tokens hold one 1,024-token entry: C's write evicts A, the oldest
+    out = simulated(platform, [req(0, ("A", 1024, "5m")), req(1, ("C", 1024, "5m"), stream="b"), again], capacity=1500)
+    assert [str(o.cause) for o in out] == ["cold", "cold", f"evicted (entry at {A} evicted for capacity)"]
+
+
+# --- lookback_exceeded: 20 blocks reach the entry, 21 do not; an entry past the last breakpoint --
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("tail,cause", [
+    (19, ""),   # the breakpoint on block 19 walks back over 19..0: it reads block 0
+    (20, f"lookback_exceeded (entry at {A} is 21 blocks back from the breakpoint at messages[0].content[20] (window 20))"),
+])
+def test_the_lookback_reaches_20_blocks_the_breakpoint_s_own_included(tmp_path, platform, tail, cause):
+    later = req(10, ("A", 2000), *[(f"B{k}", 50) for k in range(1, tail)], (f"B{tail}", 50, "5m"))
+    assert causes(platform, [req(0, ("A", 2000, "5m")), later], tmp_path, exact=False) == ["cold", cause]
+    assert usage(simulated(platform, [req(0, ("A", 2000, "5m")), later])[1])[0] == (2000 if tail == 19 else 0)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_an_entry_past_the_last_breakpoint_is_named(tmp_path, platform):
+    reqs = [req(0, ("A", 2000), ("B", 500, "5m")), req(10, ("A", 2000, "5m"), ("B", 500))]
+    assert causes(platform, reqs, tmp_path, exact=False) == \
+        ["cold", "lookback_exceeded (entry at messages[0].content[1] lies after the last breakpoint)"]
+
+
+# --- prefix_changed and model_switch: the layer, block and byte --------------------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_changed_block_is_named_to_the_byte(tmp_path, platform):
+    # A's text is "A w w ...", A2's "A2 w ...": they part at the text's byte 1
+    first = [req(0, ("A", 2000, "5m")), req(10, ("A2", 2000, "5m"))]
+    assert causes(platform, first, tmp_path) == \
+        ["cold", f"prefix_changed (messages layer, block 0 ({A}), byte {FIRST_BLOCK_HEAD + 1})"]
+    # a hit at block 0, the parting at block 1 (no role before a message's later block)
+    second = [req(0, ("A", 2000, "5m"), ("B", 2000, "5m")), req(10, ("A", 2000, "5m"), ("Bx", 2000, "5m"))]
+    assert causes(platform, second, tmp_path, exact=False) == \
+        ["cold", f"prefix_changed (messages layer, block 1 (messages[0].content[1]), byte {BLOCK_HEAD + 1})"]
+    assert usage(simulated(platform, second)[1]) == (2000, 0, 2000, 0)
+    system = [req(0, ("system", 3000, "5m"), ("A", 10)), req(10, ("systemX", 3000, "5m"), ("A", 10))]
+    assert causes(platform, system, tmp_path, exact=False) == \
+        ["cold", f"prefix_changed (system layer, block 0 (system[0]), byte {BLOCK_HEAD + 6})"]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_model_switch_names_both_models(tmp_path, platform):
+    reqs = [req(0, ("A", 2000, "5m")), req(10, ("A", 2000, "5m"), model="claude-opus-4-1")]
+    assert causes(platform, reqs, tmp_path) == ["cold", "model_switch (claude-sonnet-4-5 -> claude-opus-4-1)"]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_compaction_names_where_the_summary_parts_from_the_history(platform):
+    # A compaction is a harness's event (a scenario's `compact`, a transcript's summary); a Messages log has none.
+    reqs = [req(0, ("A", 2000, "5m"), ("B", 500, "5m")), req(10, ("A", 2000, "5m"), ("S", 300, "5m"))]
+    sim = Simulator(platform, tokenizer="approx", prices=PriceBook(when=PRICE_DATE))
+    assert str(sim.step(Call(0, request_of(reqs[0]), stream="a")).cause) == "cold"
+    out = sim.step(Call(10, request_of(reqs[1]), stream="a", event=CauseKind.COMPACTION))
+    assert str(out.cause) == f"compaction (messages layer, block 1 (messages[0].content[1]), byte {BLOCK_HEAD})"
+    assert usage(out) == (2000, 0, 300, 0)
+
+
+# --- two blocked candidates: the later one is named ---------------------------------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_of_an_expired_and_a_pending_entry_the_later_pending_one_is_named(tmp_path, platform):
+    abc = (("A", 2000), ("B", 100), ("C", 100, "5m"))
+    reqs = [req(0, ("A", 2000, "5m")), req(400, *abc, stream="b"), req(400.5, *abc, stream="c")]
+    sim = [str(o.cause) for o in simulated(platform, reqs)]
+    assert sim[2] == "not_yet_available (entry at messages[0].content[2] written at t=400s, readable from t=401s)"
+    rows = replayed(tmp_path, platform, reqs, exact=False)
+    assert str(rows[2].cause) == (f"not_yet_available (entry at messages[0].content[2] written at t={epoch(400):.0f}s, "
+                                  f"readable from t={epoch(401):.0f}s)")
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_of_a_pending_and_an_expired_entry_the_later_expired_one_is_named(tmp_path, platform):
+    abc = (("A", 2000), ("B", 100), ("C", 100, "5m"))
+    reqs = [req(0, *abc), req(400, ("A", 2000, "5m"), stream="b"), req(400.25, *abc, stream="c")]
+    assert causes(platform, reqs, tmp_path, exact=False)[2] == \
+        "ttl_expired (entry at messages[0].content[2] idle 400 s > ttl 300 s)"
+
+
+# --- the policy's own account of the walk (Decision.blocked, read when the store knows no prefix) --
+
+def _decide(platform, entries, request_at, bps):
+    """Decide a 3-block request (A 2000, B 100, C 100) with breakpoints `bps` (block indexes) after
+    `entries` were written: (block, written at, readable at) each a 5m entry."""
+    policy = get_policy(platform)
+    r = make_request([2000, 100, 100], {i + 1: "5m" for i in bps}, layers=[2, 2, 2])
+    digests = chain(namespace_digest(platform, "claude-sonnet-4-5"), r)
+    cum = [2000, 2100, 2200]
+    store = Store()
+    for j, t, ready in entries:
+        store.write(digests[j], cum[j], t, ready, 300.0, j)
+    return policy.decide(r, digests, cum, store, request_at, request_at + 1)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_the_walk_reports_the_latest_entry_it_saw_and_could_not_use(platform):
+    # block 0 expired, block 2 pending: both on the walk back from the breakpoint on block 2
+    d = _decide(platform, [(0, 0, 1), (2, 400, 401)], 400.5, [2])
+    assert (d.hit, d.blocked) == (-1, (EntryState.PENDING, 2))
+    d = _decide(platform, [(0, 400, 401), (2, 0, 1)], 400.5, [2])
+    assert (d.hit, d.blocked) == (-1, (EntryState.EXPIRED, 2))
+    # a missing block between them is passed over, never reported
+    d = _decide(platform, [(0, 0, 1)], 400.5, [2])
+    assert (d.hit, d.blocked) == (-1, (EntryState.EXPIRED, 0))
+    # two breakpoints: the later walk's entry wins over the earlier walk's
+    d = _decide(platform, [(0, 0, 1), (1, 400, 401)], 400.5, [0, 2])
+    assert (d.hit, d.blocked) == (-1, (EntryState.PENDING, 1))
+    # what lies at or before the hit is not blocked
+    d = _decide(platform, [(0, 390, 391), (2, 0, 1)], 400.5, [0, 2])
+    assert (d.hit, d.blocked) == (0, (EntryState.EXPIRED, 2))
+    assert _decide(platform, [(0, 390, 391)], 400.5, [2]).blocked is None
+    assert _decide(platform, [], 400.5, [2]).blocked is None
