@@ -2,6 +2,8 @@
 asserted as printed, from a scenario's simulator and from the replay of a log of the same bodies
 (issue 37). The cases are tests/claude_causes.py's; each expected string is written from the rule."""
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from claude_causes import BLOCK_HEAD, FIRST_BLOCK_HEAD, PLATFORMS, causes, epoch, replayed, req, request_of, simulated
 from conftest import PRICE_DATE, make_request
 
@@ -249,3 +251,41 @@ def test_the_walk_reports_the_latest_entry_it_saw_and_could_not_use(platform):
     assert (d.hit, d.blocked) == (0, (EntryState.EXPIRED, 2))
     assert _decide(platform, [(0, 390, 391)], 400.5, [2]).blocked is None
     assert _decide(platform, [], 400.5, [2]).blocked is None
+
+
+# --- below_minimum means: nothing read, and no breakpoint's prefix reaches the minimum ----------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_request_that_read_block_0_is_never_below_the_minimum(platform):
+    # Block 0 is live (an earlier request wrote it when its bytes were counted longer, as a transcript's
+    # calibrated block may be) and no breakpoint of this request reaches the minimum: it read, so it
+    # is not "below the minimum", whatever its sizes.
+    policy = get_policy(platform)
+    r = make_request([1000, 10], {1: "5m", 2: "5m"}, layers=[2, 2])
+    digests = chain(namespace_digest(platform, "claude-sonnet-4-5"), r)
+    store = Store()
+    store.write(digests[0], 1024, 0, 1, 300.0, 0)   # written when these bytes were counted 1,024 tokens
+    d = policy.decide(r, digests, [1000, 1010], store, 10, 11)
+    assert (d.hit, d.read, d.below_minimum) == (0, 1000, False)
+
+
+@given(sizes=st.lists(st.integers(0, 1500), min_size=1, max_size=6), data=st.data())
+@settings(max_examples=300, deadline=None)
+def test_below_minimum_is_exactly_nothing_read_and_every_breakpoint_short(sizes, data):
+    """On every platform and any store: below_minimum iff the request read nothing, has breakpoints,
+    and none of their prefixes reaches the minimum (1,024; Claude 3.7 on Bedrock: past the previous
+    written checkpoint, which cannot change this, the first checkpoint to reach it being written)."""
+    n = len(sizes)
+    bps = sorted(data.draw(st.sets(st.integers(0, n - 1), max_size=4)))
+    platform = data.draw(st.sampled_from(PLATFORMS))
+    model = data.draw(st.sampled_from(["claude-sonnet-4-5", "claude-sonnet-3-7"]))
+    r = make_request(sizes, {i + 1: "5m" for i in bps}, model=model, layers=[2] * n)
+    digests = chain(namespace_digest(platform, model), r)
+    cum = [sum(sizes[:k + 1]) for k in range(n)]
+    store = Store()
+    for j in data.draw(st.sets(st.integers(0, n - 1))):
+        written = data.draw(st.sampled_from([0.0, 9.5, -400.0]))   # live, pending or expired at t=10
+        store.write(digests[j], cum[j], written, written + 1, 300.0, j)
+    d = get_policy(platform).decide(r, digests, cum, store, 10.0, 11.0)
+    assert d.below_minimum == (d.hit < 0 and bool(bps) and all(cum[i] < 1024 for i in bps))
+    assert d.below_minimum <= (d.read + d.write_5m + d.write_1h == 0)
