@@ -3,8 +3,9 @@ takes: the simulator a scenario runs (`Simulator.run`, blocks sized as the case 
 of a Messages API log of the same bodies (`replay(load(log))`, blocks sized from the logged usage),
 on the Claude API, Bedrock and Vertex (a cloud's log line carries the URL it was sent to).
 
-A request is a list of text blocks `(name, tokens, ttl)`; `name` starting with "system" puts the block
-in `system`, every other block is a content block of one user message, in order. Each block's text
+A request is a list of text blocks `(name, tokens, ttl)`; `name` starting with "tool" makes the block
+a tool definition, "system" a block of `system`, every other name a content block of one user
+message (given in that order, the order the API renders them); `extra` adds body fields (tool_choice). Each block's text
 says its name and is as long as its size, so cl100k counts it near its size; a log sizes a block the
 first time it appears from the request's observed total, exactly when it is the request's only new
 block (`exact` checks that the replay's sizes are the case's)."""
@@ -46,11 +47,13 @@ class Req:
     blocks: tuple[tuple[str, int, str | None], ...]
     stream: str = "a"
     model: str = "claude-sonnet-4-5"
+    extra: tuple[tuple[str, object], ...] = ()
 
 
-def req(t: float, *blocks: tuple, stream: str = "a", model: str = "claude-sonnet-4-5") -> Req:
+def req(t: float, *blocks: tuple, stream: str = "a", model: str = "claude-sonnet-4-5", **extra: object) -> Req:
     """`blocks`: (name, tokens) or (name, tokens, ttl)."""
-    return Req(t, tuple((b[0], b[1], b[2] if len(b) > 2 else None) for b in blocks), stream, model)
+    return Req(t, tuple((b[0], b[1], b[2] if len(b) > 2 else None) for b in blocks), stream, model,
+               tuple(extra.items()))
 
 
 def _text(name: str, tokens: int) -> str:
@@ -64,11 +67,21 @@ def _content(name: str, tokens: int, ttl: str | None) -> dict:
     return c
 
 
+def _tool(name: str, tokens: int, ttl: str | None) -> dict:
+    t: dict = {"name": name, "description": _text(name, tokens), "input_schema": {"type": "object"}}
+    if ttl:
+        t["cache_control"] = {"type": "ephemeral", **({"ttl": ttl} if ttl == "1h" else {})}
+    return t
+
+
 def body(r: Req, platform: str = "anthropic") -> dict:
+    tools = [_tool(*b) for b in r.blocks if b[0].startswith("tool")]
     system = [_content(*b) for b in r.blocks if b[0].startswith("system")]
-    user = [_content(*b) for b in r.blocks if not b[0].startswith("system")]
+    user = [_content(*b) for b in r.blocks if not b[0].startswith(("system", "tool"))]
     out: dict = {"max_tokens": 10, "messages": [{"role": "user", "content": user}],
-                 "metadata": {"user_id": r.stream}}
+                 "metadata": {"user_id": r.stream}, **dict(r.extra)}
+    if tools:
+        out["tools"] = tools
     if system:
         out["system"] = system
     if platform == "anthropic":

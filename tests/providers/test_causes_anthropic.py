@@ -289,3 +289,20 @@ def test_below_minimum_is_exactly_nothing_read_and_every_breakpoint_short(sizes,
     d = get_policy(platform).decide(r, digests, cum, store, 10.0, 11.0)
     assert d.below_minimum == (d.hit < 0 and bool(bps) and all(cum[i] < 1024 for i in bps))
     assert d.below_minimum <= (d.read + d.write_5m + d.write_1h == 0)
+
+
+# --- prefix_changed in the tools layer, by a parameter, and a history cut -----------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_changed_tool_a_changed_tool_choice_and_a_cut_history_are_named(tmp_path, platform):
+    tools = [req(0, ("toolR", 1500, "5m"), ("A", 600, "5m")), req(10, ("toolR2", 1500, "5m"), ("A", 600, "5m"))]
+    # the definitions part after '{"name":"toolR' (14 bytes): everything from the tools layer on is lost
+    assert causes(platform, tools, tmp_path, exact=False) == ["cold", "prefix_changed (tools layer, block 0 (tools[0]), byte 14)"]
+    choice = [req(0, ("toolR", 1500, "5m"), ("A", 600, "5m")),
+              req(10, ("toolR", 1500, "5m"), ("A", 600, "5m"), tool_choice={"type": "any"})]
+    # tool_choice enters the chain with the messages layer: the tools are still read (A-PC)
+    assert causes(platform, choice, tmp_path, exact=False) == \
+        ["cold", "prefix_changed (messages layer, block 1 (messages[0].content[0]): messages-layer parameters changed)"]
+    assert usage(simulated(platform, choice)[1]) == (1500, 0, 600, 0)
+    cut = [req(0, ("A", 2000), ("B", 500, "5m")), req(10, ("A", 2000, "5m"))]
+    assert causes(platform, cut, tmp_path, exact=False) == ["cold", "prefix_changed (history cut at block 1)"]
