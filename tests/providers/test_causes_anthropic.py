@@ -306,3 +306,43 @@ def test_a_changed_tool_a_changed_tool_choice_and_a_cut_history_are_named(tmp_pa
     assert usage(simulated(platform, choice)[1]) == (1500, 0, 600, 0)
     cut = [req(0, ("A", 2000), ("B", 500, "5m")), req(10, ("A", 2000, "5m"))]
     assert causes(platform, cut, tmp_path, exact=False) == ["cold", "prefix_changed (history cut at block 1)"]
+
+
+# --- the parting's wording in the simulator's own blocks (no log gives these) -------------------
+
+def _sim(platform):
+    return Simulator(platform, tokenizer="approx", prices=PriceBook(when=PRICE_DATE))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_parting_is_named_without_a_path_at_the_shorter_block_s_end(platform):
+    from prefixsim.model import Block, Layer, Request
+
+    s = _sim(platform)
+    one = (Block(Layer.MESSAGES, b"abc", breakpoint="5m", tokens=2000),)
+    s.step(Call(0, Request("claude-sonnet-4-5", one), stream="a"))
+    longer = (Block(Layer.MESSAGES, b"abcd", breakpoint="5m", tokens=2000),)
+    # b"abc" is all of b"abcd"'s first 3 bytes: they part at byte 3; a block without a path is named by its index
+    assert str(s.step(Call(10, Request("claude-sonnet-4-5", longer), stream="a")).cause) == \
+        "prefix_changed (messages layer, block 0, byte 3)"
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("before,after,cause", [
+    ((b"effort:high", b"", b""), (b"effort:low", b"", b""),
+     "prefix_changed (tools layer, block 0 (b1): effort changed (rendered ahead of the tools on claude-sonnet-4-5))"),
+    ((b"", b"web", b""), (b"", b"", b""), "prefix_changed (system layer, block 1 (b2): system-layer parameters changed)"),
+])
+def test_a_changed_layer_parameter_names_its_layer(platform, before, after, cause):
+    s = _sim(platform)
+    s.step(Call(0, make_request([2000, 100], {1: "5m", 2: "5m"}, params=before), stream="a"))
+    assert str(s.step(Call(10, make_request([2000, 100], {1: "5m", 2: "5m"}, params=after), stream="a")).cause) == cause
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_an_empty_prompt_has_no_cause_and_a_first_compaction_only_its_name(platform):
+    s = _sim(platform)
+    empty = s.step(Call(0, make_request([0], {1: "5m"}), stream="a"))
+    assert (str(empty.cause), usage(empty)) == ("", (0, 0, 0, 0))
+    first = _sim(platform).step(Call(0, make_request([2000, 100], {2: "5m"}), stream="a", event=CauseKind.COMPACTION))
+    assert str(first.cause) == "compaction"
