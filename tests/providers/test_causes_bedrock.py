@@ -84,3 +84,18 @@ def test_bedrock_describes_the_rows_it_applies():
     assert claude["platform rules"] == BEDROCK.source and "tools" not in claude
     assert [documented(m) for m in (NOVA, LLAMA, UNLISTED, "claude-sonnet-4-5")] == [True, False, False, True]
     assert bedrock_min_tokens(LLAMA) == (BEDROCK_UNDOCUMENTED, False)
+
+
+@pytest.mark.parametrize("model,family", [
+    ("us.amazon.nova-lite-v1:0", "nova-lite"),
+    ("amazon.nova-pro-v1:0", "nova-pro"),
+    ("arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.amazon.nova-micro-v1:0", "nova-micro"),
+    ("bedrock/converse/us.amazon.nova-premier-v1:0", "nova-premier"),   # a gateway's path before the id
+    ("bedrock/converse/amazon.nova-lite", "nova-lite"),
+    ("bedrock/converse/claude-sonnet-4-5", None),
+    ("xamazon.nova-lite-v1:0", None),
+])
+def test_nova_is_read_from_the_id_after_any_path(model, family):
+    from prefixsim.providers.bedrock import nova_family
+
+    assert nova_family(model) == family
