@@ -84,6 +84,9 @@ def test_bedrock_describes_the_rows_it_applies():
     assert claude["platform rules"] == BEDROCK.source and "tools" not in claude
     assert [documented(m) for m in (NOVA, LLAMA, UNLISTED, "claude-sonnet-4-5")] == [True, False, False, True]
     assert bedrock_min_tokens(LLAMA) == (BEDROCK_UNDOCUMENTED, False)
+    # a Nova model outside the table (Nova Sonic, Nova 2): the undocumented default, not Nova 1's row
+    assert bedrock_min_tokens("us.amazon.nova-sonic-v1:0") == (BEDROCK_UNDOCUMENTED, False)
+    assert bedrock_min_tokens("us.amazon.nova-2-lite-v1:0") == (BEDROCK_UNDOCUMENTED, False)
 
 
 @pytest.mark.parametrize("model,family", [
