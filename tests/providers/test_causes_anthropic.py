@@ -346,3 +346,10 @@ def test_an_empty_prompt_has_no_cause_and_a_first_compaction_only_its_name(platf
     assert (str(empty.cause), usage(empty)) == ("", (0, 0, 0, 0))
     first = _sim(platform).step(Call(0, make_request([2000, 100], {2: "5m"}), stream="a", event=CauseKind.COMPACTION))
     assert str(first.cause) == "compaction"
+
+
+@pytest.mark.parametrize("provider", [*PLATFORMS, "prefix"])
+def test_one_documented_retention_no_range(provider):
+    # a run reports both ends of a retention only when it is a range (Policy.has_range): not these
+    policy = get_policy(provider)
+    assert not policy.has_range() and not policy.has_range("claude-sonnet-4-5")
