@@ -37,7 +37,9 @@ def explain(call: Call, v: View, ref: View | None, hit: int, below_minimum: bool
             idle = now - entry.last_used
             edge = ("; within the TTL's slack, where an entry is often still read (the TTL is a minimum)"
                     if breakpoint_rules and idle - entry.ttl <= float(ANTHROPIC_TTL_SLACK.value) else "")
-            return Cause(CauseKind.TTL_EXPIRED, f"entry at {where} idle {idle:.0f} s > ttl {entry.ttl:.0f} s{edge}")
+            # an entry expires when its idle time reaches the TTL: at the TTL itself the detail says so
+            cmp = ">=" if f"{idle:.0f}" == f"{entry.ttl:.0f}" else ">"
+            return Cause(CauseKind.TTL_EXPIRED, f"entry at {where} idle {idle:.0f} s {cmp} ttl {entry.ttl:.0f} s{edge}")
         if state is EntryState.PENDING and entry is not None:
             return Cause(CauseKind.NOT_YET_AVAILABLE,
                          f"entry at {where} written at t={clock(entry.written_at)}s, readable from "

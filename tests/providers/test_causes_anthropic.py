@@ -84,7 +84,7 @@ def test_a_hit_at_block_0_is_a_hit_whatever_follows_it(tmp_path, platform):
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("gap,cause", [
     (299, ""),
-    (300, f"ttl_expired (entry at {A} idle 300 s > ttl 300 s{SLACK})"),   # expires at 300 s exactly
+    (300, f"ttl_expired (entry at {A} idle 300 s >= ttl 300 s{SLACK})"),   # expires at 300 s exactly
     (315, f"ttl_expired (entry at {A} idle 315 s > ttl 300 s{SLACK})"),   # 15 s slack (ANTHROPIC_TTL_SLACK)
     (316, f"ttl_expired (entry at {A} idle 316 s > ttl 300 s)"),
 ])
