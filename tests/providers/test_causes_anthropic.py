@@ -344,6 +344,10 @@ def test_an_empty_prompt_has_no_cause_and_a_first_compaction_only_its_name(platf
     s = _sim(platform)
     empty = s.step(Call(0, make_request([0], {1: "5m"}), stream="a"))
     assert (str(empty.cause), usage(empty)) == ("", (0, 0, 0, 0))
+    from prefixsim.model import Request
+
+    blockless = _sim(platform).step(Call(0, Request("claude-sonnet-4-5", ()), stream="a"))   # no blocks at all
+    assert (str(blockless.cause), usage(blockless), blockless.n_blocks) == ("", (0, 0, 0, 0), 0)
     first = _sim(platform).step(Call(0, make_request([2000, 100], {2: "5m"}), stream="a", event=CauseKind.COMPACTION))
     assert str(first.cause) == "compaction"
 
