@@ -99,6 +99,14 @@ def test_a_1h_entry_expires_at_3600_s(tmp_path, platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_reading_a_5m_entry_at_a_1h_breakpoint_keeps_it_5m(tmp_path, platform):
+    # only breakpoints past the hit write (A-PC): the read refreshes the entry for its own 5 minutes
+    reqs = [req(0, ("A", 2000, "5m")), req(10, ("A", 2000, "1h")), req(10 + 301, ("A", 2000, "5m"))]
+    assert causes(platform, reqs, tmp_path) == ["cold", "", f"ttl_expired (entry at {A} idle 301 s > ttl 300 s{SLACK})"]
+    assert [usage(o) for o in simulated(platform, reqs)] == [(0, 0, 2000, 0), (2000, 0, 0, 0), (0, 0, 2000, 0)]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_the_idle_time_counts_from_the_last_read(tmp_path, platform):
     reqs = [req(0, ("A", 2000, "5m")), req(200, ("A", 2000, "5m")), req(200 + 301, ("A", 2000, "5m"))]
     assert causes(platform, reqs, tmp_path) == ["cold", "", f"ttl_expired (entry at {A} idle 301 s > ttl 300 s{SLACK})"]
