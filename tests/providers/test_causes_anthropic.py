@@ -365,3 +365,13 @@ def test_one_documented_retention_no_range(provider):
     # a run reports both ends of a retention only when it is a range (Policy.has_range): not these
     policy = get_policy(provider)
     assert not policy.has_range() and not policy.has_range("claude-sonnet-4-5")
+
+
+def test_the_policy_refuses_a_model_its_tables_lack_unless_told_otherwise():
+    from prefixsim.errors import UserError
+    from prefixsim.providers.anthropic import AnthropicPolicy
+    from prefixsim.providers.unlisted import UNLISTED_CLAUDE
+
+    with pytest.raises(UserError):
+        AnthropicPolicy().minimum("claude-sonnet-9-9")
+    assert AnthropicPolicy(listed_only=False).minimum("claude-sonnet-9-9") == UNLISTED_CLAUDE
