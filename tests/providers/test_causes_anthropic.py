@@ -375,3 +375,23 @@ def test_the_policy_refuses_a_model_its_tables_lack_unless_told_otherwise():
     with pytest.raises(UserError):
         AnthropicPolicy().minimum("claude-sonnet-9-9")
     assert AnthropicPolicy(listed_only=False).minimum("claude-sonnet-9-9") == UNLISTED_CLAUDE
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_breakpoint_without_a_path_is_named_by_its_index(platform):
+    from prefixsim.model import Block, Layer, Request
+
+    def blocks(n, bp):
+        return tuple(Block(Layer.MESSAGES, b"x%d" % k, breakpoint="5m" if k == bp else None,
+                           tokens=2000 if k == 0 else 10) for k in range(n))
+    s = _sim(platform)
+    s.step(Call(0, Request("claude-sonnet-4-5", blocks(1, 0)), stream="a"))
+    o = s.step(Call(10, Request("claude-sonnet-4-5", blocks(21, 20)), stream="a"))
+    assert str(o.cause) == "lookback_exceeded (entry at block 0 is 21 blocks back from the breakpoint at 20 (window 20))"
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_model_switch_after_nothing_was_cached_is_not_the_cause(tmp_path, platform):
+    # the previous request cached nothing (below the minimum): the switch lost nothing
+    reqs = [req(0, ("A", 1023, "5m")), req(10, ("A", 1023, "5m"), model="claude-opus-4-1")]
+    assert causes(platform, reqs, tmp_path) == ["below_minimum (1023 tokens)", "below_minimum (1023 tokens)"]
