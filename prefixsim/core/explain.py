@@ -37,11 +37,13 @@ def explain(call: Call, v: View, ref: View | None, hit: int, below_minimum: bool
             idle = now - entry.last_used
             edge = ("; within the TTL's slack, where an entry is often still read (the TTL is a minimum)"
                     if breakpoint_rules and idle - entry.ttl <= float(ANTHROPIC_TTL_SLACK.value) else "")
-            return Cause(CauseKind.TTL_EXPIRED, f"entry at {where} idle {idle:.0f} s > ttl {entry.ttl:.0f} s{edge}")
+            # an entry expires when its idle time reaches the TTL: at the TTL itself the detail says so
+            cmp = ">=" if f"{idle:.0f}" == f"{entry.ttl:.0f}" else ">"
+            return Cause(CauseKind.TTL_EXPIRED, f"entry at {where} idle {idle:.0f} s {cmp} ttl {entry.ttl:.0f} s{edge}")
         if state is EntryState.PENDING and entry is not None:
             return Cause(CauseKind.NOT_YET_AVAILABLE,
-                         f"entry at {where} written at t={entry.written_at:g}s, readable from "
-                         f"t={entry.available_at:g}s")
+                         f"entry at {where} written at t={clock(entry.written_at)}s, readable from "
+                         f"t={clock(entry.available_at)}s")
         if state is EntryState.EVICTED:
             return Cause(CauseKind.EVICTED, f"entry at {where} evicted for capacity")
         if state is EntryState.LIVE and not breakpoint_rules:
@@ -71,6 +73,13 @@ def explain(call: Call, v: View, ref: View | None, hit: int, below_minimum: bool
             return Cause(CauseKind.COLD, "no cache_control breakpoint")
         return Cause(CauseKind.COLD)
     return Cause()
+
+
+def clock(t: float) -> str:
+    """A time as a cause names it, to the millisecond and no more digits than it needs: a scenario's
+    15 s reads `15`, a log's (seconds since 1970) `1793610000.5`, never `1.79361e+09`, which gave
+    the write and its readable time as one number."""
+    return f"{t:.3f}".rstrip("0").rstrip(".")
 
 
 # A rendered thinking block opens with its type (after the role, on a message's first block).

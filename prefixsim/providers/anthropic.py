@@ -131,6 +131,8 @@ class AnthropicPolicy:
         # A-PC mixed-TTL billing: A = highest hit, B = highest 1h breakpoint after A, C = last breakpoint.
         b = max((cum[i] for i, ttl in later if ttl == "1h"), default=read)
         c = cum[later[-1][0]] if later else read
-        below = bool(bps) and not later and hit < 0 and any(cum[i] < minimum for i, _ in bps)
+        # Below the minimum: nothing read and nothing written, which says every breakpoint fell short
+        # (the first to reach the minimum is written, on a spaced platform too: `last` is 0 till then).
+        below = bool(bps) and not later and hit < 0
         return Decision(read=read, write_1h=b - read, write_5m=c - b, uncached=total - c, hit=hit,
                         blocked=blocked, below_minimum=below, breakpoints=tuple(i for i, _ in bps))
