@@ -21,6 +21,7 @@ from prefixsim.core.tokens import TokenCounter, get_tokenizer
 from prefixsim.model import Call, Cause
 from prefixsim.providers.registry import get_policy
 from prefixsim.replay import replay
+from prefixsim.replay.whatif import WhatIf
 from prefixsim.sources import load
 from prefixsim.sources.openai_log import render_openai
 from prefixsim.wire.openai import encoding_for
@@ -85,20 +86,21 @@ def _prompt(enc, messages: list[dict]) -> int:
     return sum(c.count(b) for b in render_openai({"model": "gpt-4o", "messages": messages}).blocks)
 
 
-def scenario_sim(provider: str, model: str, capacity: int | None = None, also: tuple[str, ...] = (),
+def scenario_sim(provider: str, model: str, store_capacity: int | None = None, also: tuple[str, ...] = (),
                  **policy_options) -> Simulator:
     """The scenario path's simulator; a price sheet for the model, which genai-prices may not price
     (the causes do not depend on prices)."""
     policy = get_policy(provider, listed_only=False, **policy_options)
     sheet = {m: {"input": 1.0, "output": 2.0, "cache_read": 0.1, "cache_write_5m": 1.25, "cache_write_1h": 2.0}
              for m in (model, *also)}
-    return Simulator(provider, tokenizer=encoding_for(model), policy=policy, prices=PriceBook(sheet), capacity=capacity)
+    return Simulator(provider, tokenizer=encoding_for(model), policy=policy, prices=PriceBook(sheet),
+                     capacity=store_capacity)
 
 
-def scenario(conv: Conversation, capacity: int | None = None, **policy_options) -> tuple[list[Cause], list]:
-    """Every step's cause through the scenario path, and the outcomes; `capacity`: the store's, in
-    tokens (None: unbounded)."""
-    sim = scenario_sim(conv.provider, conv.model, capacity, tuple(s.model for s in conv.steps if s.model),
+def scenario(conv: Conversation, store_capacity: int | None = None, **policy_options) -> tuple[list[Cause], list]:
+    """Every step's cause through the scenario path, and the outcomes; `store_capacity`: the store's,
+    in tokens (None: unbounded); `policy_options`: a serving engine's settings (capacity, block_size)."""
+    sim = scenario_sim(conv.provider, conv.model, store_capacity, tuple(s.model for s in conv.steps if s.model),
                        **policy_options)
     outs = [sim.step(Call(t=s.t, request=render_openai(conv.body(s)), stream=s.stream, event=s.event))
             for s in conv.steps]
@@ -120,7 +122,9 @@ def log_of(conv: Conversation, outs: list, path: Path) -> Path:
 
 def replayed(conv: Conversation, outs: list, tmp_path: Path) -> tuple[list[Cause], list]:
     """Every step's cause on replay of the log of the same bodies, and the rows."""
-    rows = replay(load(log_of(conv, outs, tmp_path / "log.jsonl"))).rows
+    # a serving engine replays the log as a what-if (`prefixsim replay --provider vllm`)
+    variant = WhatIf(provider=conv.provider) if conv.provider in ("vllm", "sglang") else WhatIf()
+    rows = replay(load(log_of(conv, outs, tmp_path / "log.jsonl")), variant).rows
     assert [r.provider for r in rows] == [conv.provider] * len(rows)
     return [r.cause for r in rows], rows
 

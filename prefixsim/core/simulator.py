@@ -37,6 +37,7 @@ class Simulator:
         # Bedrock and Vertex share entries across the organisation / project, not per workspace (A-PC)
         platform = CLAUDE_PLATFORMS.get(self.policy.name)
         self._breakpoint_rules = platform is not None
+        self._own_cache = getattr(self.policy, "own_cache", False)   # a serving engine (engines/policy.py)
         self._org_wide = platform is not None and platform.org_wide
         tok = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
         self.counter = TokenCounter(tok)
@@ -114,6 +115,10 @@ class Simulator:
             # later block is, never "nothing cached".
             cause = Cause()
         self._settle(v, now)
+        if self._own_cache:
+            # A serving engine keeps the prompt it ran (its blocks evicted later are reported by the
+            # policy's `blocked`): the next request of the stream parts from all of it.
+            v.extent = n - 1
         self._last[call.stream] = v
         when = at if at is not None else self.prices.start + dt.timedelta(seconds=now)
         rates = self.prices.rates(req.model, self.provider, when, req.endpoint) if req.endpoint else \

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from cause_paths import Conversation, assistant, both, replayed as replay_of, scenario, sized, system, user
 
 from prefixsim.core.store import EntryState
@@ -259,7 +261,7 @@ def test_an_entry_evicted_for_capacity():
     a = _turns(r, 2)
     b = [system("Another assistant entirely."), sized(r.model, 1500, system("Another assistant entirely."))]
     c = conv(r).send(0, *a).send(10, *b, stream="b").send(20, *_turns(r, 4))
-    causes, outs = scenario(c, capacity=2000)
+    causes, outs = scenario(c, store_capacity=2000)
     assert [o.usage.cache_read for o in outs] == [0, 0, 0]
     assert causes == [Cause("cold"), Cause("cold"), Cause("evicted", "entry at messages[1] evicted for capacity")]
 
@@ -330,3 +332,19 @@ def test_the_walk_reports_the_deepest_entry_it_could_not_use():
     assert _decide("gpt-5.6", [1100, 100], {}).blocked is None
     dec = _decide("gpt-5.6", [1100, 100, 100], {0: "live", 2: "expired"})
     assert (dec.hit, dec.blocked, dec.read) == (0, (EntryState.EXPIRED, 2), 1100)
+
+
+@given(sizes=st.lists(st.integers(1, 1500), min_size=1, max_size=6),
+       states=st.dictionaries(st.integers(0, 5), st.sampled_from(["live", "expired", "pending"]), max_size=4),
+       model=st.sampled_from(["gpt-4o", "gpt-5.5", "gpt-5.6"]))
+@settings(max_examples=300, deadline=None)
+def test_below_the_minimum_only_when_nothing_is_read(sizes, states, model):
+    """A request said to be below the minimum read nothing and no block: a read is never shorter
+    than the first read, so a request that reads is never below it (whatever its block 0 holds).
+    Entries only where the policy writes them: from 1,024 tokens."""
+    cum = [sum(sizes[:i + 1]) for i in range(len(sizes))]
+    dec = _decide(model, sizes, {j: s for j, s in states.items() if j < len(sizes) and cum[j] >= 1024})
+    if dec.below_minimum:
+        assert (dec.read, dec.hit) == (0, -1)
+    if dec.read:
+        assert dec.read >= 1024 and not dec.below_minimum
