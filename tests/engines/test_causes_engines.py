@@ -130,3 +130,16 @@ def _causes(requests: list[tuple[list, int]], cap_blocks: int) -> list[list[str]
 ])
 def test_trace_causes_at_their_boundaries(requests, cap, causes):
     assert _causes(requests, cap) == [causes] * 4
+
+
+@pytest.mark.parametrize("engine, unit", [("vllm", 16), ("sglang", 1), ("sglang", 4)])
+def test_the_smallest_prompts_are_below_the_minimum(engine, unit):
+    """At the engine's decide: 1 token up to one block (page) is below the minimum, one more is not;
+    an empty prompt is no miss at all."""
+    from prefixsim.engines.policy import EnginePolicy
+    from prefixsim.model import Block, Layer, Request
+
+    for n, below in ((0, False), (1, True), (unit, True), (unit + 1, False)):
+        pol = EnginePolicy(engine, block_size=None if unit in (16, 1) else unit, encoding="approx")
+        req = Request("m", (Block(Layer.SYSTEM, b"x", "system[0]", tokens=n),) if n else ())
+        assert pol.decide(req, [], [n] if n else [], None, 0.0, 0.0).below_minimum is below, n

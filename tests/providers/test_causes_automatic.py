@@ -348,3 +348,17 @@ def test_below_the_minimum_only_when_nothing_is_read(sizes, states, model):
         assert (dec.read, dec.hit) == (0, -1)
     if dec.read:
         assert dec.read >= 1024 and not dec.below_minimum
+
+
+@pytest.mark.parametrize("r", [x for x in RULES if x.model != "gpt-5.5"], ids=str)   # 5.5 writes from 1,024
+def test_a_change_after_a_prompt_never_cached_is_no_changed_prefix(r, tmp_path):
+    """The stream's previous prompt was below the minimum, so nothing of it was cached: the next
+    one, changed at its first message, misses because nothing was there (`cold`), not because it
+    changed."""
+    s = system()
+    c = (conv(r).send(0, s, sized(r.model, r.least - 1, s))
+         .send(60, system("Another system prompt."), sized(r.model, r.least + 100, s)))
+    causes, replayed, outs, _ = both(c, tmp_path)
+    assert [o.usage.cache_read for o in outs] == [0, 0]
+    assert causes == [Cause("below_minimum", f"{r.least - 1} tokens"), Cause("cold")]
+    assert replayed == [Cause("below_minimum", noted(f"{r.least - 1} tokens", r.below_note)), Cause("cold")]
