@@ -362,3 +362,17 @@ def test_a_change_after_a_prompt_never_cached_is_no_changed_prefix(r, tmp_path):
     assert [o.usage.cache_read for o in outs] == [0, 0]
     assert causes == [Cause("below_minimum", f"{r.least - 1} tokens"), Cause("cold")]
     assert replayed == [Cause("below_minimum", noted(f"{r.least - 1} tokens", r.below_note)), Cause("cold")]
+
+
+def test_a_logged_block_is_compared_inside_only_with_another_that_holds_its_text():
+    """Two blocks sized by a log are compared token by token only when both hold what the model saw
+    (`sees`): one synthetic block (a transcript's label) against a logged one is not, either way."""
+    from prefixsim.model import Block, Layer, Request
+    from prefixsim.providers.automatic import _comparable
+
+    logged = Block(Layer.MESSAGES, b'{"role":"user","part":"Question 0?"}', tokens=9, sees=(2, ("user", "Question 0?")))
+    label = Block(Layer.MESSAGES, b"history[3] (added by req_a)", tokens=9)
+    params = (b"", b"", b"")
+    for old, new in ((logged, label), (label, logged)):
+        assert not _comparable(old, params, new, Request(RULES[0].model, (new,)))
+    assert _comparable(logged, params, logged, Request(RULES[0].model, (logged,)))
