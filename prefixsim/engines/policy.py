@@ -140,10 +140,6 @@ class EnginePolicy:
         self._pending_tokens = 0
         self._seq = 0
 
-    #: The engine keeps its own cache (the runner's Store stays empty): a request's prompt is kept
-    #: whole after it ran, unless evicted, which `blocked` reports (core/simulator.py).
-    own_cache = True
-
     def cache_for(self, model: str, caches: dict[str, PrefixCache] | None = None) -> PrefixCache:
         key = canonical_model(model)
         caches = self.caches if caches is None else caches
