@@ -37,7 +37,9 @@ class Simulator:
         # Bedrock and Vertex share entries across the organisation / project, not per workspace (A-PC)
         platform = CLAUDE_PLATFORMS.get(self.policy.name)
         self._breakpoint_rules = platform is not None
-        self._own_cache = getattr(self.policy, "own_cache", False)   # a serving engine (engines/policy.py)
+        # A serving engine (engines/policy.py, by name as the Claude platforms are: loading
+        # prefixsim.engines here would load the engines for every provider) keeps its own cache.
+        self._own_cache = self.policy.name in ("vllm", "sglang")
         self._org_wide = platform is not None and platform.org_wide
         tok = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
         self.counter = TokenCounter(tok)
