@@ -17,7 +17,7 @@ from prefixsim.core.store import Store
 from prefixsim.core.tokens import TokenCounter, Tokenizer, get_tokenizer
 from prefixsim.core.view import View, note_births, view
 from prefixsim.errors import UserError
-from prefixsim.model import Call, Cause, Outcome, Request, Usage
+from prefixsim.model import Call, Cause, CauseKind, Outcome, Request, Usage
 from prefixsim.providers.base import Decision, Policy
 from prefixsim.providers.gemini_explicit import storage, storage_cost
 from prefixsim.providers.registry import get_policy
@@ -37,6 +37,9 @@ class Simulator:
         # Bedrock and Vertex share entries across the organisation / project, not per workspace (A-PC)
         platform = CLAUDE_PLATFORMS.get(self.policy.name)
         self._breakpoint_rules = platform is not None
+        # A serving engine (engines/policy.py, by name as the Claude platforms are: loading
+        # prefixsim.engines here would load the engines for every provider) keeps its own cache.
+        self._own_cache = self.policy.name in ("vllm", "sglang")
         self._org_wide = platform is not None and platform.org_wide
         tok = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
         self.counter = TokenCounter(tok)
@@ -93,6 +96,10 @@ class Simulator:
                                  counter=self.counter, call=call)
         if call.cached is not None:
             dec = _by_reference(dec, call.cached.blocks, cum)
+        if dec.below_minimum and not self._breakpoint_rules:
+            # An automatic cache's entry of this chain that no read reaches (shorter than the first
+            # breakpoint, GPT-5.5's 2,048) is no entry the request missed: the prompt is too short.
+            known = None
         if known is None and dec.blocked is not None:
             # A policy with its own cache (the serving engines) reports what the store cannot know.
             known = (dec.blocked[1], dec.blocked[0], None)
@@ -104,7 +111,16 @@ class Simulator:
             v.pinned = max(v.pinned, dec.hit + 1)
         cause = explain(call, v, ref, dec.hit, dec.below_minimum, known, dec.breakpoints, total,
                         self._breakpoint_rules)
+        if cause.kind == CauseKind.COLD and dec.read:
+            # A read that ends inside block 0 (an automatic cache's part-block or common-unit read)
+            # has no whole block read (hit -1), yet read tokens: a hit, as a read ending inside a
+            # later block is, never "nothing cached".
+            cause = Cause()
         self._settle(v, now)
+        if self._own_cache:
+            # A serving engine keeps the prompt it ran (its blocks evicted later are reported by the
+            # policy's `blocked`): the next request of the stream parts from all of it.
+            v.extent = n - 1
         self._last[call.stream] = v
         when = at if at is not None else self.prices.start + dt.timedelta(seconds=now)
         rates = self.prices.rates(req.model, self.provider, when, req.endpoint) if req.endpoint else \

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -95,6 +95,10 @@ def _stand_in(seq: int, n: int) -> list[int]:
     return pseudo_ids(b"prefixsim/engine-output/%d" % seq, n)
 
 
+#: vLLM's default block size and SGLang's default page size, in tokens.
+_DEFAULT_UNIT = {"vllm": 16, "sglang": 1}
+
+
 class EnginePolicy:
     """`decide` for a vLLM or SGLang prefix cache of `capacity` tokens per model (None: unlimited).
 
@@ -153,7 +157,7 @@ class EnginePolicy:
         unit = "block size" if self.name == "vllm" else "page size"
         d = {"provider": self.name,
              "caching": "automatic prefix caching, no TTL; hit capped at prompt length - 1",
-             unit: f"{self.block_size or (16 if self.name == 'vllm' else 1)} tokens",
+             unit: f"{self.block_size or _DEFAULT_UNIT[self.name]} tokens",
              "capacity": "unlimited" if self.capacity is None else f"{self.capacity:,} tokens",
              "eviction": self.eviction, "source": _SOURCES[self.name]}
         if self.lora:
@@ -187,9 +191,12 @@ class EnginePolicy:
         keys = EngineKeys(lora=self.lora, salt=request.cache_salt or self.cache_salt)
         prompt_key = self._learn_replies(request, model, keys, ids, cum)
         read, hold = cache.begin(ids, keys)
-        # The request block holding the last token read (-1: none): a block read in part counts as read,
-        # so the runner calls a partial hit a hit, not a cold miss.
-        hit = bisect_left(cum, read) if read else -1
+        # The last request block read (-1: none). A read of all an engine gives (the prompt but its
+        # last token, in whole blocks) reads every block; a shorter one stopped where the prompt
+        # parted from the cache: the blocks before it are read, the block it stopped in is where it
+        # parted, as the automatic caches count it (the runner calls any read a hit, never cold).
+        unit = self.block_size or _DEFAULT_UNIT[self.name]
+        hit = len(cum) - 1 if read and read >= (total - 1) // unit * unit else bisect_right(cum, read) - 1
         blocked = None
         shadow_hold = None
         if self.shadows is not None:
@@ -206,8 +213,10 @@ class EnginePolicy:
         heapq.heappush(self._running, (end, rec.seq, rec))
         if ids:
             self._remember(prompt_key, rec)
+        # A prompt of one block (page) or less can never be read: its last token is always computed.
+        below = read == 0 and 0 < total <= unit
         return Decision(read=read, write_5m=0, write_1h=0, uncached=total - read, hit=hit, blocked=blocked,
-                        below_minimum=False, breakpoints=())
+                        below_minimum=below, breakpoints=())
 
     def finish_until(self, now: float | None = None) -> None:
         """End every running request whose end is at or before `now` (None: all), in end order:

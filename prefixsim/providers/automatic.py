@@ -91,7 +91,10 @@ class AutomaticPolicy:
                 hit, extra = j - 1, min(inside, cum[j] - (cum[j - 1] if j else 0))
                 break
         matched = (cum[hit] if hit >= 0 else 0) + extra
-        read = _rounded(matched, rule.step(self.bound), least)
+        step = rule.step(self.bound)
+        read = _rounded(matched, step, least)
+        # a cached prefix of this chain that rounds down to nothing: shorter than the first read
+        dropped = read == 0 and hit >= 0
         if read == 0:   # a part-block read rounded down to nothing reads nothing (O-PC: none below the minimum)
             hit, unit = -1, None
         if hit >= 0:   # reading a prefix keeps its shorter prefixes alive too (Store.touch_prefix)
@@ -112,7 +115,7 @@ class AutomaticPolicy:
         self._remember(request, digests, d0, hit)
         written = cum[written_to[-1]] - read if written_to and rule.write_multiplier_applies else 0
         return Decision(read=read, write_5m=written, write_1h=0, uncached=total - read - written,
-                        hit=hit, blocked=blocked, below_minimum=hit < 0 and total < least,
+                        hit=hit, blocked=blocked, below_minimum=hit < 0 and (total < _first_read(least, step) or dropped),
                         breakpoints=())
 
     def _write_output(self, rule: AutoRule, request: Request, digests: list[bytes], total: int, d0: bytes,
@@ -331,6 +334,12 @@ def _comparable(old: Block, old_params: tuple[bytes, ...], new: Block, request: 
     return (old.layer == new.layer and (old.tokens is None) == (new.tokens is None)
             and (old.tokens is None or (old.sees is not None and new.sees is not None))
             and tuple(old_params[:new.layer + 1]) == _params_to(request, new))
+
+
+def _first_read(minimum: int, increment: int) -> int:
+    """The shortest prefix a read can give: the first multiple of the increment from the minimum
+    (GPT-5.5: 1,024 documented, breakpoints every 2,048 tokens, so 2,048)."""
+    return -(-minimum // increment) * increment
 
 
 def _rounded(tokens: int, increment: int, minimum: int) -> int:

@@ -140,6 +140,8 @@ def cause_note(policy: Policy, model: str, kind: str = "") -> str:
     or that its figure is what public traffic shows, beside the documentation's (a measured rule:
     Gemini's best-effort implicit cache)."""
     note = rules_note(policy, model)
+    if note and not _concerns(note, kind):   # the stated default of another figure decided nothing here
+        note = ""
     described = policy.describe(model) if not note else {}
     if note or "measured" not in described:
         return note
@@ -148,6 +150,19 @@ def cause_note(policy: Policy, model: str, kind: str = "") -> str:
     ttl = described["retention"].split("the figures shown: ", 1)[-1].split(" idle", 1)[0]
     return (f"retention as public traffic shows, {ttl} idle; documented: best effort, no hit promised "
             "(docs/rules.md#google-gemini)")
+
+
+#: The figure of a rule that decides a cause of each kind (RULE_CAUSES): a note that names which
+#: figures are the stated default is added only to the causes that figure decides.
+_FIGURE = {"below_minimum": "minimum", "ttl_expired": "retention", "evicted": "retention"}
+
+
+def _concerns(note: str, kind: str) -> bool:
+    """Whether `note` (rules_note's) is about the figure that decides a cause of `kind`: it names that
+    figure, or no figure at all ("rules undocumented", "caching undocumented": the whole rule)."""
+    figure = _FIGURE.get(kind)
+    named = note.split(" undocumented", 1)[0]
+    return figure is None or figure in named or not any(f in named for f in set(_FIGURE.values()))
 
 
 #: The fields of a policy's description that carry a rule's source.

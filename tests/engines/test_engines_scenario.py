@@ -224,7 +224,8 @@ def test_capacity_misses_are_evicted_not_cold(prices, engine, read, lost):
                   policy=EnginePolicy(engine, capacity=1600, encoding="approx"))
     a, b = make_request([500, 500], tag=b"a"), make_request([500, 500], tag=b"b")
     outs = [s.step(Call(t, r)) for t, r in enumerate((a, b, a))]
-    assert [o.cause.kind for o in outs] == [CauseKind.COLD, CauseKind.COLD, CauseKind.EVICTED]
+    # B follows A on the same stream: it parted from A's prompt at its first block, as on the APIs
+    assert [o.cause.kind for o in outs] == [CauseKind.COLD, CauseKind.PREFIX_CHANGED, CauseKind.EVICTED]
     assert outs[2].usage.cache_read == read and outs[2].cause.detail == f"entry at {lost} evicted for capacity"
     unlimited = Simulator(engine, tokenizer="approx", prices=prices, policy=EnginePolicy(engine, encoding="approx"))
     assert [unlimited.step(Call(t, r)).cause.kind for t, r in enumerate((a, b, a))][2] == CauseKind.HIT
