@@ -154,7 +154,7 @@ def score_by(folders: list[tuple[str, Path]], groupings: tuple[str, ...]) -> dic
 
 def _projects(folder: Path) -> bool:
     """A folder of transcripts (JSONL, or JSON arrays a hook saved in logs/chat.json), replayed whole."""
-    from prefixsim.sources.claude_code.transcript import is_transcript_array
+    from prefixsim.sources.claude_code.sniff import is_transcript_array
 
     return any(folder.rglob("*.jsonl")) or any(is_transcript_array(p) for p in folder.rglob("*.json"))
 

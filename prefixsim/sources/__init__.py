@@ -17,6 +17,7 @@ from prefixsim.errors import UserError
 from prefixsim.io.input_formats import FORMAT_LINES, FORMATS
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code import hookdump as _hookdump
+from prefixsim.sources.claude_code import sniff as _sniff
 from prefixsim.sources.claude_code import transcript as _transcript
 from prefixsim.sources.codex import rollout as _rollout
 from prefixsim.sources.files import open_regular
@@ -48,7 +49,7 @@ def _classify(obj: object) -> str | None:
         return gateway
     if "sessionId" in obj and "projectHash" in obj:   # Gemini CLI's metadata line (a transcript has no projectHash)
         return "gemini-cli"
-    if _transcript.is_transcript_line(obj):
+    if _sniff.is_transcript_line(obj):
         return "claude-code"
     if _rollout.is_rollout_line(obj):
         return "codex"
@@ -108,7 +109,7 @@ def detect(path: str | Path) -> str:
         first = next(iter(sorted(p.rglob("*.jsonl"))), None)
         if first is not None:   # a Codex sessions folder, else Claude Code projects
             return "codex" if first.is_file() and sniff(first) == "codex" else "claude-code"
-        if any(_transcript.is_transcript_array(f) for f in sorted(p.rglob("*.json"))):
+        if any(_sniff.is_transcript_array(f) for f in sorted(p.rglob("*.json"))):
             return "claude-code"   # sessions a hook saved as JSON arrays (logs/chat.json)
         raise UserError("folder holds no .jsonl transcripts (nor JSON arrays of transcript lines a hook saved)", str(p))
     if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
@@ -163,7 +164,7 @@ def _array_kind(p: Path) -> str | None:
         gateway = _gateway_kind(element) if isinstance(element, dict) else None
         if gateway:   # a Langfuse or LiteLLM export as one array: its items carry a sessionId too
             return gateway
-        if _transcript.is_transcript_line(element):
+        if _sniff.is_transcript_line(element):
             return "claude-code"
     return None
 

@@ -219,8 +219,6 @@ def test_an_entry_not_yet_readable(r, tmp_path):
     assert causes == [Cause("cold"), Cause("not_yet_available", "entry at messages[1] written at t=0s, readable from t=1s")]
 
 
-@pytest.mark.xfail(strict=True, reason="core/explain.py prints a replay's times (seconds since 1970) with :g, six "
-                                       "significant digits: 'written at t=1.79361e+09s, readable from t=1.79361e+09s'")
 def test_an_entry_not_yet_readable_on_replay(tmp_path):
     r = RULES[0]
     c = conv(r).send(0, *_turns(r, 2)).send(0.5, *_turns(r, 2), stream="b")

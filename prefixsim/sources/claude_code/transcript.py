@@ -56,6 +56,7 @@ from prefixsim.sources.claude_code.message import parts as _parts
 from prefixsim.sources.claude_code.message import text_of as _text_of
 from prefixsim.sources.claude_code.message import usage_of as _usage
 from prefixsim.sources.claude_code.order import causal
+from prefixsim.sources.claude_code.sniff import is_transcript_array
 from prefixsim.sources.claude_code.thinking import TurnSettings
 from prefixsim.sources.claude_code.versions import prompt_follows_cd
 from prefixsim.sources.files import check_regular, not_regular
@@ -68,12 +69,6 @@ KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history
                          "progress", "attachment", "custom-title", "tag"})
 AGENT_TOOLS = ("Task", "Agent")
 THINKING = ("thinking", "redacted_thinking")
-
-
-def is_transcript_line(obj: object) -> bool:
-    """A JSONL line Claude Code writes (used by format detection)."""
-    return isinstance(obj, dict) and ("sessionId" in obj or obj.get("type") in (
-        "file-history-snapshot", "summary", "queue-operation")) and "hash_ids" not in obj
 
 
 def parse_time(stamp: object) -> float:
@@ -110,9 +105,7 @@ def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]
             continue
         sub = f.with_suffix("") / "subagents"
         out.append((f, sub if sub.is_dir() else None))
-    # Sessions a hook saved as JSON arrays (`logs/chat.json`) count as transcripts in a folder too
-    # (issue 32: 16 public repositories keep their sessions only that way); other .json files are no
-    # transcripts and are left alone.
+    # sessions a hook saved as JSON arrays (logs/chat.json) are transcripts too; other .json are not
     out += [(f, None) for f in sorted(path.rglob("*.json")) if is_transcript_array(f)]
     for sub in sorted(path.rglob("subagents")):
         main = sub.parent.parent / f"{sub.parent.name}.jsonl"
@@ -123,14 +116,6 @@ def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]
                                           f"({main.name}): replayed on their own")
             out.append((None, sub))
     return out
-
-
-def is_transcript_array(path: Path) -> bool:
-    """A `.json` file holding a JSON array whose first elements include a Claude Code transcript line."""
-    if not hookdump.is_array_file(path) or not_regular(path) is not None:
-        return False
-    with problems.collecting():   # a sniff names no problem: the read that follows does
-        return any(is_transcript_line(e) for _, e in hookdump.iter_elements(path, hookdump.SNIFF_ELEMENTS))
 
 
 def session_key(root: Path, main: Path | None, sub: Path | None) -> str:
