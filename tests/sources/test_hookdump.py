@@ -3,6 +3,8 @@ transcript they hold: the real sample from lvalics/claude_code_stuffs gives what
 conversion gives."""
 import json
 
+import pytest
+
 from click.testing import CliRunner
 from conftest import data_file
 
@@ -108,9 +110,5 @@ def test_a_folder_of_hook_dumps_replays_as_a_projects_folder(tmp_path):
 def test_a_folder_without_transcripts_of_either_kind_is_refused(tmp_path):
     (tmp_path / "settings.json").write_text(json.dumps({"hooks": {}}))
     (tmp_path / "payloads.json").write_text(json.dumps([{"hook_event_name": "Stop"}]))
-    try:
+    with pytest.raises(UserError, match="holds no .jsonl transcripts"):   # hook payloads are no transcripts
         detect(tmp_path)
-    except UserError as e:
-        assert "holds no .jsonl transcripts" in str(e)
-    else:
-        raise AssertionError("a folder of hook payloads was read as transcripts")
