@@ -11,7 +11,8 @@ from prefixsim.providers.base import Policy
 from prefixsim.providers.bedrock import BedrockPolicy
 from prefixsim.providers.others import OTHER_PROVIDERS, other_rule
 from prefixsim.providers.prefix import PrefixPolicy
-from prefixsim.providers.tables import CLAUDE_PLATFORMS
+from prefixsim.providers.model_ids import canonical_model
+from prefixsim.providers.tables import CLAUDE_PLATFORMS, OPENAI_RULES
 
 PROVIDERS = ("anthropic", "bedrock", "vertex", "gemini", "openai", "deepseek", "prefix", "vllm", "sglang",
              *OTHER_PROVIDERS)
@@ -44,3 +45,23 @@ def get_policy(name: str, bound: str = "printed", *, listed_only: bool = True, *
         from prefixsim.engines.policy import EnginePolicy   # lazy: a provider API's replay never loads the serving engines
         return EnginePolicy(name, **engine_options)
     raise UserError(unknown("provider", name, PROVIDERS, show=len(PROVIDERS)))
+
+
+#: OpenAI's own model names: an unknown one of them (a misspelling) is named as such, not replayed as "other".
+_OPENAI_NAMES = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-")
+
+
+def family_provider(model: str, strict: bool = False) -> str:
+    """The provider whose rules know a model by its family, else "other" (a router's id, a scenario's
+    `model:` without `provider:`); `strict`: OpenAI only for the families its tables list (a router's
+    `openai/gpt-oss-120b` is open weights, not OpenAI's API)."""
+    m = canonical_model(model)
+    if m.startswith("claude-"):
+        return "anthropic"
+    if m.startswith("gemini-"):
+        return "gemini"
+    if m.startswith("deepseek"):
+        return "deepseek"
+    if m.startswith(tuple(OPENAI_RULES) if strict else _OPENAI_NAMES):
+        return "openai"
+    return "other"

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from prefixsim.errors import UserError
 from prefixsim.io.userfiles import MAX_YAML_BYTES
 from prefixsim.io.yamlfile import MAX_NODES, load_yaml
-from prefixsim.scenario.checks import check_run, read_body, resolve_file, shown_path
+from prefixsim.scenario.checks import check_run, provider_of_model, read_body, resolve_file, shown_path
 from prefixsim.scenario.messages import is_mismatch, message, union_message, where
 from prefixsim.scenario.schema import Scenario, Settings, Variant, MAX_SWEEP, SweepSpec
 from prefixsim.scenario.studycheck import ParamError, check_study
@@ -292,7 +292,7 @@ def _load_runs(path: str) -> list[Run]:
         variants = sc.variants or [Variant(name="default")]
         for vi, v in enumerate(variants):
             merged = {f: getattr(v, f) if getattr(v, f) is not None else getattr(sc, f) for f in _SETTINGS_FIELDS}
-            settings = Settings.model_construct(**merged)  # both halves are validated already
+            settings = Settings.model_construct(**{**merged, "provider": merged["provider"] or provider_of_model(merged["model"])})
             check_run(settings, sc, path, *_where(node, vi if sc.variants else None))
             _require_timeline(sc, [v], node, path, vi)
             name = v.name if param is None else f"{v.name} [{param}={value}]"

@@ -19,9 +19,8 @@ from typing import Any
 
 from prefixsim.errors import UserError, shown
 from prefixsim.model import PROMPT_END, Block, CachedRef, Layer, Request, Usage
-from prefixsim.providers.model_ids import canonical_model
+from prefixsim.providers.registry import family_provider
 from prefixsim.providers.gemini_tables import gemini_explicit_minimum
-from prefixsim.providers.tables import OPENAI_RULES
 from prefixsim.wire import openai as R
 
 #: Hosts (a substring of the URI) and the provider each is; "openrouter" routes by upstream and model.
@@ -46,25 +45,6 @@ def host_provider(uri: str) -> str | None:
     return next((p for h, p in HOSTS if h in host), None)
 
 
-#: OpenAI's own model names: an unknown one of them (a misspelling) is named as such, not replayed as "other".
-_OPENAI_NAMES = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-")
-
-
-def _family(model: str, strict: bool = False) -> str:
-    """The provider whose rules know a model by its family, else "other"; `strict`: OpenAI only for
-    the families its tables list (a router's `openai/gpt-oss-120b` is open weights, not OpenAI's API)."""
-    m = canonical_model(model)
-    if m.startswith("claude-"):
-        return "anthropic"
-    if m.startswith("gemini-"):
-        return "gemini"
-    if m.startswith("deepseek"):
-        return "deepseek"
-    if m.startswith(tuple(OPENAI_RULES) if strict else _OPENAI_NAMES):
-        return "openai"
-    return "other"
-
-
 def provider_of(model: str, uri: str = "", response: Any = None) -> str:
     """The provider whose cache rules and prices apply to a request (module docstring)."""
     host = host_provider(uri)
@@ -73,7 +53,7 @@ def provider_of(model: str, uri: str = "", response: Any = None) -> str:
     upstream = response.get("provider") if isinstance(response, dict) else None
     if host == "openrouter" and isinstance(upstream, str) and upstream.strip():
         p = UPSTREAM.get(upstream.strip().lower(), "other")
-        family = _family(model, strict=True)
+        family = family_provider(model, strict=True)
         if p in ("vertex", "bedrock"):   # Claude there has its platform's rules; Gemini on Vertex, Gemini's
             return p if family == "anthropic" else "gemini" if p == "vertex" and family == "gemini" else "other"
         # an upstream with tables of its own serving a model they do not know (openai/gpt-oss on OpenAI)
@@ -82,8 +62,8 @@ def provider_of(model: str, uri: str = "", response: Any = None) -> str:
     if rest and vendor in VENDORS:
         p = VENDORS[vendor]
         # a vendor's own model the tables do not know (openai/gpt-oss-120b) has no documented rules
-        return p if p in ("mistral", "xai", "zai", "moonshot") or _family(model, strict=True) == p else "other"
-    return _family(model)
+        return p if p in ("mistral", "xai", "zai", "moonshot") or family_provider(model, strict=True) == p else "other"
+    return family_provider(model)
 
 
 def router_model(model: Any) -> bool:
