@@ -25,6 +25,13 @@ BY = ("session", "day", "project", "model")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
+def _subagents_at(parts: tuple[str, ...]) -> int | None:
+    """Where the last `subagents` folder stands in a file's path parts (None: not a sub-agent's file)."""
+    if "subagents" not in parts[:-1]:
+        return None
+    return len(parts) - 2 - parts[-2::-1].index("subagents")
+
+
 def session_of(stream: str, path: str = "") -> str:
     """A request's session. A stream key of parts is `<session>/<stream>` (Claude Code's streams of a
     folder: `<session>/main`, `<session>/agent-1`): its session is all but the last part. A stream
@@ -36,8 +43,8 @@ def session_of(stream: str, path: str = "") -> str:
     if not path:
         return stream
     parts = PurePath(path).parts
-    if "subagents" in parts[:-1]:
-        i = len(parts) - 2 - parts[-2::-1].index("subagents")
+    i = _subagents_at(parts)
+    if i is not None:
         return PurePath(*parts[:i]).as_posix() if i else stream
     return PurePath(path).with_suffix("").as_posix()
 
@@ -47,8 +54,8 @@ def project_of(path: str) -> str:
     <project>/<session>.jsonl; a sub-agent's file lies in <project>/<session>/subagents/). Another
     log's project is its own folder; a file given without one is "."."""
     parts = PurePath(path).parts
-    if "subagents" in parts[:-1]:   # the session's folder holds it, the project's folder holds that
-        i = len(parts) - 2 - parts[-2::-1].index("subagents")
+    i = _subagents_at(parts)
+    if i is not None:   # the session's folder holds it, the project's folder holds that
         return parts[i - 2] if i >= 2 else "."
     return parts[-2] if len(parts) >= 2 else "."
 
