@@ -26,6 +26,16 @@ def test_causes_on_the_fixture(tmp_path):
         assert r.predicted.prompt_tokens == r.observed.prompt_tokens
 
 
+def test_a_replayed_compaction_names_where_the_summary_parts_from_the_static_prefix(tmp_path):
+    # Issue 37: the cause and its detail exactly on the replay path, as the scenario path's tests do
+    # (tests/providers/test_causes_anthropic.py): the summary turn keeps tools and system (12,000
+    # tokens) and parts at the first message group, 3 bytes in (the JSON of the replaced history).
+    by = {r.request_id: r for r in result_for(tmp_path).rows}
+    assert str(by["r3"].cause) == "compaction (messages layer, block 2 (tail after the last breakpoint), byte 3)"
+    assert by["r3"].predicted.cache_read == 12000
+    assert str(by["r4"].cause) == ""                        # the turn after the summary reads it
+
+
 def test_naive_baseline_definition(tmp_path):
     res = result_for(tmp_path, with_agent=False)
     assert [r.naive_read for r in res.rows] == [0, 20000, 0, 20900, 12000, 12300]

@@ -122,7 +122,11 @@ def test_a_compaction_keeps_only_the_static_prefix(tmp_path):
     assert records[2].call.event == "compaction"
     static = sum(b.tokens for b in records[0].call.request.blocks[:2])
     assert 29900 < static < 30000   # the first prompt less its first user message
-    assert replay(records).rows[2].predicted.cache_read == static - static % 128
+    row = replay(records).rows[2]
+    assert row.predicted.cache_read == static - static % 128
+    # the cause and its detail on the replay path (issue 37): the replacement history parts at its first item
+    assert str(row.cause) == (f"compaction (messages layer, block 2 (history[0] (added by {row.request_id})), "
+                              "byte 13)")
 
 
 def test_a_rollback_returns_to_the_history_before_the_dropped_turn(tmp_path):
