@@ -124,24 +124,31 @@ def rules_note(policy: Policy, model: str) -> str:
     """"" when the policy's rules for `model` are documented, else what of them is the stated default:
     a provider of `OTHER_RULES`, a Bedrock model without documented caching, or a model a provider's
     tables do not list (providers/unlisted.py)."""
+    part = _undocumented(policy, model)
+    return "" if part is None else f"{part or 'rules'} undocumented: stated default"
+
+
+def _undocumented(policy: Policy, model: str) -> str | None:
+    """None when `model`'s rules are documented; else the clause naming what is not ("minimum",
+    "minimum and retention"), "" for the whole rule (a source that starts "UNDOC", or names nothing)."""
     described = policy.describe(model)
     source = next((v for k, v in described.items() if k in _SOURCED and undocumented(v)), "")
     if not source:
+        return None
+    if source.startswith("UNDOC") or "undocumented" not in source:
         return ""
-    cut = source.split("undocumented", 1)
     # the clause naming what is undocumented: after the source key's ": " and a figure's "(" (Bedrock)
-    part = cut[0].rsplit(";", 1)[-1].rsplit(": ", 1)[-1].rsplit("(", 1)[-1].strip(" :,") if len(cut) > 1 else ""
-    return f"{part} undocumented: stated default" if part and not source.startswith("UNDOC") else \
-        "rules undocumented: stated default"
+    head = source.split("undocumented", 1)[0]
+    return head.rsplit(";", 1)[-1].rsplit(": ", 1)[-1].rsplit("(", 1)[-1].strip(" :,")
 
 
 def cause_note(policy: Policy, model: str, kind: str = "") -> str:
     """What a cause of `kind` decided by `model`'s rule adds: the stated default it used (`rules_note`),
     or that its figure is what public traffic shows, beside the documentation's (a measured rule:
     Gemini's best-effort implicit cache)."""
-    note = rules_note(policy, model)
-    if note and not _concerns(note, kind):   # the stated default of another figure decided nothing here
-        note = ""
+    part = _undocumented(policy, model)
+    # the stated default of another figure decided nothing here
+    note = rules_note(policy, model) if part is not None and _concerns(part, kind) else ""
     described = policy.describe(model) if not note else {}
     if note or "measured" not in described:
         return note
@@ -157,12 +164,11 @@ def cause_note(policy: Policy, model: str, kind: str = "") -> str:
 _FIGURE = {"below_minimum": "minimum", "ttl_expired": "retention", "evicted": "retention"}
 
 
-def _concerns(note: str, kind: str) -> bool:
-    """Whether `note` (rules_note's) is about the figure that decides a cause of `kind`: it names that
-    figure, or no figure at all ("rules undocumented", "caching undocumented": the whole rule)."""
+def _concerns(part: str, kind: str) -> bool:
+    """Whether the undocumented `part` (`_undocumented`'s) is about the figure that decides a cause of
+    `kind`: it names that figure, or no figure at all ("", "caching": the whole rule)."""
     figure = _FIGURE.get(kind)
-    named = note.split(" undocumented", 1)[0]
-    return figure is None or figure in named or not any(f in named for f in set(_FIGURE.values()))
+    return figure is None or figure in part or not any(f in part for f in set(_FIGURE.values()))
 
 
 #: The fields of a policy's description that carry a rule's source.
