@@ -125,7 +125,7 @@ def mark_pareto(designs: list[Design]) -> list[Design]:
 def design(v: VariantResult, pace: float, values: tuple[tuple[str, str], ...]) -> Design:
     s = v.summary()
     tokens, n = critical_path(v.outcomes, pace)
-    return Design(v.variant, values, s["_cost"], tokens, n,
+    return Design(v.variant, values, v.cost_exact, tokens, n,
                   max((o.call.t for o in v.outcomes), default=0.0), s["requests"], s["hit_rate"])
 
 

@@ -20,7 +20,8 @@ def usage_is_sound(u: Usage) -> None:
     assert u.prompt_tokens == u.input_tokens + u.cache_write_5m + u.cache_write_1h + u.cache_read, u
 
 
-def summary_matches_rows(summary: dict[str, Any], rows: list[dict[str, Any]], outcomes: Iterable[Outcome]) -> None:
+def summary_matches_rows(summary: dict[str, Any], cost: Decimal, rows: list[dict[str, Any]],
+                         outcomes: Iterable[Outcome]) -> None:
     """A variant's summary is the sum of its request rows, and its exact cost the sum of theirs."""
     outcomes = list(outcomes)
     assert summary["requests"] == len(rows) == len(outcomes)
@@ -29,7 +30,7 @@ def summary_matches_rows(summary: dict[str, Any], rows: list[dict[str, Any]], ou
     for o in outcomes:
         usage_is_sound(o.usage)
     # the total includes an explicit cache's storage, which the creating request carries
-    assert summary["_cost"] == sum((o.cost_usd + o.storage_usd for o in outcomes), Decimal(0))
+    assert cost == sum((o.cost_usd + o.storage_usd for o in outcomes), Decimal(0))
     assert summary.get("storage_usd", 0) == sum(r.get("storage_usd", 0) for r in rows) or \
         abs(summary["storage_usd"] - sum(r.get("storage_usd", 0) for r in rows)) < 1e-6 * len(rows)
 

@@ -42,10 +42,15 @@ def load_yaml(path: str, what: str = "scenario", cap: int = MAX_YAML_BYTES, need
     """Parse one YAML file safely, keeping node positions (ruamel's round-trip containers, which are
     dict and list subclasses with `.lc`), and check the whole tree (`check_tree`). `what` names the
     file in messages; `needs` says what an empty one lacks."""
+    return parse_yaml(decode_utf8(read_capped(path, cap, what), path), path, what, needs)
+
+
+def parse_yaml(text: str, path: str, what: str = "scenario", needs: str = "`name:`") -> Any:
+    """`load_yaml` on text already read (a scenario given as a string): the same parse and checks,
+    errors naming `path`."""
     from ruamel.yaml.constructor import DuplicateKeyError  # lazy: start-up: the YAML parser loads only to read YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError  # lazy: start-up: the YAML parser loads only to read YAML
 
-    text = decode_utf8(read_capped(path, cap, what), path)
     if not text.strip():
         raise UserError(f"empty file (a {what} needs at least {needs})", path, 1)
     try:

@@ -126,7 +126,7 @@ class ReplayResult:
     summary: Summary
 
     def to_dataframe(self):
-        """One row per request; observed columns are NaN where the log had no usage."""
+        """One row per request (run's column names under observed_ / predicted_; NaN: no usage logged)."""
         import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
         # lazy: a replay printed as text never loads the JSON document
@@ -140,8 +140,8 @@ class ReplayResult:
                          "stream": r.stream, "model": r.model,
                          **{f"observed_{k}": (None if o is None else v) for k, v in _usage_dict(o or p).items()},
                          **{f"predicted_{k}": None if na else v for k, v in _usage_dict(p).items()},
-                         "predicted_cache_write_5m": None if na else p.cache_write_5m,
-                         "predicted_cache_write_1h": None if na else p.cache_write_1h,
+                         "predicted_cache_write_5m_tokens": None if na else p.cache_write_5m,
+                         "predicted_cache_write_1h_tokens": None if na else p.cache_write_1h,
                          "naive_cache_read_input_tokens": r.naive_read, "cause": r.cause.kind or None,
                          "cause_detail": r.cause.detail or None,
                          "cost_observed_usd": None if r.cost_observed is None else float(r.cost_observed),

@@ -118,26 +118,40 @@ class Breakeven:
         lines += ["", wrap_block(s.reading, DEFAULT_WIDTH), wrap_block(check_line(self.check), DEFAULT_WIDTH)]
         return "\n".join(lines) + "\n"
 
+    @property
+    def curve(self):
+        """The curve behind the crossing points as a pandas DataFrame (the CSV the command writes)."""
+        import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
+
+        rows = self.result.curve
+        return pd.DataFrame(rows, columns=list(dict.fromkeys(k for row in rows for k in row)))
+
+    def __repr__(self) -> str:
+        return f"<Breakeven {self.study!r} on {self.model}: {self.result.reading[:120]}>"
+
     def check_line(self) -> str:
 
         return check_line(self.check)
 
 
-def run_breakeven(study: str, out: str | Path = "reports/breakeven", model: str | None = None,
+def run_breakeven(study: str, out: str | Path | None = "reports/breakeven", model: str | None = None,
                   sheet: str | None = None, price_date: dt.date | None = None, params: Sequence[str] = (),
                   gaps: str | None = None, gaps_from: Sequence[str] = (),
                   scenario_at: int | None = None) -> Breakeven:
     """Run `study` (-p `params` as KEY=VALUE) on `model`'s prices (a `sheet` file's, else genai-prices'
     at `price_date`), check it against the scenario runner and write <out>/<study>.csv, .png and .svg
-    (and .scenario.yaml with `scenario_at`). Every option is checked before anything is written."""
+    (and .scenario.yaml with `scenario_at`); `out` None writes nothing (the library's breakeven).
+    Every option is checked before anything is written."""
 
 
-    base = Path(out) / study
+    base = Path(out or ".") / study
     written = [base.with_suffix(".csv"), base.with_suffix(".png"), base.with_suffix(".svg")]
     if scenario_at is not None:
         if study != "fork-vs-subagent":
             raise UserError(f"--scenario-at belongs to the fork-vs-subagent study, not {study}")
         written.append(base.with_suffix(".scenario.yaml"))
+    if out is None:
+        written = []
     check_outputs([*([sheet] if sheet else []), *gaps_from], files=written)
     provider = OTHER_PROVIDER.get(study, "anthropic")
     if model is None and provider == "gemini":
@@ -156,12 +170,13 @@ def run_breakeven(study: str, out: str | Path = "reports/breakeven", model: str 
         raise UserError(f"--gaps and --gaps-from belong to the ttl study, not {study}")
     s, check = run_study(study, p, f, lists, sheet_doc, price_date, steady=steady_gaps(gaps),
                          observed=observed_gaps(gaps_from))
-    cols = list(dict.fromkeys(k for row in s.curve for k in row))
-    png, svg = render_both(line_figure(s.chart))
-    files: list[str | bytes] = [csv_text(s.curve, cols), png, svg]
-    if scenario_at is not None:
-        from prefixsim.analysis.check_designs import fork_scenario_text  # lazy: only with scenario_at
+    if written:
+        cols = list(dict.fromkeys(k for row in s.curve for k in row))
+        png, svg = render_both(line_figure(s.chart))
+        files: list[str | bytes] = [csv_text(s.curve, cols), png, svg]
+        if scenario_at is not None:
+            from prefixsim.analysis.check_designs import fork_scenario_text  # lazy: only with scenario_at
 
-        files.append(fork_scenario_text(model, *design_labels(f, lists), scenario_at, sheet_doc))
-    write_files(dict(zip(written, files)))
+            files.append(fork_scenario_text(model, *design_labels(f, lists), scenario_at, sheet_doc))
+        write_files(dict(zip(written, files)))
     return Breakeven(study, model, p, s, check, written)

@@ -261,14 +261,14 @@ def input_boundary(path: str, line: int | None = None) -> Iterator[None]:
         raise UserError(f"cannot use a value in this file ({type(e).__name__}: {str(e)[:160]})", path, line) from None
 
 
-def load_runs(path: str) -> list[Run]:
-    """Every run a scenario file asks for: variants x sweep values, validated."""
+def load_runs(path: str, node: Any = None) -> list[Run]:
+    """Every run a scenario file asks for: variants x sweep values, validated (`node`: already parsed, scenario/inline.py)."""
     with input_boundary(path):
-        return _load_runs(path)
+        return _load_runs(path, node)
 
 
-def _load_runs(path: str) -> list[Run]:
-    node = read_yaml(path)
+def _load_runs(path: str, node: Any = None) -> list[Run]:
+    node = read_yaml(path) if node is None else node
     if not isinstance(node, dict):
         kind = "a list" if isinstance(node, list) else f"a single value ({node!r:.40})"
         raise UserError(f"the file is {kind}; a scenario is a mapping (`name: ...` and other keys)", path, 1)

@@ -139,6 +139,17 @@ class VariantResult:
         return rows
 
     def summary(self) -> dict[str, Any]:
+        """The variant's figures as plain numbers (what a table, the JSON and a DataFrame show);
+        `cost_exact` is the same total as an exact Decimal."""
+        return {k: v for k, v in self._totals().items() if not k.startswith("_")}
+
+    @property
+    def cost_exact(self) -> Decimal:
+        """The total cost (storage included) as an exact Decimal, before rounding to a micro-dollar:
+        the figure designs are ranked and compared by."""
+        return self._totals()["_cost"]
+
+    def _totals(self) -> dict[str, Any]:
         s = summarize(self.outcomes)
         if self.self_hosted:
             s.update(self._gpu(s))
@@ -170,11 +181,15 @@ def stream_group(stream: str) -> str:
     return head if dot and tail.isdigit() else stream
 
 
+def _copies(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [dict(r) for r in rows]
+
+
 @functools.cache
 def _frame_class():
-    """A pandas DataFrame that, called, returns the comparison's rows as dicts: `res.comparison` is the
-    notebook's table and `res.comparison()` stays what the report code (and older callers) read.
-    Built on first use, so importing results does not import pandas."""
+    """A pandas DataFrame that, called, returns its rows as plain dicts (Python numbers, None for a
+    missing figure): `res.comparison` is the notebook's table, `res.comparison()` the same rows for
+    code that wants no pandas. Built on first use, so importing results does not import pandas."""
     import pandas as pd  # lazy: start-up: pandas loads only for a DataFrame
 
     class CallableFrame(pd.DataFrame):
@@ -234,13 +249,15 @@ class ScenarioResult:
     def comparison(self):
         """The comparison of variants as a DataFrame (every summary column, GPU-seconds and the
         optimistic bound where they apply; `vs_cheapest` within each sweep value). Calling it,
-        `res.comparison()`, gives the same rows as dicts."""
+        `res.comparison()`, gives the same rows as dicts, with the same keys in the same order."""
         rows = [{k: val for k, val in r.items() if not k.startswith("_")} for r in ranked_comparison(self)]
         for r, v in zip(rows, self.variants):
             r["variant"] = v.base_variant
         cols = list(dict.fromkeys(["scenario", "variant", *self._params(), *(k for r in rows for k in r)]))
-        df = _frame_class()(rows, columns=cols)
-        df._rows = self.comparison_rows
+        # the called form gives these very rows, column for column (None where the frame has NaN)
+        records = [{c: r.get(c) for c in cols} for r in rows]
+        df = _frame_class()(records, columns=cols)
+        df._rows = functools.partial(_copies, records)
         return df
 
     @property
@@ -256,7 +273,7 @@ class ScenarioResult:
         return list(dict.fromkeys(v.sweep_param for v in self.variants if v.sweep_param is not None))
 
     def comparison_rows(self) -> list[dict[str, Any]]:
-        sums = [(v, v.summary()) for v in self.variants]
+        sums = [(v, v._totals()) for v in self.variants]
         cheapest = min((s["_cost"] for _, s in sums), default=Decimal(0))
         out = []
         for v, s in sums:
@@ -271,7 +288,7 @@ class ScenarioResult:
     def to_json(self) -> dict[str, Any]:
         variants = []
         for v in self.variants:
-            s = {k: val for k, val in v.summary().items() if not k.startswith("_")}
+            s = v.summary()
             d = {"name": v.variant, "requests": v.rows(), "summary": s, "assumptions": v.assumptions}
             if v.sweep_param is not None:
                 d["sweep"] = {"param": v.sweep_param, "value": v.sweep_value}

@@ -58,8 +58,8 @@ def test_each_design_costs_what_the_same_variant_costs_alone(grid, tmp_path):
     assert sorted(alone) == sorted(d.name for d in grid.designs) and len(alone) == 8
     for d in grid.designs:
         v = alone[d.name]
-        assert d.cost_usd == v.summary()["_cost"]   # exact decimals, so equal to the cent and below
-        assert round(d.cost_usd, 2) == round(v.summary()["_cost"], 2)
+        assert d.cost_usd == v.cost_exact   # exact decimals, so equal to the cent and below
+        assert round(d.cost_usd, 2) == round(v.cost_exact, 2)
         assert (d.critical_tokens, d.critical_requests) == critical_path(v.outcomes, 15.0)
 
 
@@ -78,7 +78,7 @@ def test_the_written_scenario_is_the_matching_design(grid):
     """`run` simulates the scenario as written (5m, stagger 0, fork): the design with those values."""
     written = simulate(load_runs(str(EXAMPLE))[0], _date())
     d = next(d for d in grid.designs if d.name == "ttl=5m stagger=0s spawn=fork")
-    assert written.summary()["_cost"] == d.cost_usd
+    assert written.cost_exact == d.cost_usd
 
 
 def _o(stream, t, uncached, written=0, read=0):
@@ -324,7 +324,7 @@ def test_breakpoints_designs_equal_the_same_variants(tmp_path):
     alone = {r.variant: simulate(r, _date()) for r in load_runs(str(hand))}
     assert sorted(alone) == sorted(d.name for d in g.designs)
     for d in g.designs:
-        assert d.cost_usd == alone[d.name].summary()["_cost"]
+        assert d.cost_usd == alone[d.name].cost_exact
     # no breakpoints: nothing is read, so every request is on the path and computes its whole prompt
     for ttl in ("5m", "1h"):
         none = next(d for d in g.designs if d.name == f"ttl={ttl} breakpoints=none")

@@ -153,7 +153,7 @@ def outcome_or_user_error(text) -> str:
             assert all(line.startswith(e.path) for line in msg.splitlines()), msg
             return "user error: " + e.message.split(" ")[0]
         for run, v in zip(runs, results):
-            summary_matches_rows(v.summary(), v.rows(), v.outcomes)
+            summary_matches_rows(v.summary(), v.cost_exact, v.rows(), v.outcomes)
             book = PriceBook(run.scenario.prices, when=PRICE_DATE)
             for o in v.outcomes:
                 rates = book.rates(o.call.request.model, run.settings.provider or "anthropic")

@@ -46,7 +46,30 @@ def test_comparison_is_a_dataframe_and_called_gives_rows(stagger):
     assert at0["fresh sub-agents of one type"] == 1.0
     assert at0["fork children"] == pytest.approx(0.411967 / 0.408741, abs=1e-5)
     rows = stagger.comparison()
-    assert isinstance(rows, list) and rows[0]["variant"] == "fork children [stagger=0]"
+    assert isinstance(rows, list) and rows[0]["variant"] == "fork children" and rows[0]["stagger"] == 0
+
+
+def test_comparison_called_gives_the_frames_rows_column_for_column(stagger):
+    """`res.comparison()` and `res.comparison` are one table: the same keys in the same order, the
+    same values (vs_cheapest within each swept value in both), plain Python numbers."""
+    df, rows = stagger.comparison, stagger.comparison()
+    assert [list(r) for r in rows] == [list(df.columns)] * len(df)
+    assert rows == df.to_dict("records")
+    assert all(type(r["cost_usd"]) is float and type(r["requests"]) is int for r in rows)
+    at0 = {r["variant"]: r["vs_cheapest"] for r in rows if r["stagger"] == 0}
+    assert at0["fresh sub-agents of one type"] == 1.0
+
+
+def test_summary_holds_no_private_decimals(stagger):
+    """A variant's summary() is what its table and JSON show: no `_cost` / `_no_cache` Decimals; the
+    exact total is `cost_exact`."""
+    from decimal import Decimal
+
+    for v in stagger.variants:
+        s = v.summary()
+        assert not [k for k in s if k.startswith("_")]
+        assert not [k for k, x in s.items() if isinstance(x, Decimal)]
+        assert isinstance(v.cost_exact, Decimal) and float(round(v.cost_exact, 6)) == s["cost_usd"]
 
 
 def test_requests_split_cause_and_detail_like_replay(economics):

@@ -117,8 +117,8 @@ def test_invalidation_matrix_layers(results):
 
 
 def test_stagger_helps_subagents_of_one_type(results):
-    s = {x["variant"]: x for x in results["parallel-children-stagger"].comparison()}
-    assert s["fresh sub-agents of one type [stagger=3]"]["cost_usd"] < s["fresh sub-agents of one type [stagger=0]"]["cost_usd"]
+    s = {(x["variant"], x["stagger"]): x for x in results["parallel-children-stagger"].comparison()}
+    assert s["fresh sub-agents of one type", 3]["cost_usd"] < s["fresh sub-agents of one type", 0]["cost_usd"]
 
 
 def test_multi_cloud_prices_each_platform(results):
