@@ -1,13 +1,17 @@
 """(e) Cold start: `prefixsim run scenarios/` wall time (report files written) and `prefixsim --help`.
 
 Each is a fresh process, as a user runs it; the best of a few runs is printed. Import time for
-`--help` is the whole process (python -X importtime shows where it goes).
+`--help` is the whole process (python -X importtime shows where it goes). `--before TREE` times
+another prefixsim tree's `--help` in the same sitting, alternating run for run, and prints the
+ratio of the medians (the machine is shared: alternating pairs see the same load).
 
-    python bench/cold_run.py [--small]
+    python bench/cold_run.py [--small] [--before TREE] [--pairs 9]
 """
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -20,19 +24,44 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def wall(args: list[str], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "from prefixsim.cli import main; main()", *args], cwd=ROOT, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        best = min(best, time.perf_counter() - t)
-    return best
+    return min(once(args, ROOT, ROOT) for _ in range(repeat))
+
+
+def once(args: list[str], tree: Path, cwd: Path | None = None) -> float:
+    """One fresh process of `tree`'s prefixsim: its folder first on sys.path, run from `cwd` (default a
+    neutral folder: `python -c` puts the working directory first, which would shadow another tree)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "from prefixsim.cli import main; main()", *args],
+                   cwd=cwd or tempfile.gettempdir(),
+                   check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def paired_help(before: Path, pairs: int) -> tuple[float, float]:
+    """Medians of `--help` wall time, this tree and `before`, alternating (which goes first alternates too)."""
+    mine: list[float] = []
+    theirs: list[float] = []
+    for i in range(pairs + 1):
+        order = [(ROOT, mine), (before, theirs)] if i % 2 else [(before, theirs), (ROOT, mine)]
+        for tree, out in order:
+            t = once(["--help"], tree)
+            if i:   # the first pair warms the file cache and compiles bytecode
+                out.append(t)
+    return statistics.median(mine), statistics.median(theirs)
 
 
 def main(argv=None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="one scenario, one run (CI smoke run)")
+    ap.add_argument("--before", type=Path, help="another prefixsim tree: its --help timed in the same pairs")
+    ap.add_argument("--pairs", type=int, default=9)
     args = ap.parse_args(argv)
+    if args.before is not None:
+        now, then = paired_help(args.before.resolve(), args.pairs)
+        print(f"prefixsim --help, medians of {args.pairs} alternating pairs: this tree {now * 1000:.0f} ms, "
+              f"{args.before} {then * 1000:.0f} ms: {now / then:.2f}x")
+        return [report("(e) prefixsim --help wall vs --before, ratio", now / then, "< 1", now < then)]
     repeat = 1 if args.small else 3
     target = "scenarios/seed-fork-chapter.yaml" if args.small else "scenarios/"
     with tempfile.TemporaryDirectory() as out:

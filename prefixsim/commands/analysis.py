@@ -7,7 +7,7 @@ import click
 
 from prefixsim.commands.common import Progress, TokenSize, parse_price_date
 from prefixsim.io.suggest import unknown
-from prefixsim.scenario.studyparams import BREAKEVEN_STUDIES
+from prefixsim.scenario.studynames import BREAKEVEN_STUDIES
 
 
 class NamedChoice(click.Choice):

@@ -3,11 +3,15 @@ Claude model maps to one id (`claude-sonnet-4-5`); other ids pass through lowerc
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _DATE = re.compile(r"-(\d{8})$")
 _OLD_STYLE = re.compile(r"^claude-(\d)(?:-(\d))?-(opus|sonnet|haiku)(.*)$")
 
 
+# A log names a handful of models over and over (three lookups per request): the six rewrites below
+# were 8.5 % of a large transcript folder's replay (issue 35); ids are few, so the memo stays small.
+@lru_cache(maxsize=4096)
 def canonical_model(model: str) -> str:
     """`claude-sonnet-4-5-20250929`, `anthropic/claude-3-5-haiku-latest`, `us.anthropic.claude-…-v1:0`
     -> the id our tables use (`claude-sonnet-4-5`, `claude-haiku-3-5`, …). Other ids pass through lowercased."""

@@ -21,6 +21,7 @@ from prefixsim.providers.gemini_tables import (
     gemini_explicit_minimum,
 )
 from prefixsim.scenario.fields import MAX_COUNT
+from prefixsim.scenario.studynames import BREAKEVEN_STUDIES, OTHER_PROVIDER, STUDY_NAMES  # noqa: F401
 
 #: Seconds between one child's requests, and between the parent's turn and the spawn: the
 #: scenario builder's default pace; ttft must not exceed it (each request reads the one before).
@@ -201,13 +202,6 @@ class ExplicitParams:
     )
 
 
-STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
-
-#: Studies priced on another provider than Anthropic (their default model is chosen by the price date:
-#: providers/gemini_explicit.py default_study_model); they stay out of the design-review report, whose
-#: studies run on the scenarios' Claude model.
-OTHER_PROVIDER = {"gemini-explicit": "gemini"}
-BREAKEVEN_STUDIES = (*STUDY_NAMES, *OTHER_PROVIDER)
 
 #: Studies that compare designs: a parameter may take a list of values (-p children=3,4,6).
 LIST_STUDIES = ("fork-vs-subagent",)
