@@ -17,6 +17,8 @@ from prefixsim.io.fsutil import Folder, check_outputs, check_replaceable, slug, 
 from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, anthropic_min_tokens, canonical_model
 from prefixsim.report.advice import report_section
 from prefixsim.report.answer import answers
+from prefixsim.report.best_design import BestDesign, best_design, summary_answer
+from prefixsim.report.study_sizes import scenario_sizes
 from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
 from prefixsim.report.folders import check_distinct, scenario_inputs
 from prefixsim.report.html import Figure, Section, markdown, page
@@ -31,6 +33,8 @@ from prefixsim.sources import open_many
 #: The kind of folder the page's PNGs go to (x_files/); one written before folders carried their
 #: marker holds only PNGs.
 IMAGES = "report's image folder"
+#: The design search's table on the page (the search's own columns, report/pareto.py).
+BEST_COLUMNS = ("design", "cost_usd", "vs_cheapest", "uncached_critical_path_tokens", "hit_rate", "pareto")
 COMPARISON = ("variant", "requests", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
               "output_tokens", "hit_rate", "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache", "vs_cheapest")
 
@@ -139,10 +143,13 @@ def sweep_chart(res: ScenarioResult) -> LineChart | None:
     return LineChart(title, xlabel, METRIC_AXIS[y], [Series(k, xs, ys) for k, (xs, ys) in lines.items()])
 
 
-def scenario_summary(res: ScenarioResult) -> dict[str, str]:
+def scenario_summary(res: ScenarioResult, best: BestDesign | None = None) -> dict[str, str]:
     """The report's opening row for a scenario: its question (`question:`, else the description's
-    first sentence) and the answer with its margin, as `prefixsim run` prints it."""
+    first sentence) and the answer with its margin: the best design its `optimize:` search finds, else
+    the comparison of its variants as `prefixsim run` prints it."""
     question = res.question or (res.description or "").strip().split(". ")[0].rstrip(".") or res.name
+    if best is not None:
+        return {"scenario": res.name, "question": question, "answer": summary_answer(best)}
     lines = answers(comparison_rows(res), [v.self_hosted for v in res.variants], _sweep(res))
     return {"scenario": res.name, "question": question, "answer": lines[-1] if _sweep(res) else "; ".join(lines)}
 
@@ -199,7 +206,14 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
             progress(i + 1, steps, res.name)
     sections: list[Section] = []
     assumptions: list[tuple[str, str]] = []
-    for res in results:
+    # a scenario with `optimize:` leads with the best design its search finds (report/best_design.py)
+    bests = [best_design(f, res, asked) for f, res in zip(files, results)]
+    # the studies no scenario names run at the design scenario's sizes: the first with `optimize:`,
+    # else the report's only scenario (report/study_sizes.py)
+    k = next((i for i, b in enumerate(bests) if b is not None), 0 if len(results) == 1 else None)
+    if k is not None:
+        designs = study_designs(files, params, (results[k].name, scenario_sizes(results[k], load_runs(files[k])[0])))
+    for res, best in zip(results, bests):
         for v in res.variants:
             for k, val in v.assumptions.items():
                 if k.startswith(("prices", "time-of-day prices", "clock start")) and (k, val) not in assumptions:
@@ -209,10 +223,16 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
         reading = " ".join(a[:1].upper() + a[1:] + "." for a in answers(
             summary, [v.self_hosted for v in res.variants], _sweep(res)))
         shown = [{**r, "variant": r["_base"]} for r in summary] if _sweep(res) else summary
-        sections.append(Section(f"Scenario: {res.name}", res.description or "", reading,
-                                [("comparison of variants", shown, summary_columns(res, summary, True)),
-                                 ("assumptions", scenario_assumptions(res), ("what", "value", "for"))],
-                                scenario_figures(res), anchor=f"scenario-{slug(res.name)}"))
+        tables = [("comparison of variants", shown, summary_columns(res, summary, True)),
+                  ("assumptions", scenario_assumptions(res), ("what", "value", "for"))]
+        figures = scenario_figures(res)
+        if best is not None:
+            reading = f"{best.sentence()[:1].upper()}{best.sentence()[1:]}. As written: {reading}"
+            tables.insert(0, (f"design search: the cheapest and the Pareto front of {len(best.grid.designs)} designs",
+                              best.rows(), BEST_COLUMNS))
+            figures.insert(0, best.figure())
+        sections.append(Section(f"Scenario: {res.name}", res.description or "", reading, tables, figures,
+                                anchor=f"scenario-{slug(res.name)}"))
     if traffic:
         sections.append(report_section(advise(open_many(list(traffic))), traffic))
     model = model or _first_model(results) or "claude-sonnet-4-5"
@@ -234,7 +254,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
                                 anchor=anchor))
     # The page, its twin and the twin's PNGs as one set (an earlier report's PNGs that this one does
     # not draw go): a kill never leaves a page beside another run's images.
-    summary_rows = [scenario_summary(res) for res in results]
+    summary_rows = [scenario_summary(res, best) for res, best in zip(results, bests)]
     write_files({html_path: page(title, sections, assumptions, when, summary_rows),
                  md_path: markdown(title, sections, assumptions, when, img_dir.name, summary_rows),
                  img_dir: Folder({f"{f.name}.png": f.png for s in sections for f in s.figures}, IMAGES, _png)})
@@ -244,9 +264,11 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     return html_path, md_path
 
 
-def study_designs(files: list[str], params: tuple[str, ...] | list[str] = ()):
+def study_designs(files: list[str], params: tuple[str, ...] | list[str] = (),
+                  sized: tuple[str, dict[str, dict]] | None = None):
     """(study, label, params, lists, caption) for every study chart of the report: the parameters each
-    scenario's `studies:` names (one chart per scenario that names the study), else the defaults,
+    scenario's `studies:` names (one chart per scenario that names the study), else the sizes of the
+    design scenario (`sized`: its name and report/study_sizes.py's parameters), else the defaults,
     each with the report's -p values on top (KEY=VALUE for every study that has KEY, or
     STUDY.KEY=VALUE for one). The caption says where the parameters come from."""
     given: dict[str, dict[str, list[str]]] = {n: {} for n in STUDY_NAMES}
@@ -271,8 +293,15 @@ def study_designs(files: list[str], params: tuple[str, ...] | list[str] = ()):
     out = []
     for n in STUDY_NAMES:
         where = f"--param ({n})"
-        for label, values in named[n] or [("", {})]:
-            f, lists = study_params(n, {**values, **given[n]}, where=where)
+        own = as_lists(sized[1].get(n, {})) if sized is not None and not named[n] else {}
+        for label, values in named[n] or [("", own)]:
+            try:
+                f, lists = study_params(n, {**values, **given[n]}, where=where)
+            except UserError:
+                if not own:
+                    raise
+                own = {}   # the scenario's sizes fall outside the study's ranges: its defaults, said so
+                f, lists = study_params(n, dict(given[n]), where=where)
             listed = {"children": list(DEFAULT_CHILDREN), **lists} if n == "fork-vs-subagent" and \
                 "children" not in lists else lists
             shown_ = {**dataclasses.asdict(f), **{k: ", ".join(map(str, v)) for k, v in listed.items()}}
@@ -280,6 +309,10 @@ def study_designs(files: list[str], params: tuple[str, ...] | list[str] = ()):
             if label:
                 caption = f"Parameters from the `studies:` of scenario {label}" + (" and -p" if given[n] else "") + \
                     f": {text}."
+            elif own and sized is not None:
+                caption = (f"No scenario names this study (`studies:`), so it runs at the sizes of scenario "
+                           f"{sized[0]} ({', '.join(own)} read from it)"
+                           + (" with -p" if given[n] else "") + f": {text}.")
             else:
                 caption = ("No scenario names this study (`studies:`), so it uses the defaults"
                            + (" with -p" if given[n] else "") + f": {text}.")

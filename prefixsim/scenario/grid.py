@@ -67,6 +67,28 @@ def apply(settings, point) -> Any:
     return Settings.model_construct(**s)
 
 
+def written(settings, dims) -> dict[str, str]:
+    """How a run as written names each of `dims`, as a design's name does (`label`): what `apply`
+    would put in, read back. Steps that disagree (two forks, different staggers) are listed joined
+    by `/`; a TTL or placement left to its default says so."""
+    timeline = list(settings.timeline or [])
+    out: dict[str, str] = {}
+    for dim in dims:
+        if dim == "ttl":
+            out[dim] = label(dim, settings.ttl) if settings.ttl is not None else "5m (default)"
+        elif dim == "breakpoints":
+            out[dim] = label(dim, settings.breakpoints) if settings.breakpoints is not None else "default"
+        else:
+            seen: list[str] = []
+            for k in _spawns(timeline):
+                kind = next(iter(type(timeline[k]).model_fields))
+                value = kind if dim == "spawn" else getattr(timeline[k], kind).stagger
+                if label(dim, value) not in seen:
+                    seen.append(label(dim, value))
+            out[dim] = "/".join(seen) or "none"
+    return out
+
+
 def _step_class(kind: str):
     return _STEP_MODELS[kind]
 

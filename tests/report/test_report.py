@@ -1,5 +1,6 @@
 """`breakeven` and `report`: files written, charts deterministic, user strings escaped, and the page
 renders in a real browser with every image loaded and no text overflowing (skips without chromium)."""
+import datetime as dt
 import json
 import re
 import shutil
@@ -8,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from prefixsim.api import run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -175,7 +178,12 @@ def test_report_draws_the_studies_a_scenario_names(tmp_path):
     assert "children 4;" in fork and "parent_static 30000" in fork
     assert "With 4 children of 2 turns each" in fork and "With 5 children" not in fork
     assert "| 4 | 2 | 30,000 | 4,500 | 500 | always |" in fork    # the design's answer, in its table
-    assert "No scenario names this study (`studies:`), so it uses the defaults: prefix 20000." in md
+    # the studies it does not name run at its own sizes (its first prompt for the TTL study), or, with
+    # nothing of the scenario to size them (no tools for invalidation), say they use the defaults
+    first = run_scenario(str(tmp_path / "s.yaml"), dt.date(2026, 11, 30)).variants[0].outcomes[0].usage.prompt_tokens
+    assert (f"No scenario names this study (`studies:`), so it runs at the sizes of scenario four-forks (prefix "
+            f"read from it): prefix {first}.") in md
+    assert "No scenario names this study (`studies:`), so it uses the defaults: tools 14000" in md
 
 
 @pytest.mark.slow
@@ -187,7 +195,7 @@ def test_report_takes_params(tmp_path):
     md = (tmp_path / "out" / "report.md").read_text()
     assert "With 3 children of 2 turns each" in md and "With 6 children of 2 turns each" in md
     assert "With 4 children" not in md
-    assert "defaults with -p: prefix 5000." in md
+    assert "(prefix read from it) with -p: prefix 5000." in md   # -p on top of the scenario's own size
     rc, out, err = cli("report", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out2") + "/", "-p", "bogus=1")
     assert rc == 2 and "--param 'bogus=1'" in err and not (tmp_path / "out2").exists()
 

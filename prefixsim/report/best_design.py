@@ -1,0 +1,96 @@
+"""What the design-review page leads with for a scenario that declares `optimize:`: the best design
+the search finds (advise/grid.py, the search `prefixsim search` and `advise` run), what it saves over
+the design as written, which choices it changes, and the search's chart of cost against uncached
+critical-path tokens. The search's figures are used as they are, never recomputed here."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+
+from prefixsim.advise.grid import Design, GridResult, search
+from prefixsim.io.fsutil import slug
+from prefixsim.report import pareto
+from prefixsim.report.charts import render_both
+from prefixsim.report.html import Figure
+from prefixsim.scenario.grid import written
+from prefixsim.scenario.loader import load_runs
+from prefixsim.scenario.optimize import points
+from prefixsim.scenario.results import ScenarioResult, usd
+
+
+@dataclass(frozen=True)
+class BestDesign:
+    grid: GridResult
+    best: Design
+    written: str                  # the run as written the best design is one design of (its variant)
+    written_cost: Decimal         # that run's exact cost, as `prefixsim run` sums it
+    changes: tuple[tuple[str, str, str], ...]   # (dimension, as written, in the best design)
+
+    @property
+    def saving(self) -> Decimal:
+        return self.written_cost - self.best.cost_usd
+
+    @property
+    def share(self) -> float:
+        return float(self.saving / self.written_cost) if self.written_cost else 0.0
+
+    def sentence(self) -> str:
+        """The answer in one sentence: the design, its cost, what it saves and what it changes."""
+        b = self.best
+        head = f"best design found: {b.name}, ${b.cost_usd:.4f}"
+        if self.saving > 0:
+            change = "; ".join(f"{d} {a} → {z}" for d, a, z in self.changes)
+            return (f"{head}, saving ${self.saving:.4f} ({self.share:.1%}) over the design as written "
+                    f"({self.written}, ${self.written_cost:.4f}): {change}")
+        return f"{head}: the design as written ({self.written}, ${self.written_cost:.4f}) is already the cheapest"
+
+    def rows(self) -> list[dict]:
+        """The designs a reviewer weighs: the cheapest, the Pareto front, and the design as written
+        when it is in the grid, with the search's own figures."""
+        keep = {id(self.best)} | {id(d) for d in self.grid.front}
+        out = []
+        for r, d in zip(pareto.rows(self.grid), self.grid.ranked()):
+            if id(d) in keep or d.cost_usd == self.written_cost and _same(d, self.changes):
+                out.append({"design": r["design"], "cost_usd": r["cost_usd"], "vs_cheapest": r["vs_cheapest"],
+                            "uncached_critical_path_tokens": r["uncached_critical_path_tokens"],
+                            "hit_rate": r["hit_rate"], "pareto": "yes" if r["pareto"] else ""})
+        return out
+
+    def figure(self) -> Figure:
+        return Figure(f"{self.grid.scenario}: cost against uncached critical-path tokens, {len(self.grid.designs)} "
+                      f"designs", render_both(pareto.figure(self.grid))[0], f"{slug(self.grid.scenario)}-pareto",
+                      "Every design of `optimize:`, lower left better on both axes: the Pareto front joined, the "
+                      "cheapest ringed. Uncached critical-path tokens, a latency proxy: the prompt tokens not read "
+                      "from the cache (uncached input + cache writes) along the chain of requests that wait on each "
+                      "other that computes the most.")
+
+
+def _same(d: Design, changes) -> bool:
+    """Whether `d` is the design as written: each changed dimension at its written value."""
+    at = dict(d.values)
+    return all(at.get(dim) == was for dim, was, _ in changes)
+
+
+def best_design(path: str, res: ScenarioResult, when: dt.date | None = None) -> BestDesign | None:
+    """The search of `path`'s `optimize:` (None without one), against `res`, the scenario as written."""
+    runs = load_runs(path)
+    spec = runs[0].scenario.optimize if runs else None
+    if spec is None:
+        return None
+    grid = search([path], when)[0]
+    per_run = len(points(spec))
+    best = grid.cheapest
+    k = grid.designs.index(best) // per_run   # designs are runs x points, the point fastest
+    base = runs[k]
+    was = written(base.settings, [d for d, _ in best.values])
+    changes = tuple((d, was[d], v) for d, v in best.values if was[d] != v)
+    return BestDesign(grid, best, res.variants[k].variant, res.variants[k].cost_exact, changes)
+
+
+def summary_answer(b: BestDesign) -> str:
+    """The page's summary row for the scenario: the best design and its saving, short."""
+    if b.saving <= 0:
+        return f"as written ({b.written}): ${b.written_cost:.4f}, the cheapest of {len(b.grid.designs)} designs"
+    return (f"{b.best.name}: ${usd(b.best.cost_usd):.4f}, {b.share:.0%} below the design as written "
+            f"(${b.written_cost:.4f}), best of {len(b.grid.designs)} designs")
