@@ -121,10 +121,10 @@ GEMINI_EXPLICIT_DEFAULT_TTL = Sourced(3600.0, "G-CC, docs/rules.md#gemini-explic
 #: discuss.ai.google.dev t/178942: Flash 1,024, Flash-Lite 2,048), below G-CC 2026-10-13's 2,048 for Flash.
 _GX = "docs/rules.md#gemini-explicit-context-caching"
 GEMINI_EXPLICIT_MINIMUM: dict[str, Sourced] = {
+    # the table's rows first, so the API's own figures below replace theirs (value and source)
+    **{k: Sourced(r.min_tokens, f"G-CC 2026-10-13 / 2026-05-07 table, {_GX}") for k, r in GEMINI_RULES.items()},
     "gemini-2.5-flash": Sourced(1024, f"G-ERR (litellm#17696, 2025-12-09), {_GX}"),
     "gemini-2.5-flash-lite": Sourced(2048, f"G-ERR (discuss.ai.google.dev t/178942), {_GX}"),
-    **{k: Sourced(r.min_tokens, f"G-CC 2026-10-13 / 2026-05-07 table, {_GX}") for k, r in GEMINI_RULES.items()
-       if k != "gemini-2.5-flash"},
 }
 
 

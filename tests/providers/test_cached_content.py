@@ -206,3 +206,107 @@ def test_explicit_study_prints_its_table_with_words_in_a_money_column(tmp_path):
     b = run_breakeven("gemini-explicit", tmp_path, price_date=dt.date(2026, 11, 30))
     text = b.text()
     assert "never cheaper" in text and "$0.4500" in text
+
+
+# --- the rule's numbers, sources and refusals exactly (issue 37) ---------------------------------
+
+G_PR = "G-PR 2026-11-30, docs/rules.md#gemini-explicit-context-caching"
+KNOWN = "known: gemini-2.5-flash, gemini-2.5-pro, gemini-3-flash, gemini-3.1-pro"
+
+
+def test_storage_rate_is_per_token_hour_with_its_source():
+    # G-PR: $4.50 and $1.00 per 1,000,000 tokens per hour; a dated preview or a Vertex AI resource name,
+    # any case, is the family its last path segment starts with
+    assert storage("gemini-2.5-pro", LIVE) == (Decimal("0.0000045"), G_PR)
+    assert storage("gemini-2.5-flash", LIVE) == (Decimal("0.000001"), G_PR)
+    assert storage("models/gemini-2.5-pro-preview-05-06", LIVE) == (Decimal("0.0000045"), G_PR)
+    assert storage("projects/p/locations/us/publishers/google/models/Gemini-2.5-Flash", LIVE)[0] == Decimal("0.000001")
+
+
+def test_a_sheets_storage_price_wins_and_names_the_sheet():
+    book = PriceBook({"gemini-2.5-pro": {"input": 1.25, "output": 10, "storage_mtok_hour": "9"}},
+                     sheet_source="prices.yaml", when=dt.date(2026, 11, 30))
+    assert storage("gemini-2.5-pro", book) == (Decimal("0.000009"), "prices.yaml")
+    # a model the sheet gives no storage price keeps the table's
+    assert storage("gemini-2.5-flash", book) == (Decimal("0.000001"), G_PR)
+
+
+def test_no_storage_price_is_refused_naming_the_known_families_and_the_sheet_key():
+    with pytest.raises(UserError) as e:
+        storage("gemini-2.0-flash", LIVE)
+    assert e.value.message == (f"no explicit-cache storage price for 'gemini-2.0-flash' ({KNOWN}); give "
+                               "storage_mtok_hour (USD per MTok per hour) in a price sheet")
+    # a retired model: the successor it is billed as is named, with why and on which price date
+    with pytest.raises(UserError) as e:
+        storage("gemini-2.5-pro", PriceBook(when=dt.date(2026, 12, 2)))
+    assert e.value.message == ("no explicit-cache storage price for 'gemini-3.8-flash' (gemini-2.5-pro retired "
+                               "2026-12-01 00:00 UTC: routed to gemini-3.8-flash, billed at its rates; on 2026-12-02) "
+                               f"({KNOWN}); give storage_mtok_hour (USD per MTok per hour) in a price sheet")
+
+
+def test_without_a_live_study_model_the_refusal_names_each_tried_and_why(monkeypatch):
+    import prefixsim.providers.gemini_explicit as gx
+
+    # on 2026-12-02 2.5 Pro is routed to 3.8 Flash (not itself), and 3.8 Flash has no storage price
+    monkeypatch.setattr(gx, "EXPLICIT_STUDY_MODELS", ("gemini-2.5-pro", "gemini-3.8-flash"))
+    with pytest.raises(UserError) as e:
+        gx.default_study_model(PriceBook(when=dt.date(2026, 12, 2)))
+    assert e.value.message == (
+        "no default model for gemini-explicit on 2026-12-02 (gemini-2.5-pro: gemini-2.5-pro retired 2026-12-01 "
+        "00:00 UTC: routed to gemini-3.8-flash, billed at its rates; gemini-3.8-flash: no explicit-cache storage "
+        f"price for 'gemini-3.8-flash' ({KNOWN}); give storage_mtok_hour (USD per MTok per hour) in a price "
+        "sheet); name one with --model and its storage_mtok_hour in a --prices sheet")
+
+
+def test_storage_cost_is_tokens_times_hours_times_rate():
+    rate = Decimal("0.0000045")
+    assert storage_cost(100_000, 1800.0, rate) == Decimal("0.225")      # half an hour
+    assert storage_cost(1, 3600.0, rate) == rate
+    assert storage_cost(100_000, 0.1, rate) == Decimal("0.0000125")     # a float's own digits, not its binary
+    assert storage_cost(0, 3600.0, rate) == 0
+
+
+def test_a_cache_lives_from_its_creation_to_its_ttl():
+    c = CachedContent.create("ctx", 5.0, ttl_s=0.5)
+    assert (c.name, c.created, c.expires, c.deleted) == ("ctx", 5.0, 5.5, None)
+    assert c.alive(5.0) and c.alive(5.25) and not c.alive(4.999) and not c.alive(5.5)
+    assert c.kept_s == 0.5
+    assert CachedContent.create("d", 100.0).kept_s == 3600.0     # G-CC: 1 h by default
+
+
+def test_bad_ttls_are_refused_with_the_name_and_the_value():
+    for ttl in (0, -1):
+        with pytest.raises(UserError) as e:
+            CachedContent.create("ctx", 0.0, ttl_s=ttl)
+        assert e.value.message == f"cached content 'ctx': ttl must be positive, got {ttl}"
+    c = CachedContent.create("ctx", 0.0)
+    for ttl in (0, -5):
+        with pytest.raises(UserError) as e:
+            c.update_ttl(10.0, ttl)
+        assert e.value.message == f"cached content 'ctx': ttl must be positive, got {ttl}"
+    assert c.expires == 3600.0
+
+
+def test_update_and_delete_only_while_alive():
+    c = CachedContent.create("ctx", 100.0, ttl_s=60)
+    for act in (lambda: c.update_ttl(99.0, 60), lambda: c.delete(99.0)):   # before its creation
+        with pytest.raises(UserError) as e:
+            act()
+        assert e.value.message == "cached content 'ctx' is gone at t=99 s (ended 160 s)"
+    c.update_ttl(100.0, 10)            # at its creation: alive; expiry counts from the update
+    assert c.end == 110.0
+    with pytest.raises(UserError) as e:
+        c.delete(110.0)                # at its expiry: gone
+    assert e.value.message == "cached content 'ctx' is gone at t=110 s (ended 110 s)"
+    c.delete(105.5)
+    assert (c.deleted, c.end, c.kept_s) == (105.5, 105.5, 5.5)
+    with pytest.raises(UserError) as e:
+        c.delete(106.0)
+    assert e.value.message == "cached content 'ctx' is gone at t=106 s (ended 105.5 s)"
+
+
+def test_an_expiry_before_the_delete_ends_the_billing():
+    # the earlier of delete and expiry ends it (G-PR bills the time kept)
+    c = CachedContent("ctx", 0.0, 100.0, deleted=150.0)
+    assert c.end == 100.0 and c.kept_s == 100.0
+    assert CachedContent("ctx", 0.0, 100.0, deleted=40.0).end == 40.0

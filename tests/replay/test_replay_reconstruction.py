@@ -43,6 +43,53 @@ def test_a_message_whose_chain_reaches_no_message_starts_a_new_history(tmp_path)
     assert recs["r2"].call.request.blocks[2].data != recs["r1"].call.request.blocks[2].data
 
 
+def _tool_result_logged_first(t, s, call_uuid):
+    """A tool result written before the response line that called it (2.1.x, parallel tool calls): its
+    parent is `call_uuid`, a line further down."""
+    uid = t._uuid()
+    t.lines.append({"parentUuid": call_uuid, "type": "user", "isSidechain": False, "sessionId": t.session,
+                    "uuid": uid, "timestamp": stamp(s),
+                    "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                                             "content": "ok"}]}})
+    return uid
+
+
+def test_a_tool_result_logged_before_its_call_continues_the_conversation(tmp_path):
+    # issue 30: 133 of 134 such results in four public 2.1.x sources (2.1.97-2.1.146) were followed by a
+    # read of the whole previous prompt; the chain named a line logged after the result, and was taken
+    # for one that reaches no message (a new history: only the static prefix, 16,113 of 55,956 read)
+    t = Transcript()
+    t.user(0, "first")
+    t.call(0, "r0", 0, 20000)
+    t.user(10, "edit the file")
+    t.call(10, "r1", 20000, 500)                    # B 20,500; its lines go on below
+    call, usage = "s1-tool-call", t.lines[-1]["message"]["usage"]
+    result = _tool_result_logged_first(t, 12, call)
+    t.lines.append({"parentUuid": t.last, "type": "assistant", "requestId": "r1", "isSidechain": False,
+                    "sessionId": t.session, "uuid": call, "timestamp": stamp(11.9),
+                    "message": {"id": "msg-r1", "role": "assistant", "model": "claude-opus-4-6",
+                                "content": [{"type": "tool_use", "id": "toolu_1", "name": "Edit", "input": {}}],
+                                "usage": usage}})
+    t.last = result
+    t.call(13, "r2", 20500, 300)                    # the API read the whole conversation
+    rows = {r.request_id: r for r in replay(load(t.write(tmp_path / "s.jsonl"), False)).rows}
+    assert (rows["r2"].predicted.cache_read, rows["r2"].predicted.cache_creation) == (20500, 300)
+    assert rows["r2"].cause.kind == ""
+
+
+def test_a_chain_naming_a_line_never_logged_starts_a_new_history(tmp_path):
+    # the decision waits for the next request only: a parent still unknown by then reaches no message
+    t = Transcript()
+    t.user(0, "first")
+    t.call(0, "r0", 0, 20000)
+    t.user(10, "second")
+    t.call(10, "r1", 20000, 500)
+    t.last = _tool_result_logged_first(t, 12, "s1-nowhere")
+    t.call(13, "r2", 15000, 5800)
+    recs = {r.request_id: r for r in load(t.write(tmp_path / "s.jsonl"), False)}
+    assert recs["r2"].call.request.blocks[2].data != recs["r1"].call.request.blocks[2].data
+
+
 def test_a_notification_queued_before_a_compaction_comes_with_a_rerender(tmp_path):
     t = Transcript()
     t.user(0, "start")

@@ -18,7 +18,7 @@ def new_history(parent: object, text: str, links: dict[str, str | None], said: s
     latest compaction and delivered as the first turn after it: it came with the history re-rendered
     (observed: read the static entry only; docs/rules.md#claude-code-transcripts-parent-chain)."""
     if message_of(parent, links, said) is None:
-        return True
+        return not_yet_logged(parent, links, said) is None
     if text.lstrip().startswith(INJECTED_PREFIXES):
         when = queued.get(text.strip())
         return when is not None and compacted is not None and when < compacted
@@ -32,6 +32,18 @@ def message_of(parent: object, links: dict[str, str | None], said: set[str]) -> 
         parent = links.get(parent)
         hops += 1
     return parent if isinstance(parent, str) else None
+
+
+def not_yet_logged(parent: object, links: dict[str, str | None], said: set[str]) -> str | None:
+    """The record a `parentUuid` chain stops at because no line has named it yet, if so. 2.1.x logs the
+    result of a response's first tool call before the response's later lines (parallel calls): the
+    result's parent is a line further down. Only once that line is read is it known whether the
+    chain reaches a message (`chain_known`); until then it is no new history."""
+    hops = 0
+    while isinstance(parent, str) and parent not in said and parent in links and hops < 10_000:
+        parent = links[parent]
+        hops += 1
+    return parent if isinstance(parent, str) and parent not in said and parent not in links else None
 
 
 def reply_before(parent: object, links: dict[str, str | None], said: set[str],

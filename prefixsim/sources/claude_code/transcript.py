@@ -50,7 +50,7 @@ from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thin
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code import hookdump
 from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
-from prefixsim.sources.claude_code.history import RERENDER_MARKERS, new_history, reply_before
+from prefixsim.sources.claude_code.history import RERENDER_MARKERS, message_of, new_history, not_yet_logged, reply_before
 from prefixsim.sources.claude_code.message import not_only_tool_results as _not_only_tool_results
 from prefixsim.sources.claude_code.message import parts as _parts
 from prefixsim.sources.claude_code.message import text_of as _text_of
@@ -172,6 +172,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     answered_at: dict[str, int] = {}     # stream -> `sent` at the end of its latest response
     responding: dict[str, str | None] = {}   # stream -> the request its latest assistant line belongs to
     prompt_end: dict[str, int] = {}      # request id -> `sent` where its prompt ended (its cache entry)
+    awaited: dict[str, str] = {}         # stream -> the parentUuid of a user line whose chain names a line not logged yet
     turn_cwd: dict[str, str] = {}        # stream -> working directory its latest turn was rendered in
     launched: dict[str, str] = {}        # stream -> the directory its first line names (where it started)
     settings = TurnSettings()            # the thinking setting of each stream's turns
@@ -267,6 +268,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                         forks[stream] = answered[1]
                     elif answered is not None:
                         forks.pop(stream, None)
+                    if not_yet_logged(o.get("parentUuid"), links, said) is not None:
+                        awaited[stream] = o["parentUuid"]
                 if new_turn and not o.get("isCompactSummary"):
                     # only the first turn after a compaction can bring a re-rendered history with it:
                     # later notifications queued before it continue the conversation as rendered then
@@ -322,6 +325,10 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         used = _usage(usage)
         model = check_model(msg.get("model"), "anthropic")
         seen.add(rid)
+        if stream in awaited and message_of(awaited.pop(stream), links, said) is None:
+            # a user line's chain named a record logged later (a tool result written before the rest
+            # of the response that called it): decided now that the lines up to this request are read
+            pending.setdefault(stream, "rerender")
         requested.add(stream)
         think = settings.of(stream, rid, model)
         fork, strip = forks.pop(stream, None), strips.pop(stream, None)
