@@ -178,12 +178,7 @@ def replay(paths: Sequence[str] | str, source: str | None = None, ttl: str = "ob
     `breakpoints` when any differs from "observed". A line it cannot use is skipped (`.skipped`),
     or with `strict` raised; a path it cannot read raises its UserError."""
 
-    paths = [paths] if isinstance(paths, str) else list(paths)
-    with collecting(strict) as found:
-        traffic = open_many(paths, source)
-    if not len(traffic):
-        raise UserError("no requests found", str(paths[0]) if paths else None)
-    traffic.skipped = tuple(found.skipped)
+    traffic = _traffic(paths, source, strict)
     base, what_if = replay_traffic(traffic, WhatIf(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints),
                                    top, workers)
     return Replayed(base, what_if, traffic.skipped, traffic)
@@ -194,15 +189,22 @@ def advise(paths: Sequence[str] | str, strict: bool = False, price_date: dt.date
     changes a what-if replay shows would save it; `advice_text(a)` prints it); for scenario files or
     folders, the design search of those with `optimize:` (a list of GridResult, as `search_designs`)."""
 
-    paths = [paths] if isinstance(paths, str) else list(paths)
-    targets = design_targets(paths)
+    targets = design_targets([paths] if isinstance(paths, str) else list(paths))
     if targets is not None:
         return search_designs(list(targets.searched), price_date, workers)
-    with collecting(strict):
-        traffic = open_many(paths)
+    return run_advise(_traffic(paths, None, strict))
+
+
+def _traffic(paths: Sequence[str] | str, source: str | None, strict: bool):
+    """The requests of `paths`, read once, with the lines skipped (`.skipped`; `strict` raises on the
+    first): `commands.common.read_traffic` without its stderr, for a notebook."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    with collecting(strict) as found:
+        traffic = open_many(paths, source)
     if not len(traffic):
         raise UserError("no requests found", str(paths[0]) if paths else None)
-    return run_advise(traffic)
+    traffic.skipped = tuple(found.skipped)
+    return traffic
 
 
 def breakeven(study: str, model: str | None = None, params: Mapping[str, Any] | Sequence[str] | None = None,

@@ -16,7 +16,7 @@ from prefixsim.report.html import Figure
 from prefixsim.scenario.grid import written
 from prefixsim.scenario.loader import load_runs
 from prefixsim.scenario.optimize import points
-from prefixsim.scenario.results import ScenarioResult, usd
+from prefixsim.scenario.results import ScenarioResult
 
 
 @dataclass(frozen=True)
@@ -92,5 +92,5 @@ def summary_answer(b: BestDesign) -> str:
     """The page's summary row for the scenario: the best design and its saving, short."""
     if b.saving <= 0:
         return f"as written ({b.written}): ${b.written_cost:.4f}, the cheapest of {len(b.grid.designs)} designs"
-    return (f"{b.best.name}: ${usd(b.best.cost_usd):.4f}, {b.share:.0%} below the design as written "
+    return (f"{b.best.name}: ${b.best.cost_usd:.4f}, {b.share:.0%} below the design as written "
             f"(${b.written_cost:.4f}), best of {len(b.grid.designs)} designs")

@@ -210,9 +210,10 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     bests = [best_design(f, res, asked) for f, res in zip(files, results)]
     # the studies no scenario names run at the design scenario's sizes: the first with `optimize:`,
     # else the report's only scenario (report/study_sizes.py)
-    k = next((i for i, b in enumerate(bests) if b is not None), 0 if len(results) == 1 else None)
-    if k is not None:
-        designs = study_designs(files, params, (results[k].name, scenario_sizes(results[k], load_runs(files[k])[0])))
+    sizer = next((i for i, b in enumerate(bests) if b is not None), 0 if len(results) == 1 else None)
+    if sizer is not None:
+        designs = study_designs(files, params, (results[sizer].name,
+                                                scenario_sizes(results[sizer], load_runs(files[sizer])[0])))
     for res, best in zip(results, bests):
         for v in res.variants:
             for k, val in v.assumptions.items():
@@ -227,7 +228,8 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
                   ("assumptions", scenario_assumptions(res), ("what", "value", "for"))]
         figures = scenario_figures(res)
         if best is not None:
-            reading = f"{best.sentence()[:1].upper()}{best.sentence()[1:]}. As written: {reading}"
+            lead = best.sentence()
+            reading = f"{lead[:1].upper()}{lead[1:]}. As written: {reading}"
             tables.insert(0, (f"design search: the cheapest and the Pareto front of {len(best.grid.designs)} designs",
                               best.rows(), BEST_COLUMNS))
             figures.insert(0, best.figure())

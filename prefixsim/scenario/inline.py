@@ -8,7 +8,6 @@ sets `name` to a path in the folder that holds it.
 """
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -61,15 +60,15 @@ def load_scenario(source: Source, overrides: Mapping[str, Any] | None = None, na
 
 
 def _plain_copy(value: Any, where: str, depth: int = 0) -> Any:
-    """A deep copy of the caller's mapping as plain dicts and lists (tuples are lists); other values
-    as they are, for the scenario's own checks to judge."""
+    """The caller's mapping rebuilt as plain dicts and lists (tuples are lists), so nothing done to it
+    reaches theirs; other values as they are, for the scenario's own checks to judge."""
     if depth > 200:
         raise UserError("the mapping is nested too deeply (or refers to itself)", where)
     if isinstance(value, Mapping):
         return {k: _plain_copy(v, where, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain_copy(v, where, depth + 1) for v in value]
-    return copy.copy(value)
+    return value   # a scalar: nothing of the caller's to share
 
 
 def _override(node: Any, key: str, value: Any, where: str) -> Any:

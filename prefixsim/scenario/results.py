@@ -141,13 +141,18 @@ class VariantResult:
     def summary(self) -> dict[str, Any]:
         """The variant's figures as plain numbers (what a table, the JSON and a DataFrame show);
         `cost_exact` is the same total as an exact Decimal."""
-        return {k: v for k, v in self._totals().items() if not k.startswith("_")}
+        return self.figures()[0]
 
     @property
     def cost_exact(self) -> Decimal:
         """The total cost (storage included) as an exact Decimal, before rounding to a micro-dollar:
         the figure designs are ranked and compared by."""
         return self._totals()["_cost"]
+
+    def figures(self) -> tuple[dict[str, Any], Decimal]:
+        """(summary(), cost_exact) from one pass over the outcomes."""
+        t = self._totals()
+        return {k: v for k, v in t.items() if not k.startswith("_")}, t["_cost"]
 
     def _totals(self) -> dict[str, Any]:
         s = summarize(self.outcomes)

@@ -207,6 +207,6 @@ def _locate(e: UserError, run: Run) -> UserError:
 def collect(path: str, runs: list[Run], results: list[VariantResult]) -> ScenarioResult:
     """One scenario file's result from the results of its runs (in their order)."""
     for v in results:   # the summary a report shows is the sum of the rows it lists (a bug otherwise)
-        summary_matches_rows(v.summary(), v.cost_exact, v.rows(), v.outcomes)
+        summary_matches_rows(*v.figures(), v.rows(), v.outcomes)
     sc = runs[0].scenario
     return ScenarioResult(sc.name, path, sc.description, results, sc.chart, sc.question)

@@ -25,25 +25,29 @@ def new_history(parent: object, text: str, links: dict[str, str | None], said: s
     return False
 
 
+def _chain_end(parent: object, links: dict[str, str | None], said: set[str]) -> object:
+    """Where a `parentUuid` chain through non-message records stops: a message (in `said`), a record
+    no line has named yet (in neither), a non-id, or, past 10,000 hops (a cycle), the record reached."""
+    hops = 0
+    while isinstance(parent, str) and parent not in said and parent in links and hops < 10_000:
+        parent = links[parent]
+        hops += 1
+    return parent
+
+
 def message_of(parent: object, links: dict[str, str | None], said: set[str]) -> str | None:
     """The message a `parentUuid` leads to through non-message records (None: the chain reaches none)."""
-    hops = 0
-    while isinstance(parent, str) and parent not in said and hops < 10_000:
-        parent = links.get(parent)
-        hops += 1
-    return parent if isinstance(parent, str) else None
+    end = _chain_end(parent, links, said)
+    return end if isinstance(end, str) and (end in said or end in links) else None
 
 
 def not_yet_logged(parent: object, links: dict[str, str | None], said: set[str]) -> str | None:
     """The record a `parentUuid` chain stops at because no line has named it yet, if so. 2.1.x logs the
     result of a response's first tool call before the response's later lines (parallel calls): the
     result's parent is a line further down. Only once that line is read is it known whether the
-    chain reaches a message (`chain_known`); until then it is no new history."""
-    hops = 0
-    while isinstance(parent, str) and parent not in said and parent in links and hops < 10_000:
-        parent = links[parent]
-        hops += 1
-    return parent if isinstance(parent, str) and parent not in said and parent not in links else None
+    chain reaches a message (the stream's next request decides); until then it is no new history."""
+    end = _chain_end(parent, links, said)
+    return end if isinstance(end, str) and end not in said and end not in links else None
 
 
 def reply_before(parent: object, links: dict[str, str | None], said: set[str],
