@@ -172,7 +172,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     answered_at: dict[str, int] = {}     # stream -> `sent` at the end of its latest response
     responding: dict[str, str | None] = {}   # stream -> the request its latest assistant line belongs to
     prompt_end: dict[str, int] = {}      # request id -> `sent` where its prompt ended (its cache entry)
-    awaited: dict[str, str] = {}         # stream -> the parentUuid of a user line whose chain names a line not logged yet
+    awaited: dict[str, str] = {}         # stream -> a user line's parentUuid whose chain names a line not logged yet
     turn_cwd: dict[str, str] = {}        # stream -> working directory its latest turn was rendered in
     launched: dict[str, str] = {}        # stream -> the directory its first line names (where it started)
     settings = TurnSettings()            # the thinking setting of each stream's turns
@@ -325,9 +325,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         used = _usage(usage)
         model = check_model(msg.get("model"), "anthropic")
         seen.add(rid)
-        if stream in awaited and message_of(awaited.pop(stream), links, said) is None:
-            # a user line's chain named a record logged later (a tool result written before the rest
-            # of the response that called it): decided now that the lines up to this request are read
+        if stream in awaited and message_of(awaited.pop(stream), links, said) is None:   # history.not_yet_logged
             pending.setdefault(stream, "rerender")
         requested.add(stream)
         think = settings.of(stream, rid, model)
