@@ -310,3 +310,16 @@ def test_an_expiry_before_the_delete_ends_the_billing():
     c = CachedContent("ctx", 0.0, 100.0, deleted=150.0)
     assert c.end == 100.0 and c.kept_s == 100.0
     assert CachedContent("ctx", 0.0, 100.0, deleted=40.0).end == 40.0
+
+
+def test_a_bad_storage_price_in_a_sheet_names_the_model_and_the_key():
+    book = PriceBook({"gemini-2.5-pro": {"input": 1.25, "output": 10, "storage_mtok_hour": "lots"}})
+    with pytest.raises(UserError) as e:
+        storage("gemini-2.5-pro", book)
+    assert e.value.message.startswith("price sheet for gemini-2.5-pro: storage_mtok_hour ")
+
+
+def test_a_ttl_under_a_second_is_positive():
+    c = CachedContent.create("ctx", 0.0, ttl_s=0.5)
+    c.update_ttl(0.25, 0.5)
+    assert c.end == 0.75
