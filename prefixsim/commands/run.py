@@ -161,13 +161,27 @@ def validate(paths, price_date, start):
 
 
 @click.command()
-def schema():
+@click.option("--keys", is_flag=True, help="A readable view instead: each key, its type, default, one line, example.")
+@click.argument("section", required=False)
+def schema(keys, section):
     """Print the JSON Schema of scenario files (for editor completion).
 
+    With --keys, the same keys as a page to read; SECTION narrows it to one part (scenario, steps,
+    fork, subagent, base, engine, sweep, ...).
+
     \b
-    Example:
+    Examples:
       prefixsim schema > scenario.schema.json
+      prefixsim schema --keys fork
     """
     from prefixsim.scenario.schema import Scenario  # lazy: the scenario model loads only for `schema`
 
-    click.echo(json.dumps(Scenario.model_json_schema(), indent=2))
+    if section is not None and not keys:
+        raise click.UsageError("a SECTION is shown by --keys (prefixsim schema --keys fork)")
+    doc = Scenario.model_json_schema()
+    if keys:
+        from prefixsim.scenario.keysview import render
+
+        click.echo(render(doc, section), nl=False)
+        return
+    click.echo(json.dumps(doc, indent=2))

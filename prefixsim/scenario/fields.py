@@ -11,6 +11,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 
 from prefixsim.core.pricing import MAX_PRICE
 from prefixsim.core.sizes import whole_tokens
+from prefixsim.scenario.fielddocs import document
 
 MAX_TOKENS = 10_000_000   # a single block or prompt larger than this is a typo, not a design
 MAX_COUNT = 10_000
@@ -45,7 +46,10 @@ def _at_most_a_year(seconds: float, given: Any) -> float:
     return seconds
 
 
-Duration = Annotated[float, BeforeValidator(parse_duration)]
+#: The schema an editor checks: seconds, or text such as "90s", "5m", "1h", "2m30s" (_DURATION).
+_DURATION_SCHEMA = {"anyOf": [{"type": "number", "minimum": 0, "maximum": MAX_SECONDS},
+                              {"type": "string", "pattern": _DURATION.pattern}], "format": "duration"}
+Duration = Annotated[float, BeforeValidator(parse_duration), WithJsonSchema(_DURATION_SCHEMA)]
 
 
 def _stagger(v: Any) -> Any:
@@ -59,7 +63,8 @@ def _stagger(v: Any) -> Any:
 
 #: Seconds between sibling launches, or `hold`: the siblings after the first wait until its response
 #: begins (one time to first token) and then start together (CC-WF, docs/rules.md).
-Stagger = Annotated[Union[float, Literal["hold"]], BeforeValidator(_stagger)]
+Stagger = Annotated[Union[float, Literal["hold"]], BeforeValidator(_stagger), WithJsonSchema(
+    {"anyOf": [*_DURATION_SCHEMA["anyOf"], {"const": "hold"}], "format": "duration"})]
 #: How Claude Code launches parallel siblings, the default of a scenario's fork and subagent steps and
 #: of the fork-vs-subagent study (which models it as a stagger of one time to first token): held until
 #: the first agent's response begins (CC-WF, docs/rules.md#claude-code-harness).
@@ -96,10 +101,19 @@ Price = Annotated[float, Field(ge=0, le=MAX_PRICE)]
 
 class Strict(BaseModel):
     # allow_inf_nan: a float field must not take "inf" or "nan" written as text either.
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # json_schema_extra: every key's one line and example in the JSON Schema (fielddocs.py).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, json_schema_extra=document)
 
 
 class StepBase(Strict):
+    """What every timeline step may set: its label and when it starts."""
+
     label: str | None = None
     after: Duration | None = Field(None, description="Start this long after the previous step.")
     at: Duration | None = Field(None, description="Start at this time since the scenario began.")
+
+
+def one_of(names: tuple[str, ...]) -> WithJsonSchema:
+    """A closed set of names as a JSON Schema enum (an editor completes it), validated as text so
+    that checks.py refuses a wrong one at its line with a did-you-mean."""
+    return WithJsonSchema({"type": "string", "enum": list(names)})

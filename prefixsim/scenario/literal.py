@@ -3,7 +3,9 @@
 appends to message content, so a list where text belongs would otherwise fail deep inside a run."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 
 def conversation_problem(tools: Any, system: Any, messages: Any) -> str | None:
@@ -32,3 +34,23 @@ def conversation_problem(tools: Any, system: Any, messages: Any) -> str | None:
         if not isinstance(c, (str, list)) or (isinstance(c, list) and not all(isinstance(p, dict) for p in c)):
             return f"messages[{i}].content must be text or a list of content blocks (objects)"
     return None
+
+
+def _literal_tools(v: Any) -> Any:
+    """Tool definitions given literally must have the API's shape (names are text, ...)."""
+    problem = conversation_problem(v, "", []) if isinstance(v, list) else None
+    if problem:
+        raise ValueError(problem)
+    return v
+
+
+def _literal_history(v: Any) -> Any:
+    if isinstance(v, list):
+        problem = conversation_problem([], "", [{"content": "", **m} if isinstance(m, dict) else m for m in v])
+        if problem:
+            raise ValueError(problem.replace("'messages'", "history").replace("messages[", "history["))
+    return v
+
+
+LiteralTools = Annotated[list[dict[str, Any]], AfterValidator(_literal_tools)]
+LiteralHistory = Annotated[list[dict[str, Any]], AfterValidator(_literal_history)]

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Discriminator, Field, Tag, field_validator
+from pydantic import BaseModel, BeforeValidator, Discriminator, Field, Tag, WithJsonSchema, field_validator
 
-from prefixsim.engines.kvsize import split_capacity
+from prefixsim.engines.kvsize import MODELS as KV_MODELS, split_capacity
 from prefixsim.errors import UserError
+from prefixsim.core.tokens import TOKENIZERS
+from prefixsim.providers.registry import PROVIDERS
+from prefixsim.scenario.fielddocs import SHORTHAND, STEPS as STEP_LINES
+from prefixsim.scenario.studynames import BREAKEVEN_STUDIES
 from prefixsim.scenario.cache_specs import CreateCacheSpec, DeleteCacheSpec, UpdateCacheSpec
 
 # The format's value types and limits (re-exported: other modules read the limits here).
@@ -30,37 +34,18 @@ from prefixsim.scenario.fields import (  # noqa: F401
     StepBase,
     Strict,
     Tokens,
+    one_of,
     parse_duration,
     parse_size,
     size_value,
 )
-from prefixsim.scenario.literal import conversation_problem
+from prefixsim.scenario.literal import LiteralHistory, LiteralTools
 from prefixsim.scenario.optimize import OptimizeSpec
 
 
 def _text_or_size(v: Any) -> Any:
     """Where a field takes literal text or a size, text that reads as a size is the size."""
     return parse_size(v)
-
-
-def _literal_tools(v: Any) -> Any:
-    """Tool definitions given literally must have the API's shape (names are text, ...)."""
-    problem = conversation_problem(v, "", []) if isinstance(v, list) else None
-    if problem:
-        raise ValueError(problem)
-    return v
-
-
-def _literal_history(v: Any) -> Any:
-    if isinstance(v, list):
-        problem = conversation_problem([], "", [{"content": "", **m} if isinstance(m, dict) else m for m in v])
-        if problem:
-            raise ValueError(problem.replace("'messages'", "history").replace("messages[", "history["))
-    return v
-
-
-LiteralTools = Annotated[list[dict[str, Any]], AfterValidator(_literal_tools)]
-LiteralHistory = Annotated[list[dict[str, Any]], AfterValidator(_literal_history)]
 
 
 # --- the base conversation -------------------------------------------------------------------
@@ -95,6 +80,8 @@ class HistorySpec(Strict):
 
 
 class Conversation(Strict):
+    """The conversation every request starts from: tools, system prompt and history."""
+
     tools: ToolsSpec | LiteralTools | None = None
     system: Annotated[TextSpec | str | Tokens | None, BeforeValidator(_text_or_size)] = None
     history: HistorySpec | LiteralHistory | None = None
@@ -179,16 +166,22 @@ class BtwSpec(OwnStream):
 
 
 class WaitSpec(StepBase):
+    """Idle time between steps: caches age, none are read."""
+
     seconds: Duration = 0.0
 
 
 class AddToolSpec(Strict):
+    """A tool added to the tool list."""
+
     name: str
     size: Tokens = 400
     position: Annotated[int, Field(ge=-MAX_COUNT, le=MAX_COUNT)] | None = None
 
 
 class EditSystemSpec(Strict):
+    """A change of the system prompt's text."""
+
     append: Annotated[str | Tokens | None, BeforeValidator(_text_or_size)] = None
     prepend: Annotated[str | Tokens | None, BeforeValidator(_text_or_size)] = None
     replace: Annotated[str | Tokens | None, BeforeValidator(_text_or_size)] = None
@@ -216,10 +209,12 @@ def _step_key(v: Any) -> str | None:
     return None
 
 
-def _single(kind: str, spec: type) -> type:
-    """A one-key step `{kind: spec}`; a scalar or null body is shorthand for the spec's main field."""
+def _single(kind: str, spec: Any) -> type:
+    """A one-key step `{kind: spec}`; a scalar or null body is shorthand for the spec's main field.
+    Its description is the step's line of fielddocs.py (the spec's own docstring may be a builtin's:
+    `str`'s, for remove_tool)."""
     return type(f"{kind.title().replace('_', '')}Step", (Strict,), {
-        "__annotations__": {kind: spec}, "__doc__": spec.__doc__})
+        "__annotations__": {kind: spec}, "__doc__": STEP_LINES[kind][0], "__step_kind__": kind})
 
 
 STEP_SPECS: dict[str, type] = {
@@ -231,12 +226,6 @@ STEP_SPECS: dict[str, type] = {
 CHANGE_STEPS = ("remove_tool", "add_tool", "reorder_tools", "reorder_keys", "edit_system",
                 "set_tool_choice", "set_thinking", "switch_model", "refuse_tool_at_call_time")
 STEP_KINDS = tuple(STEP_SPECS) + CHANGE_STEPS
-
-# The scalar shorthand each step accepts: `- wait: 5m`, `- fork: 5`, `- request: 3`.
-SHORTHAND = {"wait": "seconds", "fork": "children", "subagent": "children", "request": "turns",
-             "btw": "question", "compact": "summary", "add_image": "size",
-             "create_cache": "name", "update_cache": "name", "delete_cache": "name"}
-
 
 _STEP_MODELS = {k: _single(k, v) for k, v in STEP_SPECS.items()}
 _STEP_MODELS.update({
@@ -281,7 +270,7 @@ class EngineSpec(Strict):
     capacity: int | float | str | None = Field(
         None, description="KV-cache capacity: tokens (200000, 1e6, '10^6', '2M', '500k'), KV memory ('4GiB', "
                           "sized by kv_model) or 'unlimited' (the default).")
-    kv_model: str | None = Field(None, description="Model whose layers, KV heads and head dim size a GiB capacity "
+    kv_model: Annotated[str, one_of(tuple(KV_MODELS))] | None = Field(None, description="Model whose layers, KV heads and head dim size a GiB capacity "
                                                    "(default: the scenario's model), e.g. llama-3.1-8b.")
     block_size: int | None = Field(None, ge=1, le=MAX_COUNT, description="vLLM tokens per block (default 16); SGLang ignores it.")
     page_size: int | None = Field(None, ge=1, le=MAX_COUNT, description="SGLang tokens per page (default 1); vLLM ignores it.")
@@ -314,9 +303,10 @@ class EngineSpec(Strict):
 class Settings(Strict):
     """What a variant may set; variants override the scenario's values key by key."""
 
-    provider: str | None = None
+    # Names checked by checks.py (did-you-mean, at the key's line); the schema lists them for editors.
+    provider: Annotated[str, one_of(PROVIDERS)] | None = None
     model: str | None = None
-    tokenizer: str | None = None
+    tokenizer: Annotated[str, one_of(TOKENIZERS)] | None = None
     ttl: TTL | None = Field(None, description="TTL of cache writes (default 5m). With `breakpoints: claude_code` it "
                                               "is the main conversation's; sub-agents, forks and compaction write "
                                               "5m as Claude Code does. With any other breakpoints every request "
@@ -336,6 +326,8 @@ class Settings(Strict):
 
 
 class Variant(Settings):
+    """One design compared: the scenario's settings with these keys overridden."""
+
     name: str
 
 
@@ -381,7 +373,9 @@ class Scenario(Settings):
                                                 "matters for time-of-day prices (DeepSeek off-peak). Default: 07:00 "
                                                 "UTC on the price date, a peak hour for every DeepSeek model.")
     vars: dict[str, Any] | None = Field(None, description="Values for `${name}` placeholders.")
-    studies: dict[str, dict[str, Any]] | None = Field(
+    studies: Annotated[dict[str, dict[str, Any]], WithJsonSchema({
+        "type": "object", "propertyNames": {"enum": list(BREAKEVEN_STUDIES)},
+        "additionalProperties": {"type": "object"}})] | None = Field(
         None, description="Break-even studies of this design, drawn by `prefixsim report` with these parameters "
                           "instead of the defaults, e.g. {fork-vs-subagent: {parent_static: 30000, sub_static: 4500, "
                           "children: 4, turns: 2}}; a list compares values ({children: [3, 4, 6]}).")
