@@ -60,6 +60,39 @@ def test_models_that_keep_thinking_continue_the_conversation(tmp_path):
     assert (r3.predicted.cache_read, r3.predicted.cache_creation) == (21100, 300)
 
 
+def _versioned(t, version):
+    """Every line written by Claude Code `version` (real transcripts name it on each line)."""
+    for line in t.lines:
+        line["version"] = version
+    return t
+
+
+@pytest.mark.parametrize("version", ["2.1.41", "2.1.150", "2.2.0-beta"])
+def test_versions_that_keep_every_turns_thinking_read_the_whole_conversation(tmp_path, version):
+    # From 2.1.41 Claude Code asks the API to keep all thinking (versions.py): on Sonnet 4.5 the new
+    # turn's prompt is the previous one grown, and reads it whole
+    t = _turns(tmp_path, "claude-sonnet-4-5-20250929")
+    t.user(60, "next question")
+    t.call(60, "r3", 21100, 300, model="claude-sonnet-4-5-20250929", content=[THINK, TEXT])
+    r3 = _rows(_versioned(t, version), tmp_path)["r3"]
+    assert (r3.predicted.cache_read, r3.predicted.cache_creation) == (21100, 300)
+
+
+@pytest.mark.parametrize("version", ["2.0.28", "2.1.40", "unknown"])
+def test_versions_before_keep_the_api_default_and_drop_it(tmp_path, version):
+    t = _turns(tmp_path, "claude-sonnet-4-5-20250929")
+    t.user(60, "next question")
+    t.call(60, "r3", 20000, 950, model="claude-sonnet-4-5-20250929", content=[THINK, TEXT])
+    r3 = _rows(_versioned(t, version), tmp_path)["r3"]
+    assert (r3.predicted.cache_read, r3.predicted.cache_creation) == (20000, 950)
+
+
+def test_the_thinking_version_boundary_compares_as_numbers():
+    from prefixsim.sources.claude_code.versions import drops_earlier_thinking
+    assert [drops_earlier_thinking(v) for v in ("2.1.5", "2.1.40", "2.1.41", "2.1.100", "3.0", "")] == \
+        [True, True, False, False, False, True]
+
+
 def test_tool_results_are_no_new_turn(tmp_path):
     t = _turns(tmp_path, "claude-sonnet-4-5-20250929")
     rows = _rows(t, tmp_path)

@@ -23,7 +23,8 @@ Mechanisms read from the transcript, never from the usage of the request being p
   continues from that reply: the history as that request sent it, then the reply as far as a later
   read proved it cached (an unlogged request cached it: stepped into the cache after that read);
 - on models that keep only the last turn's thinking, a new user turn keeps the prompt up to the
-  first request of the turn before whose response thought and was sent on (A-TH);
+  first request of the turn before whose response thought and was sent on (A-TH), up to the
+  versions that ask the API to keep every turn's thinking (versions.py);
 - a new user turn started in another working directory (the record's `cwd`) re-renders the system
   prompt's session part, which names it: only the cross-session prefix is found (CC-PC);
 - the entry a request continues from is found only within the API's 20-block lookback (A-PC),
@@ -58,7 +59,7 @@ from prefixsim.sources.claude_code.message import usage_of as _usage
 from prefixsim.sources.claude_code.order import causal
 from prefixsim.sources.claude_code.sniff import is_transcript_array
 from prefixsim.sources.claude_code.thinking import TurnSettings
-from prefixsim.sources.claude_code.versions import prompt_follows_cd
+from prefixsim.sources.claude_code.versions import drops_earlier_thinking, prompt_follows_cd
 from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
 from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, first_given, request_key
@@ -330,7 +331,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         requested.add(stream)
         think = settings.of(stream, rid, model)
         fork, strip = forks.pop(stream, None), strips.pop(stream, None)
-        strip = strip if anthropic_strips_thinking(model) else None
+        version = o.get("version") if isinstance(o.get("version"), str) else ""
+        strip = strip if anthropic_strips_thinking(model) and drops_earlier_thinking(version) else None
         entry = strip or (None if fork else latest.get(stream))
         if entry in prompt_end and answered - prompt_end[entry] > ANTHROPIC_LOOKBACK.value:
             # The entry this prompt continues from lies more blocks back than the API looks from the
@@ -342,7 +344,6 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         text = first_text.get(stream, "")
         family = "main" if skind in ("main", "compaction") else \
             f"agent:{agent_types.get(text.strip(), 'agent')}:{model}"
-        version = o.get("version") if isinstance(o.get("version"), str) else ""
         return Raw(rid, prefix + stream, skind, f"{session or where}/{family}", model, start, response,
                    used, _iso(start), where, n,
                    prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),

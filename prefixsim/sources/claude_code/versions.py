@@ -10,6 +10,18 @@ in another directory of public 2.1.39, 2.1.44 and 2.1.146 sessions read the whol
 4; issue 30; the harness stopped adopting `cd` as the session's directory: anthropics/claude-code#42844).
 Between 2.1.16 and 2.1.38 no public transcript shows either, so the replay keeps the earlier
 behaviour and says so.
+
+On the models whose API default keeps only the last assistant turn's thinking (providers.tables.
+ANTHROPIC_KEEPS_THINKING), a new user turn drops the earlier turns' thinking blocks, so it reads the
+previous prompt only up to the first request whose response thought (A-TH). Up to 2.0.28 Claude Code
+sent that default: in the public 2.0.22-2.0.28 transcripts (tests/data, Sonnet 4.5) 0 of 12 such turns
+read the whole previous prompt. From 2.1.41 it asks to keep every turn's thinking (the API's
+`clear_thinking_20251015` edit with `keep: "all"`, which the API names the setting that maximizes
+cache hits: platform.claude.com/docs/en/build-with-claude/context-editing): on Sonnet 4.5 in
+`Eduardodmb/ClaudeWork` @7545331a, 94 of 130 such turns of 2.1.41 and 257 of 281 of 2.1.122-2.1.150
+read the whole previous prompt, thinking included (the rest read up to the first thinking request or
+only the static prefix: an expired cache; issue 30). Between 2.0.29 and 2.1.40 no public transcript
+shows either: the replay drops the thinking there, as the API default does.
 """
 from __future__ import annotations
 
@@ -19,6 +31,8 @@ import re
 KEEPS_LAUNCH_DIRECTORY = (2, 1, 39)
 #: The last version seen re-rendering the prompt in the new directory.
 RENDERS_NEW_DIRECTORY = (2, 1, 15)
+#: The first version seen keeping earlier turns' thinking blocks on a model that would drop them.
+KEEPS_EARLIER_THINKING = (2, 1, 41)
 
 
 _VERSION = re.compile(r"v?(\d+(?:\.\d+)*)")
@@ -44,3 +58,10 @@ def uncertain_cd(version: str) -> bool:
     launch directory: the replay re-renders there, unconfirmed."""
     v = parsed(version)
     return v is not None and RENDERS_NEW_DIRECTORY < v < KEEPS_LAUNCH_DIRECTORY
+
+
+def drops_earlier_thinking(version: str) -> bool:
+    """Whether a new user turn leaves the earlier turns' thinking out of the prompt on a model whose
+    API default keeps only the last turn's (an unknown or unparsed version: the API default)."""
+    v = parsed(version)
+    return v is None or v < KEEPS_EARLIER_THINKING
