@@ -23,8 +23,7 @@ Mechanisms read from the transcript, never from the usage of the request being p
   continues from that reply: the history as that request sent it, then the reply as far as a later
   read proved it cached (an unlogged request cached it: stepped into the cache after that read);
 - on models that keep only the last turn's thinking, a new user turn keeps the prompt up to the
-  first request of the turn before whose response thought and was sent on (A-TH), up to the
-  versions that ask the API to keep every turn's thinking (versions.py);
+  first request of the turn before whose response thought and was sent on (A-TH; versions.py);
 - a new user turn started in another working directory (the record's `cwd`) re-renders the system
   prompt's session part, which names it: only the cross-session prefix is found (CC-PC);
 - the entry a request continues from is found only within the API's 20-block lookback (A-PC),
