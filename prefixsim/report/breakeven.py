@@ -12,6 +12,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from prefixsim.analysis.applies import study_provider
 from prefixsim.analysis.common import prices_for
 from prefixsim.analysis.studies import check_line, design_labels, run_study, shown
 from prefixsim.core.pricing import PRICE_KEYS, PriceBook, sheet_price
@@ -153,17 +154,14 @@ def run_breakeven(study: str, out: str | Path | None = "reports/breakeven", mode
     if out is None:
         written = []
     check_outputs([*([sheet] if sheet else []), *gaps_from], files=written)
-    provider = OTHER_PROVIDER.get(study, "anthropic")
-    if model is None and provider == "gemini":
+    if model is None and OTHER_PROVIDER.get(study) == "gemini":
         model = default_study_model(PriceBook(when=price_date, designs=True))
     model = model or "claude-sonnet-4-5"
+    # the provider the model's id names, or one line saying why the study does not run for it
+    provider = study_provider(study, model)
+    if provider == "anthropic":
+        anthropic_min_tokens(model)   # a misspelt Claude id: did-you-mean, before any parameter
     f, lists = parse_pairs(study, tuple(params), model)   # every bound, before any work
-    try:
-        if provider == "anthropic":
-            anthropic_min_tokens(model)
-    except UserError as e:
-        raise UserError(f"{e.message}; the studies model Anthropic's rules, so name a Claude model and "
-                        "override its prices with --prices if yours differ") from None
     sheet_doc = load_sheet(sheet)
     p, _ = prices_for(model, sheet_doc, price_date, provider=provider, sheet_source=f"price sheet {sheet}")
     if (gaps or gaps_from) and study != "ttl":
