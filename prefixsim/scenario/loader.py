@@ -18,7 +18,7 @@ from prefixsim.errors import UserError
 from prefixsim.io.userfiles import MAX_YAML_BYTES
 from prefixsim.io.yamlfile import MAX_NODES, load_yaml
 from prefixsim.scenario.checks import check_run, provider_of_model, read_body, resolve_file, shown_path
-from prefixsim.scenario.messages import is_mismatch, message, union_message, where
+from prefixsim.scenario.mistakes import Mistakes, locate, salvage, taken_out, validation_error, validation_errors
 from prefixsim.scenario.schema import Scenario, Settings, Variant, MAX_SWEEP, SweepSpec
 from prefixsim.scenario.studycheck import ParamError, check_study
 
@@ -82,65 +82,6 @@ def _plain(node: Any) -> Any:
     return node
 
 
-def locate(node: Any, loc: tuple) -> tuple[int | None, int | None]:
-    """Line and column (1-based) of the deepest YAML node on a pydantic error path."""
-    line = col = None
-    for part in loc:
-        lc = getattr(node, "lc", None)
-        if isinstance(node, dict):
-            if part not in node:
-                continue  # a union tag or a model name in the path, not a key
-            if lc is not None:
-                try:
-                    line, col = lc.key(part)
-                except (KeyError, TypeError):
-                    pass
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            if lc is not None:
-                try:
-                    line, col = lc.item(part)
-                except (KeyError, TypeError, IndexError):
-                    pass
-            node = node[part]
-    return (line + 1 if line is not None else None, col + 1 if col is not None else None)
-
-
-#: Errors reported from one file in one pass; past this, a count of the rest.
-MAX_ERRORS = 20
-
-
-def validation_error(e: ValidationError, node: Any, path: str) -> UserError:
-    """Every error of the file, nearest the top first, one line each (up to MAX_ERRORS). A union
-    reports one error per branch: a branch's "wrong type" is dropped when another branch at the same
-    place says more."""
-    errs = e.errors()
-    # A union branch whose value has another shape (a literal's list, say) says less than a branch
-    # that went deeper.
-    kept = [m for m in errs if not ((is_mismatch(m) or m["type"] == "literal_error") and any(
-        (not is_mismatch(s) or len(where(s["loc"])) > len(where(m["loc"])))
-        and where(s["loc"]).startswith(where(m["loc"])) for s in errs if s is not m))]
-    # At one place an unknown key says more than the missing one it was probably meant to be.
-    kept = [m for m in kept if not (m["type"] == "missing" and any(
-        s["type"] == "extra_forbidden" and s["loc"][:-1] == m["loc"][:-1] for s in kept))]
-    ranked = sorted(((locate(node, x["loc"]), x) for x in kept),
-                    key=lambda x: (x[0][0] or 10**9, x[0][1] or 0, x[1]["type"] == "missing"))
-    found: list[UserError] = []
-    seen: set[str] = set()
-    for (line, col), err in ranked:
-        siblings = [x for x in kept if is_mismatch(x) and where(x["loc"]) == where(err["loc"])]
-        text = union_message(siblings) if is_mismatch(err) and len(siblings) > 1 else message(err)
-        if (line, text) in seen or (line, where(err["loc"])) in seen:
-            continue
-        seen |= {(line, text), (line, where(err["loc"]))}
-        found.append(UserError(text, path, line, col))
-    first = found[0]
-    first.also = found[1:MAX_ERRORS]
-    if len(found) > MAX_ERRORS:
-        first.also.append(UserError(f"... and {len(found) - MAX_ERRORS} more errors", path))
-    return first
-
-
 #: Characters of text the `${...}` placeholders of one file may add, over all its sweep values: four
 #: times the largest file read. Each value may hold placeholders of later ones, so 34 vars of
 #: "${next}${next}" would double 34 times (16 G characters); the growth is counted before each
@@ -168,15 +109,16 @@ def _values(v: Any, limit: int) -> int:
 
 
 def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, loc: tuple = (),
-                budget: list[int] | None = None) -> Any:
+                budget: list[int] | None = None, found: Mistakes | None = None) -> Any:
     """`${name}` placeholders take their value; a whole-string placeholder keeps the value's type.
     `raw` is the parsed file, so an undefined placeholder is reported at its line. `budget`: what the
-    file's placeholders may still add (`_budget`)."""
+    file's placeholders may still add (`_budget`). `found`: undefined placeholders are added to it
+    (and left as written) instead of raised, so the file's other mistakes are found too."""
     budget = _budget() if budget is None else budget
     if isinstance(node, dict):
-        return {k: _substitute(v, values, path, raw, (*loc, k), budget) for k, v in node.items()}
+        return {k: _substitute(v, values, path, raw, (*loc, k), budget, found) for k, v in node.items()}
     if isinstance(node, list):
-        return [_substitute(v, values, path, raw, (*loc, i), budget) for i, v in enumerate(node)]
+        return [_substitute(v, values, path, raw, (*loc, i), budget, found) for i, v in enumerate(node)]
     if isinstance(node, str) and "${" in node:
         names = list(values)
         for j, (name, value) in enumerate(values.items()):
@@ -189,7 +131,7 @@ def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, l
                                     *locate(raw, loc))
                 # the value's own placeholders name later vars, as they do inside a longer text
                 later = {k: values[k] for k in names[j + 1:]}
-                return _substitute(value, later, path, raw, loc, budget) if later else value
+                return _substitute(value, later, path, raw, loc, budget, found) if later else value
             if token not in node:
                 continue
             text = str(value)
@@ -204,8 +146,11 @@ def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, l
             name = node[start + 2:node.find('}', start)] if "}" in node[start:] else node[start + 2:]
             near = difflib.get_close_matches(name, list(values), n=1, cutoff=0.6)
             hint = f"did you mean ${{{near[0]}}}?" if near else f"defined: {', '.join(sorted(values)) or 'none'};"
-            raise UserError(f"undefined placeholder {node[start:node.find('}', start) + 1]} ({hint} "
-                            "`vars:` or `sweep: {param: ...}` define them)", path, *locate(raw, loc))
+            e = UserError(f"undefined placeholder {node[start:node.find('}', start) + 1]} ({hint} "
+                          "`vars:` or `sweep: {param: ...}` define them)", path, *locate(raw, loc))
+            if found is None:
+                raise e
+            found.add(e, unless_taken=True)   # a broken sweep's ${param} is claimed: its error was said
     return node
 
 
@@ -268,36 +213,88 @@ def load_runs(path: str, node: Any = None) -> list[Run]:
 
 
 def _load_runs(path: str, node: Any = None) -> list[Run]:
+    """Every phase's checks run whatever the earlier ones found (scenario/mistakes.py); then every
+    mistake of the file is raised at once."""
     node = read_yaml(path) if node is None else node
     if not isinstance(node, dict):
         kind = "a list" if isinstance(node, list) else f"a single value ({node!r:.40})"
         raise UserError(f"the file is {kind}; a scenario is a mapping (`name: ...` and other keys)", path, 1)
     doc = _plain(node)
-    param, values = _sweep_values(doc, node, path)
-    if param is not None:
-        _check_swept(param, doc, node, path)
+    found = Mistakes(path)
+    try:
+        param, values = _sweep_values(doc, node, path)
+        swept = param
+    except UserError as e:   # no values to run: the rest is checked with the swept ${param} unset
+        found.add(e)
+        param, values, swept = None, [None], _broken_sweep(doc, node, found)
+    if swept is not None:
+        with found.catch():
+            _check_swept(swept, doc, node, path)
     runs: list[Run] = []
     budget = _budget()   # the placeholders' growth, over every sweep value
     for value in values:
-        subst = dict(doc.get("vars") or {})
-        if param is not None:
-            subst[param] = value
-        body = {k: v for k, v in doc.items() if k != "sweep"}
-        body = _substitute(body, subst, path, node, budget=budget) if subst or _has_placeholder(body) else body
-        try:
-            sc = Scenario.model_validate({**body, "sweep": doc.get("sweep")})
-        except ValidationError as e:
-            raise validation_error(e, node, path) from None
-        _check_studies(sc, node, path)
-        variants = sc.variants or [Variant(name="default")]
-        for vi, v in enumerate(variants):
-            merged = {f: getattr(v, f) if getattr(v, f) is not None else getattr(sc, f) for f in _SETTINGS_FIELDS}
-            settings = Settings.model_construct(**{**merged, "provider": merged["provider"] or provider_of_model(merged["model"])})
-            check_run(settings, sc, path, *_where(node, vi if sc.variants else None))
-            _require_timeline(sc, [v], node, path, vi)
-            name = v.name if param is None else f"{v.name} [{param}={value}]"
-            runs.append(Run(sc, name, settings, value, path))
+        with found.catch():   # a placeholder bomb ends this value's checks, not the file's report
+            runs += _value_runs(doc, node, path, param, value, budget, found)
+    found.check()
     return runs
+
+
+def _value_runs(doc: dict, node: Any, path: str, param: str | None, value: Any, budget: list[int],
+                found: Mistakes) -> list[Run]:
+    """The runs of one sweep value, each check's mistakes added to `found`."""
+    subst = dict(doc.get("vars") or {})
+    if param is not None:
+        subst[param] = value
+    body = {k: v for k, v in doc.items() if k != "sweep"}
+    if subst or _has_placeholder(body):
+        body = _substitute(body, subst, path, node, budget=budget, found=found)
+    data = {**body, "sweep": doc.get("sweep")}
+    touched: set[str] = set()
+    try:
+        sc: Scenario | None = Scenario.model_validate(data)
+    except ValidationError as e:
+        for err in validation_errors(e, node, path):
+            found.add(err, unless_taken=True)
+        sc, touched = salvage(data, e)   # what is left is checked too
+    if sc is None:
+        return []
+    _check_studies(sc, node, path, found)
+    runs = []
+    for vi, v in enumerate(sc.variants or [Variant(name="default")]):
+        merged = {f: getattr(v, f) if getattr(v, f) is not None else getattr(sc, f) for f in _SETTINGS_FIELDS}
+        settings = Settings.model_construct(**{**merged, "provider": merged["provider"] or provider_of_model(merged["model"])})
+        # what the schema refused is not there to check: a refused provider, model or body file
+        # would have its models checked as another's, an emptied timeline called empty
+        own = [f"variants[{vi}].{k}" for k in ("provider", "model", "base.file")] if sc.variants else []
+        with found.catch():
+            check_run(settings, sc, path, *_where(node, vi if sc.variants else None),
+                      models=not taken_out(touched, "provider", "model", "base.file", *own))
+        if not taken_out(touched, "timeline", "variants"):
+            with found.catch():
+                _require_timeline(sc, [v], node, path, vi)
+        name = v.name if param is None else f"{v.name} [{param}={value}]"
+        runs.append(Run(sc, name, settings, value, path))
+    return runs
+
+
+def _broken_sweep(doc: dict, node: Any, found: Mistakes) -> str | None:
+    """A sweep that gives no values: its `param` (if it names one), whose `${...}` places are claimed,
+    since the schema's complaint about the text left there would follow from the sweep's mistake."""
+    sweep = doc.get("sweep")
+    param = sweep.get("param") if isinstance(sweep, dict) else None
+    if not isinstance(param, str):
+        return None
+    token = "${" + param + "}"
+    stack: list[tuple[tuple, Any]] = [((k,), v) for k, v in doc.items() if k != "sweep"]
+    while stack:
+        loc, x = stack.pop()
+        if isinstance(x, dict):
+            stack.extend(((*loc, k), v) for k, v in x.items())
+        elif isinstance(x, list):
+            stack.extend(((*loc, i), v) for i, v in enumerate(x))
+        elif isinstance(x, str) and token in x:
+            found.claim(locate(node, loc))
+    return param
 
 
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -336,7 +333,7 @@ def _check_swept(param: str, doc: dict, node: Any, path: str) -> None:
                     f"run the same scenario ({hint})", path, *locate(node, ("sweep", "param")))
 
 
-def _check_studies(sc: Scenario, node: Any, path: str) -> None:
+def _check_studies(sc: Scenario, node: Any, path: str, found: Mistakes) -> None:
     """A scenario's `studies:` checked as -p values are (studycheck.py), each refusal at the line of
     the parameter it names (or of its study)."""
     for name, values in (sc.studies or {}).items():
@@ -344,8 +341,7 @@ def _check_studies(sc: Scenario, node: Any, path: str) -> None:
             check_study(name, values)
         except ParamError as e:
             loc = ("studies", name, e.key) if e.key is not None else ("studies", name)
-            line, col = locate(node, loc)
-            raise UserError(f"studies: {e.message}", path, line, col) from None
+            found.add(UserError(f"studies: {e.message}", path, *locate(node, loc)))
 
 
 def _require_timeline(sc: Scenario, variants: list[Variant], node: Any, path: str, first: int = 0) -> None:
