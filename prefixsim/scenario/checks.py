@@ -76,9 +76,9 @@ def provider_of_model(model: Any) -> str | None:
 
 
 def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: Callable[[int], tuple],
-              models: bool = True) -> None:
+              check_models: bool = True) -> None:
     """Every check for one variant's merged settings; errors point at the key that caused them. Each
-    check runs whatever the others found, and all their mistakes are raised together. `models`:
+    check runs whatever the others found, and all their mistakes are raised together. `check_models`:
     False when the provider or model was refused already (the loader's salvage, scenario/mistakes.py)."""
     found = Mistakes(path)
     provider_known = s.provider is None or s.provider in PROVIDERS
@@ -106,7 +106,7 @@ def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: C
             models.append((name, step_where(k)))
     checked: set[str] = set()
     for name, at in models:
-        if name not in checked and provider_known and models:   # an unknown provider has no models to look in
+        if name not in checked and provider_known and check_models:   # an unknown provider has no models to look in
             checked.add(name)
             with found.catch():
                 check_model(name, s.provider or "anthropic", scenario.prices, when, path, at)

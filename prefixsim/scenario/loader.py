@@ -1,12 +1,12 @@
 """Reads scenario files: safe YAML with line numbers, `${var}` substitution, sweeps, variants.
 
-Every mistake becomes a UserError at `file:line:col` with what would be right.
+Every mistake becomes a UserError at `file:line:col` with what would be right, and every mistake of
+a file is found in one pass (scenario/mistakes.py): each check runs whatever the others found.
 """
 from __future__ import annotations
 
 import difflib
 import os
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +18,10 @@ from prefixsim.errors import UserError
 from prefixsim.io.userfiles import MAX_YAML_BYTES
 from prefixsim.io.yamlfile import MAX_NODES, load_yaml
 from prefixsim.scenario.checks import check_run, provider_of_model, read_body, resolve_file, shown_path
-from prefixsim.scenario.mistakes import Mistakes, locate, salvage, taken_out, validation_error, validation_errors
-from prefixsim.scenario.schema import Scenario, Settings, Variant, MAX_SWEEP, SweepSpec
+from prefixsim.scenario.mistakes import Mistakes, locate, salvage, taken_out, validation_errors
+from prefixsim.scenario.schema import Scenario, Settings, Variant
 from prefixsim.scenario.studycheck import ParamError, check_study
+from prefixsim.scenario.sweep import broken_sweep, check_swept, sweep_values
 
 _SETTINGS_FIELDS = tuple(f for f in Settings.model_fields)
 
@@ -154,39 +155,6 @@ def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, l
     return node
 
 
-def _sweep_values(doc: dict, node: Any, path: str) -> tuple[str | None, list[Any]]:
-    sweep = doc.get("sweep")
-    if sweep is None:
-        return None, [None]
-
-    try:
-        spec = SweepSpec.model_validate(sweep)
-    except ValidationError as e:
-        raise validation_error(e, node.get("sweep") if isinstance(node, dict) else node, path) from None
-
-    key = "values" if spec.values is not None else "range" if spec.range is not None else None
-    if key is None:
-        line, col = locate(node, ("sweep",))
-        raise UserError("sweep needs `values:` or `range:`", path, line, col)
-    if spec.values is not None:
-        vals = list(spec.values)
-    else:
-        start, stop, step = spec.range
-        vals, x = [], start
-        while x <= stop + 1e-9 and len(vals) <= MAX_SWEEP:   # never more than one past the limit
-            vals.append(int(x) if float(x).is_integer() else x)
-            x += step
-    line, col = locate(node, ("sweep", key))
-    if not vals:
-        why = "an empty list" if key == "values" else "start is past stop"
-        raise UserError(f"sweep.{key} gives no values ({why}); a sweep runs each variant once per value",
-                        path, line, col)
-    if len(vals) > MAX_SWEEP:
-        raise UserError(f"sweep.{key} gives more than {MAX_SWEEP:,} values (the limit: each is a full run of "
-                        "every variant); widen the step or split the sweep", path, line, col)
-    return spec.param, vals
-
-
 #: What a value the checks did not foresee raises while a file is read or played: a number out of
 #: range, a wrong type, text that cannot be encoded, nesting past the stack. Named in one place.
 INPUT_FAULTS = (RecursionError, OverflowError, ValueError, ArithmeticError, UnicodeError, TypeError)
@@ -222,14 +190,14 @@ def _load_runs(path: str, node: Any = None) -> list[Run]:
     doc = _plain(node)
     found = Mistakes(path)
     try:
-        param, values = _sweep_values(doc, node, path)
+        param, values = sweep_values(doc, node, path)
         swept = param
     except UserError as e:   # no values to run: the rest is checked with the swept ${param} unset
         found.add(e)
-        param, values, swept = None, [None], _broken_sweep(doc, node, found)
+        param, values, swept = None, [None], broken_sweep(doc, node, found)
     if swept is not None:
         with found.catch():
-            _check_swept(swept, doc, node, path)
+            check_swept(swept, doc, node, path)
     runs: list[Run] = []
     budget = _budget()   # the placeholders' growth, over every sweep value
     for value in values:
@@ -268,69 +236,13 @@ def _value_runs(doc: dict, node: Any, path: str, param: str | None, value: Any, 
         own = [f"variants[{vi}].{k}" for k in ("provider", "model", "base.file")] if sc.variants else []
         with found.catch():
             check_run(settings, sc, path, *_where(node, vi if sc.variants else None),
-                      models=not taken_out(touched, "provider", "model", "base.file", *own))
+                      check_models=not taken_out(touched, "provider", "model", "base.file", *own))
         if not taken_out(touched, "timeline", "variants"):
             with found.catch():
                 _require_timeline(sc, [v], node, path, vi)
         name = v.name if param is None else f"{v.name} [{param}={value}]"
         runs.append(Run(sc, name, settings, value, path))
     return runs
-
-
-def _broken_sweep(doc: dict, node: Any, found: Mistakes) -> str | None:
-    """A sweep that gives no values: its `param` (if it names one), whose `${...}` places are claimed,
-    since the schema's complaint about the text left there would follow from the sweep's mistake."""
-    sweep = doc.get("sweep")
-    param = sweep.get("param") if isinstance(sweep, dict) else None
-    if not isinstance(param, str):
-        return None
-    token = "${" + param + "}"
-    stack: list[tuple[tuple, Any]] = [((k,), v) for k, v in doc.items() if k != "sweep"]
-    while stack:
-        loc, x = stack.pop()
-        if isinstance(x, dict):
-            stack.extend(((*loc, k), v) for k, v in x.items())
-        elif isinstance(x, list):
-            stack.extend(((*loc, i), v) for i, v in enumerate(x))
-        elif isinstance(x, str) and token in x:
-            found.claim(locate(node, loc))
-    return param
-
-
-_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
-
-
-def _names_and_keys(node: Any, names: set[str], keys: set[str]) -> None:
-    """The `${...}` names the file writes and the mapping keys it uses (for a did-you-mean)."""
-    stack = [node]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, dict):
-            keys.update(str(k) for k in x)
-            stack.extend(x.values())
-        elif isinstance(x, list):
-            stack.extend(x)
-        elif isinstance(x, str) and "${" in x:
-            names.update(_PLACEHOLDER.findall(x))
-
-
-def _check_swept(param: str, doc: dict, node: Any, path: str) -> None:
-    """A swept parameter no `${param}` uses would run every variant once per value with nothing
-    changed (duplicate rows): refused at `sweep.param`, naming the nearest placeholder or key."""
-    names: set[str] = set()
-    keys: set[str] = set()
-    _names_and_keys({k: v for k, v in doc.items() if k != "sweep"}, names, keys)
-    if param in names:
-        return
-    near = difflib.get_close_matches(param, sorted(names - set(doc.get("vars") or {})), n=1, cutoff=0.6)
-    if near:
-        hint = f"did you mean sweep: {{param: {near[0]}}}, the placeholder the file writes?"
-    else:
-        key = difflib.get_close_matches(param, sorted(keys), n=1, cutoff=0.6)
-        hint = (f"did you mean to write `{key[0]}: ${{{param}}}`?" if key else
-                f"write ${{{param}}} where the swept value goes")
-    raise UserError(f"sweep.param {param!r} is used nowhere: no ${{{param}}} in the file, so every value would "
-                    f"run the same scenario ({hint})", path, *locate(node, ("sweep", "param")))
 
 
 def _check_studies(sc: Scenario, node: Any, path: str, found: Mistakes) -> None:
