@@ -17,6 +17,7 @@ from prefixsim.io.jsonfile import load_json
 from prefixsim.io.suggest import unknown
 from prefixsim.providers.registry import family_provider, PROVIDERS, get_policy
 from prefixsim.scenario.literal import conversation_problem
+from prefixsim.scenario.mistakes import Mistakes
 from prefixsim.scenario.schema import HistorySpec, Settings, ToolsSpec
 
 DEFAULT_MODEL = "claude-sonnet-4-5"   # the builder's default (scenario/builder.py)
@@ -74,33 +75,44 @@ def provider_of_model(model: Any) -> str | None:
     return None if family in ("anthropic", "other") else family
 
 
-def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: Callable[[int], tuple]) -> None:
-    """Every check for one variant's merged settings; errors point at the key that caused them."""
-    if s.provider is not None and s.provider not in PROVIDERS:
-        raise UserError(unknown("provider", s.provider, PROVIDERS, show=len(PROVIDERS)), path, *where("provider"))
+def check_run(s: Settings, scenario: Any, path: str, where: Where, step_where: Callable[[int], tuple],
+              check_models: bool = True) -> None:
+    """Every check for one variant's merged settings; errors point at the key that caused them. Each
+    check runs whatever the others found, and all their mistakes are raised together. `check_models`:
+    False when the provider or model was refused already (the loader's salvage, scenario/mistakes.py)."""
+    found = Mistakes(path)
+    provider_known = s.provider is None or s.provider in PROVIDERS
+    if not provider_known:
+        found.add(UserError(unknown("provider", s.provider, PROVIDERS, show=len(PROVIDERS)), path, *where("provider")))
     if s.tokenizer is not None and s.tokenizer not in TOKENIZERS:
-        raise UserError(f"unknown tokenizer {s.tokenizer!r} (valid: {', '.join(TOKENIZERS)})", path,
-                        *where("tokenizer"))
-    when = price_date(scenario, path, where)
-    start_time(scenario, path, where)
+        found.add(UserError(f"unknown tokenizer {s.tokenizer!r} (valid: {', '.join(TOKENIZERS)})", path,
+                            *where("tokenizer")))
+    when = None
+    with found.catch():
+        when = price_date(scenario, path, where)
+    with found.catch():
+        start_time(scenario, path, where)
     model, model_at = s.model, where("model")
     if s.base is not None and s.base.file:
         try:
             body = read_body(resolve_file(path, s.base.file), shown_path(path, s.base.file))
+            if model is None and body.get("model"):
+                model, model_at = body["model"], where("base.file")
         except UserError as e:
-            raise e.located(path, *where("base.file")) if not e.path else e from None
-        if model is None and body.get("model"):
-            model, model_at = body["model"], where("base.file")
+            found.add(e.located(path, *where("base.file")) if not e.path else e)
     models = [(model or DEFAULT_MODEL, model_at)]
     for k, step in enumerate(s.timeline or []):
         for name in model_switches(step):
             models.append((name, step_where(k)))
     checked: set[str] = set()
     for name, at in models:
-        if name not in checked:
+        if name not in checked and provider_known and check_models:   # an unknown provider has no models to look in
             checked.add(name)
-            check_model(name, s.provider or "anthropic", scenario.prices, when, path, at)
-    check_scale(s, path, where)
+            with found.catch():
+                check_model(name, s.provider or "anthropic", scenario.prices, when, path, at)
+    with found.catch():
+        check_scale(s, path, where)
+    found.check()
 
 
 def price_date(scenario: Any, path: str, where: Where) -> dt.date | None:

@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from prefixsim.errors import UserError
 from prefixsim.scenario.checks import check_run
-from prefixsim.scenario.loader import Run, _where, input_boundary, load_runs, locate, read_yaml, validation_error
+from prefixsim.scenario.loader import Run, _where, input_boundary, load_runs, locate, read_yaml
+from prefixsim.scenario.mistakes import validation_error
 from prefixsim.scenario.optimize import DIMENSIONS, MAX_DESIGNS, NO_MARKS, SHARED, label, points, spawn_kind
 from prefixsim.scenario.schema import _STEP_MODELS, ForkSpec, OptimizeSpec, Settings, SubagentSpec
 

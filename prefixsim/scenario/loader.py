@@ -1,12 +1,12 @@
 """Reads scenario files: safe YAML with line numbers, `${var}` substitution, sweeps, variants.
 
-Every mistake becomes a UserError at `file:line:col` with what would be right.
+Every mistake becomes a UserError at `file:line:col` with what would be right, and every mistake of
+a file is found in one pass (scenario/mistakes.py): each check runs whatever the others found.
 """
 from __future__ import annotations
 
 import difflib
 import os
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +18,10 @@ from prefixsim.errors import UserError
 from prefixsim.io.userfiles import MAX_YAML_BYTES
 from prefixsim.io.yamlfile import MAX_NODES, load_yaml
 from prefixsim.scenario.checks import check_run, provider_of_model, read_body, resolve_file, shown_path
-from prefixsim.scenario.messages import is_mismatch, message, union_message, where
-from prefixsim.scenario.schema import Scenario, Settings, Variant, MAX_SWEEP, SweepSpec
+from prefixsim.scenario.mistakes import Mistakes, locate, salvage, taken_out, validation_errors
+from prefixsim.scenario.schema import Scenario, Settings, Variant
 from prefixsim.scenario.studycheck import ParamError, check_study
+from prefixsim.scenario.sweep import broken_sweep, check_swept, sweep_values
 
 _SETTINGS_FIELDS = tuple(f for f in Settings.model_fields)
 
@@ -82,65 +83,6 @@ def _plain(node: Any) -> Any:
     return node
 
 
-def locate(node: Any, loc: tuple) -> tuple[int | None, int | None]:
-    """Line and column (1-based) of the deepest YAML node on a pydantic error path."""
-    line = col = None
-    for part in loc:
-        lc = getattr(node, "lc", None)
-        if isinstance(node, dict):
-            if part not in node:
-                continue  # a union tag or a model name in the path, not a key
-            if lc is not None:
-                try:
-                    line, col = lc.key(part)
-                except (KeyError, TypeError):
-                    pass
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            if lc is not None:
-                try:
-                    line, col = lc.item(part)
-                except (KeyError, TypeError, IndexError):
-                    pass
-            node = node[part]
-    return (line + 1 if line is not None else None, col + 1 if col is not None else None)
-
-
-#: Errors reported from one file in one pass; past this, a count of the rest.
-MAX_ERRORS = 20
-
-
-def validation_error(e: ValidationError, node: Any, path: str) -> UserError:
-    """Every error of the file, nearest the top first, one line each (up to MAX_ERRORS). A union
-    reports one error per branch: a branch's "wrong type" is dropped when another branch at the same
-    place says more."""
-    errs = e.errors()
-    # A union branch whose value has another shape (a literal's list, say) says less than a branch
-    # that went deeper.
-    kept = [m for m in errs if not ((is_mismatch(m) or m["type"] == "literal_error") and any(
-        (not is_mismatch(s) or len(where(s["loc"])) > len(where(m["loc"])))
-        and where(s["loc"]).startswith(where(m["loc"])) for s in errs if s is not m))]
-    # At one place an unknown key says more than the missing one it was probably meant to be.
-    kept = [m for m in kept if not (m["type"] == "missing" and any(
-        s["type"] == "extra_forbidden" and s["loc"][:-1] == m["loc"][:-1] for s in kept))]
-    ranked = sorted(((locate(node, x["loc"]), x) for x in kept),
-                    key=lambda x: (x[0][0] or 10**9, x[0][1] or 0, x[1]["type"] == "missing"))
-    found: list[UserError] = []
-    seen: set[str] = set()
-    for (line, col), err in ranked:
-        siblings = [x for x in kept if is_mismatch(x) and where(x["loc"]) == where(err["loc"])]
-        text = union_message(siblings) if is_mismatch(err) and len(siblings) > 1 else message(err)
-        if (line, text) in seen or (line, where(err["loc"])) in seen:
-            continue
-        seen |= {(line, text), (line, where(err["loc"]))}
-        found.append(UserError(text, path, line, col))
-    first = found[0]
-    first.also = found[1:MAX_ERRORS]
-    if len(found) > MAX_ERRORS:
-        first.also.append(UserError(f"... and {len(found) - MAX_ERRORS} more errors", path))
-    return first
-
-
 #: Characters of text the `${...}` placeholders of one file may add, over all its sweep values: four
 #: times the largest file read. Each value may hold placeholders of later ones, so 34 vars of
 #: "${next}${next}" would double 34 times (16 G characters); the growth is counted before each
@@ -168,15 +110,16 @@ def _values(v: Any, limit: int) -> int:
 
 
 def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, loc: tuple = (),
-                budget: list[int] | None = None) -> Any:
+                budget: list[int] | None = None, found: Mistakes | None = None) -> Any:
     """`${name}` placeholders take their value; a whole-string placeholder keeps the value's type.
     `raw` is the parsed file, so an undefined placeholder is reported at its line. `budget`: what the
-    file's placeholders may still add (`_budget`)."""
+    file's placeholders may still add (`_budget`). `found`: undefined placeholders are added to it
+    (and left as written) instead of raised, so the file's other mistakes are found too."""
     budget = _budget() if budget is None else budget
     if isinstance(node, dict):
-        return {k: _substitute(v, values, path, raw, (*loc, k), budget) for k, v in node.items()}
+        return {k: _substitute(v, values, path, raw, (*loc, k), budget, found) for k, v in node.items()}
     if isinstance(node, list):
-        return [_substitute(v, values, path, raw, (*loc, i), budget) for i, v in enumerate(node)]
+        return [_substitute(v, values, path, raw, (*loc, i), budget, found) for i, v in enumerate(node)]
     if isinstance(node, str) and "${" in node:
         names = list(values)
         for j, (name, value) in enumerate(values.items()):
@@ -189,7 +132,7 @@ def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, l
                                     *locate(raw, loc))
                 # the value's own placeholders name later vars, as they do inside a longer text
                 later = {k: values[k] for k in names[j + 1:]}
-                return _substitute(value, later, path, raw, loc, budget) if later else value
+                return _substitute(value, later, path, raw, loc, budget, found) if later else value
             if token not in node:
                 continue
             text = str(value)
@@ -204,42 +147,12 @@ def _substitute(node: Any, values: dict[str, Any], path: str, raw: Any = None, l
             name = node[start + 2:node.find('}', start)] if "}" in node[start:] else node[start + 2:]
             near = difflib.get_close_matches(name, list(values), n=1, cutoff=0.6)
             hint = f"did you mean ${{{near[0]}}}?" if near else f"defined: {', '.join(sorted(values)) or 'none'};"
-            raise UserError(f"undefined placeholder {node[start:node.find('}', start) + 1]} ({hint} "
-                            "`vars:` or `sweep: {param: ...}` define them)", path, *locate(raw, loc))
+            e = UserError(f"undefined placeholder {node[start:node.find('}', start) + 1]} ({hint} "
+                          "`vars:` or `sweep: {param: ...}` define them)", path, *locate(raw, loc))
+            if found is None:
+                raise e
+            found.add(e, unless_taken=True)   # a broken sweep's ${param} is claimed: its error was said
     return node
-
-
-def _sweep_values(doc: dict, node: Any, path: str) -> tuple[str | None, list[Any]]:
-    sweep = doc.get("sweep")
-    if sweep is None:
-        return None, [None]
-
-    try:
-        spec = SweepSpec.model_validate(sweep)
-    except ValidationError as e:
-        raise validation_error(e, node.get("sweep") if isinstance(node, dict) else node, path) from None
-
-    key = "values" if spec.values is not None else "range" if spec.range is not None else None
-    if key is None:
-        line, col = locate(node, ("sweep",))
-        raise UserError("sweep needs `values:` or `range:`", path, line, col)
-    if spec.values is not None:
-        vals = list(spec.values)
-    else:
-        start, stop, step = spec.range
-        vals, x = [], start
-        while x <= stop + 1e-9 and len(vals) <= MAX_SWEEP:   # never more than one past the limit
-            vals.append(int(x) if float(x).is_integer() else x)
-            x += step
-    line, col = locate(node, ("sweep", key))
-    if not vals:
-        why = "an empty list" if key == "values" else "start is past stop"
-        raise UserError(f"sweep.{key} gives no values ({why}); a sweep runs each variant once per value",
-                        path, line, col)
-    if len(vals) > MAX_SWEEP:
-        raise UserError(f"sweep.{key} gives more than {MAX_SWEEP:,} values (the limit: each is a full run of "
-                        "every variant); widen the step or split the sweep", path, line, col)
-    return spec.param, vals
 
 
 #: What a value the checks did not foresee raises while a file is read or played: a number out of
@@ -268,75 +181,71 @@ def load_runs(path: str, node: Any = None) -> list[Run]:
 
 
 def _load_runs(path: str, node: Any = None) -> list[Run]:
+    """Every phase's checks run whatever the earlier ones found (scenario/mistakes.py); then every
+    mistake of the file is raised at once."""
     node = read_yaml(path) if node is None else node
     if not isinstance(node, dict):
         kind = "a list" if isinstance(node, list) else f"a single value ({node!r:.40})"
         raise UserError(f"the file is {kind}; a scenario is a mapping (`name: ...` and other keys)", path, 1)
     doc = _plain(node)
-    param, values = _sweep_values(doc, node, path)
-    if param is not None:
-        _check_swept(param, doc, node, path)
+    found = Mistakes(path)
+    try:
+        param, values = sweep_values(doc, node, path)
+        swept = param
+    except UserError as e:   # no values to run: the rest is checked with the swept ${param} unset
+        found.add(e)
+        param, values, swept = None, [None], broken_sweep(doc, node, found)
+    if swept is not None:
+        with found.catch():
+            check_swept(swept, doc, node, path)
     runs: list[Run] = []
     budget = _budget()   # the placeholders' growth, over every sweep value
     for value in values:
-        subst = dict(doc.get("vars") or {})
-        if param is not None:
-            subst[param] = value
-        body = {k: v for k, v in doc.items() if k != "sweep"}
-        body = _substitute(body, subst, path, node, budget=budget) if subst or _has_placeholder(body) else body
-        try:
-            sc = Scenario.model_validate({**body, "sweep": doc.get("sweep")})
-        except ValidationError as e:
-            raise validation_error(e, node, path) from None
-        _check_studies(sc, node, path)
-        variants = sc.variants or [Variant(name="default")]
-        for vi, v in enumerate(variants):
-            merged = {f: getattr(v, f) if getattr(v, f) is not None else getattr(sc, f) for f in _SETTINGS_FIELDS}
-            settings = Settings.model_construct(**{**merged, "provider": merged["provider"] or provider_of_model(merged["model"])})
-            check_run(settings, sc, path, *_where(node, vi if sc.variants else None))
-            _require_timeline(sc, [v], node, path, vi)
-            name = v.name if param is None else f"{v.name} [{param}={value}]"
-            runs.append(Run(sc, name, settings, value, path))
+        with found.catch():   # a placeholder bomb ends this value's checks, not the file's report
+            runs += _value_runs(doc, node, path, param, value, budget, found)
+    found.check()
     return runs
 
 
-_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
+def _value_runs(doc: dict, node: Any, path: str, param: str | None, value: Any, budget: list[int],
+                found: Mistakes) -> list[Run]:
+    """The runs of one sweep value, each check's mistakes added to `found`."""
+    subst = dict(doc.get("vars") or {})
+    if param is not None:
+        subst[param] = value
+    body = {k: v for k, v in doc.items() if k != "sweep"}
+    if subst or _has_placeholder(body):
+        body = _substitute(body, subst, path, node, budget=budget, found=found)
+    data = {**body, "sweep": doc.get("sweep")}
+    touched: set[str] = set()
+    try:
+        sc: Scenario | None = Scenario.model_validate(data)
+    except ValidationError as e:
+        for err in validation_errors(e, node, path):
+            found.add(err, unless_taken=True)
+        sc, touched = salvage(data, e)   # what is left is checked too
+    if sc is None:
+        return []
+    _check_studies(sc, node, path, found)
+    runs = []
+    for vi, v in enumerate(sc.variants or [Variant(name="default")]):
+        merged = {f: getattr(v, f) if getattr(v, f) is not None else getattr(sc, f) for f in _SETTINGS_FIELDS}
+        settings = Settings.model_construct(**{**merged, "provider": merged["provider"] or provider_of_model(merged["model"])})
+        # what the schema refused is not there to check: a refused provider, model or body file
+        # would have its models checked as another's, an emptied timeline called empty
+        own = [f"variants[{vi}].{k}" for k in ("provider", "model", "base.file")] if sc.variants else []
+        with found.catch():
+            check_run(settings, sc, path, *_where(node, vi if sc.variants else None),
+                      check_models=not taken_out(touched, "provider", "model", "base.file", *own))
+        if not taken_out(touched, "timeline", "variants"):
+            with found.catch():
+                _require_timeline(sc, [v], node, path, vi)
+        name = v.name if param is None else f"{v.name} [{param}={value}]"
+        runs.append(Run(sc, name, settings, value, path))
+    return runs
 
 
-def _names_and_keys(node: Any, names: set[str], keys: set[str]) -> None:
-    """The `${...}` names the file writes and the mapping keys it uses (for a did-you-mean)."""
-    stack = [node]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, dict):
-            keys.update(str(k) for k in x)
-            stack.extend(x.values())
-        elif isinstance(x, list):
-            stack.extend(x)
-        elif isinstance(x, str) and "${" in x:
-            names.update(_PLACEHOLDER.findall(x))
-
-
-def _check_swept(param: str, doc: dict, node: Any, path: str) -> None:
-    """A swept parameter no `${param}` uses would run every variant once per value with nothing
-    changed (duplicate rows): refused at `sweep.param`, naming the nearest placeholder or key."""
-    names: set[str] = set()
-    keys: set[str] = set()
-    _names_and_keys({k: v for k, v in doc.items() if k != "sweep"}, names, keys)
-    if param in names:
-        return
-    near = difflib.get_close_matches(param, sorted(names - set(doc.get("vars") or {})), n=1, cutoff=0.6)
-    if near:
-        hint = f"did you mean sweep: {{param: {near[0]}}}, the placeholder the file writes?"
-    else:
-        key = difflib.get_close_matches(param, sorted(keys), n=1, cutoff=0.6)
-        hint = (f"did you mean to write `{key[0]}: ${{{param}}}`?" if key else
-                f"write ${{{param}}} where the swept value goes")
-    raise UserError(f"sweep.param {param!r} is used nowhere: no ${{{param}}} in the file, so every value would "
-                    f"run the same scenario ({hint})", path, *locate(node, ("sweep", "param")))
-
-
-def _check_studies(sc: Scenario, node: Any, path: str) -> None:
+def _check_studies(sc: Scenario, node: Any, path: str, found: Mistakes) -> None:
     """A scenario's `studies:` checked as -p values are (studycheck.py), each refusal at the line of
     the parameter it names (or of its study)."""
     for name, values in (sc.studies or {}).items():
@@ -344,8 +253,7 @@ def _check_studies(sc: Scenario, node: Any, path: str) -> None:
             check_study(name, values)
         except ParamError as e:
             loc = ("studies", name, e.key) if e.key is not None else ("studies", name)
-            line, col = locate(node, loc)
-            raise UserError(f"studies: {e.message}", path, line, col) from None
+            found.add(UserError(f"studies: {e.message}", path, *locate(node, loc)))
 
 
 def _require_timeline(sc: Scenario, variants: list[Variant], node: Any, path: str, first: int = 0) -> None:
