@@ -17,7 +17,7 @@ MIN_REQUESTS = 10
 #: Every HOLD-th request (the 5th, 10th, ...) is held back from the check's fit: deterministic.
 HOLD = 5
 #: Residuals below this (seconds) weigh as this in the reweighting (1/|r| would be infinite at 0).
-FLOOR = 1e-3
+FLOOR = 1e-7
 #: A measured time to first token at or below this is two equal stamps, not a measurement.
 REPEATED = 0.001
 LABELS = ("overhead", "uncached", "cached")
@@ -67,10 +67,10 @@ def _solve(x: np.ndarray, y: np.ndarray, keep: list[int]) -> np.ndarray:
     start); the coefficients of the other columns are 0."""
     a = x[:, keep]
     beta = np.linalg.lstsq(a, y, rcond=None)[0]
-    for _ in range(200):
+    for _ in range(1000):
         sw = np.sqrt(1.0 / np.maximum(np.abs(y - a @ beta), FLOOR))
         new = np.linalg.lstsq(a * sw[:, None], y * sw, rcond=None)[0]
-        done = np.allclose(new, beta, rtol=1e-9, atol=1e-9)
+        done = np.allclose(new, beta, rtol=0, atol=1e-12)
         beta = new
         if done:
             break

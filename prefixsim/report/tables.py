@@ -18,7 +18,7 @@ HEADERS = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m
           "gpu_seconds_saved": "GPU-s saved", "gpu_seconds_spent": "GPU-s spent",
           "cache_read_input_tokens_optimistic": "read (opt.)", "hit_rate_optimistic": "hit (opt.)",
           "cost_usd_optimistic": "cost $ (opt.)", "streams": "streams", "cost_share": "share",
-           "storage_usd": "storage $", "ttft_s": "TTFT s", "ttft": "TTFT s p50/p95", "wait": "wait s p50/p95"}
+           "storage_usd": "storage $", "ttft_s": "TTFT s", "ttft": "TTFT p50/p95", "wait": "wait p50/p95"}
 #: Said under a table with a storage column (Gemini explicit caches), so the two are not added twice.
 STORAGE_NOTE = ("storage $: an explicit cache's storage from its creation to its delete or expiry, on the request that "
                 "creates it; a variant's cost $ (and TOTAL) include it, a request's own cost $ does not")
@@ -84,7 +84,7 @@ def grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool = False, max_
 
 
 #: Columns left out, in this order, when a table cannot otherwise fit a narrow terminal.
-NARROW_DROPS = ("output_tokens", "cost_no_cache_usd", "savings_vs_no_cache", "requests", "stream", "model")
+NARROW_DROPS = ("output_tokens", "wait", "cost_no_cache_usd", "savings_vs_no_cache", "ttft", "requests", "stream", "model")
 _TEXT_COLS = ("label", "stream", "model", "cause", "variant", "scenario")
 
 
