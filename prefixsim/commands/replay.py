@@ -166,7 +166,7 @@ def _latency(traffic, span, width: int | None, out: str | None) -> None:
     from prefixsim.report.replay_latency import latency_text
     from prefixsim.report.tables import json_text
 
-    fits = fit_traffic(r for r in traffic if span is None or span.holds(r.timestamp))
+    fits = fit_traffic(r for r in traffic if not span or span.holds(r.timestamp))   # an empty window holds all
     if width is not None:
         click.echo(latency_text(fits, width), nl=False)
     if out:

@@ -22,7 +22,7 @@ def latency_text(fits: LatencyFits, width: int) -> str:
     if fits.unobserved:
         out.append(f"{fits.unobserved:,} timed requests not fitted: no observed usage")
     if not fits.fits:
-        out.append("nothing to fit: no request of this traffic is timed")
+        out.append("nothing to fit: no timed request (in the --since / --until window, when one is given)")
     for f in fits.fits:
         out.append("")
         head = f"{f.model}: {f.n:,} requests"
