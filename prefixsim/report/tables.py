@@ -171,7 +171,8 @@ def seconds(x: float) -> str:
 
 def _with_latency(cols: tuple[str, ...], rows: list[dict]) -> tuple[str, ...]:
     """TTFT and wait per turn, p50/p95 in one cell each (scenario/critical.py), beside the cost: in
-    the rows as text cells `ttft` and `wait`; no columns when no row has a latency."""
+    the rows as text cells `ttft` and `wait`; no columns when no row has a latency, no wait column
+    when every design's waits are its requests' times (the JSON and summary.csv keep both)."""
     if not any(r.get("ttft_p50_s") is not None for r in rows):
         return cols
     for r in rows:
@@ -180,7 +181,9 @@ def _with_latency(cols: tuple[str, ...], rows: list[dict]) -> tuple[str, ...]:
             r[key] = "" if p50 is None else f"{seconds(p50)}/{seconds(p95)}"
     at = "cost_usd" if "cost_usd" in cols else GPU_COLUMNS[-1] if GPU_COLUMNS[-1] in cols else cols[-1]
     i = cols.index(at) + 1
-    return (*cols[:i], "ttft", "wait", *cols[i:])
+    # a design whose every turn is one request waits what its requests take: the column would repeat
+    waits = ["wait"] if any(r["wait"] != r["ttft"] for r in rows) else []
+    return (*cols[:i], "ttft", *waits, *cols[i:])
 
 
 def _with_storage(cols: tuple[str, ...], rows: Sequence[dict]) -> tuple[str, ...]:
