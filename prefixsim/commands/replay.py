@@ -114,7 +114,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
       prefixsim replay ~/.claude/projects/ --by project --since 2026-01-01
       prefixsim replay ~/.claude/projects/-home-me-app/ --ttl 1h
       prefixsim replay ~/.claude/projects/-home-me-app/4d5611e5.jsonl --requests
-      prefixsim replay ~/.claude/projects/ --latency --latency-out fitted.json
+      prefixsim replay ~/.claude/projects/ --latency
       prefixsim replay calls.jsonl --format json
       prefixsim replay tests/cassettes/test_chat.yaml --provider deepseek --model deepseek-chat
     """
