@@ -84,10 +84,16 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where shards run: local processes, or a dask.distributed cluster (--scheduler).")
 @click.option("--scheduler", help="--executor dask: the scheduler's address, e.g. tcp://10.0.0.5:8786.")
+@click.option("--latency", "latency", is_flag=True,
+              help="Also fit the time-to-first-token model per model id to the requests' start and response times "
+                   "(Claude Code transcripts, Codex rollouts): the fit, its residuals, its error on every 5th request "
+                   "held back against a constant's, and the wall time caching saved.")
+@click.option("--latency-out", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the fitted models as JSON, for a scenario's `latency: {from: FILE}`.")
 @click.option("--export-mooncake", "export_path", type=click.Path(dir_okay=False),
               help="Also write the replayed requests as a Mooncake trace (JSONL, 512-token hash_ids) for other tools.")
 def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests, by, since, until, width, top, capacity,
-           kv_model, eviction, block_size, strict, workers, executor, scheduler, export_path):
+           kv_model, eviction, block_size, strict, workers, executor, scheduler, latency, latency_out, export_path):
     """Replay real traffic and explain every cache miss.
 
     PATHS: Claude Code transcripts (a session .jsonl, its session folder, a projects folder),
@@ -108,6 +114,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
       prefixsim replay ~/.claude/projects/ --by project --since 2026-01-01
       prefixsim replay ~/.claude/projects/-home-me-app/ --ttl 1h
       prefixsim replay ~/.claude/projects/-home-me-app/4d5611e5.jsonl --requests
+      prefixsim replay ~/.claude/projects/ --latency
       prefixsim replay calls.jsonl --format json
       prefixsim replay tests/cassettes/test_chat.yaml --provider deepseek --model deepseek-chat
     """
@@ -119,8 +126,11 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
 
     span = window(since, until)   # a bad date is refused before anything is read
     cols = output_width(width, REPLAY_WIDTH, columns=True)
-    if export_path:   # before anything is read: a log over 256 MB is re-read at its offsets while replaying
-        check_outputs(paths, files=[export_path])
+    if latency and fmt not in ("table", "markdown"):
+        raise UserError(f"--latency prints beside the table (--format table or markdown), not --format {fmt}; "
+                        "--latency-out FILE writes the fit as JSON")
+    if export_path or latency_out:   # before anything is read: a log over 256 MB is re-read at its offsets
+        check_outputs(paths, files=[f for f in (export_path, latency_out) if f])
     try:
         kind = source or sources.detect(paths[0])
     except UserError:
@@ -144,8 +154,29 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
         lost = None if lost is None else [x for r, x in zip(base.rows, lost) if r.index in kept]
         base, what_if = within(base, span, top), compared_within(what_if, span, top)
     _print(base, what_if, fmt, traffic.skipped, cols, show_requests, lost, by)
+    if latency or latency_out:
+        _latency(traffic, span, cols if latency else None, latency_out)
     if failed:
         raise failure(failed, paths)
+
+
+def _latency(traffic, span, width: int | None, out: str | None) -> None:
+    """The latency fit of the requests in the window (replay/latency.py): printed at `width`, written to `out`."""
+    from prefixsim.io.fsutil import write_atomic  # lazy: only with --latency
+    from prefixsim.replay.latency import fit_traffic
+    from prefixsim.report.replay_latency import latency_text
+    from prefixsim.report.tables import json_text
+
+    fits = fit_traffic(r for r in traffic if not span or span.holds(r.timestamp))   # an empty window holds all
+    if width is not None:
+        click.echo(latency_text(fits, width), nl=False)
+    if out:
+        if not any(f.latency is not None for f in fits.fits):
+            raise UserError(f"--latency-out {out}: no model id could be fitted, nothing written "
+                            "(prefixsim replay --latency says why)")
+        write_atomic(out, json_text(fits.document()))
+        click.echo(f"wrote the fitted latency model of {sum(f.latency is not None for f in fits.fits)} model id(s) "
+                   f"to {out}", err=True)
 
 
 def _lost(traffic, base, top: int, workers: int, executor: str, scheduler: str | None):

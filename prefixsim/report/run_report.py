@@ -10,7 +10,13 @@ from prefixsim.report.build import sweep_chart
 from prefixsim.report.charts import line_figure, render_both
 from prefixsim.report.folders import RUN_FILES, RUN_KIND, check_distinct, scenario_inputs
 from prefixsim.report.tables import csv_text, json_text, scenario_text
-from prefixsim.scenario.results import REQUEST_COLUMNS, STORAGE_COLUMNS, SUMMARY_COLUMNS, ScenarioResult
+from prefixsim.scenario.results import (
+    LATENCY_COLUMNS,
+    REQUEST_COLUMNS,
+    STORAGE_COLUMNS,
+    SUMMARY_COLUMNS,
+    ScenarioResult,
+)
 
 
 def write_run_report(res: ScenarioResult, out_dir: str | Path) -> Path:
@@ -20,9 +26,11 @@ def write_run_report(res: ScenarioResult, out_dir: str | Path) -> Path:
     rows = [{"variant": v.variant, **r} for v in res.variants for r in v.rows()]
     summary = res.comparison_rows()
     kept = list(STORAGE_COLUMNS) if any("storage_usd" in r for r in summary) else []   # Gemini explicit caches
+    timed = any(v.latency is not None for v in res.variants)   # seconds to first token (scenario/critical.py)
     files: dict[str, str | bytes] = {
-        "requests.csv": csv_text(rows, ["variant", *REQUEST_COLUMNS, *kept]),
-        "summary.csv": csv_text(summary, ["variant", *SUMMARY_COLUMNS, *kept, "vs_cheapest"]),
+        "requests.csv": csv_text(rows, ["variant", *REQUEST_COLUMNS, *kept, *(["ttft_s"] if timed else [])]),
+        "summary.csv": csv_text(summary, ["variant", *SUMMARY_COLUMNS, *kept, "vs_cheapest",
+                                          *(LATENCY_COLUMNS if timed else ())]),
         "summary.md": scenario_text(res, markdown=True) + "\n",
         "results.json": json_text(res.to_json())}
     chart = sweep_chart(res)   # a scenario with `sweep:` + `chart:` gets its curve drawn

@@ -18,7 +18,7 @@ HEADERS = {"cache_read_input_tokens": "read", "cache_write_5m_tokens": "write 5m
           "gpu_seconds_saved": "GPU-s saved", "gpu_seconds_spent": "GPU-s spent",
           "cache_read_input_tokens_optimistic": "read (opt.)", "hit_rate_optimistic": "hit (opt.)",
           "cost_usd_optimistic": "cost $ (opt.)", "streams": "streams", "cost_share": "share",
-           "storage_usd": "storage $"}
+           "storage_usd": "storage $", "ttft_s": "TTFT s", "ttft": "TTFT p50/p95", "wait": "wait p50/p95"}
 #: Said under a table with a storage column (Gemini explicit caches), so the two are not added twice.
 STORAGE_NOTE = ("storage $: an explicit cache's storage from its creation to its delete or expiry, on the request that "
                 "creates it; a variant's cost $ (and TOTAL) include it, a request's own cost $ does not")
@@ -84,7 +84,7 @@ def grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool = False, max_
 
 
 #: Columns left out, in this order, when a table cannot otherwise fit a narrow terminal.
-NARROW_DROPS = ("output_tokens", "cost_no_cache_usd", "savings_vs_no_cache", "requests", "stream", "model")
+NARROW_DROPS = ("output_tokens", "wait", "cost_no_cache_usd", "savings_vs_no_cache", "ttft", "requests", "stream", "model")
 _TEXT_COLS = ("label", "stream", "model", "cause", "variant", "scenario")
 
 
@@ -164,6 +164,28 @@ def summary_columns(res: ScenarioResult, comp: Sequence[dict], terminal: bool) -
     return cols
 
 
+def seconds(x: float) -> str:
+    """Seconds to two decimals, one from 10 s up (a cell stays narrow)."""
+    return f"{x:.2f}" if x < 10 else f"{x:.1f}"
+
+
+def _with_latency(cols: tuple[str, ...], rows: list[dict]) -> tuple[str, ...]:
+    """TTFT and wait per turn, p50/p95 in one cell each (scenario/critical.py), beside the cost: in
+    the rows as text cells `ttft` and `wait`; no columns when no row has a latency, no wait column
+    when every design's waits are its requests' times (the JSON and summary.csv keep both)."""
+    if not any(r.get("ttft_p50_s") is not None for r in rows):
+        return cols
+    for r in rows:
+        for key in ("ttft", "wait"):
+            p50, p95 = r.get(f"{key}_p50_s"), r.get(f"{key}_p95_s")
+            r[key] = "" if p50 is None else f"{seconds(p50)}/{seconds(p95)}"
+    at = "cost_usd" if "cost_usd" in cols else GPU_COLUMNS[-1] if GPU_COLUMNS[-1] in cols else cols[-1]
+    i = cols.index(at) + 1
+    # a design whose every turn is one request waits what its requests take: the column would repeat
+    waits = ["wait"] if any(r["wait"] != r["ttft"] for r in rows) else []
+    return (*cols[:i], "ttft", *waits, *cols[i:])
+
+
 def _with_storage(cols: tuple[str, ...], rows: Sequence[dict]) -> tuple[str, ...]:
     """A storage column before cost $ when a row keeps an explicit cache (the rows carry storage_usd
     only then): every other table keeps its columns, byte for byte."""
@@ -219,7 +241,8 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
     if any("storage_usd" in r for r in comp):
         out.append(STORAGE_NOTE if markdown else wrap_block(STORAGE_NOTE, width))
     cols = summary_columns(res, comp, not markdown)
-    shown = [{**r, "variant": r["_base"]} for r in comp] if sweep else comp
+    shown = [{**r, "variant": r["_base"]} for r in comp] if sweep else [dict(r) for r in comp]
+    cols = _with_latency(cols, shown)
     out.append(grid(shown, cols, True) if markdown else _fit_grid(shown, cols, width))
     out.append("")
     for line in answers(comp, [v.self_hosted for v in res.variants], sweep):

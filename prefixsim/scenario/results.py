@@ -24,6 +24,8 @@ GPU_COLUMNS = ("gpu_seconds_saved", "gpu_seconds_spent")
 #: are the pessimistic bound, or for Gemini what traffic shows (`retention_bound`), these the same
 #: traffic under the optimistic bound.
 RANGE_COLUMNS = ("cache_read_input_tokens_optimistic", "hit_rate_optimistic", "cost_usd_optimistic")
+#: Times to first token (every request's, s) and waits per turn on the critical path (scenario/critical.py).
+LATENCY_COLUMNS = ("ttft_p50_s", "ttft_p95_s", "wait_p50_s", "wait_p95_s")
 #: Runs that keep a Gemini explicit cache (create_cache): its storage, a cost line of its own that
 #: `cost_usd` includes (the requests' rows carry it on the creating request).
 STORAGE_COLUMNS = ("storage_usd",)
@@ -99,6 +101,8 @@ class VariantResult:
     #: What the outcomes above are when there is a range: its "pessimistic" end, or "measured" (a
     #: best-effort cache whose pessimistic end reads nothing, i.e. cost_no_cache_usd: Gemini implicit).
     bound: str = "pessimistic"
+    #: Each request's time to first token and each turn's wait (None: an engine with no prefill rate).
+    latency: Any = None
 
     @property
     def base_variant(self) -> str:
@@ -136,6 +140,9 @@ class VariantResult:
         if self.optimistic is not None:
             for r, o in zip(rows, self.optimistic):
                 r.update(_bound("request", request_row(o)))
+        if self.latency is not None:
+            for r, t in zip(rows, self.latency.ttft):
+                r["ttft_s"] = round(t, 3)
         return rows
 
     def summary(self) -> dict[str, Any]:
@@ -160,6 +167,8 @@ class VariantResult:
             s.update(self._gpu(s))
         if self.optimistic is not None:
             s.update(_bound("summary", summarize(self.optimistic), self.bound))
+        if self.latency is not None:
+            s.update(self.latency.figures())
         return s
 
     def _gpu(self, r: dict[str, Any]) -> dict[str, float | None]:
@@ -284,7 +293,7 @@ class ScenarioResult:
         for v, s in sums:
             row = {"scenario": self.name, "variant": v.variant,
                    **{k: s[k] for k in (*SUMMARY_COLUMNS, *STORAGE_COLUMNS, *GPU_COLUMNS, *RANGE_COLUMNS,
-                                                          "retention_bound")
+                                                          "retention_bound", *LATENCY_COLUMNS)
                       if k in s}}
             row["vs_cheapest"] = round(float(s["_cost"] / cheapest), 6) if cheapest else 1.0
             out.append(row)

@@ -39,6 +39,7 @@ from prefixsim.scenario.fields import (  # noqa: F401
     parse_size,
     size_value,
 )
+from prefixsim.scenario.latency_spec import LatencySpec
 from prefixsim.scenario.literal import LiteralHistory, LiteralTools
 from prefixsim.scenario.optimize import OptimizeSpec
 
@@ -321,6 +322,8 @@ class Settings(Strict):
     output: Tokens | None = Field(None, description="Output tokens of a request whose reply size is not given.")
     seed: Annotated[int, Field(ge=0, le=2 ** 63 - 1)] | None = None
     engine: EngineSpec | None = Field(None, description="Serving-engine cache settings (provider vllm or sglang).")
+    latency: LatencySpec | None = Field(None, description="Time-to-first-token model: coefficients, or {from: "
+                                        "fitted.json} (replay --latency-out); default per model family.")
     base: Conversation | None = None
     timeline: list[Step] | None = None
 

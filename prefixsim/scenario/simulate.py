@@ -22,7 +22,9 @@ from prefixsim.providers.tables import (
     canonical_model,
 )
 from prefixsim.scenario.builder import Timeline
+from prefixsim.scenario.critical import Latency, critical_waits
 from prefixsim.scenario.checks import clock_overrun, model_switches, parse_start
+from prefixsim.scenario.latency_book import latency_book
 from prefixsim.scenario.loader import Run, _where, input_boundary, load_json_file, locate, read_yaml
 from prefixsim.scenario.results import ScenarioResult, VariantResult
 
@@ -111,6 +113,9 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
         if hours:   # the price depends on the hour: say when t = 0 falls and what each hour costs
             assumptions["clock start"] = f"{prices.start:%Y-%m-%dT%H:%M:%SZ} (t = 0)"
             assumptions[f"time-of-day prices [{m}]"] = hours
+    latency = _latency(run, outcomes, timeline.step_of, policy)
+    if latency is not None:
+        assumptions["latency"] = latency.source
     return VariantResult(run.scenario.name, run.variant, outcomes, assumptions,
                          run.scenario.sweep.param if run.scenario.sweep else None, run.sweep_value,
                          self_hosted=policy is not None,
@@ -118,7 +123,25 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
                          optimistic=optimistic,
                          bound="measured" if optimistic is not None and any(
                              "measured" in sim.policy.describe(m) for m in models) else "pessimistic",
-                         rates={m: prices.rates(m, sim.provider) for m in models})
+                         rates={m: prices.rates(m, sim.provider) for m in models}, latency=latency)
+
+
+def _latency(run: Run, outcomes: list, step_of: list[int], policy) -> Latency | None:
+    """Each request's time to first token under the variant's latency model, and each turn's wait
+    on the critical path (scenario/critical.py); None for an engine with no prefill rate."""
+    book = latency_book(run.settings.latency, run.path, policy.prefill_tokens_per_s if policy is not None else None,
+                        engine=policy is not None)
+    if book is None or len(outcomes) != len(step_of):
+        return None
+    try:
+        ttft = [book.for_model(o.call.request.model).of(o.usage) for o in outcomes]
+    except UserError as e:   # a fitted file without the variant's model
+        raise e.at("setting", "latency") from None
+    sources = dict.fromkeys(f"{m}: {book.for_model(m).line()} ({book.for_model(m).source})"
+                            for m in sorted({o.call.request.model for o in outcomes}))
+    return Latency(tuple(round(t, 6) for t in ttft),
+                   critical_waits(run.settings.timeline or [], [o.call.stream for o in outcomes], step_of, ttft),
+                   "; ".join(sources))
 
 
 def _run(sim: Simulator, calls: list, step_of: list[int]) -> list:

@@ -60,6 +60,9 @@ class Record:
     #: What the router says caching saved on the request (OpenRouter's `cache_discount`, USD; negative
     #: where cache writes cost more than input); None when the source reports none.
     cache_discount_usd: Decimal | None = None
+    #: The source timed the request: `call.ttft` is its response's stamp less its start's (Claude Code
+    #: transcripts, Codex rollouts), not a default; `replay --latency` fits only such requests.
+    timed: bool = False
 
 
 def token_count(value: object, name: str) -> int:

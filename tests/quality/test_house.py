@@ -186,7 +186,7 @@ def test_the_import_graph_sees_the_packages_an_import_runs(tmp_path):
 #: engines' trace replays read their files with sources' helpers. providers.tables is data: any
 #: layer may read it.
 LAYERS = ["prefixsim", "model", "errors", "io", "_perf", "core", "providers", "wire",
-          "engines", "engines.policy", "providers.registry", "core.simulator",
+          "engines", "engines.policy", "providers.registry", "latency", "core.simulator",
           "sources", "engines.trace", "engines.cluster", "engines.export",
           "scenario", "replay",
           # report's primitives (text layout, charts, the run tables) serve the studies and the advice

@@ -201,7 +201,7 @@ class Calibrator:
                     parent=r.parent,
                     event="compaction" if r.event == "compaction" else None)
         return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main",
-                      unlogged=unlogged)
+                      unlogged=unlogged, timed=True)
 
 
     def _static_blocks(self, r: Raw, static: int, same_first: bool = False) -> list[Block]:

@@ -97,7 +97,7 @@ class Calibrator:
         call = Call(t=r.start, request=request, stream=r.stream, label=r.request_id, output_tokens=r.output,
                     ttft=max(r.response - r.start, 0.001), parent=r.parent if parent is not None else None,
                     event="compaction" if r.event == "compaction" else None)
-        return Record(call, r.request_id, r.timestamp, r.usage, r.path, r.line, provider=r.provider)
+        return Record(call, r.request_id, r.timestamp, r.usage, r.path, r.line, provider=r.provider, timed=True)
 
     def _epoch(self, prev: _Stream | None, size: int, r: Raw) -> _Stream:
         """A history that keeps only the static prefix: a session's first request, or after a
