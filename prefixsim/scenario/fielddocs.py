@@ -154,6 +154,7 @@ FIELDS: dict[str, dict[str, tuple[str | None, Any]]] = {
         "output": (None, 200),
         "seed": ("Seed of the generated text (same seed, same bytes).", 0),
         "engine": (None, {"capacity": "2M", "eviction": "lru"}),
+        "latency": (None, {"from": "fitted.json"}),
         "base": ("The conversation every request starts from: tools, system prompt, history.",
                  {"system": "30K", "history": {"turns": 10}}),
         "timeline": ("The steps played in order after the base conversation.", [{"request": 3}, {"fork": 4}]),
@@ -184,6 +185,12 @@ FIELDS: dict[str, dict[str, tuple[str | None, Any]]] = {
         "vars": (None, {"children": 4}),
         "studies": (None, {"fork-vs-subagent": {"children": 4}}),
         "optimize": (None, {"ttl": ["5m", "1h"], "spawn": ["fork", "subagent"]}),
+    },
+    "LatencySpec": {
+        "from_": (None, "fitted.json"),
+        "overhead_s": (None, 0.5),
+        "uncached_s_per_1k": (None, 0.1),
+        "cached_s_per_1k": (None, 0.02),
     },
     "OptimizeSpec": {
         "ttl": ("TTLs a design may take.", ["5m", "1h"]),
@@ -232,8 +239,10 @@ def field_doc(model: type, name: str) -> tuple[str | None, Any] | None:
 def document(schema: dict[str, Any], model: type) -> None:
     """pydantic's json_schema_extra hook: give each property its line and example."""
     step = getattr(model, "__step_kind__", None)
+    # The schema names a field by its alias (`from`); the table, as the model does (`from_`).
+    fields = {(f.alias or k): k for k, f in getattr(model, "model_fields", {}).items()}
     for name, prop in schema.get("properties", {}).items():
-        entry = STEPS.get(name) if step == name else field_doc(model, name)
+        entry = STEPS.get(name) if step == name else field_doc(model, fields.get(name, name))
         if entry is None:
             continue
         line, example = entry

@@ -16,7 +16,7 @@ from prefixsim.io.suggest import unknown
 SECTION_OF = {
     "Conversation": "base", "ToolsSpec": "tools", "TextSpec": "text", "HistorySpec": "history",
     "Modification": "modify", "AddToolSpec": "add_tool", "EditSystemSpec": "edit_system",
-    "EngineSpec": "engine", "Variant": "variants", "SweepSpec": "sweep", "ChartSpec": "chart",
+    "EngineSpec": "engine", "LatencySpec": "latency", "Variant": "variants", "SweepSpec": "sweep", "ChartSpec": "chart",
     "OptimizeSpec": "optimize", "RequestSpec": "request", "ForkSpec": "fork", "SubagentSpec": "subagent",
     "BtwSpec": "btw", "WaitSpec": "wait", "CompactSpec": "compact", "ImageSpec": "add_image",
     "CreateCacheSpec": "create_cache", "UpdateCacheSpec": "update_cache", "DeleteCacheSpec": "delete_cache",
