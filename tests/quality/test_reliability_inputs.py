@@ -61,7 +61,7 @@ def test_a_huge_sparse_scenario_is_refused_by_its_size(tmp_path, monkeypatch, ca
 def test_a_file_reference_to_a_fifo_or_an_oversized_body_is_refused(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     os.mkfifo("body.json")
-    Path("s.yaml").write_text("name: s\nbase: {file: body.json}\n")
+    Path("s.yaml").write_text("name: s\nbase: {file: body.json}\ntimeline: [request: 1]\n")
     code, _, err = _exit(["validate", "s.yaml"], capsys)
     assert code == 2
     assert err.splitlines()[0] == "body.json: not a regular file (a FIFO); a request body is read from a plain file"
