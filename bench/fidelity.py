@@ -114,25 +114,27 @@ def score_by(folders: list[tuple[str, Path]], groupings: tuple[str, ...]) -> dic
     """The same, for each grouping, replaying every folder once."""
     from prefixsim.errors import UserError
     from prefixsim.replay import replay
-    from prefixsim.sources import load
+    from prefixsim.sources import load, load_many
     from prefixsim.sources.problems import collecting
 
     out: dict[str, dict[str, Score]] = {by: defaultdict(Score) for by in groupings}
     for name, folder in folders:
         # A folder of transcripts is one projects folder (its sessions share one cache, as `prefixsim
-        # replay FOLDER` replays it); a folder of recordings holds independent recordings, each its own.
-        units = [folder] if folder.is_file() or _projects(folder) else sorted(
-            p for p in folder.iterdir() if p.is_file() and p.suffix in (".yaml", ".yml", ".json", ".jsonl"))
+        # replay FOLDER` replays it); a folder of recordings holds recordings each replayed on its own,
+        # but those that say when they ran are replayed together, as `prefixsim replay A B ...` does:
+        # on one clock, recordings one test run made minutes apart shared the account's cache.
+        units = [[folder]] if folder.is_file() or _projects(folder) else _recordings(sorted(
+            p for p in folder.iterdir() if p.is_file() and p.suffix in (".yaml", ".yml", ".json", ".jsonl")))
         rows, proved = [], []
         for unit in units:
             try:
                 with collecting():   # a skipped line costs its request here; the replay itself reports it
-                    records = list(load(unit))
+                    records = list(load(unit[0]) if len(unit) == 1 else load_many(unit))
                     got = replay(records).rows
             except UserError as e:
-                got, records, why = [], [], f"{unit.name}: {e}"
+                got, records, why = [], [], f"{unit[0].name}: {e}"
             else:
-                why = "" if got else f"{unit.name}: no requests found"   # `prefixsim replay` refuses it
+                why = "" if got else f"{unit[0].name}: no requests found"   # `prefixsim replay` refuses it
             for by in groupings:
                 if why:
                     out[by][f"{name} (not replayed)"].unreplayed.append(why)
@@ -150,6 +152,25 @@ def score_by(folders: list[tuple[str, Path]], groupings: tuple[str, ...]) -> dic
                 if shown is not None:
                     out[by][keys[by]].add_cause(shown.agrees(row.cause.kind, row.cause.detail))
     return {by: dict(sorted(s.items())) for by, s in out.items()}
+
+
+def _recordings(files: list[Path]) -> list[list[Path]]:
+    """The units a folder of recordings is replayed in: every file that records when its calls ran
+    (a stamp, `created`, a cassette's `Date` header) in one, each other file alone (a file without
+    times is placed at t = 0 and would collide with the others)."""
+    from prefixsim.errors import UserError
+    from prefixsim.sources import load
+    from prefixsim.sources.problems import collecting
+
+    timed, alone = [], []
+    for p in files:
+        try:
+            with collecting():
+                records = load(p)
+        except UserError:
+            records = []
+        (timed if records and all(not r.timestamp.startswith("+") for r in records) else alone).append(p)
+    return ([timed] if timed else []) + [[p] for p in alone]
 
 
 def _projects(folder: Path) -> bool:

@@ -24,6 +24,13 @@ from enum import Enum
 
 #: The owner of a digest more than one lane passed through (and the key of the log of first writes there).
 SHARED = object()
+#: An entry is readable from its response's start, and a request recorded at that very instant (a
+#: Gemini CLI or Codex request starts at the previous response's stamp) reads it. Times are float
+#: seconds, often since 1970, where one ulp is 2.4e-7 s: start + (response - start) can land an ulp
+#: past the response and turn a read into `not_yet_available`, depending on how the times were
+#: shifted (the same session replayed alone and beside another differed). No clock recorded is
+#: finer than a microsecond, so availability is decided to the microsecond.
+CLOCK_SLACK = 1e-6
 
 
 class EntryState(Enum):
@@ -94,7 +101,7 @@ class Store:
                 self.scanned += len(todo)
                 for t, path, hit in todo:
                     # the same refresh `touch` gives, if the entry lay on the read prefix and was live
-                    if hit >= depth and e.available_at <= t < e.expires_at and path[depth] == d:
+                    if hit >= depth and e.available_at <= t + CLOCK_SLACK and t < e.expires_at and path[depth] == d:
                         e.expires_at = min(max(e.expires_at, t + e.ttl), e.cap)
                         e.last_used = t
             e.seen = len(reads)
@@ -148,7 +155,7 @@ class Store:
             return EntryState.EVICTED if d in self._evicted else EntryState.MISSING
         if e.expires_at <= now:
             return EntryState.EXPIRED
-        if e.available_at > now:
+        if e.available_at > now + CLOCK_SLACK:
             return EntryState.PENDING
         return EntryState.LIVE
 
@@ -181,7 +188,7 @@ class Store:
             return
         for d in digests[:hit + 1]:
             e = self._entries.get(d)
-            if e is not None and e.available_at <= now < e.expires_at:
+            if e is not None and e.available_at <= now + CLOCK_SLACK and now < e.expires_at:
                 self.touch(d, now)
 
     def write(self, d: bytes, tokens: int, now: float, available_at: float, ttl: float, depth: int = -1,

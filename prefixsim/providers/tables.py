@@ -240,13 +240,17 @@ class Measured:
     (Gemini implicit caching): the printed figure, between the range's two ends. `ttl`: idle seconds
     an entry is still read; `min_tokens`: the smallest prompt seen cached; `source`: the evidence,
     and where it and the documentation disagree; `output`: whether a reply is read with its prompt;
-    `increment`: the read rounded down to a multiple of it (the cache's own unit)."""
+    `increment`: the read rounded down to a multiple of it (the cache's own unit);
+    `unread`: how often a follow-up within `ttl` read nothing."""
 
     ttl: float
     min_tokens: int
     source: str
     output: bool = False
     increment: int = 1
+    #: (follow-ups within `ttl` that read nothing, follow-ups within `ttl`) in that traffic: a hit the
+    #: printed figure predicts is not certain, and nothing recorded tells the misses apart.
+    unread: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

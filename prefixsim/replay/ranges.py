@@ -32,6 +32,22 @@ def measured(provider: str, model: str) -> bool:
     return bool(disagreement(provider, model))
 
 
+def unread(provider: str, model: str) -> tuple[int, int] | None:
+    """(follow-ups that read nothing, follow-ups) within the retention public traffic shows, for a
+    model whose printed figure is what that traffic shows; None for any other."""
+    # lazy: as disagreement's, only a replay with a measured range loads the rules here
+    from prefixsim.errors import UserError   # lazy: with the rules
+    from prefixsim.providers.automatic import AutomaticPolicy   # lazy: with the rules
+    from prefixsim.providers.registry import get_policy   # lazy: with the rules
+
+    try:
+        policy = get_policy(provider, listed_only=False)
+        rule = policy.rule_of(model) if isinstance(policy, AutomaticPolicy) else None
+    except UserError:
+        return None
+    return rule.measured.unread if rule is not None and rule.measured is not None else None
+
+
 @dataclass(frozen=True, slots=True)
 class Range:
     bound: str                           # what the printed figures are: pessimistic, measured, or both (mixed)

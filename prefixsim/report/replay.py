@@ -24,7 +24,7 @@ from prefixsim.report.replay_requests import mismatches, requests_table
 from prefixsim.replay.audit_causes import audit_losses
 from prefixsim.replay.billed import Billed, router_billing
 from prefixsim.replay.money import money, short_keys
-from prefixsim.replay.ranges import disagreement, retention_range
+from prefixsim.replay.ranges import Range, disagreement, retention_range, unread
 from prefixsim.replay.unpriced import UNCLASSED, unclassed
 
 if TYPE_CHECKING:
@@ -165,6 +165,23 @@ def _discount(b: Billed | None) -> str:
             f"${abs(b.discount):,.6f}.")
 
 
+def _unread(result: ReplayResult, span: Range) -> str:
+    """That a read the printed figure predicts is not certain: how often public traffic read nothing
+    within its retention, and how many requests here read nothing where a read was predicted (what
+    neither the data nor the documentation can tell: the provider's routing, its eviction)."""
+    seen = [u for u in (unread(p, m) for p, m in span.measured) if u is not None]
+    if not seen:
+        return ""
+    keys = set(span.measured)
+    here = sum(1 for r in result.rows if (r.provider, r.model) in keys and r.observed is not None
+               and r.observed.cache_read == 0 < r.predicted.cache_read)
+    missed, of = seen[0]
+    return (f" A read it predicts is not certain: in that traffic {missed:,} of {of:,} follow-ups within the "
+            "retention it shows read nothing, and nothing recorded tells which"
+            + (f"; here {here:,} request{'s' if here > 1 else ''} read nothing where a read is predicted."
+               if here else "."))
+
+
 def _notes(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
     s, out = result.summary, []
     span = retention_range(result.rows)   # audited rows have no prediction at either end
@@ -182,7 +199,7 @@ def _notes(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
                 f"(docs/rules.md#google-gemini)"
                 + ("" if span.bound == "measured" else ", the other providers' figures the pessimistic end")
                 + f"; {opt} Where the documentation and that traffic disagree: "
-                + "; ".join(f"{m}: {disagreement(p, m)}" for p, m in span.measured) + ".",
+                + "; ".join(f"{m}: {disagreement(p, m)}" for p, m in span.measured) + "." + _unread(result, span),
                 width, "") + "\n")
     b = router_billing(result.rows)
     if b is not None and b.requests:

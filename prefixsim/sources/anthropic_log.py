@@ -22,7 +22,7 @@ from prefixsim.model import PROMPT_END, Block, Call, Layer, Request, Usage
 from prefixsim.providers.anthropic import breakpoints as anthropic_breakpoints
 from prefixsim.providers.model_ids import canonical_model
 from prefixsim.sources import problems
-from prefixsim.sources.cassette import back_to_back, decode_body, note_back_to_back
+from prefixsim.sources.cassette import back_to_back, decode_body, note_back_to_back, recorded_stamp
 from prefixsim.sources.cloud import cloud_endpoint, cloud_model, with_url_model
 from prefixsim.sources.files import check_regular
 from prefixsim.sources.problems import guarded
@@ -386,7 +386,8 @@ def _interaction(inter: Any, i: int, path: Path, index: int, sizer: Sizer, at: f
     resp = _parsed(resp) if isinstance(resp, dict) else None
     usage = resp.get("usage") if isinstance(resp, dict) else None
     content = resp.get("content") if isinstance(resp, dict) and isinstance(resp.get("content"), list) else None
-    return _record(body, usage, None, index, str(path), 0, sizer, f"{path}#{i}", content=content, at=at, url=uri)
+    stamp = recorded_stamp(inter) if at is None else None   # go-vcr's durations space calls finer than a Date
+    return _record(body, usage, stamp, index, str(path), 0, sizer, f"{path}#{i}", content=content, at=at, url=uri)
 
 
 def _parsed(part: dict) -> Any:

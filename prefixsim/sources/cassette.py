@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime as dt
 import gzip
 import json
 import re
 import zlib
 from collections.abc import Iterator
+from email.utils import parsedate_to_datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -331,3 +333,28 @@ def back_to_back(inters: list) -> list[float] | None:
         out.append(t)
         t += d
     return out
+
+
+def recorded_stamp(inter: Any) -> str | None:
+    """When an interaction was recorded, as ISO text: Ruby VCR's `recorded_at`, else the response's
+    HTTP `Date` header (RFC 9110: the server's clock when it sent the response, whole seconds;
+    vcrpy and go-vcr keep the headers). None when neither is there or readable. A cassette's calls
+    then sit on the clock they ran on, so cassettes one test run recorded share one cache, as they
+    shared the account's."""
+    if not isinstance(inter, dict):
+        return None
+    resp = inter.get("response") if isinstance(inter.get("response"), dict) else {}
+    headers = resp.get("headers") if isinstance(resp.get("headers"), dict) else {}
+    given = [inter.get("recorded_at"), *(v for k, v in headers.items() if str(k).lower() == "date")]
+    for value in given:
+        value = value[0] if isinstance(value, list) and value else value
+        if not isinstance(value, str):
+            continue
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            continue
+        if when.tzinfo is None:   # RFC 5322's "-0000": UTC, no zone said
+            when = when.replace(tzinfo=dt.UTC)
+        return when.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+    return None
