@@ -57,7 +57,7 @@ def test_breakeven_with_a_price_sheet(tmp_path):
     assert rc == 0, err
     assert "prices: price sheet" in out and "largest difference $0.000000000" in out
     rc, out, err = cli("breakeven", "ttl", "--model", "my-model", "--out", str(tmp_path))
-    assert rc == 2 and "name a Claude model" in err
+    assert rc == 2 and "unknown model 'my-model': its id names no provider" in err
 
 
 @pytest.mark.slow
