@@ -22,6 +22,10 @@ FORMAT = "prefixsim-latency"
 VERSION = 1
 
 
+#: The model's coefficients, as its fields, `latency:` keys and a fitted file's keys name them.
+COEFFICIENTS = ("overhead_s", "uncached_s_per_1k", "cached_s_per_1k")
+
+
 @dataclass(frozen=True, slots=True)
 class LatencyModel:
     """Seconds to the first token: `overhead_s`, plus seconds per 1,000 uncached and cached tokens."""
@@ -43,15 +47,11 @@ class LatencyModel:
         return self.ttft(u.prompt_tokens, 0)
 
     def coefficients(self) -> dict[str, float]:
-        return {"overhead_s": self.overhead_s, "uncached_s_per_1k": self.uncached_s_per_1k,
-                "cached_s_per_1k": self.cached_s_per_1k}
+        return {k: getattr(self, k) for k in COEFFICIENTS}
 
     def line(self) -> str:
         return (f"{self.overhead_s:.3g} s + {self.uncached_s_per_1k:.3g} s/1K uncached + "
                 f"{self.cached_s_per_1k:.3g} s/1K cached")
-
-
-COEFFICIENTS = ("overhead_s", "uncached_s_per_1k", "cached_s_per_1k")
 
 
 @dataclass(frozen=True)

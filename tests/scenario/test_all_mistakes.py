@@ -161,14 +161,19 @@ def test_a_file_with_one_mistake_gets_that_one_line(text, line, tmp_path, capsys
     assert code == 2 and err.splitlines() == [line, "prefixsim: 1 scenario file(s) have errors"]
 
 
+def _heads(p: Path) -> list[tuple[int | None, str]]:
+    """Each mistake the loader finds in `p`: its line and its message up to the first parenthesis."""
+    with pytest.raises(UserError) as e:
+        load_runs(str(p))
+    return [(x.line, x.message.split(" (")[0]) for x in (e.value, *e.value.also)]
+
+
 def test_a_refused_step_keeps_the_later_steps_at_their_own_lines(tmp_path):
     """The refused step stands in as a wait of no time, so the step after it is still the 3rd."""
     p = tmp_path / "s.yaml"
     p.write_text("name: s\ntimeline:\n  - request: 1\n  - wiat: 5m\n  - switch_model: claude-sonet-4-5\n"
                  "  - fork: {children: many, modify: [{switch_model: gpt-9}]}\n")
-    with pytest.raises(UserError) as e:
-        load_runs(str(p))
-    assert [(x.line, x.message.split(" (")[0]) for x in (e.value, *e.value.also)] == [
+    assert _heads(p) == [
         (4, "unknown step 'wiat'"),
         (5, "unknown Anthropic model 'claude-sonet-4-5'"),
         (6, "unknown Anthropic model 'gpt-9'"),
@@ -180,9 +185,7 @@ def test_a_variant_refused_whole_leaves_the_others_checked(tmp_path):
     p = tmp_path / "s.yaml"
     p.write_text("name: s\ntimeline: [request: 1]\nvariants:\n  - ttl: 1h\n  - name: b\n    model: gpt-9\n"
                  "  - name: c\n    tokenizer: gpt2\n")
-    with pytest.raises(UserError) as e:
-        load_runs(str(p))
-    assert [(x.line, x.message.split(" (")[0]) for x in (e.value, *e.value.also)] == [
+    assert _heads(p) == [
         (4, "missing required key 'name' in variants[0]"),
         (6, "unknown OpenAI model 'gpt-9'"),
         (8, "unknown tokenizer 'gpt2'"),
