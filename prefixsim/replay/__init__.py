@@ -7,12 +7,13 @@ Library API (notebooks): `replay(records, ...)` -> ReplayResult with `.rows`, `.
 
 Where things are: run.py (one replay: its rows, summary and comparison), naive.py (the baseline),
 whatif.py (the same traffic under another TTL or breakpoint policy), outside.py (reads of a cache no
-request in the data wrote), shard.py (a replay split by conversation across workers), diff.py (where
+request in the data wrote), price_sources.py (what priced a replay), shard.py (a replay split by conversation across workers), diff.py (where
 two requests part), output.py (the JSON document).
 """
 from __future__ import annotations
 
 from prefixsim.replay.naive import Naive, naive_reads
+from prefixsim.replay.price_sources import joined_sources
 from prefixsim.replay.run import (
     REBUILD_CAUSES,
     Comparison,
@@ -22,7 +23,6 @@ from prefixsim.replay.run import (
     StreamDelta,
     Summary,
     compare,
-    joined_sources,
     replay,
 )
 from prefixsim.replay.whatif import BREAKPOINT_POLICIES, TTL_CHOICES, WhatIf, apply_variant

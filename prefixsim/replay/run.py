@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Iterable, Sequence
 
 from prefixsim.core.invariants import replay_adds_up
-from prefixsim.core.pricing import AS_OF, PriceBook
+from prefixsim.core.pricing import PriceBook
 from prefixsim.core.simulator import Simulator
 from prefixsim.errors import UserError
 from prefixsim.model import Cause, CauseKind, Usage
@@ -25,6 +25,7 @@ from prefixsim.providers.registry import get_policy
 from prefixsim.replay.audit_causes import UsageCauses, lost_cost
 from prefixsim.replay.naive import Naive
 from prefixsim.replay.outside import Outside, outside_reads
+from prefixsim.replay.price_sources import joined_sources
 from prefixsim.replay.unpriced import Lenient, lenient, missing, unclassed_why
 from prefixsim.replay.whatif import BREAKPOINT_POLICIES, TTL_CHOICES, WhatIf, apply_variant
 from prefixsim.sources.record import Record
@@ -118,6 +119,9 @@ class Summary:
     #: (model, provider, requests, why) of each model nothing could price: those requests' costs are missing.
     unpriced: tuple[tuple[str, str, int, str], ...] = ()
     audited: int = 0   # rows with usage but no prompt (ReplayRow.audit): in the observed figures only
+    #: Recordings replayed after an earlier run of the same test (sources/earlier_run.py), and its calls.
+    earlier_runs: int = 0
+    earlier_calls: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +193,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
     usage_causes = UsageCauses(hour_streams)
     rows: list[ReplayRow] = []
     price_sources: set[str] = set()
+    warm = [0, 0]   # recordings with an earlier run, its calls
     for i, rec in enumerate(traffic):
         if rec.audit:
             rows.append(_audited(i, rec, prices, price_sources, output_in_cost, usage_causes))
@@ -213,6 +218,11 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
                 pair = sims[provider] = (sim, alt)
             sim, alt = pair
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
+            warm[0] += bool(rec.earlier)
+            warm[1] += len(rec.earlier)
+            for c in rec.earlier:   # an earlier run of a recording (sources/earlier_run.py): cache only
+                for s in (sim, alt) if alt is not None else (sim,):
+                    s.step(apply_variant(c, variant, rec.main), at)
             out = sim.step(call, at)
             if out.cause.kind in RULE_CAUSES and (note := cause_note(sim.policy, call.request.model, out.cause.kind)):
                 out = replace(out, cause=Cause(out.cause.kind, "; ".join(x for x in (out.cause.detail, note) if x)))
@@ -243,7 +253,8 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
                         opt and opt.usage, opt and opt.cost_usd + opt.storage_usd, out.storage_usd, priced,
                         billed_usd=rec.billed_usd, cache_discount_usd=rec.cache_discount_usd,
                         cost_no_cache=out.cost_no_cache_usd + out.storage_usd))
-    summary = _summarize(rows, variant, price_sources, output_in_cost, top, prices.missing)
+    summary = replace(_summarize(rows, variant, price_sources, output_in_cost, top, prices.missing),
+                      earlier_runs=warm[0], earlier_calls=warm[1])
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
 
@@ -333,31 +344,6 @@ def _summarize(rows: list[ReplayRow], variant: WhatIf, price_sources: set[str], 
                    tuple(sorted(causes.items())), tuple((k, v[0], v[1], v[2]) for k, v in streams.items()),
                    tuple(worst), variant, sources, output_in_cost, outside_reads(judged), frozenset(price_sources),
                    unpriced, sum(r.audit for r in rows))
-
-
-def joined_sources(sources: set[str]) -> str:
-    """The price sources of a replay, each origin named once and each model once under it: traffic over
-    many days is priced at each request's own date, and naming every source and date in full made the
-    line as long as the calendar."""
-    dates: dict[str, dict[str, list[str]]] = {}
-    for s in sources:
-        head, sep, when = s.rpartition(AS_OF)
-        origin, colon, item = (head if sep else s).partition(": ")
-        if not colon:
-            origin, item = "", origin
-        dates.setdefault(origin, {}).setdefault(item, []).extend([when] if sep else [])
-    out = []
-    for origin, items in sorted(dates.items()):
-        parts = []
-        for item, when in sorted(items.items()):
-            when = sorted(set(when))
-            if len(when) > 1:   # dates, or times where a price changes during the day (DeepSeek)
-                unit = "time" if any(" UTC" in w for w in when) else "date"
-                parts.append(f"{item}, prices at each request's {unit} ({when[0]} to {when[-1]}, {len(when)} {unit}s)")
-            else:
-                parts.append(f"{item}{AS_OF}{when[0]}" if when else item)
-        out.append(f"{origin}: " + "; ".join(parts) if origin else "; ".join(parts))
-    return "; ".join(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from prefixsim.report.layout import DEFAULT_WIDTH, REPLAY_WIDTH, wrap_block
 from prefixsim.report.replay_grid import _n, _pct, _usd, grid
 from prefixsim.report.replay_money import by_table, headline, what_if_by
 from prefixsim.report.replay_requests import mismatches, requests_table
+from prefixsim.sources.earlier_run import GAP_SECONDS
 from prefixsim.replay.audit_causes import audit_losses
 from prefixsim.replay.billed import Billed, router_billing
 from prefixsim.replay.money import money, short_keys
@@ -95,7 +96,8 @@ def accuracy(result: ReplayResult, width: int) -> list[str]:
     text = (f"Accuracy against the observed usage (naive: previous read + write within the TTL; --requests: every "
             f"request): cache_read exactly right {mine.exact}/{mine.compared} ({_pct(mine.exact_rate)}), naive "
             f"{naive.exact}/{naive.compared} ({_pct(naive.exact_rate)}); WAPE {_pct(mine.wape)}{inside}, naive "
-            f"{_pct(naive.wape)}; predicted cost {_cost(s, s.cost_predicted_usd)}.{shorter}")
+            f"{_pct(naive.wape)}; predicted cost {_cost(s, s.cost_predicted_usd)}.{shorter}"
+            f"{' ' + _earlier(s) if s.earlier_runs else ''}")
     return ["\n" + wrap_block(text, width) + "\n"]
 
 
@@ -136,9 +138,20 @@ def _audit(result: ReplayResult, name: dict[str, str], markdown: bool, width: in
     return out
 
 
+def _earlier(s) -> str:
+    """That recordings were replayed after an earlier run of their test (sources/earlier_run.py)."""
+    n, c = s.earlier_runs, s.earlier_calls
+    return (f"{n} recording{'s' if n > 1 else ''} began on a warm cache (the first request read cached tokens): "
+            f"replayed after an earlier run of the same test ({c:,} call{'s' if c > 1 else ''} ending "
+            f"{GAP_SECONDS:.0f} s before: the requests that carry no reply of the model), which the cache holds "
+            "and no row shows (docs/rules.md#an-earlier-run-of-a-recording).")
+
+
 def _outside(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
-    o = result.summary.outside
+    o, s = result.summary.outside, result.summary
     notes = []
+    if s.earlier_runs:
+        notes.append(_earlier(s))
     if o.requests:
         notes.append(
             f"{o.requests} request{'s' if o.requests > 1 else ''} read {o.tokens:,} tokens that no earlier "

@@ -47,6 +47,10 @@ class Record:
     #: Calls the data proves were sent though the log has no line for them, stepped after this request
     #: (they change the cache, not this request's row); learned from this request's observation.
     unlogged: tuple[Call, ...] = ()
+    #: Calls of an earlier run of the same recording, stepped before this request (its own streams,
+    #: no rows): a test's cassette whose first request read a cache the file never wrote
+    #: (sources/earlier_run.py).
+    earlier: tuple[Call, ...] = ()
     #: The source recorded the usage but not the prompt (an OpenTelemetry span or a gateway log
     #: without messages): nothing to replay, so the row is an audit of `observed`, no prediction.
     audit: bool = False

@@ -57,7 +57,7 @@ class Part:
 
         def rename(r: Record) -> Record:   # the calls stepped with a request are on its streams too
             return replace(r, call=named(r.call), iterations=tuple(map(named, r.iterations)),
-                           unlogged=tuple(map(named, r.unlogged)))
+                           unlogged=tuple(map(named, r.unlogged)), earlier=tuple(map(named, r.earlier)))
 
         walk = self.walk
         return Part([replace(h, stream=prefix + h.stream) for h in self.heads], lambda: map(rename, walk()))
@@ -133,4 +133,5 @@ def _rebased(r: Record, t0: float) -> Record:
     """`r` with its times counted from `t0`: the request and every call stepped with it."""
     def at(c):
         return replace(c, t=round(c.t - t0, 3))
-    return replace(r, call=at(r.call), iterations=tuple(map(at, r.iterations)), unlogged=tuple(map(at, r.unlogged)))
+    return replace(r, call=at(r.call), iterations=tuple(map(at, r.iterations)), unlogged=tuple(map(at, r.unlogged)),
+                   earlier=tuple(map(at, r.earlier)))
