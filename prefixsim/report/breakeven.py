@@ -107,7 +107,7 @@ def load_gpus(path: str | None) -> dict | None:
     value at its file:line; the catalogue with the file's rows on top."""
     if path is None:
         return None
-    from prefixsim.serving.gpus import catalogue   # lazy: the serving layer only for its study
+    from prefixsim.serving.gpus import GpuRowError, catalogue   # lazy: the serving layer only for its study
 
     with input_boundary(path):
         if Path(path).suffix == ".json":
@@ -119,8 +119,8 @@ def load_gpus(path: str | None) -> dict | None:
         for name in doc:
             try:
                 catalogue({name: doc[name]}, where="--gpus")
-            except UserError as e:
-                raise e.located(path, *locate(doc, (name,))) from None
+            except GpuRowError as e:
+                raise e.located(path, *locate(doc, (name, e.key) if e.key else (name,))) from None
         return catalogue(doc, where="--gpus")
 
 

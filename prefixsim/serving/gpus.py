@@ -19,6 +19,15 @@ AMD_DS = "AMD-DS, docs/rules.md#self-hosted-serving"
 GPU_PR = "GPU-PR, docs/rules.md#self-hosted-serving"
 
 
+class GpuRowError(UserError):
+    """A user's GPU row refused; `key` names the figure at fault (None: the row itself)."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None, col: int | None = None,
+                 key: str | None = None) -> None:
+        super().__init__(message, path, line, col)
+        self.key = key
+
+
 @dataclass(frozen=True, slots=True)
 class Gpu:
     """One accelerator: dense TFLOPS at BF16 and FP8 (None: no FP8 tensor cores), HBM in GB (10^9
@@ -97,14 +106,15 @@ def gpu_row(name: str, row: object, where: str = "--gpus") -> Gpu:
     """A user's GPU as data: a row of CATALOGUE's keys, the figures it does not give taken from the
     catalogue's row of that name (a new GPU gives them all). A bad value is one line naming it."""
     if not isinstance(row, dict):
-        raise UserError(f"{where} {name}: a GPU is a mapping of {', '.join(ROW_KEYS)}")
+        raise GpuRowError(f"{where} {name}: a GPU is a mapping of {', '.join(ROW_KEYS)}")
     unknown = sorted(set(row) - set(ROW_KEYS))
     if unknown:
-        raise UserError(f"{where} {name}.{unknown[0]}: not a GPU figure (valid: {', '.join(ROW_KEYS)})")
+        raise GpuRowError(f"{where} {name}.{unknown[0]}: not a GPU figure (valid: {', '.join(ROW_KEYS)})",
+                          key=unknown[0])
     base = CATALOGUE.get(name)
     missing = [k for k in ("bf16_tflops", "hbm_gb", "hbm_tb_s", "usd_per_hour") if k not in row]
     if base is None and missing:
-        raise UserError(f"{where} {name}: a GPU the catalogue does not hold needs {', '.join(missing)}")
+        raise GpuRowError(f"{where} {name}: a GPU the catalogue does not hold needs {', '.join(missing)}")
     values: dict[str, object] = {}
     for key, value in row.items():
         if key == "source":
@@ -115,8 +125,8 @@ def gpu_row(name: str, row: object, where: str = "--gpus") -> Gpu:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                 or not 0 < value <= _LIMITS[key]:
-            raise UserError(f"{where} {name}.{key}: {value!r} is not {ROW_KEYS[key]} (a number above 0, at most "
-                            f"{_LIMITS[key]:,g})")
+            raise GpuRowError(f"{where} {name}.{key}: {value!r} is not {ROW_KEYS[key]} (a number above 0, at "
+                              f"most {_LIMITS[key]:,g})", key=key)
         values[key] = float(value)
     said = str(values.pop("source", "") or f"{where} (the user's row)")
     if base is None:
