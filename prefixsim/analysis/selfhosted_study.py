@@ -100,7 +100,9 @@ def api_vs_selfhosted(p: Prices, f: SelfHostedParams, gpu: Gpu) -> Study:
         f"the HBM holds after the weights, at full load ({best.served.how}); the roofline at "
         f"{f.compute_efficiency:g} of peak FLOPs and {f.memory_efficiency:g} of peak bandwidth; every GPU-second "
         "paid for, none idle by design, no headroom for bursts, no queueing, no attention FLOPs over the context, "
-        "no tensor-parallel communication; the reply's KV, which the engines keep, is recomputed next turn. "
+        "no tensor-parallel communication; the reply's KV, which the engines keep, is recomputed next turn; "
+        f"time to first token: the API's from {p.model}'s default latency model (docs/rules.md#latency), the "
+        "GPUs' their prefill alone. "
         f"Left out: that {f.open_model} is not {p.model} (quality is yours to weigh), engineering and operations, "
         "egress. GPU price: " + (f"-p gpu_hour_usd={price:g}" if f.gpu_hour_usd else gpu.price_source) + ".")
     params = asdict(f)

@@ -3,6 +3,8 @@
 # needs is imported when it runs (tests/quality/test_startup.py holds what --help may load).
 from __future__ import annotations
 
+import sys
+
 import click
 
 from prefixsim.commands.common import Progress, TokenSize, output_width, parse_price_date
@@ -75,7 +77,8 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
     from prefixsim.report.breakeven import run_breakeven  # lazy: the studies load only when one runs
     from prefixsim.report.tables import json_text
 
-    cols = output_width(width)
+    # a width asked for (--width, a terminal's) fits the tables; a pipe gets the same bytes as ever
+    cols = output_width(width) if width is not None or sys.stdout.isatty() else None
     b = run_breakeven(study, out, model, sheet, parse_price_date(price_date), params, gaps, gaps_from, scenario_at,
                       gpus)
     click.echo(json_text(b.to_json()) if fmt == "json" else b.text(cols), nl=False)

@@ -91,12 +91,13 @@ def observed_gaps(from_paths: Sequence[str]) -> list[float] | None:
     return gaps
 
 
-def _fitted(rows: list[dict], cols: list[str], width: int) -> str:
-    """The table as `grid` aligns it, or fitted, its text cells wrapping at spaces: when it is wider
-    than `width`, or holds no number (a table of figures in words, read left-aligned)."""
+def _fitted(rows: list[dict], cols: list[str], width: int, asked: bool) -> str:
+    """The table as `grid` aligns it, or fitted, its text cells wrapping at spaces: when it holds no
+    number (a table of figures in words, read left-aligned), or is wider than a width `asked` for
+    (--width, a terminal's)."""
     numeric = [all(isinstance(r.get(c), (int, float)) for r in rows) for c in cols]
     text = grid(rows, cols)
-    if max(map(len, text.splitlines()), default=0) <= width and any(numeric):
+    if any(numeric) and (not asked or max(map(len, text.splitlines()), default=0) <= width):
         return text
     body = [[fmt(c, r.get(c)) for c in cols] for r in rows]
     return fit_dropping([HEADERS.get(c, c) for c in cols], body, numeric, width, [not n for n in numeric])[0]
@@ -141,16 +142,18 @@ class Breakeven:
                 "reading": s.reading, "crossings": s.table, "tables": s.tables, "check": self.check,
                 "curve": s.curve}
 
-    def text(self, width: int = DEFAULT_WIDTH) -> str:
-        """The terminal report: the title, the prices, each table, the reading and the check, in
-        `width` columns (a table wider than that wraps its text cells, `_fitted`)."""
+    def text(self, width: int | None = None) -> str:
+        """The terminal report: the title, the prices, each table, the reading and the check, its
+        text in `width` columns (None: DEFAULT_WIDTH; a table wider than a width given wraps its
+        text cells, `_fitted`)."""
 
         s = self.result
+        asked, width = width is not None, width or DEFAULT_WIDTH
         lines = [f"{s.title} — {self.model}", wrap_block(f"prices: {self.prices.source}", width, "  ")]
         for title, rows in s.tables:
             if len(s.tables) > 1:
                 lines.append(f"\n{title}")
-            lines.append(_fitted(shown(rows), list(dict.fromkeys(k for row in rows for k in row)), width))
+            lines.append(_fitted(shown(rows), list(dict.fromkeys(k for row in rows for k in row)), width, asked))
         lines += ["", wrap_block(s.reading, width), wrap_block(check_line(self.check), width)]
         return "\n".join(lines) + "\n"
 
