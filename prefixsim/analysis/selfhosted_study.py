@@ -22,6 +22,10 @@ def usd(v: float) -> str:
     return f"${v:,.2f}" if v >= 1 else f"${v:,.4f}"
 
 
+def _rate(rate: float) -> str:
+    return f"{rate:,g} request{'' if rate == 1 else 's'} a second"
+
+
 def per_s(rate: float | None) -> str:
     if rate is None:
         return "never"
@@ -92,7 +96,7 @@ def api_vs_selfhosted(p: Prices, f: SelfHostedParams, gpu: Gpu) -> Study:
     reading = (
         f"On the API a request of this design costs {usd(api)} ({p.model}, {api_hit:.1%} of its prompt read "
         f"from the cache); {f.open_model} ({f.dtype}) on {f.engine} serves it on {gpu.name} at {usd(price)} a GPU-hour "
-        f"for {usd(best.usd_per_request)} at full load, and {verdict}. At {f.rate:,g} a second the GPUs cost "
+        f"for {usd(best.usd_per_request)} at full load, and {verdict}. At {_rate(f.rate)} the GPUs cost "
         f"{usd(at * f.rate * DAY)} a day against {usd(api * f.rate * DAY)} on the API. "
         f"Assumed: sessions of {f.turns} turns over a {_k(f.static)}-token static prefix every session shares, "
         f"{_k(f.growth)} tokens a turn, {f.output} decoded, a turn every {f.pace:g} s; on the API the static "
@@ -107,6 +111,6 @@ def api_vs_selfhosted(p: Prices, f: SelfHostedParams, gpu: Gpu) -> Study:
         "egress. GPU price: " + (f"-p gpu_hour_usd={price:g}" if f.gpu_hour_usd else gpu.price_source) + ".")
     params = asdict(f)
     return Study("api-vs-selfhosted", "API vs self-hosted", table, curve, chart, reading, params,
-                 [("each side", sides), (f"at {f.rate:,g} a second ({f.rate * DAY:,.0f} requests a day)", at_rate),
+                 [("each side", sides), (f"at {_rate(f.rate)} ({f.rate * DAY:,.0f} a day)", at_rate),
                   ("the crossing", cross), ("replica sizes (the cheapest at each rate is used)", _sizes(pts))])
 
