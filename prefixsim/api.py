@@ -209,16 +209,16 @@ def _traffic(paths: Sequence[str] | str, source: str | None, strict: bool):
 
 def breakeven(study: str, model: str | None = None, params: Mapping[str, Any] | Sequence[str] | None = None,
               prices: str | None = None, price_date: dt.date | None = None, gaps: Sequence[float] | None = None,
-              gaps_from: Sequence[str] = (), out: str | None = None):
+              gaps_from: Sequence[str] = (), out: str | None = None, gpus: str | None = None):
     """`prefixsim breakeven STUDY`: the crossing points and the curve behind them (`.curve`, a
     DataFrame; `.text()` what the command prints; `.check` the scenario runner's agreement). `params`
     as a mapping (`{"children": 5, "turns": [2, 5]}`, a list compares) or KEY=VALUE strings. Files
-    (CSV, PNG, SVG) are written only to `out`."""
+    (CSV, PNG, SVG) are written only to `out`. `gpus`: a file of GPU rows (api-vs-selfhosted)."""
 
     if isinstance(params, Mapping):
         pairs = [f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}" for k, v in params.items()]
     else:
         pairs = list(params or ())
     spaced = ",".join(f"{g:g}" for g in gaps) if gaps else None
-    return run_breakeven(study, out, model, prices, price_date, pairs, spaced, tuple(gaps_from))
+    return run_breakeven(study, out, model, prices, price_date, pairs, spaced, tuple(gaps_from), gpus=gpus)
 

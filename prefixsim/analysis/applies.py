@@ -36,6 +36,9 @@ _ANTHROPIC_ONLY = {
                      "a scenario's edit steps under model: {model} run {provider}'s rules"),
     "minimum": ("its closed form counts a cache_control breakpoint on the prefix and Anthropic's per-model "
                 "minimum", "a scenario under model: {model} shows {provider}'s below_minimum misses"),
+    "api-vs-selfhosted": ("its API side counts cache_control breakpoints on the system prompt and the last message "
+                          "and the write premium", "a scenario under model: {model} prices the design on {provider}'s "
+                          "rules; the GPU side is the same for any API"),
 }
 
 

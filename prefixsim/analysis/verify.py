@@ -34,7 +34,7 @@ def fork_points(p: Prices, f: fvs.ForkParams, history: int, sheet=None, when=Non
     return [(fvs.fork_cost(p, f, fs), fork_run), (fvs.sub_cost(p, f, ss), sub_run)]
 
 
-def verify(study: str, p: Prices, f, sheet=None, when=None, designs_: list | None = None) -> dict:
+def verify(study: str, p: Prices, f, sheet=None, when=None, designs_: list | None = None, gpu=None) -> dict:
     pairs: list[tuple[Decimal, Decimal]] = []
     against = "scenario builder + runner"
     m = p.model
@@ -76,6 +76,12 @@ def verify(study: str, p: Prices, f, sheet=None, when=None, designs_: list | Non
         # the no-caching and optimistic implicit lines replayed through the gemini policy
         against = "the gemini policy through the runner"
         pairs += check_pairs(p, PriceBook(sheet, when=when), f)
+    elif study == "api-vs-selfhosted":
+        from prefixsim.analysis import selfhosted_check as shc   # lazy: the serving layer only for its study
+        from prefixsim.serving.gpus import gpu as catalogue_gpu
+
+        against = "scenario builder + runner (API), the engine simulation (GPUs, per 1M requests)"
+        pairs += shc.api_pairs(p, f, sheet, when) + shc.gpu_pairs(f, gpu or catalogue_gpu(f.gpu))
     diff = max((abs(a - b) for a, b in pairs), default=Decimal(0))
     return {"points": len(pairs), "against": against, "max_abs_diff_usd": float(diff),
             "tolerance_usd": float(TOLERANCE), "ok": bool(pairs) and diff <= TOLERANCE}

@@ -3,9 +3,11 @@
 # needs is imported when it runs (tests/quality/test_startup.py holds what --help may load).
 from __future__ import annotations
 
+import sys
+
 import click
 
-from prefixsim.commands.common import Progress, TokenSize, parse_price_date
+from prefixsim.commands.common import Progress, TokenSize, output_width, parse_price_date
 from prefixsim.io.suggest import unknown
 from prefixsim.scenario.studynames import BREAKEVEN_STUDIES
 
@@ -40,8 +42,13 @@ class NamedChoice(click.Choice):
 @click.option("--scenario-at", "scenario_at", type=TokenSize(0, 10_000_000), metavar="TOKENS",
               help="fork-vs-subagent: also write the designs at TOKENS of parent history as a scenario "
                    "(<out>/fork-vs-subagent.scenario.yaml) for `prefixsim run`.")
+@click.option("--gpus", "gpus", type=click.Path(dir_okay=False), metavar="FILE",
+              help="api-vs-selfhosted: your own GPU rows (YAML/JSON: name -> bf16_tflops, fp8_tflops, hbm_gb, "
+                   "hbm_tb_s, usd_per_hour, source), on top of the catalogue.")
+@click.option("--width", type=int, metavar="COLUMNS",
+              help="Fit the text to this width (default: the terminal's, or 120 when not a terminal).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt, scenario_at):
+def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt, scenario_at, gpus, width):
     """Crossing points of a design choice, with the curve behind them (CSV + PNG + SVG).
 
     \b
@@ -53,6 +60,10 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
       invalidation      tools system growth turns ttl
       minimum           prefix requests ttl
       gemini-explicit   prefix reads ttl_s     (Gemini CachedContent vs implicit and no caching)
+      api-vs-selfhosted static growth turns output rate pace ttl open_model gpu engine dtype
+                        gpu_hour_usd compute_efficiency memory_efficiency max_batch
+                        (the API vs GPUs: the request rate from which self-hosting is cheaper;
+                        plus --gpus FILE)
     Each is computed in closed form and checked against the scenario runner on designs the
   scenario builder makes from the same parameters (CHECK FAILED and exit 1 if they differ).
 
@@ -61,12 +72,16 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
       prefixsim breakeven fork-vs-subagent -p children=5 -p turns=3
       prefixsim breakeven fork-vs-subagent -p children=3,4,6 -p parent_static=30000
       prefixsim breakeven ttl --gaps 120,900 --gaps-from ~/.claude/projects/my-project/
+      prefixsim breakeven api-vs-selfhosted -p rate=2 -p gpu=h200
     """
     from prefixsim.report.breakeven import run_breakeven  # lazy: the studies load only when one runs
     from prefixsim.report.tables import json_text
 
-    b = run_breakeven(study, out, model, sheet, parse_price_date(price_date), params, gaps, gaps_from, scenario_at)
-    click.echo(json_text(b.to_json()) if fmt == "json" else b.text(), nl=False)
+    # a width asked for (--width, a terminal's) fits the tables; a pipe gets the same bytes as ever
+    cols = output_width(width) if width is not None or sys.stdout.isatty() else None
+    b = run_breakeven(study, out, model, sheet, parse_price_date(price_date), params, gaps, gaps_from, scenario_at,
+                      gpus)
+    click.echo(json_text(b.to_json()) if fmt == "json" else b.text(cols), nl=False)
     click.echo(f"wrote {', '.join(map(str, b.written))}", err=True)
     if not b.check["ok"]:
         click.echo(b.check_line(), err=True)

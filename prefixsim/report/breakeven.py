@@ -24,11 +24,12 @@ from prefixsim.io.yamlfile import load_yaml
 from prefixsim.providers.gemini_explicit import default_study_model
 from prefixsim.providers.tables import anthropic_min_tokens
 from prefixsim.report.charts import line_figure, render_both
-from prefixsim.report.layout import wrap_block
-from prefixsim.report.tables import DEFAULT_WIDTH, csv_text, grid
+from prefixsim.report.layout import fit_dropping, wrap_block
+from prefixsim.report.tables import DEFAULT_WIDTH, HEADERS, csv_text, fmt, grid
 from prefixsim.scenario.loader import input_boundary, locate
 from prefixsim.scenario.studycheck import parse_pairs
 from prefixsim.scenario.studyparams import BREAKEVEN_STUDIES, OTHER_PROVIDER, STUDY_NAMES  # noqa: F401
+from prefixsim.scenario.studynames import SERVING_STUDIES
 
 
 def load_sheet(path: str | None) -> dict | None:
@@ -90,6 +91,40 @@ def observed_gaps(from_paths: Sequence[str]) -> list[float] | None:
     return gaps
 
 
+def _fitted(rows: list[dict], cols: list[str], width: int, asked: bool) -> str:
+    """The table as `grid` aligns it, or fitted, its text cells wrapping at spaces: when it holds no
+    number (a table of figures in words, read left-aligned), or is wider than a width `asked` for
+    (--width, a terminal's)."""
+    numeric = [all(isinstance(r.get(c), (int, float)) for r in rows) for c in cols]
+    text = grid(rows, cols)
+    if any(numeric) and (not asked or max(map(len, text.splitlines()), default=0) <= width):
+        return text
+    body = [[fmt(c, r.get(c)) for c in cols] for r in rows]
+    return fit_dropping([HEADERS.get(c, c) for c in cols], body, numeric, width, [not n for n in numeric])[0]
+
+
+def load_gpus(path: str | None) -> dict | None:
+    """--gpus FILE (YAML or JSON): GPU name -> figures (serving/gpus.py: ROW_KEYS), each checked, a bad
+    value at its file:line; the catalogue with the file's rows on top."""
+    if path is None:
+        return None
+    from prefixsim.serving.gpus import GpuRowError, catalogue   # lazy: the serving layer only for its study
+
+    with input_boundary(path):
+        if Path(path).suffix == ".json":
+            doc = load_json(path, "GPU rows", cap=MAX_YAML_BYTES)
+        else:
+            doc = load_yaml(path, "GPU rows", needs="one GPU's figures")
+        if not isinstance(doc, dict):
+            raise UserError("a GPU file maps a GPU name to its figures, e.g. h100-sxm: {usd_per_hour: 2.0}", path, 1)
+        for name in doc:
+            try:
+                catalogue({name: doc[name]}, where="--gpus")
+            except GpuRowError as e:
+                raise e.located(path, *locate(doc, (name, e.key) if e.key else (name,))) from None
+        return catalogue(doc, where="--gpus")
+
+
 @dataclass
 class Breakeven:
     """A study as `prefixsim breakeven` ran it: its figures, the check and the files written."""
@@ -107,16 +142,19 @@ class Breakeven:
                 "reading": s.reading, "crossings": s.table, "tables": s.tables, "check": self.check,
                 "curve": s.curve}
 
-    def text(self) -> str:
-        """The terminal report: the title, the prices, each table, the reading and the check."""
+    def text(self, width: int | None = None) -> str:
+        """The terminal report: the title, the prices, each table, the reading and the check, its
+        text in `width` columns (None: DEFAULT_WIDTH; a table wider than a width given wraps its
+        text cells, `_fitted`)."""
 
         s = self.result
-        lines = [f"{s.title} — {self.model}", wrap_block(f"prices: {self.prices.source}", DEFAULT_WIDTH, "  ")]
+        asked, width = width is not None, width or DEFAULT_WIDTH
+        lines = [f"{s.title} — {self.model}", wrap_block(f"prices: {self.prices.source}", width, "  ")]
         for title, rows in s.tables:
             if len(s.tables) > 1:
                 lines.append(f"\n{title}")
-            lines.append(grid(shown(rows), list(dict.fromkeys(k for row in rows for k in row))))
-        lines += ["", wrap_block(s.reading, DEFAULT_WIDTH), wrap_block(check_line(self.check), DEFAULT_WIDTH)]
+            lines.append(_fitted(shown(rows), list(dict.fromkeys(k for row in rows for k in row)), width, asked))
+        lines += ["", wrap_block(s.reading, width), wrap_block(check_line(self.check), width)]
         return "\n".join(lines) + "\n"
 
     @property
@@ -138,11 +176,11 @@ class Breakeven:
 def run_breakeven(study: str, out: str | Path | None = "reports/breakeven", model: str | None = None,
                   sheet: str | None = None, price_date: dt.date | None = None, params: Sequence[str] = (),
                   gaps: str | None = None, gaps_from: Sequence[str] = (),
-                  scenario_at: int | None = None) -> Breakeven:
+                  scenario_at: int | None = None, gpus: str | None = None) -> Breakeven:
     """Run `study` (-p `params` as KEY=VALUE) on `model`'s prices (a `sheet` file's, else genai-prices'
     at `price_date`), check it against the scenario runner and write <out>/<study>.csv, .png and .svg
     (and .scenario.yaml with `scenario_at`); `out` None writes nothing (the library's breakeven).
-    Every option is checked before anything is written."""
+    `gpus`: a file of GPU rows for api-vs-selfhosted. Every option is checked before anything is written."""
 
 
     base = Path(out or ".") / study
@@ -153,7 +191,9 @@ def run_breakeven(study: str, out: str | Path | None = "reports/breakeven", mode
         written.append(base.with_suffix(".scenario.yaml"))
     if out is None:
         written = []
-    check_outputs([*([sheet] if sheet else []), *gaps_from], files=written)
+    if gpus is not None and study not in SERVING_STUDIES:
+        raise UserError(f"--gpus belongs to the {', '.join(SERVING_STUDIES)} study, not {study}")
+    check_outputs([*([sheet] if sheet else []), *([gpus] if gpus else []), *gaps_from], files=written)
     if model is None and OTHER_PROVIDER.get(study) == "gemini":
         model = default_study_model(PriceBook(when=price_date, designs=True))
     model = model or "claude-sonnet-4-5"
@@ -161,13 +201,15 @@ def run_breakeven(study: str, out: str | Path | None = "reports/breakeven", mode
     provider = study_provider(study, model)
     if provider == "anthropic":
         anthropic_min_tokens(model)   # a misspelt Claude id: did-you-mean, before any parameter
-    f, lists = parse_pairs(study, tuple(params), model)   # every bound, before any work
+    rows = load_gpus(gpus)
+    extra = {"gpu": tuple(rows)} if rows else None   # a --gpus file's own GPUs are choices too
+    f, lists = parse_pairs(study, tuple(params), model, choices=extra)   # every bound, before any work
     sheet_doc = load_sheet(sheet)
     p, _ = prices_for(model, sheet_doc, price_date, provider=provider, sheet_source=f"price sheet {sheet}")
     if (gaps or gaps_from) and study != "ttl":
         raise UserError(f"--gaps and --gaps-from belong to the ttl study, not {study}")
     s, check = run_study(study, p, f, lists, sheet_doc, price_date, steady=steady_gaps(gaps),
-                         observed=observed_gaps(gaps_from))
+                         observed=observed_gaps(gaps_from), gpus=rows)
     if written:
         cols = list(dict.fromkeys(k for row in s.curve for k in row))
         png, svg = render_both(line_figure(s.chart))

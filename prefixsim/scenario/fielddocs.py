@@ -139,6 +139,8 @@ FIELDS: dict[str, dict[str, tuple[str | None, Any]]] = {
         "decode_tokens_per_s": (None, 50),
         "lora": (None, "sql-adapter"),
         "cache_salt": (None, "tenant-a"),
+        "gpu": (None, "h100-sxm"),
+        "gpus": (None, 4),
     },
     "Settings": {
         "provider": ("Whose cache rules and prices apply (default: the one the model's family names).",

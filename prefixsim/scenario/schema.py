@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, BeforeValidator, Discriminator, Field, Tag, WithJsonSchema, field_validator
 
 from prefixsim.engines.kvsize import MODELS as KV_MODELS, split_capacity
+from prefixsim.serving.gpus import CATALOGUE as GPU_CATALOGUE
 from prefixsim.errors import UserError
 from prefixsim.core.tokens import TOKENIZERS
 from prefixsim.providers.registry import PROVIDERS
@@ -284,6 +285,11 @@ class EngineSpec(Strict):
                                                                       "time, how long it holds its KV.")
     lora: str | None = Field(None, description="LoRA adapter every request uses (part of every block hash).")
     cache_salt: str | None = Field(None, description="Cache salt of requests that set none (first block only).")
+    gpu: Annotated[str, one_of(tuple(GPU_CATALOGUE))] | None = Field(
+        None, description="A GPU of the catalogue (docs/serving.md): the KV capacity is what `gpus` of them hold "
+                          "after the model's bf16 weights, the prefill and decode rates the roofline's, unless given.")
+    gpus: int | None = Field(None, ge=1, le=8, description="GPUs that hold the weights, tensor-parallel: 1, 2, 4 or 8 "
+                                                           "(default 1).")
 
     @field_validator("capacity")
     @classmethod

@@ -75,6 +75,8 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
     policy = None
     if provider in ENGINES:  # a serving engine's cache is set up by `engine:`; the provider APIs ignore it
         spec = s.engine.over(run.scenario.engine) if s.engine else None
+        if spec is not None and spec.gpu:
+            spec = _gpu_sized(spec, s.model)
         policy = get_policy(provider, **engine_options(provider, spec, s.model, tokenizer))
     sim = Simulator(provider, tokenizer=tokenizer, ttft=1.0 if s.ttft is None else s.ttft, prices=prices,
                     policy=policy)
@@ -233,3 +235,19 @@ def collect(path: str, runs: list[Run], results: list[VariantResult]) -> Scenari
         summary_matches_rows(*v.figures(), v.rows(), v.outcomes)
     sc = runs[0].scenario
     return ScenarioResult(sc.name, path, sc.description, results, sc.chart, sc.question)
+
+
+def _gpu_sized(spec, model: str | None):
+    """`engine: {gpu:, gpus:}`: the capacity, and the rates not given, from the GPUs' roofline."""
+    from prefixsim.serving.engine_spec import sized   # lazy: the serving layer only for a sized engine
+
+    if spec.capacity is not None:
+        raise UserError("engine: give capacity or gpu, not both (gpu sizes the KV cache from the GPUs' HBM)"
+                        ).at("setting", "engine")
+    try:
+        g = sized(spec.gpu, spec.gpus, spec.kv_model or model)
+    except UserError as e:
+        raise e.at("setting", "engine") from None
+    return spec.model_copy(update={"capacity": g.capacity,
+                                   "prefill_tokens_per_s": spec.prefill_tokens_per_s or g.prefill_tokens_per_s,
+                                   "decode_tokens_per_s": spec.decode_tokens_per_s or g.decode_tokens_per_s})

@@ -12,7 +12,7 @@ from typing import Any
 
 from prefixsim.core.sizes import whole_tokens
 from prefixsim.errors import UserError
-from prefixsim.io.suggest import unknown
+from prefixsim.io.suggest import nearest, unknown
 from prefixsim.scenario.studyparams import (
     DEFAULT_CHILDREN,
     LIST_STUDIES,
@@ -38,8 +38,10 @@ def ranges(study: str) -> dict[str, Range]:
     return {f.name: f.metadata["range"] for f in dataclasses.fields(params_class(study))}
 
 
-def parse_pairs(study: str, pairs: tuple[str, ...] | list[str], model: str | None = None):
-    """-p KEY=VALUE (or KEY=V1,V2,... to compare) -> (params, {key: values listed})."""
+def parse_pairs(study: str, pairs: tuple[str, ...] | list[str], model: str | None = None,
+                choices: dict[str, tuple[str, ...]] | None = None):
+    """-p KEY=VALUE (or KEY=V1,V2,... to compare) -> (params, {key: values listed}). `choices`: more
+    values a choice takes than its range lists (the GPUs of a --gpus file)."""
     fields = sorted(ranges(study))
     raw: dict[str, list[str]] = {}
     for pair in pairs:
@@ -52,14 +54,18 @@ def parse_pairs(study: str, pairs: tuple[str, ...] | list[str], model: str | Non
         if key in raw:
             raise ParamError(f"--param {key} is given twice; to compare values list them: -p {key}=A,B", key=key)
         raw[key] = [v.strip() for v in value.split(",")] if "," in value else [value.strip()]
-    return study_params(study, raw, model=model)
+    return study_params(study, raw, model=model, choices=choices)
 
 
 def _value(raw: Any, key: str, r: Range, where: str) -> Any:
     """One value as the parameter's kind reads it (a size like 30K only where it is tokens)."""
     if r.kind == "choice":
         if str(raw) not in r.choices:
-            raise ParamError(f"{where} {key}: {r.text()}", key=key)
+            if len(r.choices) <= 3:
+                raise ParamError(f"{where} {key}: {r.text()}", key=key)
+            near = nearest(str(raw), r.choices)
+            hint = f" (did you mean {near!r}?)" if near else ""
+            raise ParamError(f"{where} {key}: {str(raw)!r} is not {r.text()}{hint}", key=key)
         return str(raw)
     try:
         if isinstance(raw, bool):
@@ -71,7 +77,8 @@ def _value(raw: Any, key: str, r: Range, where: str) -> Any:
         v = float(raw)
     except (ValueError, TypeError):
         what = ("a whole number of tokens (e.g. 30000 or 30K)" if r.kind == "tokens" else
-                "a whole number" if r.kind == "count" else "a number of seconds (e.g. 2.5)")
+                "a whole number" if r.kind == "count" else "a number (e.g. 0.5)" if r.kind == "number" else
+                "a number of seconds (e.g. 2.5)")
         raise ParamError(f"{where} {key}: {raw!r} is not {what}", key=key) from None
     if not math.isfinite(v) or v < 0:
         raise ParamError(f"{where} {key}: {raw!r} must be a finite number, not negative", key=key)
@@ -88,12 +95,15 @@ def _in_range(v: Any, raw: Any, key: str, r: Range, where: str, model: str | Non
         raise ParamError(f"{where} {key}: {raw} is out of its range{said}, {r.text(low)}{why}", key=key)
 
 
-def study_params(study: str, values: dict[str, list], where: str = "--param", model: str | None = None):
+def study_params(study: str, values: dict[str, list], where: str = "--param", model: str | None = None,
+                 choices: dict[str, tuple[str, ...]] | None = None):
     """Checked study parameters from strings (-p) or a scenario's `studies:` values: (params, lists),
     where `lists` holds every key given, with its values in order (one or more). `model`: the model
     the study prices, for a range that depends on it."""
     cls = params_class(study)
     rs = ranges(study)
+    for key, extra in (choices or {}).items():
+        rs[key] = dataclasses.replace(rs[key], choices=tuple(dict.fromkeys((*rs[key].choices, *extra))))
     lists: dict[str, list] = {}
     for key, raws in values.items():
         if key not in rs:

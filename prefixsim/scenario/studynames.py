@@ -8,4 +8,7 @@ STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
 #: providers/gemini_explicit.py default_study_model); they stay out of the design-review report, whose
 #: studies run on the scenarios' Claude model.
 OTHER_PROVIDER = {"gemini-explicit": "gemini"}
-BREAKEVEN_STUDIES = (*STUDY_NAMES, *OTHER_PROVIDER)
+#: Studies priced on the API and on self-hosted GPUs (prefixsim/serving/): out of the design-review
+#: report too, whose studies are the API's alone.
+SERVING_STUDIES = ("api-vs-selfhosted",)
+BREAKEVEN_STUDIES = (*STUDY_NAMES, *OTHER_PROVIDER, *SERVING_STUDIES)

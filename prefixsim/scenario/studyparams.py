@@ -21,6 +21,10 @@ from prefixsim.providers.gemini_tables import (
     gemini_explicit_minimum,
 )
 from prefixsim.scenario.fields import MAX_COUNT
+from prefixsim.serving.capacity import MAX_BATCH
+from prefixsim.serving.gpus import CATALOGUE
+from prefixsim.serving.models import OPEN_MODELS, WEIGHT_DTYPES
+from prefixsim.serving.roofline import COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY
 from prefixsim.scenario.studynames import BREAKEVEN_STUDIES, OTHER_PROVIDER, STUDY_NAMES  # noqa: F401
 
 #: Seconds between one child's requests, and between the parent's turn and the spawn: the
@@ -64,12 +68,13 @@ class Range:
     model_low: Callable[[str], int] | None = None
 
     def text(self, low: float | None = None) -> str:
-        """'4 to 1,000,000 tokens', '0 to 60 s', '5m or 1h'."""
+        """'4 to 1,000,000 tokens', '0 to 60 s', '5m or 1h', '0.001 to 10,000' (a number)."""
         if self.kind == "choice":
-            return " or ".join(self.choices)
+            return " or ".join(self.choices) if len(self.choices) <= 3 else "one of " + ", ".join(self.choices)
         unit = {"tokens": " tokens", "seconds": " s"}.get(self.kind, "")
         lo = self.low if low is None else low
-        return f"{lo:,g} to {self.high:,g}{unit}" if self.kind == "seconds" else f"{int(lo):,} to {int(self.high):,}{unit}"
+        return f"{lo:,g} to {self.high:,g}{unit}" if self.kind in ("seconds", "number") \
+            else f"{int(lo):,} to {int(self.high):,}{unit}"
 
 
 def param(default: Any, kind: str, low: float = 0, high: float = MAX_PROMPT, why: str = "", **kw: Any) -> Any:
@@ -203,10 +208,46 @@ class ExplicitParams:
 
 
 
+#: The longest gap between a session's turns: each turn reads its predecessor's 5-minute write.
+MAX_PACE = 240.0
+#: Sessions of the self-hosted design the check and the measurement simulate at most.
+SIM_SESSIONS = 8
+
+
+@dataclass(frozen=True)
+class SelfHostedParams:
+    """One agent design (sessions of `turns` requests over a shared `static` prefix, `growth` tokens a
+    turn, `output` decoded each) at `rate` requests a second, on the API and on `gpu`s serving
+    `open_model` with `engine`'s prefix cache."""
+
+    static: int = param(18_000, "tokens", 1, 200_000)       # tools + system prompt every session shares
+    growth: int = param(1_500, "tokens", 1, 100_000)        # what a turn adds to the prompt (reply, tool result)
+    turns: int = param(10, "count", 1, 200)                  # requests a session makes
+    output: int = param(300, "tokens", 1, 32_000)           # tokens each request decodes
+    rate: float = param(1.0, "number", 0.001, 10_000, "requests a second")
+    pace: float = param(10.0, "seconds", 1, MAX_PACE, "a turn reads the previous turn's 5-minute write")
+    ttl: str = _ttl()
+    open_model: str = param("llama-3.1-70b", "choice", choices=tuple(OPEN_MODELS))
+    gpu: str = param("h100-sxm", "choice", choices=tuple(CATALOGUE))   # --gpus FILE adds its own names
+    engine: str = param("vllm", "choice", choices=("vllm", "sglang"))
+    dtype: str = param("bf16", "choice", choices=WEIGHT_DTYPES)    # the weights' (the KV stays bf16)
+    gpu_hour_usd: float = param(0.0, "number", 0, 1_000, "0 takes the catalogue's price")
+    compute_efficiency: float = param(COMPUTE_EFFICIENCY, "number", 0.01, 1, "a share of the peak FLOPs")
+    memory_efficiency: float = param(MEMORY_EFFICIENCY, "number", 0.01, 1, "a share of the peak bandwidth")
+    max_batch: int = param(MAX_BATCH, "count", 1, 4_096)
+
+    LIMITS: ClassVar[tuple[Limit, ...]] = (
+        _prompt(lambda f: f.static + f.turns * f.growth + f.output, "lower static, growth, turns or output"),
+        _requests(lambda f: 3 * SIM_SESSIONS * f.turns, f"{SIM_SESSIONS} sessions x 3 x turns", "lower turns"),
+        _built(lambda f: f.static + f.turns * f.growth, "lower static, growth or turns"),
+    )
+
+
 #: Studies that compare designs: a parameter may take a list of values (-p children=3,4,6).
 LIST_STUDIES = ("fork-vs-subagent",)
 
 
 def params_class(study: str):
     return {"fork-vs-subagent": ForkParams, "ttl": TTLParams, "stagger": StaggerParams,
-            "invalidation": InvalidationParams, "minimum": MinimumParams, "gemini-explicit": ExplicitParams}[study]
+            "invalidation": InvalidationParams, "minimum": MinimumParams, "gemini-explicit": ExplicitParams,
+            "api-vs-selfhosted": SelfHostedParams}[study]

@@ -16,7 +16,8 @@ from prefixsim.analysis.verify import verify
 from prefixsim.scenario.studycheck import ParamError, check_limits, designs, parse_pairs, ranges
 from prefixsim.scenario.studyparams import BREAKEVEN_STUDIES, OTHER_PROVIDER, params_class
 
-KINDS = {"tokens", "count", "seconds", "choice"}
+KINDS = {"tokens", "count", "seconds", "number", "choice"}
+FLOAT_KINDS = ("seconds", "number")
 #: A gemini-2.5-pro price date well before its retirement: the check's reads then span no price change.
 GEMINI_DATE = "2026-06-01"
 
@@ -25,9 +26,9 @@ def _outside(r):
     """Values just outside a range (a negative number is refused as such, not as out of range)."""
     if r.kind == "choice":
         return ["10m"]
-    out = [r.high * 2 if r.kind == "seconds" else int(r.high) + 1]
+    out = [r.high * 2 if r.kind in FLOAT_KINDS else int(r.high) + 1]
     if r.low > 0:
-        out.append(r.low / 2 if r.kind == "seconds" else int(r.low) - 1)
+        out.append(r.low / 2 if r.kind in FLOAT_KINDS else int(r.low) - 1)
     return out
 
 
@@ -111,7 +112,7 @@ def _bounds():
                 out += [(study, key, c) for c in r.choices]
                 continue
             low = 2048 if r.model_low is not None else r.low   # gemini-2.5-pro's explicit minimum
-            out += [(study, key, v if r.kind == "seconds" else int(v)) for v in (low, r.high)]
+            out += [(study, key, v if r.kind in FLOAT_KINDS else int(v)) for v in (low, r.high)]
     return out
 
 

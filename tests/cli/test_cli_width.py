@@ -35,7 +35,7 @@ COMMANDS = {
     "advise api log": lambda t: ["advise", "tests/fixtures/advise/system-timestamp.jsonl"],
     "diff": lambda t: ["diff", "tests/data/anthropic-api/test_anthropic_cache_real_api.yaml", "--index", "0", "1"],
     **{f"breakeven {s}": (lambda s: lambda t: ["breakeven", s, "--out", "b", *DATE])(s)
-       for s in ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")},
+       for s in ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum", "api-vs-selfhosted")},
     "report": lambda t: ["report", "scenarios/", "-o", "rep/", *DATE],
     "init": lambda t: ["init", "init"],
     "help": lambda t: ["--help"],

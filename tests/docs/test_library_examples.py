@@ -8,7 +8,7 @@ import pytest
 
 from doc_pages import ROOT
 
-PAGES = ["docs/scenarios.md"]
+PAGES = ["docs/scenarios.md", "docs/serving.md"]
 
 
 def _examples(page: str) -> list[tuple[str, str]]:

@@ -31,6 +31,8 @@ def test_breakeven_example_prints_what_the_page_shows(args, shown, tmp_path, mon
     printed = [line.rstrip() for line in result.output.splitlines()]
     for line in shown:
         assert line.rstrip() in printed, f"the page shows {line!r}; `prefixsim {' '.join(args)}` does not print it"
+    if args[1] != "fork-vs-subagent":   # the other studies have no list to answer line by line
+        return
     # every listed value is answered in the reading
     start = next(i for i, x in enumerate(printed) if x.startswith("Asked: "))
     end = next((i for i in range(start, len(printed)) if not printed[i]), len(printed))

@@ -187,7 +187,7 @@ def test_the_import_graph_sees_the_packages_an_import_runs(tmp_path):
 #: layer may read it.
 LAYERS = ["prefixsim", "model", "errors", "io", "_perf", "core", "providers", "wire",
           "engines", "engines.policy", "providers.registry", "latency", "core.simulator",
-          "sources", "engines.trace", "engines.cluster", "engines.export",
+          "sources", "engines.trace", "engines.cluster", "engines.export", "serving",
           "scenario", "replay",
           # report's primitives (text layout, charts, the run tables) serve the studies and the advice
           # below the report builders (build, html, pareto, breakeven, replay) that sit on top of them
