@@ -10,7 +10,7 @@ import argparse
 import importlib
 
 SCRIPTS = ("incremental", "tokenize_once", "naive", "jsonl_throughput", "cold_run", "memory", "scaleout",
-           "interleaved", "fork_memory", "stream_scaling", "startup", "shard_replay", "engines")
+           "interleaved", "fork_memory", "stream_scaling", "startup", "shard_replay", "engines", "canonical_model")
 
 
 def main(argv=None) -> list[dict]:
