@@ -138,6 +138,8 @@ def prefix_pieces(body: dict, memo: PieceMemo | None = None) -> list[Piece]:
 
 def own_pieces(body: dict, memo: PieceMemo | None = None) -> list[Piece]:
     """The request's tools, system instruction and turns (without any cached content it names)."""
+    if memo is not None:
+        memo.turn()
     return prefix_pieces(body, memo) + _contents(setting(body, "contents"), "contents", memo)
 
 

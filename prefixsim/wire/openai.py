@@ -225,11 +225,19 @@ def _item_piece(item: dict, path: str, layer: Layer) -> Piece:
                  mark=any(marked(p) for p in item.get("output") or [] if isinstance(item.get("output"), list)))
 
 
-def tool_pieces(tools: Any) -> list[Piece]:
+def _tool_piece(tool: Any, path: str) -> list[Piece]:
+    data = dumps(tool)
+    return [Piece(Layer.TOOLS, data, path, (data.decode("utf-8", "replace"),), uncertain=True)]
+
+
+def tool_pieces(tools: Any, memo: PieceMemo | None = None) -> list[Piece]:
     """Tool definitions in the order sent (their order is part of the prefix, O-PC "Keep tools consistent").
-    Not memoized (`wire.reuse`): a schema's exact key, a walk of its every node, costs what encoding it does."""
-    return [Piece(Layer.TOOLS, data, f"tools[{i}]", (data.decode("utf-8", "replace"),), uncertain=True)
-            for i, data in enumerate(map(dumps, tools if isinstance(tools, list) else []))]
+    With `memo`, a definition the line before sent unchanged is not encoded again (`wire.reuse` by
+    identity; by content it is: a schema's exact key, a walk of its every node, costs what encoding does)."""
+    out: list[Piece] = []
+    for i, t in enumerate(tools if isinstance(tools, list) else []):
+        out += memo.known(_tool_piece, t, f"tools[{i}]") if memo else _tool_piece(t, f"tools[{i}]")
+    return out
 
 
 def request_pieces(body: dict, history: Iterable[Piece] = (), memo: PieceMemo | None = None) -> list[Piece]:
@@ -237,7 +245,9 @@ def request_pieces(body: dict, history: Iterable[Piece] = (), memo: PieceMemo | 
     input items; `history` (a Responses `previous_response_id` chain: the earlier input and output)
     goes between the instructions and this request's own input. With `memo` (one per reader), a
     message rendered before is not rendered again (`wire.reuse`)."""
-    pieces = tool_pieces(body.get("tools"))
+    if memo is not None:
+        memo.turn()
+    pieces = tool_pieces(body.get("tools"), memo)
     if _present(body.get("instructions")):
         ins = body["instructions"]
         pieces.append(Piece(Layer.SYSTEM, dumps({"role": "developer", "instructions": ins}), "instructions",

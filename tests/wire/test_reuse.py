@@ -104,6 +104,32 @@ def test_a_piece_a_request_changed_is_not_the_next_requests():
     assert first[0] is not late[1] and first[1] is not late[0]
 
 
+def test_what_the_request_before_sent_is_known_by_identity_and_older_values_by_content(monkeypatch):
+    """The line before's unchanged members are the same objects (sources/linejson): found without their
+    key, tool schemas too; an object two requests back, or an equal copy, goes by its key (tools: rendered)."""
+    from prefixsim.wire import reuse
+
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+    system, user = {"role": "system", "content": "rules"}, {"role": "user", "content": "hi"}
+    memo = PieceMemo()
+    one = R.request_pieces({"model": "gpt-4o", "tools": [tool], "messages": [system, user]}, memo=memo)
+    keys: list = []
+    real = reuse.exact_key
+    monkeypatch.setattr(reuse, "exact_key", lambda v: keys.append(v) or real(v))
+    body = {"model": "gpt-4o", "tools": [tool], "messages": [system, user, {"role": "assistant", "content": "yo"}]}
+    two = R.request_pieces(body, memo=memo)
+    keyed = lambda v: any(k is v for k in keys)   # noqa: E731
+    assert keyed(body["messages"][2]) and not keyed(system) and not keyed(user) and not keyed(tool)
+    assert memo.hits == 3
+    assert _as_tuples(two) == _as_tuples(R.request_pieces(body)) and _as_tuples(two[:3]) == _as_tuples(one)
+    R.request_pieces({"model": "gpt-4o", "messages": [user]}, memo=memo)
+    keys.clear()
+    copy_of_tool = copy.deepcopy(tool)
+    three = R.request_pieces({"model": "gpt-4o", "tools": [copy_of_tool], "messages": [system]}, memo=memo)
+    assert keyed(system) and not keyed(copy_of_tool) and memo.hits == 5   # user by identity, system by key
+    assert _as_tuples(three) == _as_tuples(one[:2]) and three[0] is not one[0]
+
+
 def test_what_is_no_json_value_is_rendered_as_before():
     memo = PieceMemo()
     loop: list = []
@@ -167,7 +193,7 @@ def test_a_log_reads_as_it_did_rendering_every_message_again(tmp_path, monkeypat
     monkeypatch.setattr(R, "message_pieces", lambda *a: calls.append(1) or real(*a))
     with_memo = openai_log.load_jsonl(path, openai_log.Sizer(len))
     rendered = len(calls)
-    monkeypatch.setattr(PieceMemo, "pieces", lambda self, render, value, path, *args: render(value, path, *args))
+    monkeypatch.setattr(PieceMemo, "_get", lambda self, render, value, path, args, by_content: render(value, path, *args))
     without = openai_log.load_jsonl(path, openai_log.Sizer(len))
     assert with_memo == without
     assert rendered * 3 < len(calls)
@@ -182,5 +208,20 @@ def test_a_gemini_log_reads_as_it_did_rendering_every_turn_again(tmp_path, monke
                 "usageMetadata": {"promptTokenCount": 100 + 10 * i, "candidatesTokenCount": 5,
                                   "totalTokenCount": 105 + 10 * i}}}) + "\n")
     with_memo = gemini_log.load_jsonl(path, openai_log.Sizer(len))
-    monkeypatch.setattr(PieceMemo, "pieces", lambda self, render, value, path, *args: render(value, path, *args))
+    monkeypatch.setattr(PieceMemo, "_get", lambda self, render, value, path, args, by_content: render(value, path, *args))
     assert with_memo == gemini_log.load_jsonl(path, openai_log.Sizer(len))
+
+
+def test_a_router_body_without_markers_keeps_its_objects_and_a_marked_one_loses_only_its_markers():
+    """sources/routers.breakpoints copied every message and tool of every request, so none was the line
+    before's object any more (the identity path above never found one)."""
+    from prefixsim.sources import routers
+
+    tool, plain = {"type": "function", "function": {"name": "f"}}, {"role": "user", "content": [{"type": "text", "text": "a"}]}
+    marked = {"role": "user", "content": [{"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}]}
+    body = {"model": "anthropic/claude-sonnet-4.5", "tools": [tool], "messages": [plain, marked]}
+    out, marks, auto = routers.breakpoints(body)
+    assert out["tools"][0] is tool and out["messages"][0] is plain
+    assert out["messages"][1] == {"role": "user", "content": [{"type": "text", "text": "b"}]}
+    assert marks == {"messages[1].content[0]": "5m"} and not auto
+    assert "cache_control" in marked["content"][0]   # the body is read, never changed
