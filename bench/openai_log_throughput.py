@@ -104,8 +104,11 @@ def timed(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float]:
     """(wall, CPU) seconds of one fresh process (CPU: user + system, what the machine's load changes least)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t
+    if done.returncode:
+        raise SystemExit(f"{' '.join(cmd[-2:])} (PYTHONPATH={env['PYTHONPATH']}, "
+                         f"PREFIXSIM_CACHE_DIR={env['PREFIXSIM_CACHE_DIR']}) exited {done.returncode}: {done.stderr}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
