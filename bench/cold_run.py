@@ -1,7 +1,8 @@
 """(e) Cold start: `prefixsim run scenarios/` wall time (report files written) and `prefixsim --help`.
 
 Each is a fresh process, as a user runs it; the best of a few runs is printed. Import time for
-`--help` is the whole process (python -X importtime shows where it goes). `--before TREE` times
+`--help` is the whole process (python -X importtime shows where it goes); beside it `--help` ÷
+`python -c pass` (the interpreter's own start-up), medians of alternating pairs. `--before TREE` times
 another prefixsim tree's `--help` in the same sitting, alternating run for run, and prints the
 ratio of the medians (the machine is shared: alternating pairs see the same load).
 
@@ -51,6 +52,23 @@ def paired_help(before: Path, pairs: int) -> tuple[float, float]:
     return statistics.median(mine), statistics.median(theirs)
 
 
+def paired_pass(pairs: int) -> tuple[float, float]:
+    """Medians of `prefixsim --help` and of `python -c pass` (the interpreter's own start-up, site and
+    the editable install's finder included), in alternating pairs, after one untimed pair."""
+    ours: list[float] = []
+    bare: list[float] = []
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for i in range(pairs + 1):
+        for which in ((ours, bare) if i % 2 else (bare, ours)):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"] if which is bare else
+                           [sys.executable, "-c", "from prefixsim.cli import main; main()", "--help"],
+                           cwd=tempfile.gettempdir(), check=True, env=env, stdout=subprocess.DEVNULL)
+            if i:
+                which.append(time.perf_counter() - t)
+    return statistics.median(ours), statistics.median(bare)
+
+
 def main(argv=None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="one scenario, one run (CI smoke run)")
@@ -69,8 +87,12 @@ def main(argv=None) -> list[dict]:
     help_ = wall(["--help"], repeat)
     print(f"prefixsim run {target}: {run:.2f} s; prefixsim --help: {help_:.3f} s "
           f"({sum(1 for _ in (ROOT / 'scenarios').glob('*.yaml'))} shipped scenarios)")
+    ours, bare = paired_pass(1 if args.small else args.pairs)
+    print(f"prefixsim --help {ours * 1000:.0f} ms, python -c pass {bare * 1000:.0f} ms, medians of "
+          f"{1 if args.small else args.pairs} alternating pairs: {ours / bare:.2f}x")
     return [report(f"(e) prefixsim run {target} wall, s", run, "<= 5", run <= 5),
-            report("(e) prefixsim --help wall, s", help_, "<= 0.3", help_ <= 0.3)]
+            report("(e) prefixsim --help wall, s", help_, "<= 0.3", help_ <= 0.3),
+            report("(e) prefixsim --help / python -c pass, wall", ours / bare, "<= 3", ours / bare <= 3)]
 
 
 if __name__ == "__main__":

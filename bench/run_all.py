@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 
-SCRIPTS = ("incremental", "tokenize_once", "naive", "jsonl_throughput", "cold_run", "memory", "scaleout",
-           "interleaved", "fork_memory", "stream_scaling", "startup", "shard_replay", "engines")
+SCRIPTS = ("incremental", "tokenize_once", "naive", "jsonl_throughput", "openai_log_throughput", "cold_run", "memory",
+           "scaleout", "interleaved", "fork_memory", "stream_scaling", "startup", "shard_replay", "engines",
+           "canonical_model")
 
 
 def main(argv=None) -> list[dict]:

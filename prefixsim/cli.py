@@ -31,6 +31,32 @@ COMMANDS: dict[str, str] = {
     "prices": "prefixsim.commands.prices:prices",
 }
 
+#: Each command's short help as `--help` lists it (the first sentence of its help), so the list needs
+#: no command module imported: they import what their options name (file writers, report layout),
+#: a third of `prefixsim --help`'s own imports. tests/cli/test_help_summaries.py holds them to the
+#: commands' own at every width.
+SUMMARIES: dict[str, str] = {
+    "run": "Run scenario files (or every *.yaml in folders): per scenario, the comparison of its variants and "
+           "a one-line answer (which design is cheapest, and by how much).",
+    "validate": "Check scenario files as `run` does, writing nothing: every check `run` makes, each mistake at "
+                "its line (the timeline is played and simulated; only the tables and reports are left out).",
+    "schema": "Print the JSON Schema of scenario files (for editor completion).",
+    "replay": "Replay real traffic and explain every cache miss.",
+    "diff": "Where two requests' prefixes part, and what it costs on the next request.",
+    "advise": "Where real traffic (anything `prefixsim replay` reads) loses money to the cache, and the changes "
+              "a what-if replay of the same traffic shows would save it.",
+    "search": "Design search: every combination of the values a scenario lists under `optimize:`, each "
+              "design's cost and uncached critical-path tokens, the cheapest design and the Pareto front "
+              "(docs/design-search.md).",
+    "breakeven": "Crossing points of a design choice, with the curve behind them (CSV + PNG + SVG).",
+    "report": "One self-contained HTML page for a design review (and report.md with PNGs beside it).",
+    "init": "Write a commented starter scenario (my-scenario.yaml) and the example scenarios "
+            "(examples/*.yaml) into FOLDER (default: here).",
+    "prices": "Every rate prefixsim would use for MODEL (input, output, cache read, 5m and 1h writes), with "
+              "the source of each: genai-prices' bundled data, a prefixsim overlay row, or a documented "
+              "multiplier.",
+}
+
 EXIT_USAGE = 2
 EXIT_BUG = 70
 
@@ -48,6 +74,17 @@ class LazyGroup(click.Group):
         if name and not name.startswith("-") and self._load(name) is None:
             ctx.fail(unknown("command", name, self.list_commands(ctx)))
         return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's own listing (Group.format_commands), each command's short help from SUMMARIES:
+        a stand-in command with that help shortens it as click shortens the real one."""
+        names = [n for n in sorted(COMMANDS) if importlib.util.find_spec(COMMANDS[n].split(":")[0]) is not None]
+        if not names:
+            return
+        limit = formatter.width - 6 - max(map(len, names))
+        rows = [(n, click.Command(n, help=SUMMARIES[n]).get_short_help_str(limit)) for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     @staticmethod
     def _load(name: str) -> click.Command | None:

@@ -120,7 +120,7 @@ class Reader:
         if not isinstance(name, str) or not name.startswith("cachedContents/"):
             raise UserError("cachedContents.create without the created cache's name in its response "
                             "(requests naming it cannot be matched)")
-        pieces = G.own_pieces(ex.body)
+        pieces = G.own_pieces(ex.body, self.st.seen)
         if not pieces:
             raise UserError(f"cachedContents.create of {name} holds no contents, tools or system instruction")
         usage = G.field(ex.response, "usageMetadata")
@@ -175,12 +175,12 @@ class Reader:
                                   "cachedContentTokenCount; its storage is not billed (unknown)")
                 prefix = (Piece(Layer.SYSTEM, dumps({"cachedContent": name}), "cachedContent", (), uncertain=True),)
                 anchor = (1, obs.cache_read if obs else 0)
-        pieces = [*prefix, *G.own_pieces(body)]
+        pieces = [*prefix, *G.own_pieces(body, self.st.seen)]
         if not pieces:
             raise UserError("request has no contents")
         chain, sizes = self._sized(model, pieces, obs.prompt_tokens if obs else None, anchor)
         output = ()
-        out = G.output_piece(ex.response)
+        out = G.output_piece(ex.response, self.st.seen)
         if out is not None and obs is not None:
             visible = token_count(G.field(G.field(ex.response, "usageMetadata"), "candidatesTokenCount"),
                                   "candidatesTokenCount")

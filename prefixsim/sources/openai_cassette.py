@@ -10,7 +10,8 @@ from prefixsim.sources import problems, routers
 from prefixsim.sources.anthropic_log import Sizer
 from prefixsim.sources.cassette import back_to_back, note_back_to_back, interactions, load_document, request_of, requests_in
 from prefixsim.sources.cloud import cloud_model
-from prefixsim.sources.openai_log import Exchange, inferred_outputs, looks_openai, record
+from prefixsim.sources.openai_log import Exchange, looks_openai, record
+from prefixsim.sources.openai_replies import inferred_outputs
 from prefixsim.sources.record import Record
 from prefixsim.sources.scan import LineChecks
 

@@ -27,10 +27,11 @@ from typing import Any
 import xxhash
 
 from prefixsim.errors import UserError
-from prefixsim.model import Block, Call, Layer, Request, Usage
+from prefixsim.model import Call, Layer, Request, Usage
 from prefixsim.providers.tables import AZURE_OPENAI_HOSTS, CLAUDE_PLATFORMS, canonical_model
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
 from prefixsim.sources.cassette import decode_body
+from prefixsim.sources.openai_replies import inferred_outputs
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _count, _sizes, _spread, state_of
 from prefixsim.sources.record import Record, check_model, checked_usage, first_given, request_key, token_count
 from prefixsim.sources import routers
@@ -230,7 +231,8 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
         history = st.conversations.get(thread) or (R.Piece(Layer.MESSAGES, dumps({"conversation": thread}),
                                                             thread.split(":", 1)[0], (), uncertain=True),)
     # An item sent back by reference (`item_reference`, a bare reasoning id) is the item it names.
-    pieces = [q for p in R.request_pieces(body, history) for q in (st.items.get(p.ref, (p,)) if p.ref else (p,))]
+    pieces = [q for p in R.request_pieces(body, history, st.seen)
+              for q in (st.items.get(p.ref, (p,)) if p.ref else (p,))]
     if provider == "openai":
         pieces = earlier_reasoning_dropped(pieces, body)
     enc = R.encoding_for(model)
@@ -269,7 +271,7 @@ def _output(st: SizerMemory, enc: str, ex: Exchange, provider: str, obs: Usage |
     """The response's output as blocks with sizes (None without a response). Sized from the usage:
     reasoning items take the reasoning tokens, the rest the other output tokens. An OpenAI Chat
     response whose reasoning stayed hidden is left out: the next request cannot send it back."""
-    out = R.output_pieces(ex.response)
+    out = R.output_pieces(ex.response, memo=st.seen)
     if not out:
         return []
     reasoning = _reasoning_tokens(ex.usage)
@@ -367,34 +369,3 @@ def load_jsonl(path: Path, sizer: Sizer, provider: str | None = None) -> list[Re
         return line_record(obj, rid, index, p, line, s, history, provider)
 
     return inferred_outputs([rec for _, rec in scan(path, request_id, one, sizer, line_time)])
-
-
-#: Models whose Chat replies start with reasoning the client never sends back (OpenAI's reasoning
-#: models): a reply inferred from the next request would not be what the cache holds.
-_HIDDEN_REASONING = ("o1", "o3", "o4", "gpt-5", "gpt-6")
-
-
-def inferred_outputs(records: list[Record]) -> list[Record]:
-    """A log that kept the usage but not the response: the reply each request generated is the
-    assistant message the next request of its stream sends back right after it, when there is one
-    (its size: the completion tokens). Without it the cache would seem to stop at the prompt."""
-    last: dict[str, int] = {}
-    out = list(records)
-    for k, rec in enumerate(out):
-        i = last.get(rec.call.stream)
-        last[rec.call.stream] = k
-        if i is None:
-            continue
-        prev = out[i]
-        pr, req = prev.call.request, rec.call.request
-        n = len(pr.blocks)
-        if (pr.output or prev.observed is None or not prev.observed.output_tokens or len(req.blocks) <= n
-                or canonical_model(pr.model) != canonical_model(req.model)
-                or (prev.provider == "openai" and canonical_model(pr.model).startswith(_HIDDEN_REASONING))
-                or not req.blocks[n].data.startswith(b'{"role":"assistant"')
-                or any(a.key != b.key for a, b in zip(pr.blocks, req.blocks[:n]))):
-            continue
-        echo = req.blocks[n]
-        reply = Block(echo.layer, echo.data, echo.path, tokens=prev.observed.output_tokens, sees=echo.sees)
-        out[i] = replace(prev, call=replace(prev.call, request=replace(pr, output=(reply,))))
-    return out

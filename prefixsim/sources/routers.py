@@ -80,7 +80,10 @@ def _ttl(mark: Any) -> str | None:
 
 
 def _unmarked(value: Any) -> Any:
-    return {k: v for k, v in value.items() if k != "cache_control"} if isinstance(value, dict) else value
+    """`value` without its cache_control; the same object when it has none (a log's reader shares an
+    unchanged message with the previous line, and renders it once: wire/reuse.py)."""
+    return {k: v for k, v in value.items() if k != "cache_control"} \
+        if isinstance(value, dict) and "cache_control" in value else value
 
 
 def breakpoints(body: dict) -> tuple[dict, dict[str, str], bool]:
@@ -107,7 +110,8 @@ def breakpoints(body: dict) -> tuple[dict, dict[str, str], bool]:
                     ttl = _ttl(part.get("cache_control") if isinstance(part, dict) else None)
                     if ttl:
                         marks[f"messages[{i}].content[{j}]"] = ttl
-                m = {**m, "content": [_unmarked(p) for p in content]}
+                if any(isinstance(p, dict) and "cache_control" in p for p in content):
+                    m = {**m, "content": [_unmarked(p) for p in content]}
             ttl = _ttl(m.get("cache_control"))
             if ttl:   # on the message: its last block
                 last = len(content) - 1 if isinstance(content, list) and content else None

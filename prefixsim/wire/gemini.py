@@ -15,6 +15,7 @@ from prefixsim.errors import UserError, shown
 from prefixsim.model import Layer
 from prefixsim.wire.anthropic import dumps
 from prefixsim.wire.openai import Piece
+from prefixsim.wire.reuse import PieceMemo
 
 
 def field(d: Any, camel: str, snake: str | None = None) -> Any:
@@ -79,14 +80,20 @@ def content_piece(content: Any, path: str) -> Piece:
                  uncertain=any(u for _, u in texts))
 
 
-def _contents(value: Any, path: str) -> list[Piece]:
+def _content_pieces(content: Any, path: str) -> list[Piece]:
+    return [content_piece(content, path)]
+
+
+def _contents(value: Any, path: str, memo: PieceMemo | None = None) -> list[Piece]:
     if value is None:
         return []
     if isinstance(value, (str, dict)):
         value = [value]
     if not isinstance(value, list):
         raise UserError(f"{path} is not a list of contents: {shown(value)}")
-    return [content_piece(c, f"{path}[{i}]") for i, c in enumerate(value)]
+    if memo is None:
+        return [content_piece(c, f"{path}[{i}]") for i, c in enumerate(value)]
+    return [p for i, c in enumerate(value) for p in memo.pieces(_content_pieces, c, f"{path}[{i}]")]
 
 
 def _tools(value: Any) -> list[Piece]:
@@ -110,7 +117,7 @@ def _tools(value: Any) -> list[Piece]:
     return out
 
 
-def _system(value: Any) -> list[Piece]:
+def _system(value: Any, path: str = "systemInstruction") -> list[Piece]:   # path: the memo's renderer signature
     if value is None:
         return []
     if isinstance(value, str):
@@ -120,18 +127,23 @@ def _system(value: Any) -> list[Piece]:
     return [Piece(Layer.SYSTEM, piece.data, "systemInstruction", piece.text, uncertain=piece.uncertain)]
 
 
-def prefix_pieces(body: dict) -> list[Piece]:
+def prefix_pieces(body: dict, memo: PieceMemo | None = None) -> list[Piece]:
     """What a request (or a cachedContents.create body) holds before its own turns: tools, then the
-    system instruction."""
-    return _tools(setting(body, "tools")) + _system(setting(body, "systemInstruction"))
+    system instruction. With `memo` (one per reader), a system instruction or turn rendered before is
+    not rendered again (`wire.reuse`; tools are: a schema's exact key costs what encoding it does)."""
+    system = setting(body, "systemInstruction")
+    return _tools(setting(body, "tools")) + (memo.pieces(_system, system, "systemInstruction") if memo and system
+                                             else _system(system))
 
 
-def own_pieces(body: dict) -> list[Piece]:
+def own_pieces(body: dict, memo: PieceMemo | None = None) -> list[Piece]:
     """The request's tools, system instruction and turns (without any cached content it names)."""
-    return prefix_pieces(body) + _contents(setting(body, "contents"), "contents")
+    if memo is not None:
+        memo.turn()
+    return prefix_pieces(body, memo) + _contents(setting(body, "contents"), "contents", memo)
 
 
-def output_piece(response: Any) -> Piece | None:
+def output_piece(response: Any, memo: PieceMemo | None = None) -> Piece | None:
     """The first candidate's content as the turn the next request sends back (None: no content)."""
     cands = field(response, "candidates")
     if not isinstance(cands, list) or not cands or not isinstance(cands[0], dict):
@@ -139,7 +151,8 @@ def output_piece(response: Any) -> Piece | None:
     content = cands[0].get("content")
     if not isinstance(content, dict) or not content.get("parts"):
         return None
-    return content_piece({"role": content.get("role") or "model", "parts": content["parts"]}, "output")
+    turn = {"role": content.get("role") or "model", "parts": content["parts"]}
+    return memo.pieces(_content_pieces, turn, "output")[0] if memo else content_piece(turn, "output")
 
 
 def cache_name(value: Any) -> str | None:

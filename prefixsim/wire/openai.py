@@ -20,6 +20,7 @@ from typing import Any, Iterable
 
 from prefixsim.model import Block, Layer
 from prefixsim.wire.anthropic import dumps
+from prefixsim.wire.reuse import PieceMemo
 
 #: Special tokens around a message besides its role: start and message-separator before, end after.
 FRAME_BEFORE = 2
@@ -121,6 +122,11 @@ class Piece:
         self.uncertain = uncertain
         self.ref = ref               # a Responses item that stands for an earlier output item (by its id)
 
+    def moved(self, path: str) -> "Piece":
+        """A copy at `path` (`wire.reuse`: a message rendered once stands in every later request)."""
+        return Piece(self.layer, self.data, path, self.text, self.fixed, self.mark, self.reasoning, self.uncertain,
+                     self.ref, self.lead)
+
     def block(self, tokens: int | None = None) -> Block:
         """Sized by `tokens` (the log's observed sizes) or, without, by the tokenizer. A message piece
         stays comparable token by token when its size is fixed (an automatic cache reads inside it
@@ -219,17 +225,29 @@ def _item_piece(item: dict, path: str, layer: Layer) -> Piece:
                  mark=any(marked(p) for p in item.get("output") or [] if isinstance(item.get("output"), list)))
 
 
-def tool_pieces(tools: Any) -> list[Piece]:
-    """Tool definitions in the order sent (their order is part of the prefix, O-PC "Keep tools consistent")."""
-    return [Piece(Layer.TOOLS, dumps(t), f"tools[{i}]", (dumps(t).decode("utf-8", "replace"),), uncertain=True)
-            for i, t in enumerate(tools if isinstance(tools, list) else [])]
+def _tool_piece(tool: Any, path: str) -> list[Piece]:
+    data = dumps(tool)
+    return [Piece(Layer.TOOLS, data, path, (data.decode("utf-8", "replace"),), uncertain=True)]
 
 
-def request_pieces(body: dict, history: Iterable[Piece] = ()) -> list[Piece]:
+def tool_pieces(tools: Any, memo: PieceMemo | None = None) -> list[Piece]:
+    """Tool definitions in the order sent (their order is part of the prefix, O-PC "Keep tools consistent").
+    With `memo`, a definition the line before sent unchanged is not encoded again (`wire.reuse` by
+    identity; by content it is: a schema's exact key, a walk of its every node, costs what encoding does)."""
+    out: list[Piece] = []
+    for i, t in enumerate(tools if isinstance(tools, list) else []):
+        out += memo.known(_tool_piece, t, f"tools[{i}]") if memo else _tool_piece(t, f"tools[{i}]")
+    return out
+
+
+def request_pieces(body: dict, history: Iterable[Piece] = (), memo: PieceMemo | None = None) -> list[Piece]:
     """A Chat Completions or Responses body as pieces: tools, instructions, then the messages or
     input items; `history` (a Responses `previous_response_id` chain: the earlier input and output)
-    goes between the instructions and this request's own input."""
-    pieces = tool_pieces(body.get("tools"))
+    goes between the instructions and this request's own input. With `memo` (one per reader), a
+    message rendered before is not rendered again (`wire.reuse`)."""
+    if memo is not None:
+        memo.turn()
+    pieces = tool_pieces(body.get("tools"), memo)
     if _present(body.get("instructions")):
         ins = body["instructions"]
         pieces.append(Piece(Layer.SYSTEM, dumps({"role": "developer", "instructions": ins}), "instructions",
@@ -242,7 +260,9 @@ def request_pieces(body: dict, history: Iterable[Piece] = ()) -> list[Piece]:
         items = [{"role": "user", "content": items}]
     for i, m in enumerate(items if isinstance(items, list) else []):
         system = isinstance(m, dict) and m.get("role") in ("system", "developer") and not history
-        pieces.extend(message_pieces(m, f"{key}[{i}]", Layer.SYSTEM if system else Layer.MESSAGES))
+        layer = Layer.SYSTEM if system else Layer.MESSAGES
+        pieces += memo.pieces(message_pieces, m, f"{key}[{i}]", layer) if memo else \
+            message_pieces(m, f"{key}[{i}]", layer)
     return _in_layer_order(pieces)
 
 
@@ -257,9 +277,14 @@ def _in_layer_order(pieces: list[Piece]) -> list[Piece]:
     return pieces
 
 
-def output_pieces(response: Any, path: str = "output") -> list[Piece]:
+def output_pieces(response: Any, path: str = "output", memo: PieceMemo | None = None) -> list[Piece]:
     """What a response appended to the context, as the next request would send it back: Chat's
-    `choices[0].message`, or the Responses `output` items."""
+    `choices[0].message`, or the Responses `output` items (with `memo`, rendered once for the
+    request that sends them back too)."""
+    def render(msg: Any, where: str) -> list[Piece]:
+        return memo.pieces(message_pieces, msg, where, Layer.MESSAGES) if memo else \
+            message_pieces(msg, where, Layer.MESSAGES)
+
     if not isinstance(response, dict):
         return []
     if isinstance(response.get("output"), list):
@@ -267,10 +292,10 @@ def output_pieces(response: Any, path: str = "output") -> list[Piece]:
         for i, item in enumerate(response["output"]):
             if not isinstance(item, dict) or item.get("type", "message") not in ECHOED_ITEMS:
                 break
-            out.extend(message_pieces(item, f"{path}[{i}]", Layer.MESSAGES))
+            out.extend(render(item, f"{path}[{i}]"))
         return out
     choices = response.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
             and isinstance(choices[0].get("message"), dict):
-        return message_pieces(choices[0]["message"], path, Layer.MESSAGES)
+        return render(choices[0]["message"], path)
     return []

@@ -18,7 +18,7 @@ from prefixsim.providers.tables import (
 )
 
 
-@pytest.mark.parametrize("given,canonical", [
+CANONICAL = [
     ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),               # dated snapshot
     ("  Claude-Sonnet-4-5  ", "claude-sonnet-4-5"),                      # case and blanks
     ("anthropic/claude-3-5-haiku-latest", "claude-haiku-3-5"),           # router prefix, alias, old style
@@ -32,9 +32,32 @@ from prefixsim.providers.tables import (
     ("claude-opus-4-1", "claude-opus-4-1"),
     ("openai/GPT-4.1", "gpt-4.1"),                                       # other ids: last path part, lowercased
     ("publishers/anthropic/models/claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),   # Vertex resource path
-])
+]
+
+
+@pytest.mark.parametrize("given,canonical", CANONICAL)
 def test_canonical_model(given, canonical):
     assert canonical_model(given) == canonical
+
+
+def test_canonical_model_is_memoized_and_answers_as_the_rewrites_do():
+    """Memoized (three look-ups per request, issue 35), the answers are the unmemoized rewrites', for
+    every id of the table and every id the Anthropic tables key, in any order, asked again and again:
+    the second pass is all hits, and the public function keeps its signature."""
+    import inspect
+
+    from prefixsim.providers import model_ids
+
+    ids = [g for g, _ in CANONICAL] + [g.upper() + "-20250101" for g in tables.ANTHROPIC_MIN_TOKENS] + ["gpt-4o"]
+    model_ids._canonical.cache_clear()
+    first = [canonical_model(g) for g in ids]
+    hits = model_ids._canonical.cache_info().hits
+    again = [canonical_model(g) for g in reversed(ids)][::-1]
+    assert model_ids._canonical.cache_info().hits - hits == len(ids)
+    assert first == again == [model_ids._canonical.__wrapped__(g) for g in ids]
+    assert first[:len(CANONICAL)] == [c for _, c in CANONICAL]
+    assert first[len(CANONICAL):-1] == list(tables.ANTHROPIC_MIN_TOKENS)
+    assert str(inspect.signature(canonical_model)) == "(model: 'str') -> 'str'"
 
 
 def test_unknown_anthropic_model_names_the_known_ones():

@@ -25,6 +25,8 @@ def test_help_loads_no_pandas_matplotlib_nor_tiktoken():
     assert "prefixsim.cli" in mods
     # pydantic (the scenario schema) was 71 of --help's 146 ms, through the breakeven command's study list
     assert not {m for m in mods if m.split(".")[0] in ("pandas", "matplotlib", "tiktoken", "pydantic", "pydantic_core")}
+    # nor a command's module: the list comes from cli.SUMMARIES (their imports were a third of --help's own)
+    assert not {m for m in mods if m.startswith("prefixsim.commands.") or m.startswith("prefixsim.io.fs")}
 
 
 @pytest.mark.slow
