@@ -87,6 +87,25 @@ def test_versions_before_keep_the_api_default_and_drop_it(tmp_path, version):
     assert (r3.predicted.cache_read, r3.predicted.cache_creation) == (20000, 950)
 
 
+@pytest.mark.parametrize("version,said", [("2.0.28", False), ("2.0.29", True), ("2.1.40", True), ("2.1.41", False),
+                                          ("unknown", False)])
+def test_turns_replayed_under_the_unconfirmed_thinking_band_say_so(tmp_path, version, said):
+    # Between 2.0.28 (seen dropping) and 2.1.41 (seen keeping) no public transcript shows what the
+    # harness sent: the replay drops the thinking there, and a note says it is unconfirmed.
+    from prefixsim.sources.problems import collecting
+    t = _turns(tmp_path, "claude-sonnet-4-5-20250929")
+    t.user(60, "next question")
+    t.call(60, "r3", 20000, 950, model="claude-sonnet-4-5-20250929", content=[THINK, TEXT])
+    path = _versioned(t, version).write(tmp_path / "s.jsonl")
+    with collecting() as found:
+        sources.load(path)
+    notes = [str(p) for p in found.notes if "unconfirmed" in p.message]
+    assert notes == ([f"{path}:{notes[0].split(':')[1]}: 1 new user turn of Claude Code {version} replayed without "
+                      "the earlier turns' thinking, as the API default drops it: unconfirmed (no public transcript "
+                      "between 2.0.28 and 2.1.41 shows whether the harness kept it; 2.0.28 and earlier drop it, "
+                      "2.1.41 and later keep it; docs/rules.md#claude-code-harness)"] if said else [])
+
+
 def test_the_thinking_version_boundary_compares_as_numbers():
     from prefixsim.sources.claude_code.versions import drops_earlier_thinking
     assert [drops_earlier_thinking(v) for v in ("2.1.5", "2.1.40", "2.1.41", "2.1.100", "3.0", "")] == \

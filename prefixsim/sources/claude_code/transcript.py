@@ -58,6 +58,7 @@ from prefixsim.sources.claude_code.message import usage_of as _usage
 from prefixsim.sources.claude_code.order import causal
 from prefixsim.sources.claude_code.sniff import is_transcript_array
 from prefixsim.sources.claude_code.thinking import TurnSettings
+from prefixsim.sources.claude_code.file_notes import FileNotes
 from prefixsim.sources.claude_code.versions import drops_earlier_thinking, prompt_follows_cd
 from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
@@ -156,7 +157,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     roots: dict[str, str] = {}       # sidechain line uuid -> its stream (1.0.x inline sub-agents)
     first_text: dict[str, str] = {}
     pending: dict[str, str] = {}
-    unknown: dict[str, list[int]] = {}   # record type -> [first line, count]
+    notes = FileNotes()   # said once the file is read
     links: dict[str, str | None] = {}    # record uuid -> its parentUuid (the chain runs through non-message records)
     said: set[str] = set()               # uuids of user / assistant messages
     queued: dict[str, float] = {}        # injected text -> when the harness queued it (queue-operation)
@@ -178,7 +179,6 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     settings = TurnSettings()            # the thinking setting of each stream's turns
     out: list[Raw] = []
     at: dict[str, int] = {}              # request id -> its call's index in `out` (this file's calls)
-    repeated: dict[str, int] = {}        # request id another transcript gave -> its first line here
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
     def stream_of(o: dict) -> tuple[str, str]:
@@ -220,7 +220,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                 queued[o["content"].strip()] = when
         if typ not in ("user", "assistant", "system"):
             if typ not in KNOWN_TYPES:
-                unknown.setdefault(shown(typ) if not isinstance(typ, str) else typ, [n, 0])[1] += 1
+                notes.unknown_type(shown(typ) if not isinstance(typ, str) else typ, n)
             return None
         stream, skind = stream_of(o)
         msg = o.get("message") if isinstance(o.get("message"), dict) else {}
@@ -309,7 +309,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                 out[at[rid]] = replace(done, response=when, start=start, timestamp=_iso(start))
             return None
         if rid and rid in seen and msg.get("model") != "<synthetic>":
-            repeated.setdefault(rid, n)   # a resumed session repeats the calls before it: counted once
+            notes.repeat(rid, n)   # a resumed session repeats the calls before it: counted once
             return None
         if not rid or msg.get("model") == "<synthetic>":
             # the harness's own messages ("Session limit reached", an API error shown in the
@@ -332,6 +332,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         fork, strip = forks.pop(stream, None), strips.pop(stream, None)
         version = o.get("version") if isinstance(o.get("version"), str) else ""
         strip = strip if anthropic_strips_thinking(model) and drops_earlier_thinking(version) else None
+        notes.dropped_thinking(version, n, strip)
         entry = strip or (None if fork else latest.get(stream))
         if entry in prompt_end and answered - prompt_end[entry] > ANTHROPIC_LOOKBACK.value:
             # The entry this prompt continues from lies more blocks back than the API looks from the
@@ -356,13 +357,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if raw is not None:
             at[raw.request_id] = len(out)
             out.append(raw)
-    if repeated:
-        k = len(repeated)
-        problems.note(where, min(repeated.values()), f"{k} request{'s' if k > 1 else ''} already read from another "
-                                                     "transcript (the same requestId): counted once")
-    for typ, (first, count) in sorted(unknown.items(), key=lambda kv: kv[1][0]):
-        problems.note(str(path), first, f"ignored {count} line{'s' if count > 1 else ''} of unknown type {typ!r} "
-                                        "(no API call in them as far as prefixsim knows)")
+    notes.say(where)
     return causal(out)
 
 

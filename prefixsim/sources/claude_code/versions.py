@@ -33,6 +33,8 @@ KEEPS_LAUNCH_DIRECTORY = (2, 1, 39)
 RENDERS_NEW_DIRECTORY = (2, 1, 15)
 #: The first version seen keeping earlier turns' thinking blocks on a model that would drop them.
 KEEPS_EARLIER_THINKING = (2, 1, 41)
+#: The last version seen dropping them (sending the API default).
+LAST_DROPPING_THINKING = (2, 0, 28)
 
 
 _VERSION = re.compile(r"v?(\d+(?:\.\d+)*)")
@@ -65,3 +67,10 @@ def drops_earlier_thinking(version: str) -> bool:
     API default keeps only the last turn's (an unknown or unparsed version: the API default)."""
     v = parsed(version)
     return v is None or v < KEEPS_EARLIER_THINKING
+
+
+def uncertain_thinking(version: str) -> bool:
+    """A version between the last seen dropping earlier turns' thinking and the first seen keeping it:
+    the replay drops it there, as the API default does, unconfirmed."""
+    v = parsed(version)
+    return v is not None and LAST_DROPPING_THINKING < v < KEEPS_EARLIER_THINKING
