@@ -5,10 +5,12 @@ for the model) is still the user's error and stops the run."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from decimal import Decimal
 
 from prefixsim.core.pricing import PriceBook, Rates, Tiered
 from prefixsim.errors import UserError
+from prefixsim.providers.registry import family_provider
 
 #: How the price source of an unpriced request begins (rows and summaries test for it).
 NO_PRICE = "no price: "
@@ -52,6 +54,18 @@ class Lenient:
         except UserError as e:
             if model in self.book.sheet:   # the sheet's row is wrong: the user's mistake, named
                 raise
+            named = family_provider(model, strict=True)
+            if named not in ("other", provider):
+                # Another provider's model through this one's API format (Claude Code with
+                # ANTHROPIC_BASE_URL at DeepSeek's Anthropic endpoint sends `deepseek-v4-pro`): the
+                # model's own provider bills it, at its rates
+                try:
+                    r = self.book.rates(model, named, at)
+                except UserError:
+                    pass
+                else:
+                    return replace(r, source=f"{r.source} ({model} is {named}'s model, sent in {provider}'s "
+                                             f"API format: priced at {named}'s rates)")
             self.missing.setdefault((model, provider), e.message)
             return Rates(model, _ZERO, _ZERO, _ZERO, _ZERO, _ZERO, f"{NO_PRICE}{model}" +
                          (f" on {provider}" if provider else "") + " (its costs are missing)")
