@@ -84,19 +84,25 @@ def _rounded(x: float | None) -> float | None:
 
 
 def _versions(folder: Path) -> dict[str, str]:
-    """requestId -> the Claude Code version its transcript line names (transcripts only)."""
+    """request id -> the Claude Code version its transcript line names (transcripts only). The id is the
+    line's `requestId`, else its message's `id`, as the reader takes it (a provider behind
+    ANTHROPIC_BASE_URL, DeepSeek, sends no request id)."""
     out: dict[str, str] = {}
     for p in sorted(folder.rglob("*.jsonl")):
         with p.open("rb") as f:
             for line in f:
-                if b'"requestId"' not in line or b'"version"' not in line:
+                if b'"version"' not in line or b'"assistant"' not in line:
                     continue
                 try:
                     rec = json.loads(line)
                 except ValueError:
                     continue
-                if isinstance(rec, dict) and rec.get("requestId") and rec.get("version"):
-                    out.setdefault(str(rec["requestId"]), str(rec["version"]))
+                if not isinstance(rec, dict) or not rec.get("version"):
+                    continue
+                msg = rec.get("message")
+                rid = rec.get("requestId") or (msg.get("id") if isinstance(msg, dict) else None)
+                if rid:
+                    out.setdefault(str(rid), str(rec["version"]))
     return out
 
 

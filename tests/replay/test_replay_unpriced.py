@@ -83,21 +83,21 @@ def recs_usage():
 
 
 def test_another_providers_model_in_a_claude_code_transcript_is_priced_at_its_providers_rates(tmp_path):
-    # Claude Code with ANTHROPIC_BASE_URL at DeepSeek's Anthropic endpoint logs `deepseek-v4-pro`
-    # (LeoDChen's public transcripts: 9,797 such requests). Before: every cost missing ("no price for
-    # deepseek-v4-pro on anthropic"); the model's own provider bills it, at its rates.
+    # Claude Code behind a proxy that serves another provider's model in Anthropic's format (a router
+    # such as claude-code-router) logs that model, here `gpt-4.1`. Before: every cost missing ("no
+    # price for gpt-4.1 on anthropic"); the model's own provider bills it, at its rates.
     from cc_fixtures import Transcript
     t = Transcript()
     t.user(0, "hello")
-    t.call(0, "r0", 0, 20000, model="deepseek-v4-pro")
+    t.call(0, "r0", 0, 20000, model="gpt-4.1")
     t.user(30, "more")
-    t.call(30, "r1", 20000, 500, model="deepseek-v4-pro")
+    t.call(30, "r1", 20000, 500, model="gpt-4.1")
     res = replay(load(t.write(tmp_path / "s.jsonl")))
     assert all(r.priced and r.cost_observed and r.cost_observed > 0 for r in res.rows)
     assert not res.summary.unpriced
-    assert "deepseek-v4-pro is deepseek's model, sent in anthropic's API format: priced at deepseek's rates" in \
+    assert "gpt-4.1 is openai's model, sent in anthropic's API format: priced at openai's rates" in \
         res.summary.price_source
-    assert 0 < res.rows[1].cost_observed < res.rows[1].cost_no_cache   # its reads at DeepSeek's read price
+    assert 0 < res.rows[1].cost_observed < res.rows[1].cost_no_cache   # its reads at OpenAI's read price
 
 
 def test_a_model_no_provider_prices_is_still_missing():

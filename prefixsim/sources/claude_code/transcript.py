@@ -49,6 +49,7 @@ from prefixsim.errors import UserError, shown
 from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code import hookdump
+from prefixsim.sources.claude_code.automatic import by_provider
 from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
 from prefixsim.sources.claude_code.history import RERENDER_MARKERS, message_of, new_history, not_yet_logged, reply_before
 from prefixsim.sources.claude_code.message import not_only_tool_results as _not_only_tool_results
@@ -387,7 +388,7 @@ def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | Non
 def calibrated(ordered: Iterable[Raw]) -> Iterator[Record]:
     """Records of calls given in start order, built one at a time as they are consumed (a request
     holds its whole history; only the stream's current one is kept)."""
-    return map(Calibrator(remembered_count("cl100k_base")).step, ordered)
+    return by_provider(ordered, Calibrator(remembered_count("cl100k_base")).step)
 
 
 def load(path: Path, with_subagents: bool) -> list[Record]:
