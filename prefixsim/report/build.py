@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from decimal import Decimal
 import os
 from pathlib import Path
 from typing import Callable, Sequence
 
 from prefixsim.advise import advise
+from prefixsim.advise.grid import GridResult
+from prefixsim.advise.grid import search as search_designs
 from prefixsim.analysis.common import prices_for
 from prefixsim.analysis.studies import check_line, run_study, shown as money_shown
 from prefixsim.analysis.verify import CheckFailed
@@ -20,7 +23,8 @@ from prefixsim.report.answer import answers
 from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
 from prefixsim.report.folders import check_distinct, scenario_inputs
 from prefixsim.report.html import Figure, Section, markdown, page
-from prefixsim.report.tables import _sweep, comparison_rows, summary_columns
+from prefixsim.report.pareto import question_answer
+from prefixsim.report.tables import _sweep, comparison_rows, shown_rows, summary_columns
 from prefixsim.scenario.loader import scenario_files, load_runs
 from prefixsim.scenario.parallel import run_files
 from prefixsim.scenario.results import ScenarioResult
@@ -139,10 +143,15 @@ def sweep_chart(res: ScenarioResult) -> LineChart | None:
     return LineChart(title, xlabel, METRIC_AXIS[y], [Series(k, xs, ys) for k, (xs, ys) in lines.items()])
 
 
-def scenario_summary(res: ScenarioResult) -> dict[str, str]:
+def scenario_summary(res: ScenarioResult, grid: GridResult | None = None) -> dict[str, str]:
     """The report's opening row for a scenario: its question (`question:`, else the description's
-    first sentence) and the answer with its margin, as `prefixsim run` prints it."""
+    first sentence) and the answer with its margin, as `prefixsim run` prints it; a scenario with
+    `optimize:` is answered by its design search (`grid`), since its question is which design to pick
+    and the file as written is one design of the grid."""
     question = res.question or (res.description or "").strip().split(". ")[0].rstrip(".") or res.name
+    if grid is not None and grid.designs:
+        written = sum((v.cost_exact for v in res.variants), Decimal(0))
+        return {"scenario": res.name, "question": question, "answer": question_answer(grid, written)}
     lines = answers(comparison_rows(res), [v.self_hosted for v in res.variants], _sweep(res))
     return {"scenario": res.name, "question": question, "answer": lines[-1] if _sweep(res) else "; ".join(lines)}
 
@@ -175,6 +184,8 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     """Run the scenarios in `paths` and write the page, its Markdown twin and PNGs (see report_paths);
     returns the page's and the twin's paths. Nothing is written if an output is one of the inputs.
     `traffic` (paths `prefixsim advise` reads) adds the section "What to change"."""
+    tell = progress or (lambda done, total, label: None)
+    tell(0, 0, "reading the scenarios")   # said at once: the checks below read every scenario file
     files = scenario_files(list(paths))
     inputs, named = scenario_inputs(files)
     inputs = [*inputs, *traffic]
@@ -189,17 +200,23 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     if model is not None:   # and --model: the studies' prices are looked up before the scenarios run
         _study_model(model, when)
 
-    steps = len(files) + len(designs)
+    searched = [f for f in files if any(r.scenario.optimize is not None for r in load_runs(f)[:1])]
+    # each step is named as it starts: run each scenario, chart each, search the optimize: ones, each
+    # study, the page; so a terminal shows what the report is doing through all of its 15-60 s
+    steps = 2 * len(files) + len(designs) + (1 if searched else 0) + 1
     results = []
+    tell(0, steps, f"running {Path(files[0]).name}" if files else "")
     for i, res in enumerate(run_files(files, asked, 1, "local", None, None)):
         if isinstance(res, UserError):
             raise res
         results.append(res)
-        if progress:
-            progress(i + 1, steps, res.name)
+        tell(i + 1, steps, f"running {Path(files[i + 1]).name}" if i + 1 < len(files) else "charts")
+    done = len(files)
     sections: list[Section] = []
     assumptions: list[tuple[str, str]] = []
     for res in results:
+        tell(done, steps, f"charts: {res.name}")
+        done += 1
         for v in res.variants:
             for k, val in v.assumptions.items():
                 if k.startswith(("prices", "time-of-day prices", "clock start")) and (k, val) not in assumptions:
@@ -208,7 +225,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
         summary = comparison_rows(res)
         reading = " ".join(a[:1].upper() + a[1:] + "." for a in answers(
             summary, [v.self_hosted for v in res.variants], _sweep(res)))
-        shown = [{**r, "variant": r["_base"]} for r in summary] if _sweep(res) else summary
+        shown = shown_rows(summary, _sweep(res) is not None)
         sections.append(Section(f"Scenario: {res.name}", res.description or "", reading,
                                 [("comparison of variants", shown, summary_columns(res, summary, True)),
                                  ("assumptions", scenario_assumptions(res), ("what", "value", "for"))],
@@ -219,9 +236,9 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     p, _ = prices_for(model, when=when)
     assumptions.append(("break-even studies priced with", p.source))
     failed = []
-    for k, (name, label, f, lists, caption) in enumerate(designs):
-        if progress:
-            progress(len(files) + k + 1, steps, f"break-even: {name}")
+    for name, label, f, lists, caption in designs:
+        tell(done, steps, f"break-even: {name}")
+        done += 1
         s, check = run_study(name, p, f, lists, when=when)
         if not check["ok"]:
             failed.append(f"{name} ({label})")
@@ -234,7 +251,12 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
                                 anchor=anchor))
     # The page, its twin and the twin's PNGs as one set (an earlier report's PNGs that this one does
     # not draw go): a kill never leaves a page beside another run's images.
-    summary_rows = [scenario_summary(res) for res in results]
+    if searched:
+        tell(done, steps, "design search: " + ", ".join(Path(f).name for f in searched))
+        done += 1
+    grids = {g.path: g for g in search_designs(searched, asked)} if searched else {}
+    tell(done, steps, "writing the page")
+    summary_rows = [scenario_summary(res, grids.get(res.path)) for res in results]
     write_files({html_path: page(title, sections, assumptions, when, summary_rows),
                  md_path: markdown(title, sections, assumptions, when, img_dir.name, summary_rows),
                  img_dir: Folder({f"{f.name}.png": f.png for s in sections for f in s.figures}, IMAGES, _png)})

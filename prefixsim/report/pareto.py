@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 
 from prefixsim.advise.grid import GridResult
+from prefixsim.core.dollars import usd
 from prefixsim.io.fsutil import check_outputs, check_replaceable, replace_folder, slug, write_files
 from prefixsim.report.charts import PALETTE, _figure, render_both
 from prefixsim.report.folders import scenario_inputs
 from prefixsim.report.tables import csv_text, json_text
-from prefixsim.scenario.results import usd
+from prefixsim.scenario.results import usd as usd_float
 
 #: The report folder's kind (its marker), and the folder beside the scenario's `run` report.
 KIND = "design search"
@@ -35,7 +37,7 @@ def rows(g: GridResult) -> list[dict]:
     out = []
     for i, d in enumerate(g.ranked(), 1):
         out.append({"rank": i, "design": d.name, **{f"dim_{k}": v for k, v in d.values},
-                    "cost_usd": usd(d.cost_usd), "vs_cheapest": round(float(d.cost_usd / low), 4) if low else None,
+                    "cost_usd": usd_float(d.cost_usd), "vs_cheapest": round(float(d.cost_usd / low), 4) if low else None,
                     "uncached_critical_path_tokens": d.critical_tokens, "critical_path_requests": d.critical_requests,
                     "last_start_s": round(d.last_start_s, 3), "requests": d.requests, "hit_rate": d.hit_rate,
                     "pareto": d.pareto})
@@ -85,14 +87,40 @@ def _summary(g: GridResult) -> list[str]:
     c, front = g.cheapest, g.front
     top = max(d.cost_usd for d in g.designs)
     lines = [f"{g.scenario} ({g.path}): {len(g.designs)} designs",
-             f"cheapest: {c.name}  ${c.cost_usd:.4f}" + (f", {float((top - c.cost_usd) / top):.1%} below the costliest "
-                                                         f"(${top:.4f})" if top > c.cost_usd else "")]
+             f"cheapest: {c.name}  {usd(c.cost_usd)}" + (f", {float((top - c.cost_usd) / top):.1%} below the costliest "
+                                                         f"({usd(top)})" if top > c.cost_usd else "")]
     tied = g.tied()
     if tied:
         lines.append(f"the same cost: {', '.join(d.name for d in tied[:3])}{', ...' if len(tied) > 3 else ''}")
     lines.append(f"Pareto front of cost and uncached critical-path tokens: {len(front)} "
                  f"design{'s' if len(front) != 1 else ''}, marked *")
     return lines
+
+
+def question_answer(g: GridResult, written: Decimal) -> str:
+    """The answer to a scenario's question from its design search (the report's summary row): the
+    cheapest design and its saving over the design as written, why (what each of its choices saves
+    with the others held), and the fewest uncached critical-path tokens (the latency proxy) when
+    another design has them."""
+    c = g.cheapest
+    text = f"{c.name}: {usd(c.cost_usd)}"
+    if written > c.cost_usd:
+        text += f", {float((written - c.cost_usd) / written):.1%} below the design as written ({usd(written)})"
+    why = []
+    for i, (dim, value) in enumerate(c.values):   # the neighbours: every other choice held
+        others = [d for d in g.designs if d.values[:i] + d.values[i + 1:] == c.values[:i] + c.values[i + 1:]
+                  and d.values[i][1] != value]
+        if others:
+            worst = max(others, key=lambda d: d.cost_usd)
+            why.append((worst.cost_usd - c.cost_usd, f"{dim}={value} saves {usd(worst.cost_usd - c.cost_usd)} "
+                                                     f"against {dim}={worst.values[i][1]}"))
+    if why:
+        text += "; why: " + ", ".join(w for _, w in sorted(why, key=lambda x: -x[0]))
+    fast = min(g.designs, key=lambda d: (d.critical_tokens, d.cost_usd))
+    if fast.critical_tokens < c.critical_tokens:
+        text += (f"; fastest: {fast.name} ({fast.critical_tokens:,} uncached critical-path tokens against "
+                 f"{c.critical_tokens:,}, {usd(fast.cost_usd)})")
+    return text
 
 
 def text(g: GridResult, markdown: bool = False) -> str:
