@@ -34,7 +34,7 @@ class Run:
     settings: Settings
     sweep_value: Any
     path: str
-
+    reference: bool = False   # a yardstick variant (`reference: true`): shown, never the answer
     @property
     def base_dir(self) -> str:
         return str(Path(self.path).parent)
@@ -296,7 +296,7 @@ def _load_runs(path: str, node: Any = None) -> list[Run]:
             check_run(settings, sc, path, *_where(node, vi if sc.variants else None))
             _require_timeline(sc, [v], node, path, vi)
             name = v.name if param is None else f"{v.name} [{param}={value}]"
-            runs.append(Run(sc, name, settings, value, path))
+            runs.append(Run(sc, name, settings, value, path, v.reference))
     return runs
 
 

@@ -337,6 +337,9 @@ class Settings(Strict):
 
 class Variant(Settings):
     name: str
+    reference: bool = Field(False, description="A yardstick, not a design under review (e.g. a strawman accounting "
+                                               "model to compare against): shown and labelled in the table, never "
+                                               "named cheapest in the answer.")
 
 
 class SweepSpec(Strict):

@@ -118,7 +118,7 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
                          optimistic=optimistic,
                          bound="measured" if optimistic is not None and any(
                              "measured" in sim.policy.describe(m) for m in models) else "pessimistic",
-                         rates={m: prices.rates(m, sim.provider) for m in models})
+                         rates={m: prices.rates(m, sim.provider) for m in models}, reference=run.reference)
 
 
 def _run(sim: Simulator, calls: list, step_of: list[int]) -> list:
