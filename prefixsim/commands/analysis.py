@@ -99,7 +99,8 @@ def report(paths, output, model, title, price_date, params, traffic):
     from prefixsim.analysis.verify import CheckFailed
     from prefixsim.report.build import build_report
 
-    bar = Progress(0)   # a bar on stderr once the report has taken more than a second (terminals only)
+    # a bar on stderr from the start (terminals only): a report takes 15 s or more, each step named
+    bar = Progress(0, delay=0.0)
 
     def progress(done: int, total: int, label: str) -> None:
         bar.total = total

@@ -131,18 +131,20 @@ def parse_start_option(value: str | None) -> dt.datetime | None:
 class Progress:
     """A one-line progress bar on stderr, shown only on a terminal and only after a second."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, delay: float = 1.0) -> None:
         self.total = total
         self.start = time.monotonic()
         self.enabled = sys.stderr.isatty()
         self.shown = False
+        self.delay = delay   # 0: from the first call (a command known to take seconds)
 
     def __call__(self, done: int, label: str = "") -> None:
-        if not self.enabled or time.monotonic() - self.start < 1.0:
+        if not self.enabled or time.monotonic() - self.start < self.delay:
             return
         width = 30
         fill = int(width * done / max(self.total, 1))
-        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} {label[:40]:<40}")
+        count = f"{done}/{self.total} " if self.total else ""   # no count before the steps are known
+        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {count}{label[:40]:<40}")
         sys.stderr.flush()
         self.shown = True
 

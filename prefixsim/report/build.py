@@ -22,7 +22,7 @@ from prefixsim.report.study_sizes import scenario_sizes
 from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
 from prefixsim.report.folders import check_distinct, scenario_inputs
 from prefixsim.report.html import Figure, Section, markdown, page
-from prefixsim.report.tables import _sweep, comparison_rows, summary_columns
+from prefixsim.report.tables import _sweep, comparison_rows, shown_rows, summary_columns
 from prefixsim.scenario.loader import scenario_files, load_runs
 from prefixsim.scenario.parallel import run_files
 from prefixsim.scenario.results import ScenarioResult
@@ -182,6 +182,8 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     """Run the scenarios in `paths` and write the page, its Markdown twin and PNGs (see report_paths);
     returns the page's and the twin's paths. Nothing is written if an output is one of the inputs.
     `traffic` (paths `prefixsim advise` reads) adds the section "What to change"."""
+    tell = progress or (lambda done, total, label: None)
+    tell(0, 0, "reading the scenarios")   # said at once: the checks below read every scenario file
     files = scenario_files(list(paths))
     inputs, named = scenario_inputs(files)
     inputs = [*inputs, *traffic]
@@ -196,18 +198,27 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     if model is not None:   # and --model: the studies' prices are looked up before the scenarios run
         _study_model(model, when)
 
-    steps = len(files) + len(designs)
+    searched = [f for f in files if any(r.scenario.optimize is not None for r in load_runs(f)[:1])]
+    # each step is named as it starts: run each scenario, search each optimize: one, chart each, each
+    # study, the page; so a terminal shows what the report is doing through all of its 15-60 s
+    steps = 2 * len(files) + len(searched) + len(designs) + 1
     results = []
+    tell(0, steps, f"running {Path(files[0]).name}" if files else "")
     for i, res in enumerate(run_files(files, asked, 1, "local", None, None)):
         if isinstance(res, UserError):
             raise res
         results.append(res)
-        if progress:
-            progress(i + 1, steps, res.name)
+        tell(i + 1, steps, f"running {Path(files[i + 1]).name}" if i + 1 < len(files) else "charts")
+    done = len(files)
     sections: list[Section] = []
     assumptions: list[tuple[str, str]] = []
     # a scenario with `optimize:` leads with the best design its search finds (report/best_design.py)
-    bests = [best_design(f, res, asked) for f, res in zip(files, results)]
+    bests = []
+    for f, res in zip(files, results):
+        if f in searched:
+            tell(done, steps, f"design search: {Path(f).name}")
+            done += 1
+        bests.append(best_design(f, res, asked) if f in searched else None)
     # the studies no scenario names run at the design scenario's sizes: the first with `optimize:`,
     # else the report's only scenario (report/study_sizes.py)
     sizer = next((i for i, b in enumerate(bests) if b is not None), 0 if len(results) == 1 else None)
@@ -215,6 +226,8 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
         designs = study_designs(files, params, (results[sizer].name,
                                                 scenario_sizes(results[sizer], load_runs(files[sizer])[0])))
     for res, best in zip(results, bests):
+        tell(done, steps, f"charts: {res.name}")
+        done += 1
         for v in res.variants:
             for k, val in v.assumptions.items():
                 if k.startswith(("prices", "time-of-day prices", "clock start")) and (k, val) not in assumptions:
@@ -223,7 +236,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
         summary = comparison_rows(res)
         reading = " ".join(a[:1].upper() + a[1:] + "." for a in answers(
             summary, [v.self_hosted for v in res.variants], _sweep(res)))
-        shown = [{**r, "variant": r["_base"]} for r in summary] if _sweep(res) else summary
+        shown = shown_rows(summary, _sweep(res) is not None)
         tables = [("comparison of variants", shown, summary_columns(res, summary, True)),
                   ("assumptions", scenario_assumptions(res), ("what", "value", "for"))]
         figures = scenario_figures(res)
@@ -241,9 +254,9 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     p, _ = prices_for(model, when=when)
     assumptions.append(("break-even studies priced with", p.source))
     failed = []
-    for k, (name, label, f, lists, caption) in enumerate(designs):
-        if progress:
-            progress(len(files) + k + 1, steps, f"break-even: {name}")
+    for name, label, f, lists, caption in designs:
+        tell(done, steps, f"break-even: {name}")
+        done += 1
         s, check = run_study(name, p, f, lists, when=when)
         if not check["ok"]:
             failed.append(f"{name} ({label})")
@@ -256,6 +269,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
                                 anchor=anchor))
     # The page, its twin and the twin's PNGs as one set (an earlier report's PNGs that this one does
     # not draw go): a kill never leaves a page beside another run's images.
+    tell(done, steps, "writing the page")
     summary_rows = [scenario_summary(res, best) for res, best in zip(results, bests)]
     write_files({html_path: page(title, sections, assumptions, when, summary_rows),
                  md_path: markdown(title, sections, assumptions, when, img_dir.name, summary_rows),

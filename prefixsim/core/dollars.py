@@ -1,0 +1,21 @@
+"""How money is printed: one precision everywhere a table or a sentence shows dollars (issue 34 item
+11), so `$0.005175` never stands beside `$0.0673`. Four decimals: a cache read of one 1,000-token
+prompt at $0.30/MTok is $0.0003, the smallest figure a design review compares. JSON and CSV keep the
+numbers as computed; only text rounds."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+#: Decimal places of every dollar figure printed.
+PLACES = 4
+
+
+def usd_cell(v: float | Decimal) -> str:
+    """A money cell under a `$` header: `0.0052`, `1,234.5678`, `-0.0100`."""
+    return f"{round(float(v), PLACES) or 0.0:,.{PLACES}f}"
+
+
+def usd(v: float | Decimal) -> str:
+    """A dollar figure in a sentence: `$0.0052`, `-$0.0100` (the sign before the symbol)."""
+    f = round(float(v), PLACES) or 0.0   # `or`: -0.0 prints as $0.0000, not $-0.0000
+    return f"-${-f:,.{PLACES}f}" if f < 0 else f"${f:,.{PLACES}f}"
