@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from prefixsim.commands.common import Progress, TokenSize, parse_price_date
+from prefixsim.commands.common import Progress, TokenSize, format_option, parse_price_date
 from prefixsim.io.suggest import unknown
 from prefixsim.scenario.studynames import BREAKEVEN_STUDIES
 
@@ -40,7 +40,7 @@ class NamedChoice(click.Choice):
 @click.option("--scenario-at", "scenario_at", type=TokenSize(0, 10_000_000), metavar="TOKENS",
               help="fork-vs-subagent: also write the designs at TOKENS of parent history as a scenario "
                    "(<out>/fork-vs-subagent.scenario.yaml) for `prefixsim run`.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option
 def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt, scenario_at):
     """Crossing points of a design choice, with the curve behind them (CSV + PNG + SVG).
 
@@ -66,7 +66,8 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
     from prefixsim.report.tables import json_text
 
     b = run_breakeven(study, out, model, sheet, parse_price_date(price_date), params, gaps, gaps_from, scenario_at)
-    click.echo(json_text(b.to_json()) if fmt == "json" else b.text(), nl=False)
+    click.echo(json_text(b.to_json()) if fmt == "json" else b.csv() if fmt == "csv" else b.text(fmt == "markdown"),
+               nl=False)
     click.echo(f"wrote {', '.join(map(str, b.written))}", err=True)
     if not b.check["ok"]:
         click.echo(b.check_line(), err=True)

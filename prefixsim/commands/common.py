@@ -15,6 +15,20 @@ import click
 from prefixsim.errors import UserError
 from prefixsim.report.layout import DEFAULT_WIDTH
 
+#: Every command's --format, with one meaning everywhere: `table` what a terminal shows, `markdown`
+#: the same tables in Markdown, `csv` the rows of the table the answer rests on (the one `table`
+#: prints; with -v / --requests, the requests), `json` the whole result (issue 34 item 11).
+FORMATS = ("table", "markdown", "csv", "json")
+FORMAT_HELP = ("table: what a terminal shows; markdown: the same tables; csv: the rows of the main table "
+               "(with -v/--requests, of the requests); json: the whole result.")
+
+
+def format_option(f):
+    """`--format` as every command takes it (FORMATS)."""
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+                        help=FORMAT_HELP)(f)
+
+
 class TokenSize(click.ParamType):
     """A token count as every size option takes it (16, 30K, 1.5M, 30_000: core/sizes.py, exactly as a
     scenario's sizes), refused by the option's name outside [low, high]."""

@@ -7,7 +7,7 @@ import json
 
 import click
 
-from prefixsim.commands.common import Progress, output_width, parse_price_date, parse_start_option
+from prefixsim.commands.common import Progress, format_option, output_width, parse_price_date, parse_start_option
 from prefixsim.errors import UserError
 
 
@@ -32,8 +32,7 @@ def example_paths(paths: tuple[str, ...], examples: bool) -> list[str]:
               help="Table/markdown: also split each variant's cost by stream (main, fork1, sub1, ...).")
 @click.option("--width", type=int, metavar="COLUMNS",
               help="Fit tables to this width (default: the terminal's, or 120 when not a terminal).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
-              show_default=True, help="What to print on stdout.")
+@format_option
 @click.option("--out", "out", type=click.Path(file_okay=False), default="reports", show_default=True,
               help="Folder for the report files (one subfolder per scenario).")
 @click.option("--no-write", is_flag=True, help="Print only; write no report files.")
@@ -74,7 +73,7 @@ def run(paths, examples, show_requests, by_stream, width, fmt, out, no_write, pr
     results, failures = _run_files(files, when, workers, executor, scheduler, at, None if no_write else out)
     _optimize_hint(results)
     if fmt in ("json", "csv"):
-        click.echo(runs_output(results, fmt), nl=False)
+        click.echo(runs_output(results, fmt, show_requests and not summary_only), nl=False)
     elif results:
         click.echo("\n\n".join(scenario_text(r, markdown=fmt == "markdown", requests=show_requests and not summary_only,
                                               width=cols, by_stream=by_stream) for r in results))

@@ -107,17 +107,27 @@ class Breakeven:
                 "reading": s.reading, "crossings": s.table, "tables": s.tables, "check": self.check,
                 "curve": s.curve}
 
-    def text(self) -> str:
-        """The terminal report: the title, the prices, each table, the reading and the check."""
+    def text(self, markdown: bool = False) -> str:
+        """The terminal report (or in Markdown): the title, the prices, each table, the reading and
+        the check."""
 
         s = self.result
-        lines = [f"{s.title} — {self.model}", wrap_block(f"prices: {self.prices.source}", DEFAULT_WIDTH, "  ")]
+        wrap = (lambda t, *_: t) if markdown else wrap_block
+        lines = [f"{'## ' if markdown else ''}{s.title} — {self.model}",
+                 *([""] if markdown else []), wrap(f"prices: {self.prices.source}", DEFAULT_WIDTH, "  ")]
         for title, rows in s.tables:
-            if len(s.tables) > 1:
-                lines.append(f"\n{title}")
-            lines.append(grid(shown(rows), list(dict.fromkeys(k for row in rows for k in row))))
-        lines += ["", wrap_block(s.reading, DEFAULT_WIDTH), wrap_block(check_line(self.check), DEFAULT_WIDTH)]
+            if len(s.tables) > 1 or markdown:
+                lines.append(f"\n{'### ' if markdown else ''}{title}" + ("\n" if markdown else ""))
+            lines.append(grid(shown(rows), list(dict.fromkeys(k for row in rows for k in row)), markdown))
+        lines += ["", wrap(s.reading, DEFAULT_WIDTH), *([""] if markdown else []), wrap(check_line(self.check), DEFAULT_WIDTH)]
         return "\n".join(lines) + "\n"
+
+    def csv(self) -> str:
+        """`--format csv`: the study's table(s) as the terminal shows them, one row each (a `table`
+        column names which where a study has several); the curve behind them is <study>.csv."""
+        tables = self.result.tables
+        rows = [{**({"table": title} if len(tables) > 1 else {}), **row} for title, rows in tables for row in rows]
+        return csv_text(rows, list(dict.fromkeys(k for row in rows for k in row)))
 
     @property
     def curve(self):

@@ -20,7 +20,7 @@ from prefixsim.core.dollars import usd
 from prefixsim.errors import UserError
 from prefixsim.report.layout import DEFAULT_WIDTH, REPLAY_WIDTH, wrap_block
 from prefixsim.report.replay_grid import _n, _pct, _usd, grid
-from prefixsim.report.replay_money import by_table, headline, what_if_by
+from prefixsim.report.replay_money import by_rows, by_table, headline, what_if_by
 from prefixsim.report.replay_requests import mismatches, requests_table
 from prefixsim.replay.audit_causes import audit_losses
 from prefixsim.replay.billed import Billed, router_billing
@@ -35,8 +35,22 @@ if TYPE_CHECKING:
 SHORT_PART = 8
 
 
-def csv_text(result: ReplayResult) -> str:
-    """`--format csv`: one row per request (ReplayResult.to_dataframe, which needs pandas)."""
+def rows_csv(rows: list[dict], cols: list[str]) -> str:
+    """Rows as CSV (here, not report/tables.py's: a replay loads no scenario tables, test_startup)."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def csv_text(result: ReplayResult, requests: bool = False, lost=None, by: str = "day") -> str:
+    """`--format csv`: the money table's rows split `by` (what `table` prints first; `lost` as
+    table_text takes it), or with `requests` one row per request (ReplayResult.to_dataframe, which
+    needs pandas)."""
+    if not requests:
+        rows = by_rows(money(result, lost, by))
+        return rows_csv(rows, list(rows[0]) if rows else [by])
     df = result.to_dataframe()
     buf = io.StringIO()
     df.to_csv(buf, index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
@@ -336,6 +350,11 @@ def trace_text(paths, kind: str, fmt: str, capacities, eviction: str, block_size
                                 block_size=block_size, fmt="json" if fmt == "json" else "table")
     if fmt == "json":
         return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "csv":   # the capacity table's rows, as `table` prints them
+        points = result["summary"].get("curve") or [result["summary"]]
+        cols = [c for c in ("capacity_tokens", "hit_rate", "block_hit_rate", "hit_tokens", "evictions",
+                            "prefill_gpu_seconds_saved") if c in points[0]]
+        return rows_csv(points, cols)
     from prefixsim.report.traces import render_text  # lazy: with the engines, for a trace only
 
     return render_text(result)

@@ -115,3 +115,16 @@ def what_if_by(what_if: Comparison, by: str, grid, markdown: bool) -> list[str]:
                         sum((acc[k][1] for k in rest), Decimal(0))))
     body.append(row("TOTAL", t.cost_base, t.cost_variant))
     return [grid([TITLE[by].split(",")[0], "cost $", "what-if $", "difference"], body, markdown, left=(0,))]
+
+
+def by_rows(m: Money) -> list[dict]:
+    """`--format csv`: the money table's rows, every group (none summed into "N more") and no TOTAL,
+    dollars unrounded (lost_usd empty where no loss was measured)."""
+    out = []
+    for g in m.groups:
+        share = g.read_share
+        out.append({m.by: g.key, "requests": g.requests, "hit_rate": "" if share is None else round(share, 4),
+                    "cost_usd": g.cost, "cost_no_cache_usd": g.no_cache, "saved_usd": g.saved,
+                    "lost_usd": g.lost if m.measured else "", "unpriced_requests": g.unpriced})
+    return out
+
