@@ -22,7 +22,7 @@ from prefixsim.report.charts import LineChart, Mark, Series
 
 
 def money(v: float) -> str:
-    return usd(v)   # one precision in every table and sentence (core/dollars.py)
+    return usd(v, cell=True)   # one precision in every table cell and sentence (core/dollars.py)
 
 
 def shown(rows: list[dict]) -> list[dict]:
@@ -180,7 +180,7 @@ def ttl(p: Prices, f: ttlmod.TTLParams | None = None, gaps: list[float] | None =
         chart.rug = [g for g in gaps if g > 0]
         chart.rug_label = f"{len(gaps):,} observed gaps"
         reading += (f" On the {d['requests']:,} observed requests {d['cheaper']} is cheaper "
-                    f"({money(d['expected_5m_usd'])} vs {money(d['expected_1h_usd'])} a request for 5m vs 1h; "
+                    f"({usd(d['expected_5m_usd'])} vs {usd(d['expected_1h_usd'])} a request for 5m vs 1h; "
                     f"{d['share_gaps_5m_to_1h']:.0%} of gaps fall between 5 and 60 minutes).")
     table = [row for _, rows in tables for row in rows]
     return Study("ttl", "TTL choice: 5m vs 1h writes", table, curve, chart, reading,

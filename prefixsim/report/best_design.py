@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from prefixsim.advise.grid import Design, GridResult, search
+from prefixsim.core.dollars import usd
 from prefixsim.io.fsutil import slug
 from prefixsim.report import pareto
 from prefixsim.report.charts import render_both
@@ -38,12 +39,12 @@ class BestDesign:
     def sentence(self) -> str:
         """The answer in one sentence: the design, its cost, what it saves and what it changes."""
         b = self.best
-        head = f"best design found: {b.name}, ${b.cost_usd:.4f}"
+        head = f"best design found: {b.name}, {usd(b.cost_usd)}"
         if self.saving > 0:
             change = "; ".join(f"{d} {a} → {z}" for d, a, z in self.changes)
-            return (f"{head}, saving ${self.saving:.4f} ({self.share:.1%}) over the design as written "
-                    f"({self.written}, ${self.written_cost:.4f}): {change}")
-        return f"{head}: the design as written ({self.written}, ${self.written_cost:.4f}) is already the cheapest"
+            return (f"{head}, saving {usd(self.saving)} ({self.share:.1%}) over the design as written "
+                    f"({self.written}, {usd(self.written_cost)}): {change}")
+        return f"{head}: the design as written ({self.written}, {usd(self.written_cost)}) is already the cheapest"
 
     def rows(self) -> list[dict]:
         """The designs a reviewer weighs: the cheapest, the Pareto front, and the design as written
@@ -91,6 +92,6 @@ def best_design(path: str, res: ScenarioResult, when: dt.date | None = None) -> 
 def summary_answer(b: BestDesign) -> str:
     """The page's summary row for the scenario: the best design and its saving, short."""
     if b.saving <= 0:
-        return f"as written ({b.written}): ${b.written_cost:.4f}, the cheapest of {len(b.grid.designs)} designs"
-    return (f"{b.best.name}: ${b.best.cost_usd:.4f}, {b.share:.0%} below the design as written "
-            f"(${b.written_cost:.4f}), best of {len(b.grid.designs)} designs")
+        return f"as written ({b.written}): {usd(b.written_cost)}, the cheapest of {len(b.grid.designs)} designs"
+    return (f"{b.best.name}: {usd(b.best.cost_usd)}, {b.share:.0%} below the design as written "
+            f"({usd(b.written_cost)}), best of {len(b.grid.designs)} designs")

@@ -12,6 +12,7 @@ from prefixsim.advise import advise
 from prefixsim.analysis.common import prices_for
 from prefixsim.analysis.studies import check_line, run_study, shown as money_shown
 from prefixsim.analysis.verify import CheckFailed
+from prefixsim.core.dollars import usd
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import Folder, check_outputs, check_replaceable, slug, write_files
 from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, anthropic_min_tokens, canonical_model
@@ -80,7 +81,7 @@ def gpu_parts(res: ScenarioResult) -> tuple[list[str], dict[str, list[float]], s
     return names, parts, "GPU-seconds of prefill" if rated else "prefill tokens"
 
 
-def least_title(names: list[str], parts: dict[str, list[float]], verb: str, fmt: str,
+def least_title(names: list[str], parts: dict[str, list[float]], verb: str, fmt: str | Callable[[float], str],
                 totals: list[float] | None = None) -> str:
     """A bar chart's title states its answer: the design with the shortest bar, its figure (`totals`,
     the table's, else the sum of the parts) and the margin over the next ("fork is cheapest: $0.3374,
@@ -88,7 +89,7 @@ def least_title(names: list[str], parts: dict[str, list[float]], verb: str, fmt:
     totals = totals or [sum(vals[i] for vals in parts.values()) for i in range(len(names))]
     order = sorted(range(len(names)), key=lambda i: (totals[i], i))
     best = order[0]
-    title = f"{names[best]} {verb}: {fmt.format(totals[best])}"
+    title = f"{names[best]} {verb}: {fmt(totals[best]) if callable(fmt) else fmt.format(totals[best])}"
     if len(order) > 1 and totals[order[1]] > 0:
         title += f", {1 - totals[best] / totals[order[1]]:.0%} below {names[order[1]]}"
     return title
@@ -106,7 +107,7 @@ def scenario_figures(res: ScenarioResult) -> list[Figure]:
         costs = {r["variant"]: r["cost_usd"] for r in res.comparison_rows()}
         totals = [float(costs[n]) for n in names]
         figs.append(Figure(f"{res.name}: cost by token class", render_both(stacked_bars(
-            least_title(names, parts, "is cheapest", "${:,.4f}", totals), names, parts, "total cost (USD)",
+            least_title(names, parts, "is cheapest", usd, totals), names, parts, "total cost (USD)",
             totals=totals))[0], f"{slug(res.name)}-cost"))
     if any(v.self_hosted for v in res.variants):
         names, parts, unit = gpu_parts(res)

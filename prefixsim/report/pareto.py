@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from prefixsim.advise.grid import GridResult
-from prefixsim.core.dollars import usd
+from prefixsim.core.dollars import usd, usd_cell
 from prefixsim.io.fsutil import check_outputs, check_replaceable, replace_folder, slug, write_files
 from prefixsim.report.charts import PALETTE, _figure, render_both
 from prefixsim.report.folders import scenario_inputs
@@ -45,7 +45,7 @@ def rows(g: GridResult) -> list[dict]:
 
 def _cell(key: str, v) -> str:
     if key == "cost_usd":
-        return f"{v:.4f}"
+        return usd_cell(v)
     if key == "vs_cheapest":
         return "" if v is None else f"{v:.2f}x"
     if key == "hit_rate":

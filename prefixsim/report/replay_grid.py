@@ -56,4 +56,4 @@ def _pct(v) -> str:
 
 
 def _usd(v) -> str:
-    return "n/a" if v is None else usd(v)
+    return "n/a" if v is None else usd(v, cell=True)

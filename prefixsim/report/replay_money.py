@@ -53,7 +53,8 @@ def headline(result: ReplayResult, m: Money, grid, wrap, markdown: bool) -> list
              + (", by cause below" if any(lost for *_, lost in m.lost_by_cause) else "")]
             if m.measured else ["lost to the cache", "n/a", "not measured (replay measures it)"]]
     out = [wrap(_span(result)) + "\n\n", grid(["", "", ""], rows, markdown, headless=True, left=(0, 2))]
-    misses = [[k, f"{n:,}", usd(c), usd(lost) if m.measured else "n/a"] for k, n, c, lost in m.lost_by_cause]
+    misses = [[k, f"{n:,}", usd(c), usd(lost) if m.measured else "n/a"]
+              for k, n, c, lost in m.lost_by_cause]
     if misses:
         out += ["\nmisses by cause\n", grid(["cause", "misses", "cost $", "lost $"], misses, markdown, left=(0,)),
                 wrap(LOST) + "\n"]
@@ -105,7 +106,7 @@ def what_if_by(what_if: Comparison, by: str, grid, markdown: bool) -> list[str]:
 
     def row(key: str, base: Decimal, other: Decimal) -> list[str]:
         d = other - base
-        return [key, usd(base), usd(other), f"{'+' if d >= 0 else '-'}${abs(d):,.4f}"]
+        return [key, usd(base), usd(other), f"{'+' if d >= 0 else '-'}{usd(abs(d))}"]
 
     shown = keys if len(keys) <= MAX_GROUPS + 1 else keys[:MAX_GROUPS]
     body = [row(name[k], *acc[k]) for k in shown]
