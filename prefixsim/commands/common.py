@@ -120,6 +120,12 @@ def output_width(width: int | None, fallback: int = DEFAULT_WIDTH, columns: bool
     return fallback
 
 
+def emphasis() -> bool:
+    """Whether stdout takes ANSI bold: a terminal, and NO_COLOR unset or empty (https://no-color.org:
+    "when present and not an empty string" it turns colour off). Never for a pipe or a file."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
 def parse_price_date(value: str | None) -> dt.date | None:
     """--price-date YYYY-MM-DD (None: today's genai-prices rates)."""
     if value is None:

@@ -7,7 +7,7 @@ import json
 
 import click
 
-from prefixsim.commands.common import Progress, format_option, output_width, parse_price_date, parse_start_option
+from prefixsim.commands.common import Progress, emphasis, format_option, output_width, parse_price_date, parse_start_option
 from prefixsim.errors import UserError
 
 
@@ -76,7 +76,8 @@ def run(paths, examples, show_requests, by_stream, width, fmt, out, no_write, pr
         click.echo(runs_output(results, fmt, show_requests and not summary_only), nl=False)
     elif results:
         click.echo("\n\n".join(scenario_text(r, markdown=fmt == "markdown", requests=show_requests and not summary_only,
-                                              width=cols, by_stream=by_stream) for r in results))
+                                              width=cols, by_stream=by_stream, bold=fmt == "table" and emphasis())
+                                for r in results))
         if not no_write and fmt == "table":
             click.echo(f"\nreports written to {out.rstrip('/') or '/'}/", err=True)
     if failures:

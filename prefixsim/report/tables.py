@@ -4,7 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from prefixsim.core.dollars import usd_cell
 from prefixsim.report.answer import answers
@@ -100,7 +100,7 @@ def _numeric(cols: Sequence[str]) -> list[bool]:
 
 
 def _fit_grid(rows: Sequence[dict], cols: Sequence[str], width: int, notes: list[str] | None = None,
-              keep_text: int = MIN_TEXT) -> str:
+              keep_text: int = MIN_TEXT, bold: Collection[int] = ()) -> str:
     """A terminal table fitted to `width`; causes that do not fit become footnotes in `notes`."""
     body = [[fmt(c, r.get(c)) for c in cols] for r in rows]
     if "cause" in cols:
@@ -116,7 +116,7 @@ def _fit_grid(rows: Sequence[dict], cols: Sequence[str], width: int, notes: list
     wrap = [c in ("label", "variant", "cause") for c in cols]
     # a narrow terminal: leave out what the answer does not rest on, and say so under the table
     drops = [list(cols).index(c) for c in NARROW_DROPS if c in cols]
-    text, dropped = fit_dropping(head, body, _numeric(cols), width, wrap, drops, keep_text=keep_text)
+    text, dropped = fit_dropping(head, body, _numeric(cols), width, wrap, drops, keep_text=keep_text, bold=bold)
     note = dropped_note(dropped, width, min_width(head, body, wrap, keep_text))
     return text + ("\n" + note if note else "")
 
@@ -206,9 +206,10 @@ def _with_storage(cols: tuple[str, ...], rows: Sequence[dict]) -> tuple[str, ...
 
 
 def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = True,
-                  width: int = DEFAULT_WIDTH, by_stream: bool = False) -> str:
+                  width: int = DEFAULT_WIDTH, by_stream: bool = False, bold: bool = False) -> str:
     """One scenario as text: (per-request tables,) the comparison of variants and the answer line(s).
-    Terminal text fits `width`; Markdown is left to its renderer."""
+    Terminal text fits `width`; Markdown is left to its renderer. `bold`: the winning rows of the
+    comparison in ANSI bold (only for a terminal that takes it: commands/common.py emphasis)."""
     h = "## " if markdown else ""
     out = [f"{h}{res.name}" + ("" if markdown else f"  ({res.path})")]
     # The terminal leads with the question and its answer; the description is the report's (and
@@ -257,7 +258,8 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
     cols = summary_columns(res, comp, not markdown)
     shown = shown_rows(comp, sweep is not None)
     cols = _with_latency(cols, shown)
-    out.append(grid(shown, cols, True) if markdown else _fit_grid(shown, cols, width, keep_text=KEEP_TEXT))
+    out.append(grid(shown, cols, True) if markdown else
+               _fit_grid(shown, cols, width, keep_text=KEEP_TEXT, bold=winners(comp) if bold else ()))
     if markdown:
         out.append("")
     if res.question:   # the question first, so the line under it reads as its answer
@@ -270,6 +272,11 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
 
 #: How a reference variant is labelled in a comparison (it is never the answer: report/answer.py).
 REFERENCE_LABEL = " (reference)"
+
+
+def winners(comp: Sequence[dict]) -> set[int]:
+    """The rows the answer names cheapest: no reference, at 1.00x (each sweep value's own)."""
+    return {i for i, r in enumerate(comp) if not r.get("_reference") and r.get("vs_cheapest") == 1.0}
 
 
 def shown_rows(comp: Sequence[dict], sweep: bool) -> list[dict]:
