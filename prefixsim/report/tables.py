@@ -168,6 +168,8 @@ def summary_columns(res: ScenarioResult, comp: Sequence[dict], terminal: bool) -
     cols = _with_storage(cols, comp)
     if terminal:   # saved says what no-cache $ does, beside cost $ (summary.csv, .md and JSON keep it)
         cols = tuple(c for c in cols if c != "cost_no_cache_usd")
+    if terminal and len(comp) > 1 and _repeats(comp, "output_tokens"):   # caching moves no output token:
+        cols = tuple(c for c in cols if c != "output_tokens")             # one figure throughout tells nothing
     sweep = _sweep(res)
     if sweep is not None:   # the swept value is a column of its own, the variant its plain name
         cols = (sweep[0], *cols)
@@ -206,10 +208,13 @@ def _with_storage(cols: tuple[str, ...], rows: Sequence[dict]) -> tuple[str, ...
 
 
 def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = True,
-                  width: int = DEFAULT_WIDTH, by_stream: bool = False, bold: bool = False) -> str:
+                  width: int = DEFAULT_WIDTH, by_stream: bool = False, bold: bool = False,
+                  answer: Sequence[str] | None = None) -> str:
     """One scenario as text: (per-request tables,) the comparison of variants and the answer line(s).
     Terminal text fits `width`; Markdown is left to its renderer. `bold`: the winning rows of the
-    comparison in ANSI bold (only for a terminal that takes it: commands/common.py emphasis)."""
+    comparison in ANSI bold (only for a terminal that takes it: commands/common.py emphasis).
+    `answer`: the lines that answer the question instead of the comparison's (a scenario with
+    `optimize:` is answered by its design search: report/best_design.py)."""
     h = "## " if markdown else ""
     out = [f"{h}{res.name}" + ("" if markdown else f"  ({res.path})")]
     # The terminal leads with the question and its answer; the description is the report's (and
@@ -265,7 +270,7 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
     if res.question:   # the question first, so the line under it reads as its answer
         q = f"question: {res.question.strip()}"
         out.append(f"**{q}**" if markdown else wrap_block(q, width, "    "))
-    for line in answers(comp, [v.self_hosted for v in res.variants], sweep):
+    for line in answer if answer is not None else answers(comp, [v.self_hosted for v in res.variants], sweep):
         out.append(line if markdown else wrap_block(line, width, "    "))
     return "\n".join(out)
 

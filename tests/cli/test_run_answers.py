@@ -71,3 +71,16 @@ def test_a_lone_design_is_set_against_its_reference():
 def test_reference_is_a_described_boolean_of_a_variant():
     variant = Scenario.model_json_schema()["$defs"]["Variant"]["properties"]["reference"]
     assert variant["type"] == "boolean" and variant["default"] is False and "yardstick" in variant["description"]
+
+
+def test_an_optimize_scenario_is_answered_by_its_design_search(monkeypatch):
+    # "default: $0.9239" answered "which TTL, stagger and kind of child?" with the one design as written
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(cli, ["run", "scenarios/agent-design-space.yaml", "--no-write", *DATE])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "default: $" not in out
+    assert ("best of 8 designs: ttl=1h stagger=hold spawn=subagent, $0.6285, 32.0% below the design as written "
+            "($0.9239), because ttl 5m → 1h saves $0.0414; stagger 0s → hold saves $0.0505; spawn fork → subagent "
+            "saves $0.2442") in out
+    assert "fastest: ttl=1h stagger=hold spawn=fork, 52,050 uncached critical-path tokens against 56,769" in out
