@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from prefixsim.advise import advise
+from prefixsim.analysis.applies import not_applying
 from prefixsim.analysis.common import prices_for
 from prefixsim.analysis.studies import check_line, run_study, shown as money_shown
 from prefixsim.analysis.verify import CheckFailed
@@ -196,8 +197,8 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     asked = when   # the scenarios keep their own `price_date:` unless --price-date names one, as in `run`
     when = when or dt.datetime.now(dt.UTC).date()
     designs = study_designs(files, params)   # -p checked before any scenario runs
-    if model is not None:   # and --model: the studies' prices are looked up before the scenarios run
-        _study_model(model, when)
+    # and --model: which studies apply to it, and their prices, before the scenarios run
+    skipped = _study_model(model, {d[0] for d in designs}, when) if model is not None else {}
 
     searched = [f for f in files if any(r.scenario.optimize is not None for r in load_runs(f)[:1])]
     # each step is named as it starts: run each scenario, search each optimize: one, chart each, each
@@ -252,8 +253,13 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     if traffic:
         sections.append(report_section(advise(open_many(list(traffic))), traffic))
     model = model or _first_model(results) or "claude-sonnet-4-5"
-    p, _ = prices_for(model, when=when)
-    assumptions.append(("break-even studies priced with", p.source))
+    designs = [d for d in designs if d[0] not in skipped]
+    if skipped:   # a study that does not apply to --model says why, in one line, where it would be
+        sections.append(Section(f"Break-even studies for {model}", "", f"Not run for {model}, each for its reason: "
+                                + "; ".join(skipped.values()) + ".", anchor="breakeven-not-applying"))
+    p = prices_for(model, when=when)[0] if designs else None
+    if p is not None:
+        assumptions.append(("break-even studies priced with", p.source))
     failed = []
     for name, label, f, lists, caption in designs:
         tell(done, steps, f"break-even: {name}")
@@ -359,14 +365,17 @@ def scenario_assumptions(res: ScenarioResult) -> list[dict]:
     return rows
 
 
-def _study_model(model: str, when: dt.date) -> None:
-    """--model names a Claude model with a price: the studies model Anthropic's rules."""
+def _study_model(model: str, studies, when: dt.date) -> dict[str, str]:
+    """--model: the studies that do not apply to it, each with why (analysis/applies.py), and the
+    price of the model for the rest; a model no provider's family names is refused."""
     try:
-        anthropic_min_tokens(model)
-        prices_for(model, when=when)
+        skipped = not_applying(sorted(studies), model)
+        if len(skipped) < len(set(studies)):   # the rest run on Anthropic's tables and the model's price
+            anthropic_min_tokens(model)
+            prices_for(model, when=when)
     except UserError as e:
-        raise UserError(f"--model: {e.message}; the report's break-even studies model Anthropic's rules, so "
-                        "name a Claude model") from None
+        raise UserError(f"--model: {e.message}") from None
+    return skipped
 
 
 def _first_model(results: list[ScenarioResult]) -> str | None:
