@@ -30,6 +30,7 @@ from prefixsim.advise import advise as run_advise
 from prefixsim.advise.attribution import losses as replay_losses
 from prefixsim.advise.grid import design_targets
 from prefixsim.advise.grid import search as search_designs
+from prefixsim.core.dollars import usd
 from prefixsim.core.price_report import PriceSheet, price_sheet, sheet_json
 from prefixsim.advise.output import render as advice_text
 from prefixsim.errors import UserError
@@ -161,12 +162,12 @@ class Replayed:
         parts = [f"{s['requests']:,} requests"]
         for key, what in (("cost_observed_usd", "observed"), ("cost_predicted_usd", "predicted")):
             if s.get(key) is not None:
-                parts.append(f"${s[key]:.4f} {what}")
+                parts.append(f"{usd(s[key])} {what}")
         if self.what_if is not None:
             v = self.what_if.variant.summary.variant
             asked = ", ".join(f"{k}={getattr(v, k)}" for k in ("ttl", "model", "provider", "breakpoints")
                               if getattr(v, k) not in (None, "observed"))
-            parts.append(f"what-if {asked} ${float(round(self.what_if.total.cost_variant, 4)):.4f}")
+            parts.append(f"what-if {asked} {usd(float(round(self.what_if.total.cost_variant, 4)))}")
         return f"<Replayed: {', '.join(parts)}>"
 
 

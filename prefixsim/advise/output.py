@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from prefixsim.advise import Advice, Recommendation
+from prefixsim.core.dollars import usd
 from prefixsim.io.fsutil import write_files
 from prefixsim.report.charts import PALETTE, _figure, render_both
 from prefixsim.report.layout import fit
@@ -116,8 +117,8 @@ def _grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool) -> str:
 
 def text(a: Advice, markdown: bool = False) -> str:
     at = a.attribution
-    lost = f", of which ${at.lost_usd:.4f} lost to the cache" if at is not None else ""
-    parts = [f"predicted cost ${a.total_usd:.4f}{lost}"]
+    lost = f", of which {usd(at.lost_usd)} lost to the cache" if at is not None else ""
+    parts = [f"predicted cost {usd(a.total_usd)}{lost}"]
     for _, title, rows, cols in tables(a):
         if not rows:
             if title.startswith("what to change"):
@@ -126,8 +127,8 @@ def text(a: Advice, markdown: bool = False) -> str:
             continue
         parts.append(("## " if markdown else "") + title + ("\n\n" if markdown else "\n") + _grid(rows, cols, markdown))
     if a.waterfall:
-        steps = " -> ".join(f"${c:.4f}" for _, c in a.waterfall)
-        parts.append(f"today ${a.total_usd:.4f} -> {steps} (the best combination, one replay per step)")
+        steps = " -> ".join(f"{usd(c)}" for _, c in a.waterfall)
+        parts.append(f"today {usd(a.total_usd)} -> {steps} (the best combination, one replay per step)")
     return "\n\n".join(parts) + "\n"
 
 
@@ -180,10 +181,10 @@ def waterfall_figure(a: Advice):
     for k in range(1, len(costs)):
         lo, hi = sorted((costs[k - 1], costs[k]))
         ax.bar(k, hi - lo, bottom=lo, color=PALETTE[2] if costs[k] <= costs[k - 1] else PALETTE[1], width=0.6)
-        ax.text(k, hi, f"-${costs[k - 1] - costs[k]:,.4f}", ha="center", va="bottom", fontsize=8)
+        ax.text(k, hi, f"-{usd(costs[k - 1] - costs[k])}", ha="center", va="bottom", fontsize=8)
     ax.bar(len(labels) - 1, costs[-1], color=PALETTE[0], width=0.6)
     for x, c in ((0, costs[0]), (len(labels) - 1, costs[-1])):
-        ax.text(x, c, f"${c:,.4f}", ha="center", va="bottom", fontsize=8)
+        ax.text(x, c, f"{usd(c)}", ha="center", va="bottom", fontsize=8)
     ax.set_xticks(xs)
     ax.set_xticklabels([textwrap.fill(x, 24) for x in labels], fontsize=7)
     ax.set_ylabel("cost of the traffic (USD)")

@@ -82,3 +82,19 @@ def study_provider(study: str, model: str) -> str:
     counts, where = _ANTHROPIC_ONLY[study]
     raise UserError(f"breakeven {study} models Anthropic's rules, not {family}'s: {counts}, and {how}; "
                     + where.format(model=model, provider=family))
+
+
+def not_applying(studies, model: str) -> dict[str, str]:
+    """Of `studies`, those that do not run for `model`, each with the one line saying why
+    (study_provider's): the report runs the rest and says these on its page, rather than ask for a
+    Claude model whatever the studies are. An id no family names is refused (UserError)."""
+    out = {}
+    for name in studies:
+        try:
+            study_provider(name, model)
+        except UserError as e:
+            if family_provider(model) == "other":
+                raise
+            out[name] = e.message
+    return out
+

@@ -16,12 +16,13 @@ from prefixsim.analysis.gemini_explicit import study as explicit
 from prefixsim.analysis.study import Study
 from prefixsim.analysis.study import k_tokens as _k
 from prefixsim.analysis.verify import verify
+from prefixsim.core.dollars import usd
 from prefixsim.core.pricing import PriceBook
 from prefixsim.report.charts import LineChart, Mark, Series
 
 
 def money(v: float) -> str:
-    return f"${v:,.4f}" if abs(v) >= 0.01 or v == 0 else f"${v:,.6f}"
+    return usd(v, cell=True)   # one precision in every table cell and sentence (core/dollars.py)
 
 
 def shown(rows: list[dict]) -> list[dict]:
@@ -103,16 +104,16 @@ def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, lists: dict[str
                                   f" of {d.turns} {'turn' if d.turns == 1 else 'turns'} each"))
         if h is None:
             sentences.append(f"{who}, a fork is cheaper at every history up to {_k(fvs.MAX_HISTORY)} tokens "
-                             f"(sub-agent design ${float(sub):.4f}).")
+                             f"(sub-agent design {usd(float(sub))}).")
         elif h == 0:
-            sentences.append(f"{who}, a fresh sub-agent is cheaper at every history (${float(sub):.4f} against "
-                             f"${fork0:.4f} for forks even with no history): the fork's inherited "
+            sentences.append(f"{who}, a fresh sub-agent is cheaper at every history ({usd(float(sub))} against "
+                             f"{usd(fork0)} for forks even with no history): the fork's inherited "
                              f"{_k(d.parent_static)} static prefix" + (" and the lookback miss" if exceeded else "")
                              + f" cost more than the sub-agent's {_k(d.sub_static)} static + {_k(d.task)} task.")
         else:
             sentences.append(f"{who}, a fork is cheaper while the parent's history is under {_k(h)} tokens; past "
                              f"that a fresh sub-agent ({_k(d.sub_static)} static + {_k(d.task)} task, "
-                             f"${float(sub):.4f}) is cheaper" + (", sooner because the spawn exceeds the 20-block "
+                             f"{usd(float(sub))}) is cheaper" + (", sooner because the spawn exceeds the 20-block "
                                                                   "lookback" if exceeded else "") + ".")
     every = "  ".join(f"{k} {getattr(f, k)}" for k in ("turns", "parent_static", "sub_static", "task", "directive",
                                                        "call", "growth", "ttl") if k not in varied)
@@ -179,7 +180,7 @@ def ttl(p: Prices, f: ttlmod.TTLParams | None = None, gaps: list[float] | None =
         chart.rug = [g for g in gaps if g > 0]
         chart.rug_label = f"{len(gaps):,} observed gaps"
         reading += (f" On the {d['requests']:,} observed requests {d['cheaper']} is cheaper "
-                    f"({money(d['expected_5m_usd'])} vs {money(d['expected_1h_usd'])} a request for 5m vs 1h; "
+                    f"({usd(d['expected_5m_usd'])} vs {usd(d['expected_1h_usd'])} a request for 5m vs 1h; "
                     f"{d['share_gaps_5m_to_1h']:.0%} of gaps fall between 5 and 60 minutes).")
     table = [row for _, rows in tables for row in rows]
     return Study("ttl", "TTL choice: 5m vs 1h writes", table, curve, chart, reading,
@@ -206,8 +207,8 @@ def stagger(p: Prices, f: stg.StaggerParams | None = None) -> Study:
                       "delay between consecutive launches (seconds)", "input cost of the first requests (USD)",
                       series, [Mark(0.0, together, f"launched together: {f.children} writes")],
                       note=f"prices: {p.source}")
-    reading = (f"Launched together, all {f.children} children pay the write (${together:.4f}); holding the "
-               f"siblings until the first response begins ({f.ttft:g} s) costs ${held:.4f}, "
+    reading = (f"Launched together, all {f.children} children pay the write ({usd(together)}); holding the "
+               f"siblings until the first response begins ({f.ttft:g} s) costs {usd(held)}, "
                f"{(1 - held / together):.0%} less, for {f.ttft:g} s of latency. Counted: the input cost of each "
                f"child's first request; left out: the children's later turns and output tokens.")
     return Study("stagger", "Parallel children: simultaneous vs staggered", table, curve, chart, reading,
@@ -230,8 +231,8 @@ def invalidation(p: Prices, f: inv.InvalidationParams | None = None) -> Study:
                       f"turn at which the change happens ({_k(f.tools + f.system)} static, +{_k(f.growth)} a turn)",
                       "extra cost of that request (USD)", series, note=f"prices: {p.source}")
     more = f", {late / early:.0f}x more" if early else ""
-    reading = (f"Changing the tool list or system prompt at turn 2 costs ${early:.4f} extra; at turn {f.turns} "
-               f"it costs ${late:.4f}{more} (at turn 1 nothing is cached yet), because everything after the "
+    reading = (f"Changing the tool list or system prompt at turn 2 costs {usd(early)} extra; at turn {f.turns} "
+               f"it costs {usd(late)}{more} (at turn 1 nothing is cached yet), because everything after the "
                f"change is written again at {float(p.write(f.ttl) / p.input):.2f}x instead of read at "
                f"{float(p.read / p.input):.2f}x. Counted: the extra input cost of the changed request over the "
                "same request unchanged; left out: output tokens (later requests read the new prefix as before).")
@@ -271,7 +272,7 @@ STUDIES: dict[str, Callable[..., Study]] = {"fork-vs-subagent": fork_vs_subagent
 def check_line(check: dict) -> str:
     verdict = "agree" if check["ok"] else "DISAGREE — CHECK FAILED, do not use these figures"
     return (f"closed form vs {check['against']}: {check['points']} points, largest difference "
-            f"${check['max_abs_diff_usd']:.9f} (tolerance ${check['tolerance_usd']:.6f}): {verdict}")
+            f"${check['max_abs_diff_usd']:.9f} (tolerance ${check['tolerance_usd']:.9f}): {verdict}")
 
 
 def run_study(study: str, p, f, lists: dict, sheet_doc=None, when=None, steady=None, observed=None, gpus=None):

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import click
 
-from prefixsim.commands.common import read_traffic
-from prefixsim.commands.search import FORMATS, check_chart, run_search, search_options
+from prefixsim.commands.common import format_option, read_traffic
+from prefixsim.commands.search import check_chart, run_search, search_options
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option
 @click.option("--chart", type=click.Path(dir_okay=False), default=None,
               help="Write the waterfall from today's cost to the best combination's (.png or .svg).")
 @click.option("--strict", is_flag=True, help="Stop at the first unusable line instead of skipping it.")

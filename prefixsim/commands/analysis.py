@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from prefixsim.commands.common import Progress, TokenSize, output_width, parse_price_date
+from prefixsim.commands.common import Progress, TokenSize, format_option, output_width, parse_price_date
 from prefixsim.io.suggest import unknown
 from prefixsim.scenario.studynames import BREAKEVEN_STUDIES
 
@@ -47,7 +47,7 @@ class NamedChoice(click.Choice):
                    "hbm_tb_s, usd_per_hour, source), on top of the catalogue.")
 @click.option("--width", type=int, metavar="COLUMNS",
               help="Fit the text to this width (default: the terminal's, or 120 when not a terminal).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option
 def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt, scenario_at, gpus, width):
     """Crossing points of a design choice, with the curve behind them (CSV + PNG + SVG).
 
@@ -81,7 +81,8 @@ def breakeven(study, model, sheet, price_date, params, gaps, gaps_from, out, fmt
     cols = output_width(width) if width is not None or sys.stdout.isatty() else None
     b = run_breakeven(study, out, model, sheet, parse_price_date(price_date), params, gaps, gaps_from, scenario_at,
                       gpus)
-    click.echo(json_text(b.to_json()) if fmt == "json" else b.text(cols), nl=False)
+    click.echo(json_text(b.to_json()) if fmt == "json" else b.csv() if fmt == "csv" else
+               b.text(cols, fmt == "markdown"), nl=False)
     click.echo(f"wrote {', '.join(map(str, b.written))}", err=True)
     if not b.check["ok"]:
         click.echo(b.check_line(), err=True)
@@ -114,7 +115,8 @@ def report(paths, output, model, title, price_date, params, traffic):
     from prefixsim.analysis.verify import CheckFailed
     from prefixsim.report.build import build_report
 
-    bar = Progress(0)   # a bar on stderr once the report has taken more than a second (terminals only)
+    # a bar on stderr from the start (terminals only): a report takes 15 s or more, each step named
+    bar = Progress(0, delay=0.0)
 
     def progress(done: int, total: int, label: str) -> None:
         bar.total = total

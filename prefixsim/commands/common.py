@@ -15,6 +15,20 @@ import click
 from prefixsim.errors import UserError
 from prefixsim.report.layout import DEFAULT_WIDTH
 
+#: Every command's --format, with one meaning everywhere: `table` what a terminal shows, `markdown`
+#: the same tables in Markdown, `csv` the rows of the table the answer rests on (the one `table`
+#: prints; with -v / --requests, the requests), `json` the whole result (issue 34 item 11).
+FORMATS = ("table", "markdown", "csv", "json")
+FORMAT_HELP = ("table: what a terminal shows; markdown: the same tables; csv: the rows of the main table "
+               "(with -v/--requests, of the requests); json: the whole result.")
+
+
+def format_option(f):
+    """`--format` as every command takes it (FORMATS)."""
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+                        help=FORMAT_HELP)(f)
+
+
 class TokenSize(click.ParamType):
     """A token count as every size option takes it (16, 30K, 1.5M, 30_000: core/sizes.py, exactly as a
     scenario's sizes), refused by the option's name outside [low, high]."""
@@ -106,6 +120,12 @@ def output_width(width: int | None, fallback: int = DEFAULT_WIDTH, columns: bool
     return fallback
 
 
+def emphasis() -> bool:
+    """Whether stdout takes ANSI bold: a terminal, and NO_COLOR unset or empty (https://no-color.org:
+    "when present and not an empty string" it turns colour off). Never for a pipe or a file."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
 def parse_price_date(value: str | None) -> dt.date | None:
     """--price-date YYYY-MM-DD (None: today's genai-prices rates)."""
     if value is None:
@@ -131,18 +151,20 @@ def parse_start_option(value: str | None) -> dt.datetime | None:
 class Progress:
     """A one-line progress bar on stderr, shown only on a terminal and only after a second."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, delay: float = 1.0) -> None:
         self.total = total
         self.start = time.monotonic()
         self.enabled = sys.stderr.isatty()
         self.shown = False
+        self.delay = delay   # 0: from the first call (a command known to take seconds)
 
     def __call__(self, done: int, label: str = "") -> None:
-        if not self.enabled or time.monotonic() - self.start < 1.0:
+        if not self.enabled or time.monotonic() - self.start < self.delay:
             return
         width = 30
         fill = int(width * done / max(self.total, 1))
-        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} {label[:40]:<40}")
+        count = f"{done}/{self.total} " if self.total else ""   # no count before the steps are known
+        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {count}{label[:40]:<40}")
         sys.stderr.flush()
         self.shown = True
 

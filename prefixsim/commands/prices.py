@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from prefixsim.commands.common import format_option
 from prefixsim.errors import UserError
 
 
@@ -14,7 +15,7 @@ from prefixsim.errors import UserError
 @click.option("--endpoint", help="Vertex / Bedrock: global, regional or multi-region (default: global on Vertex, "
                                  "the model id's on Bedrock).")
 @click.option("--date", "date", help="Price date (YYYY-MM-DD; default today); rates at 07:00 UTC that day.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option
 def prices(model, provider, endpoint, date, fmt):
     """Every rate prefixsim would use for MODEL (input, output, cache read, 5m and 1h writes), with the
     source of each: genai-prices' bundled data, a prefixsim overlay row, or a documented multiplier.
@@ -43,4 +44,4 @@ def prices(model, provider, endpoint, date, fmt):
 
         click.echo(json.dumps(sheet_json(sheet), indent=2))
     else:
-        click.echo(render_prices(sheet))
+        click.echo(render_prices(sheet, fmt=fmt), nl=fmt != "csv")

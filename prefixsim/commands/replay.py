@@ -8,13 +8,12 @@ import json
 
 import click
 
-from prefixsim.commands.common import TokenSize, failure, output_width, read_traffic
+from prefixsim.commands.common import TokenSize, failure, format_option, output_width, read_traffic
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import check_outputs
 from prefixsim.io.input_formats import FORMAT_LINES
 from prefixsim.report.layout import DEFAULT_WIDTH, REPLAY_WIDTH, wrap_block
 
-FORMATS = ("table", "json", "csv", "markdown")
 SOURCES = FORMAT_LINES   # the input formats, one line each (prefixsim/io/input_formats.py)
 #: The largest block an engine trace's hash ids name (Mooncake's are 512 tokens, bailian's 16).
 MAX_BLOCK_TOKENS = 1_000_000
@@ -41,7 +40,7 @@ def _capacities(values: tuple[str, ...], kv_model: str | None = None) -> list[in
 @click.option("--source", type=click.Choice(list(SOURCES)), metavar="FORMAT", help="Force the input format (default: detected; a "
               "file that looks like another format is refused, naming it):\n\n\b\n"
               + "\n".join(f"{k}: {v}" for k, v in SOURCES.items()))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option
 @click.option("--ttl", type=click.Choice(["observed", "5m", "1h"]), default="observed", show_default=True,
               help="What-if: cache writes at this TTL. On Claude Code transcripts it is the main "
                    "conversation's; sub-agents and compaction keep writing 5m, as Claude Code does.")
@@ -148,7 +147,9 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
         click.echo(f"wrote {n:,} requests to {export_path} (Mooncake trace)", err=True)
     variant = WhatIf(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
     base, what_if = replay_traffic(traffic, variant, top, workers, executor, scheduler)
-    lost = _lost(traffic, base, top, workers, executor, scheduler) if fmt in ("table", "markdown") else None
+    # the money table counts what was lost (csv prints its rows): one more replay
+    money_shown = fmt in ("table", "markdown") or (fmt == "csv" and not show_requests)
+    lost = _lost(traffic, base, top, workers, executor, scheduler) if money_shown else None
     if span:
         kept = {r.index for r in base.rows if span.holds(r.timestamp)}
         lost = None if lost is None else [x for r, x in zip(base.rows, lost) if r.index in kept]
@@ -203,7 +204,7 @@ def _print(base, what_if, fmt: str, skipped=(), width: int = REPLAY_WIDTH, reque
     else:
         from prefixsim.report.replay import csv_text, table_text
 
-        click.echo(csv_text(base) if fmt == "csv" else
+        click.echo(csv_text(base, requests, lost, by) if fmt == "csv" else
                    table_text(base, what_if, fmt == "markdown", width, requests, lost, by), nl=False)
 
 
@@ -211,7 +212,7 @@ def _print(base, what_if, fmt: str, skipped=(), width: int = REPLAY_WIDTH, reque
 @click.argument("a", type=click.Path(exists=True))
 @click.argument("b", required=False, type=click.Path(exists=True))
 @click.option("--index", "indices", nargs=2, type=int, help="With one log file: compare these two requests (0-based).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option
 def diff(a, b, indices, fmt):
     """Where two requests' prefixes part, and what it costs on the next request.
 
@@ -229,6 +230,12 @@ def diff(a, b, indices, fmt):
     d = diff_requests(left, right, provider)
     if fmt == "json":
         click.echo(json.dumps(d.to_dict(), indent=2, ensure_ascii=False))
+    elif fmt == "csv":   # the answer is one record: one row of the JSON's fields
+        from prefixsim.report.tables import csv_text
+
+        click.echo(csv_text([d.to_dict()], list(d.to_dict())), nl=False)
+    elif fmt == "markdown":   # a fenced block: the caret lines up under the byte only in monospace
+        click.echo(f"```\n{d.describe()}\n```")
     else:
         click.echo("\n".join(line if len(line) <= DEFAULT_WIDTH else wrap_block(line, DEFAULT_WIDTH, "  ")
                               for line in d.describe().splitlines()))

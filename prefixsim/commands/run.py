@@ -7,7 +7,7 @@ import json
 
 import click
 
-from prefixsim.commands.common import Progress, output_width, parse_price_date, parse_start_option
+from prefixsim.commands.common import Progress, emphasis, format_option, output_width, parse_price_date, parse_start_option
 from prefixsim.errors import UserError
 
 
@@ -32,8 +32,7 @@ def example_paths(paths: tuple[str, ...], examples: bool) -> list[str]:
               help="Table/markdown: also split each variant's cost by stream (main, fork1, sub1, ...).")
 @click.option("--width", type=int, metavar="COLUMNS",
               help="Fit tables to this width (default: the terminal's, or 120 when not a terminal).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
-              show_default=True, help="What to print on stdout.")
+@format_option
 @click.option("--out", "out", type=click.Path(file_okay=False), default="reports", show_default=True,
               help="Folder for the report files (one subfolder per scenario).")
 @click.option("--no-write", is_flag=True, help="Print only; write no report files.")
@@ -72,12 +71,13 @@ def run(paths, examples, show_requests, by_stream, width, fmt, out, no_write, pr
     if not no_write:
         check_run_folders(files, out)
     results, failures = _run_files(files, when, workers, executor, scheduler, at, None if no_write else out)
-    _optimize_hint(results)
     if fmt in ("json", "csv"):
-        click.echo(runs_output(results, fmt), nl=False)
+        click.echo(runs_output(results, fmt, show_requests and not summary_only), nl=False)
     elif results:
+        searched = _search_answers(results, when)
         click.echo("\n\n".join(scenario_text(r, markdown=fmt == "markdown", requests=show_requests and not summary_only,
-                                              width=cols, by_stream=by_stream) for r in results))
+                                              width=cols, by_stream=by_stream, bold=fmt == "table" and emphasis(),
+                                              answer=searched.get(r.path)) for r in results))
         if not no_write and fmt == "table":
             click.echo(f"\nreports written to {out.rstrip('/') or '/'}/", err=True)
     if failures:
@@ -106,13 +106,22 @@ def _run_files(files, when, workers, executor, scheduler, at, out: str | None):
     return results, failures
 
 
-def _optimize_hint(results) -> None:
-    """A scenario declaring `optimize:` is run as written; say where its designs are searched."""
+def _search_answers(results, when) -> dict[str, list[str]]:
+    """The answer of each scenario declaring `optimize:`, by path: its question is which design, so
+    the design search answers it (report/best_design.py, as the report leads), not the one design
+    the tables show as written ("default: $0.9239" answered nothing)."""
+    from prefixsim.report.best_design import best_design  # lazy: only a scenario with optimize: searches
     from prefixsim.scenario.parallel import scenario_runs  # lazy, as in `run`
 
+    out = {}
     for r in results:
         if scenario_runs(r.path)[0].scenario.optimize is not None:
-            click.echo(f"{r.name}: run as written; `prefixsim search` searches its optimize: designs", err=True)
+            b = best_design(r.path, r, when)
+            if b is not None:
+                out[r.path] = b.answer_lines()
+                click.echo(f"{r.name}: answered by its optimize: search (`prefixsim search` lists every design)",
+                           err=True)
+    return out
 
 
 @click.command()

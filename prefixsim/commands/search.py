@@ -9,11 +9,10 @@ from pathlib import Path
 
 import click
 
-from prefixsim.commands.common import parse_price_date, parse_start_option
+from prefixsim.commands.common import format_option, parse_price_date, parse_start_option
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import check_outputs
 
-FORMATS = ("table", "json", "csv", "markdown")
 
 
 def check_chart(chart: str | None, paths) -> None:
@@ -75,7 +74,7 @@ def search_options(prefix: str = ""):
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option
 @click.option("--chart", type=click.Path(dir_okay=False), default=None,
               help="Also write the first scenario's Pareto chart here (.png or .svg).")
 @search_options()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from prefixsim import sources
 from prefixsim.core.chain import chain, namespace_digest
+from prefixsim.core.dollars import usd
 from prefixsim.core.pricing import PriceBook
 from prefixsim.core.simulator import Simulator
 from prefixsim.core.tokens import TokenCounter, get_tokenizer
@@ -79,7 +80,7 @@ class PrefixDiff:
                  f"  A: {self.before}", f"  B: {self.after}", *([f"{pad}^"] if self.caret is not None else []),
                  f"shared prefix {self.shared_tokens:,} tokens; {self.rewritten_tokens:,} tokens after the parting "
                  "are written again on the next request"
-                 + (f" (${self.cost_usd:.6f} of extra write at {self.model_b}'s 5m rate)" if self.cost_usd is not None
+                 + (f" ({usd(self.cost_usd)} of extra write at {self.model_b}'s 5m rate)" if self.cost_usd is not None
                     else ""),
                  self._read()[:1].upper() + self._read()[1:] + "."]
         return "\n".join(lines)

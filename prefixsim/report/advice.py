@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from prefixsim.advise import Advice
 from prefixsim.advise.output import tables, waterfall_figure
+from prefixsim.core.dollars import usd
 from prefixsim.report.charts import render_both
 from prefixsim.report.html import Figure, Section
 
@@ -12,13 +13,13 @@ def report_section(a: Advice, paths) -> Section:
     money is lost, and the waterfall."""
     shown = ", ".join(str(p) for p in paths)
     at = a.attribution
-    lost = f"${at.lost_usd:.4f}" if at is not None else "nothing measured"
+    lost = f"{usd(at.lost_usd)}" if at is not None else "nothing measured"
     if a.best is not None:
-        reading = (f"The traffic costs ${a.total_usd:.4f} as replayed; {lost} of it is lost to the cache. "
-                   f"The cheapest change the replays show is {a.best.change}: ${a.best.cost_usd:.4f}, "
+        reading = (f"The traffic costs {usd(a.total_usd)} as replayed; {lost} of it is lost to the cache. "
+                   f"The cheapest change the replays show is {a.best.change}: {usd(a.best.cost_usd)}, "
                    f"{a.best.percent:.1f}% less.")
     else:
-        reading = (f"The traffic costs ${a.total_usd:.4f} as replayed; {lost} of it is lost to the cache. "
+        reading = (f"The traffic costs {usd(a.total_usd)} as replayed; {lost} of it is lost to the cache. "
                    "No change the replays could test saves money.")
     figures = [Figure("From today's cost to the best combination", render_both(waterfall_figure(a))[0],
                       "what-to-change-waterfall", "Each bar is a replay of the same traffic with the changes so far.")] \

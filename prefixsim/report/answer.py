@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from prefixsim.core.dollars import usd
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -23,7 +25,7 @@ class Metric:
 
     def show(self, row: dict[str, Any]) -> str:
         v = self.value(row)
-        return {"cost_usd": f"${v:.4f}", "gpu_seconds_spent": f"{v:,.2f} GPU-s"}.get(self.key, f"{v:,.0f} tokens computed")
+        return {"cost_usd": f"{usd(v)}", "gpu_seconds_spent": f"{v:,.2f} GPU-s"}.get(self.key, f"{v:,.0f} tokens computed")
 
 
 COST = Metric("cost_usd", "cheapest", "USD")
@@ -63,17 +65,32 @@ def rank(rows: Sequence[dict[str, Any]], m: Metric, name=lambda r: r["variant"])
 
     nxt = rest[0]
     diff = m.value(nxt) - b
-    margin = f"+${diff:.4f}" if m is COST else f"+{diff:,.2f}" if m.key == "gpu_seconds_spent" else f"+{diff:,.0f}"
+    margin = f"+{usd(diff)}" if m is COST else f"+{diff:,.2f}" if m.key == "gpu_seconds_spent" else f"+{diff:,.0f}"
     text += f"; next: {name(nxt)} {ratio(nxt)} ({margin})"
     if len(rest) > 1:
         text += f"; dearest: {name(rest[-1])} {ratio(rest[-1])}"
     return text
 
 
+def _against(designs: Sequence[dict[str, Any]], refs: Sequence[dict[str, Any]], m: Metric) -> str:
+    """A lone design against its yardsticks (`; reference seed demo: $0.1468, the design 1.29x`): with
+    one design there is no ranking, and the question is how it compares to the reference."""
+    if len(designs) != 1 or not refs:
+        return ""
+    d = m.value(designs[0])
+    return "".join(f"; reference {r['variant']}: {m.show(r)}"
+                   + (f", the design {d / m.value(r):.2f}x" if m.value(r) else "") for r in refs)
+
+
 def answers(rows: Sequence[dict[str, Any]], self_hosted: Sequence[bool],
             sweep: tuple[str, Sequence[Any]] | None = None) -> list[str]:
     """The answer lines of one scenario: one per sweep value and one overall for a sweep; a mix of
-    APIs and engines is answered once per kind (dollars and GPU time do not compare)."""
+    APIs and engines is answered once per kind (dollars and GPU time do not compare). Reference
+    variants (`reference: true`, yardsticks such as a strawman accounting model) are compared in the
+    table but never answer: the lines rank the designs only."""
+    refs = [(r, s) for r, s in zip(rows, self_hosted) if r.get("_reference")]
+    keep = [i for i, r in enumerate(rows) if not r.get("_reference")]
+    rows, self_hosted = [rows[i] for i in keep], [self_hosted[i] for i in keep]
     kinds = sorted(set(self_hosted))
     out = []
     for kind in kinds:
@@ -82,7 +99,7 @@ def answers(rows: Sequence[dict[str, Any]], self_hosted: Sequence[bool],
         m = metric_for(group, kind)
         prefix = ("self-hosted " if kind else "provider APIs ") if len(kinds) > 1 else ""
         if sweep is None:
-            out.append(prefix + rank(group, m))
+            out.append(prefix + rank(group, m) + _against(group, [r for r, s in refs if s == kind], m))
             continue
         param, values = sweep
         seen: list[Any] = []

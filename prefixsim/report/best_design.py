@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from prefixsim.advise.grid import Design, GridResult, search
+from prefixsim.core.dollars import usd
 from prefixsim.io.fsutil import slug
 from prefixsim.report import pareto
 from prefixsim.report.charts import render_both
@@ -26,6 +27,7 @@ class BestDesign:
     written: str                  # the run as written the best design is one design of (its variant)
     written_cost: Decimal         # that run's exact cost, as `prefixsim run` sums it
     changes: tuple[tuple[str, str, str], ...]   # (dimension, as written, in the best design)
+    peers: tuple[Design, ...] = ()   # the designs of the same run as written (the best among them)
 
     @property
     def saving(self) -> Decimal:
@@ -38,12 +40,41 @@ class BestDesign:
     def sentence(self) -> str:
         """The answer in one sentence: the design, its cost, what it saves and what it changes."""
         b = self.best
-        head = f"best design found: {b.name}, ${b.cost_usd:.4f}"
+        head = f"best design found: {b.name}, {usd(b.cost_usd)}"
         if self.saving > 0:
             change = "; ".join(f"{d} {a} → {z}" for d, a, z in self.changes)
-            return (f"{head}, saving ${self.saving:.4f} ({self.share:.1%}) over the design as written "
-                    f"({self.written}, ${self.written_cost:.4f}): {change}")
-        return f"{head}: the design as written ({self.written}, ${self.written_cost:.4f}) is already the cheapest"
+            return (f"{head}, saving {usd(self.saving)} ({self.share:.1%}) over the design as written "
+                    f"({self.written}, {usd(self.written_cost)}): {change}")
+        return f"{head}: the design as written ({self.written}, {usd(self.written_cost)}) is already the cheapest"
+
+    def choice_savings(self) -> list[tuple[str, str, str, Decimal]]:
+        """Why the best design is cheapest, choice by choice: (dimension, as written, in the best
+        design, what it saves), each against the best design with that one choice as written (a
+        design the search ran too)."""
+        out = []
+        for dim, was, now in self.changes:
+            want = tuple((d, was if d == dim else v) for d, v in self.best.values)
+            other = next((d for d in self.peers if d.values == want), None)
+            if other is not None:
+                out.append((dim, was, now, other.cost_usd - self.best.cost_usd))
+        return out
+
+    def answer_lines(self) -> list[str]:
+        """`run`'s answer to a scenario with `optimize:`: the best design, its saving over the design as
+        written, what each choice saves, and the fastest design when it is another."""
+        b = self.best
+        if self.saving <= 0:
+            lines = [f"the design as written ({self.written}, {usd(self.written_cost)}) is the cheapest of "
+                     f"{len(self.grid.designs)} designs"]
+        else:
+            why = "; ".join(f"{d} {a} → {z} saves {usd(x)}" for d, a, z, x in self.choice_savings())
+            lines = [f"best of {len(self.grid.designs)} designs: {b.name}, {usd(b.cost_usd)}, {self.share:.1%} below the "
+                     f"design as written ({usd(self.written_cost)})" + (f", because {why}" if why else "")]
+        fast = min(self.grid.designs, key=lambda d: (d.critical_tokens, d.cost_usd))
+        if fast.critical_tokens < b.critical_tokens:
+            lines.append(f"fastest: {fast.name}, {fast.critical_tokens:,} uncached critical-path tokens against "
+                         f"{b.critical_tokens:,}, at {usd(fast.cost_usd)}")
+        return lines
 
     def rows(self) -> list[dict]:
         """The designs a reviewer weighs: the cheapest, the Pareto front, and the design as written
@@ -85,12 +116,13 @@ def best_design(path: str, res: ScenarioResult, when: dt.date | None = None) -> 
     base = runs[k]
     was = written(base.settings, [d for d, _ in best.values])
     changes = tuple((d, was[d], v) for d, v in best.values if was[d] != v)
-    return BestDesign(grid, best, res.variants[k].variant, res.variants[k].cost_exact, changes)
+    return BestDesign(grid, best, res.variants[k].variant, res.variants[k].cost_exact, changes,
+                      tuple(grid.designs[k * per_run:(k + 1) * per_run]))
 
 
 def summary_answer(b: BestDesign) -> str:
     """The page's summary row for the scenario: the best design and its saving, short."""
     if b.saving <= 0:
-        return f"as written ({b.written}): ${b.written_cost:.4f}, the cheapest of {len(b.grid.designs)} designs"
-    return (f"{b.best.name}: ${b.best.cost_usd:.4f}, {b.share:.0%} below the design as written "
-            f"(${b.written_cost:.4f}), best of {len(b.grid.designs)} designs")
+        return f"as written ({b.written}): {usd(b.written_cost)}, the cheapest of {len(b.grid.designs)} designs"
+    return (f"{b.best.name}: {usd(b.best.cost_usd)}, {b.share:.0%} below the design as written "
+            f"({usd(b.written_cost)}), best of {len(b.grid.designs)} designs")

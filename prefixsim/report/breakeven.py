@@ -142,20 +142,30 @@ class Breakeven:
                 "reading": s.reading, "crossings": s.table, "tables": s.tables, "check": self.check,
                 "curve": s.curve}
 
-    def text(self, width: int | None = None) -> str:
-        """The terminal report: the title, the prices, each table, the reading and the check, its
-        text in `width` columns (None: DEFAULT_WIDTH; a table wider than a width given wraps its
-        text cells, `_fitted`)."""
+    def text(self, width: int | None = None, markdown: bool = False) -> str:
+        """The terminal report (or in Markdown): the title, the prices, each table, the reading and
+        the check, its text in `width` columns (None: DEFAULT_WIDTH; a table wider than a width given
+        wraps its text cells, `_fitted`)."""
 
         s = self.result
         asked, width = width is not None, width or DEFAULT_WIDTH
-        lines = [f"{s.title} — {self.model}", wrap_block(f"prices: {self.prices.source}", width, "  ")]
+        wrap = (lambda t, *_: t) if markdown else wrap_block
+        lines = [f"{'## ' if markdown else ''}{s.title} — {self.model}",
+                 *([""] if markdown else []), wrap(f"prices: {self.prices.source}", width, "  ")]
         for title, rows in s.tables:
-            if len(s.tables) > 1:
-                lines.append(f"\n{title}")
-            lines.append(_fitted(shown(rows), list(dict.fromkeys(k for row in rows for k in row)), width, asked))
-        lines += ["", wrap_block(s.reading, width), wrap_block(check_line(self.check), width)]
+            if len(s.tables) > 1 or markdown:
+                lines.append(f"\n{'### ' if markdown else ''}{title}" + ("\n" if markdown else ""))
+            cols = list(dict.fromkeys(k for row in rows for k in row))
+            lines.append(grid(shown(rows), cols, markdown) if markdown else _fitted(shown(rows), cols, width, asked))
+        lines += ["", wrap(s.reading, width), *([""] if markdown else []), wrap(check_line(self.check), width)]
         return "\n".join(lines) + "\n"
+
+    def csv(self) -> str:
+        """`--format csv`: the study's table(s) as the terminal shows them, one row each (a `table`
+        column names which where a study has several); the curve behind them is <study>.csv."""
+        tables = self.result.tables
+        rows = [{**({"table": title} if len(tables) > 1 else {}), **row} for title, rows in tables for row in rows]
+        return csv_text(rows, list(dict.fromkeys(k for row in rows for k in row)))
 
     @property
     def curve(self):

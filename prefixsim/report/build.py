@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from prefixsim.advise import advise
+from prefixsim.analysis.applies import not_applying
 from prefixsim.analysis.common import prices_for
 from prefixsim.analysis.studies import check_line, run_study, shown as money_shown
 from prefixsim.analysis.verify import CheckFailed
+from prefixsim.core.dollars import usd
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import Folder, check_outputs, check_replaceable, slug, write_files
 from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, anthropic_min_tokens, canonical_model
@@ -22,7 +24,7 @@ from prefixsim.report.study_sizes import scenario_sizes
 from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
 from prefixsim.report.folders import check_distinct, scenario_inputs
 from prefixsim.report.html import Figure, Section, markdown, page
-from prefixsim.report.tables import _sweep, comparison_rows, summary_columns
+from prefixsim.report.tables import _sweep, comparison_rows, shown_rows, summary_columns
 from prefixsim.scenario.loader import scenario_files, load_runs
 from prefixsim.scenario.parallel import run_files
 from prefixsim.scenario.results import ScenarioResult
@@ -80,7 +82,7 @@ def gpu_parts(res: ScenarioResult) -> tuple[list[str], dict[str, list[float]], s
     return names, parts, "GPU-seconds of prefill" if rated else "prefill tokens"
 
 
-def least_title(names: list[str], parts: dict[str, list[float]], verb: str, fmt: str,
+def least_title(names: list[str], parts: dict[str, list[float]], verb: str, fmt: str | Callable[[float], str],
                 totals: list[float] | None = None) -> str:
     """A bar chart's title states its answer: the design with the shortest bar, its figure (`totals`,
     the table's, else the sum of the parts) and the margin over the next ("fork is cheapest: $0.3374,
@@ -88,7 +90,7 @@ def least_title(names: list[str], parts: dict[str, list[float]], verb: str, fmt:
     totals = totals or [sum(vals[i] for vals in parts.values()) for i in range(len(names))]
     order = sorted(range(len(names)), key=lambda i: (totals[i], i))
     best = order[0]
-    title = f"{names[best]} {verb}: {fmt.format(totals[best])}"
+    title = f"{names[best]} {verb}: {fmt(totals[best]) if callable(fmt) else fmt.format(totals[best])}"
     if len(order) > 1 and totals[order[1]] > 0:
         title += f", {1 - totals[best] / totals[order[1]]:.0%} below {names[order[1]]}"
     return title
@@ -106,7 +108,7 @@ def scenario_figures(res: ScenarioResult) -> list[Figure]:
         costs = {r["variant"]: r["cost_usd"] for r in res.comparison_rows()}
         totals = [float(costs[n]) for n in names]
         figs.append(Figure(f"{res.name}: cost by token class", render_both(stacked_bars(
-            least_title(names, parts, "is cheapest", "${:,.4f}", totals), names, parts, "total cost (USD)",
+            least_title(names, parts, "is cheapest", usd, totals), names, parts, "total cost (USD)",
             totals=totals))[0], f"{slug(res.name)}-cost"))
     if any(v.self_hosted for v in res.variants):
         names, parts, unit = gpu_parts(res)
@@ -182,6 +184,8 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     """Run the scenarios in `paths` and write the page, its Markdown twin and PNGs (see report_paths);
     returns the page's and the twin's paths. Nothing is written if an output is one of the inputs.
     `traffic` (paths `prefixsim advise` reads) adds the section "What to change"."""
+    tell = progress or (lambda done, total, label: None)
+    tell(0, 0, "reading the scenarios")   # said at once: the checks below read every scenario file
     files = scenario_files(list(paths))
     inputs, named = scenario_inputs(files)
     inputs = [*inputs, *traffic]
@@ -193,21 +197,30 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     asked = when   # the scenarios keep their own `price_date:` unless --price-date names one, as in `run`
     when = when or dt.datetime.now(dt.UTC).date()
     designs = study_designs(files, params)   # -p checked before any scenario runs
-    if model is not None:   # and --model: the studies' prices are looked up before the scenarios run
-        _study_model(model, when)
+    # and --model: which studies apply to it, and their prices, before the scenarios run
+    skipped = _study_model(model, {d[0] for d in designs}, when) if model is not None else {}
 
-    steps = len(files) + len(designs)
+    searched = [f for f in files if any(r.scenario.optimize is not None for r in load_runs(f)[:1])]
+    # each step is named as it starts: run each scenario, search each optimize: one, chart each, each
+    # study, the page; so a terminal shows what the report is doing through all of its 15-60 s
+    steps = 2 * len(files) + len(searched) + len(designs) + 1
     results = []
+    tell(0, steps, f"running {Path(files[0]).name}" if files else "")
     for i, res in enumerate(run_files(files, asked, 1, "local", None, None)):
         if isinstance(res, UserError):
             raise res
         results.append(res)
-        if progress:
-            progress(i + 1, steps, res.name)
+        tell(i + 1, steps, f"running {Path(files[i + 1]).name}" if i + 1 < len(files) else "charts")
+    done = len(files)
     sections: list[Section] = []
     assumptions: list[tuple[str, str]] = []
     # a scenario with `optimize:` leads with the best design its search finds (report/best_design.py)
-    bests = [best_design(f, res, asked) for f, res in zip(files, results)]
+    bests = []
+    for f, res in zip(files, results):
+        if f in searched:
+            tell(done, steps, f"design search: {Path(f).name}")
+            done += 1
+        bests.append(best_design(f, res, asked) if f in searched else None)
     # the studies no scenario names run at the design scenario's sizes: the first with `optimize:`,
     # else the report's only scenario (report/study_sizes.py)
     sizer = next((i for i, b in enumerate(bests) if b is not None), 0 if len(results) == 1 else None)
@@ -215,6 +228,8 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
         designs = study_designs(files, params, (results[sizer].name,
                                                 scenario_sizes(results[sizer], load_runs(files[sizer])[0])))
     for res, best in zip(results, bests):
+        tell(done, steps, f"charts: {res.name}")
+        done += 1
         for v in res.variants:
             for k, val in v.assumptions.items():
                 if k.startswith(("prices", "time-of-day prices", "clock start")) and (k, val) not in assumptions:
@@ -223,7 +238,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
         summary = comparison_rows(res)
         reading = " ".join(a[:1].upper() + a[1:] + "." for a in answers(
             summary, [v.self_hosted for v in res.variants], _sweep(res)))
-        shown = [{**r, "variant": r["_base"]} for r in summary] if _sweep(res) else summary
+        shown = shown_rows(summary, _sweep(res) is not None)
         tables = [("comparison of variants", shown, summary_columns(res, summary, True)),
                   ("assumptions", scenario_assumptions(res), ("what", "value", "for"))]
         figures = scenario_figures(res)
@@ -238,12 +253,17 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     if traffic:
         sections.append(report_section(advise(open_many(list(traffic))), traffic))
     model = model or _first_model(results) or "claude-sonnet-4-5"
-    p, _ = prices_for(model, when=when)
-    assumptions.append(("break-even studies priced with", p.source))
+    designs = [d for d in designs if d[0] not in skipped]
+    if skipped:   # a study that does not apply to --model says why, in one line, where it would be
+        sections.append(Section(f"Break-even studies for {model}", "", f"Not run for {model}, each for its reason: "
+                                + "; ".join(skipped.values()) + ".", anchor="breakeven-not-applying"))
+    p = prices_for(model, when=when)[0] if designs else None
+    if p is not None:
+        assumptions.append(("break-even studies priced with", p.source))
     failed = []
-    for k, (name, label, f, lists, caption) in enumerate(designs):
-        if progress:
-            progress(len(files) + k + 1, steps, f"break-even: {name}")
+    for name, label, f, lists, caption in designs:
+        tell(done, steps, f"break-even: {name}")
+        done += 1
         s, check = run_study(name, p, f, lists, when=when)
         if not check["ok"]:
             failed.append(f"{name} ({label})")
@@ -256,6 +276,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
                                 anchor=anchor))
     # The page, its twin and the twin's PNGs as one set (an earlier report's PNGs that this one does
     # not draw go): a kill never leaves a page beside another run's images.
+    tell(done, steps, "writing the page")
     summary_rows = [scenario_summary(res, best) for res, best in zip(results, bests)]
     write_files({html_path: page(title, sections, assumptions, when, summary_rows),
                  md_path: markdown(title, sections, assumptions, when, img_dir.name, summary_rows),
@@ -344,14 +365,17 @@ def scenario_assumptions(res: ScenarioResult) -> list[dict]:
     return rows
 
 
-def _study_model(model: str, when: dt.date) -> None:
-    """--model names a Claude model with a price: the studies model Anthropic's rules."""
+def _study_model(model: str, studies, when: dt.date) -> dict[str, str]:
+    """--model: the studies that do not apply to it, each with why (analysis/applies.py), and the
+    price of the model for the rest; a model no provider's family names is refused."""
     try:
-        anthropic_min_tokens(model)
-        prices_for(model, when=when)
+        skipped = not_applying(sorted(studies), model)
+        if len(skipped) < len(set(studies)):   # the rest run on Anthropic's tables and the model's price
+            anthropic_min_tokens(model)
+            prices_for(model, when=when)
     except UserError as e:
-        raise UserError(f"--model: {e.message}; the report's break-even studies model Anthropic's rules, so "
-                        "name a Claude model") from None
+        raise UserError(f"--model: {e.message}") from None
+    return skipped
 
 
 def _first_model(results: list[ScenarioResult]) -> str | None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
+
+from prefixsim.core.dollars import usd
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
@@ -110,9 +112,10 @@ NOTE_BAND = 0.22
 
 
 def stacked_bars(title: str, labels: list[str], parts: dict[str, list[float]], ylabel: str, note: str = "",
-                 total: str = "${:,.4f}", totals: list[float] | None = None):
+                 total: str | Callable[[float], str] = usd, totals: list[float] | None = None):
     """One bar per design, split into its parts (cost by token class, or prefill GPU-seconds);
-    `total` formats the figure written at the end of each bar: `totals` (the table's own figures, so
+    `total` (a format string, or a function: dollars by default) formats the figure written at the
+    end of each bar: `totals` (the table's own figures, so
     the bar reads what the table prints to the last digit), else the sum of its parts."""
     height = max(3.0, 0.5 * len(labels) + 1.6)
     fig = _figure((8.0, height))
@@ -123,7 +126,7 @@ def stacked_bars(title: str, labels: list[str], parts: dict[str, list[float]], y
         ax.barh(ypos, vals, left=left, color=PALETTE[i % len(PALETTE)], label=name, height=0.6)
         left = [a + b for a, b in zip(left, vals)]
     for y, t, shown in zip(ypos, left, totals or left):
-        ax.text(t, y, " " + total.format(shown), va="center", fontsize=8)
+        ax.text(t, y, " " + (total(shown) if callable(total) else total.format(shown)), va="center", fontsize=8)
     ax.set_yticks(ypos)
     ax.set_yticklabels([_wrap(x) for x in labels], fontsize=8)
     ax.set_xlim(0, max(left + [1e-9]) * 1.22)

@@ -6,7 +6,7 @@ same width on every machine."""
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 GAP = 2
 #: Width of terminal output when it is not a terminal (a pipe, a file, a test): fixed, so the bytes
@@ -18,6 +18,13 @@ REPLAY_WIDTH = 80
 #: Text columns narrow to WRAP_TEXT before any header wraps, and never below MIN_TEXT.
 WRAP_TEXT = 30
 MIN_TEXT = 12
+#: ANSI bold and reset: the winning row of a comparison, on a terminal that takes them (commands/common.py
+#: emphasis: a TTY with NO_COLOR unset, https://no-color.org).
+BOLD, RESET = "\x1b[1m", "\x1b[0m"
+#: A comparison of designs leaves out a column before it narrows a name below KEEP_TEXT (`fit_dropping`'s
+#: `keep_text`), and wraps its headers before its names: a design's name over three lines reads worse
+#: than a column named under the table.
+KEEP_TEXT = 36
 
 
 def _wrap(text: str, width: int, break_words: bool = False) -> list[str]:
@@ -39,11 +46,14 @@ def _header_lines(text: str, width: int) -> list[str]:
 
 def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bool], width: int,
         wrappable: Sequence[bool], rule: bool = True, right: Callable[[str, int], bool] | None = None,
-        break_words: bool = False) -> str:
+        break_words: bool = False, wrap_text: int | None = WRAP_TEXT, bold: Collection[int] = ()) -> str:
     """An aligned table no wider than `width` when it can be: first headers wrap at their spaces, then
     the wrappable (text) columns narrow, widest first, their cells wrapping onto extra lines at
     spaces. A text column narrows to its longest word and no further (a model id, a path is never
-    split), unless `break_words`."""
+    split), unless `break_words`. Text narrows to `wrap_text` before any header wraps; None: headers
+    wrap first (one line each, where a narrowed name costs a line per row). The body rows `bold`
+    (indices) are set in bold with ANSI codes around each of their lines, after the layout: the codes
+    take no column, so the widths are the same as without."""
     n = len(head)
     cell_w = [max([len(r[i]) for r in body] or [0]) for i in range(n)]
     word_w = [max(len(w) for w in (h.split() or [""])) for h in head]
@@ -62,7 +72,8 @@ def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bo
             i = max(cands, key=lambda j: (widths[j], -j))
             widths[i] = max(floor, word_w[i], widths[i] - (total(widths) - width))
 
-    narrow(WRAP_TEXT)
+    if wrap_text is not None:
+        narrow(wrap_text)
     # Then headers over two or more lines, at spaces only: the one that gives back most first, and
     # only as many as it takes.
     for i in sorted((i for i in range(n) if not wrappable[i]), key=lambda i: (-(widths[i] - max(cell_w[i], word_w[i])), i)):
@@ -84,46 +95,61 @@ def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bo
                                              widths, numeric))).rstrip())
     if rule:
         emit(["-" * w for w in widths])
-    for row in body:
+    for j, row in enumerate(body):
         wrapped = [_wrap(c, w, break_words) if wrappable[i] else [c] for i, (c, w) in enumerate(zip(row, widths))]
         for k in range(max(len(x) for x in wrapped)):
             emit([x[k] if k < len(x) else "" for x in wrapped])
+            if j in bold:
+                lines[-1] = f"{BOLD}{lines[-1]}{RESET}"
     return "\n".join(lines)
 
 
-def min_width(head: Sequence[str], body: Sequence[Sequence[str]], wrappable: Sequence[bool]) -> int:
-    """The narrowest `fit` can make this table (headers at their longest word, text at MIN_TEXT or
-    its longest word, which is never split)."""
+def min_width(head: Sequence[str], body: Sequence[Sequence[str]], wrappable: Sequence[bool],
+              floor: int = MIN_TEXT) -> int:
+    """The narrowest `fit` can make this table with its text columns no narrower than `floor`
+    (headers at their longest word, text at `floor` or its longest word, which is never split)."""
     total = 0
     for i, h in enumerate(head):
         word = max(len(w) for w in (h.split() or [""]))
         cells = max([len(r[i]) for r in body] or [0])
-        total += max(word, min(cells, MIN_TEXT), _longest_word(r[i] for r in body)) if wrappable[i] else max(word, cells)
+        total += max(word, min(cells, floor), _longest_word(r[i] for r in body)) if wrappable[i] else max(word, cells)
     return total + GAP * (len(head) - 1)
 
 
 def fit_dropping(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bool], width: int,
                  wrappable: Sequence[bool], drops: Sequence[int] = (), rule: bool = True,
-                 right: Callable[[str, int], bool] | None = None) -> tuple[str, list[str]]:
+                 right: Callable[[str, int], bool] | None = None, keep_text: int = MIN_TEXT,
+                 bold: Collection[int] = ()) -> tuple[str, list[str]]:
     """`fit`, leaving out the columns `drops` (indices, in the order they go) one by one until the
-    table fits `width`: (the table, the headers left out). The caller names them under the table
-    (`dropped_note`): a column is never left out silently. A table that fits no other way breaks
-    its longest words rather than overflow the width."""
+    table fits `width` with its text columns at least `keep_text` wide: (the table, the headers left
+    out). The caller names them under the table (`dropped_note`): a column is never left out
+    silently. A table that fits no other way breaks its longest words rather than overflow."""
     keep = list(range(len(head)))
     dropped: list[str] = []
 
     def cut(cells: Sequence[Any]) -> list[Any]:
         return [cells[i] for i in keep]
 
-    for d in drops:
-        if min_width(cut(head), [cut(r) for r in body], cut(wrappable)) <= width:
-            break
-        if d in keep:
-            keep.remove(d)
-            dropped.append(head[d])
+    def drop_until(floor: int) -> bool:   # True when the table fits with its text at `floor`
+        for d in [*drops, None]:
+            if min_width(cut(head), [cut(r) for r in body], cut(wrappable), floor) <= width:
+                return True
+            if d is not None and d in keep:
+                keep.remove(d)
+                dropped.append(head[d])
+        return False
+
+    # A column the answer does not rest on goes before a name is squeezed below `keep_text`; only
+    # when leaving out every such column would not give the names that room are they narrowed to
+    # MIN_TEXT, leaving out no more than that takes.
+    roomy = drop_until(keep_text) and keep_text > MIN_TEXT   # then headers wrap before names narrow
+    if not roomy and keep_text > MIN_TEXT:
+        keep[:], dropped[:] = range(len(head)), []
+        drop_until(MIN_TEXT)
     h, b, w = cut(head), [cut(r) for r in body], cut(wrappable)
     place = right and (lambda c, i: right(c, keep[i]))   # `right` sees the column's index in `head`
-    text = fit(h, b, cut(numeric), width, w, rule, place, break_words=min_width(h, b, w) > width)
+    text = fit(h, b, cut(numeric), width, w, rule, place, break_words=min_width(h, b, w) > width,
+               wrap_text=None if roomy else WRAP_TEXT, bold=bold)
     return text, dropped
 
 

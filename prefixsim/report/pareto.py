@@ -8,11 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from prefixsim.advise.grid import GridResult
+from prefixsim.core.dollars import usd, usd_cell
 from prefixsim.io.fsutil import check_outputs, check_replaceable, replace_folder, slug, write_files
 from prefixsim.report.charts import PALETTE, _figure, render_both
 from prefixsim.report.folders import scenario_inputs
 from prefixsim.report.tables import csv_text, json_text
-from prefixsim.scenario.results import usd
+from prefixsim.scenario.results import usd as usd_float
 
 #: The report folder's kind (its marker), and the folder beside the scenario's `run` report.
 KIND = "design search"
@@ -35,7 +36,7 @@ def rows(g: GridResult) -> list[dict]:
     out = []
     for i, d in enumerate(g.ranked(), 1):
         out.append({"rank": i, "design": d.name, **{f"dim_{k}": v for k, v in d.values},
-                    "cost_usd": usd(d.cost_usd), "vs_cheapest": round(float(d.cost_usd / low), 4) if low else None,
+                    "cost_usd": usd_float(d.cost_usd), "vs_cheapest": round(float(d.cost_usd / low), 4) if low else None,
                     "uncached_critical_path_tokens": d.critical_tokens, "critical_path_requests": d.critical_requests,
                     "last_start_s": round(d.last_start_s, 3), "requests": d.requests, "hit_rate": d.hit_rate,
                     "pareto": d.pareto})
@@ -44,7 +45,7 @@ def rows(g: GridResult) -> list[dict]:
 
 def _cell(key: str, v) -> str:
     if key == "cost_usd":
-        return f"{v:.4f}"
+        return usd_cell(v)
     if key == "vs_cheapest":
         return "" if v is None else f"{v:.2f}x"
     if key == "hit_rate":
@@ -85,8 +86,8 @@ def _summary(g: GridResult) -> list[str]:
     c, front = g.cheapest, g.front
     top = max(d.cost_usd for d in g.designs)
     lines = [f"{g.scenario} ({g.path}): {len(g.designs)} designs",
-             f"cheapest: {c.name}  ${c.cost_usd:.4f}" + (f", {float((top - c.cost_usd) / top):.1%} below the costliest "
-                                                         f"(${top:.4f})" if top > c.cost_usd else "")]
+             f"cheapest: {c.name}  {usd(c.cost_usd)}" + (f", {float((top - c.cost_usd) / top):.1%} below the costliest "
+                                                         f"({usd(top)})" if top > c.cost_usd else "")]
     tied = g.tied()
     if tied:
         lines.append(f"the same cost: {', '.join(d.name for d in tied[:3])}{', ...' if len(tied) > 3 else ''}")

@@ -16,10 +16,11 @@ from decimal import Decimal
 from functools import partial
 from typing import TYPE_CHECKING
 
+from prefixsim.core.dollars import usd
 from prefixsim.errors import UserError
 from prefixsim.report.layout import DEFAULT_WIDTH, REPLAY_WIDTH, wrap_block
 from prefixsim.report.replay_grid import _n, _pct, _usd, grid
-from prefixsim.report.replay_money import by_table, headline, what_if_by
+from prefixsim.report.replay_money import by_rows, by_table, headline, what_if_by
 from prefixsim.report.replay_requests import mismatches, requests_table
 from prefixsim.sources.earlier_run import GAP_SECONDS
 from prefixsim.replay.audit_causes import audit_losses
@@ -35,8 +36,22 @@ if TYPE_CHECKING:
 SHORT_PART = 8
 
 
-def csv_text(result: ReplayResult) -> str:
-    """`--format csv`: one row per request (ReplayResult.to_dataframe, which needs pandas)."""
+def rows_csv(rows: list[dict], cols: list[str]) -> str:
+    """Rows as CSV (here, not report/tables.py's: a replay loads no scenario tables, test_startup)."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def csv_text(result: ReplayResult, requests: bool = False, lost=None, by: str = "day") -> str:
+    """`--format csv`: the money table's rows split `by` (what `table` prints first; `lost` as
+    table_text takes it), or with `requests` one row per request (ReplayResult.to_dataframe, which
+    needs pandas)."""
+    if not requests:
+        rows = by_rows(money(result, lost, by))
+        return rows_csv(rows, list(rows[0]) if rows else [by])
     df = result.to_dataframe()
     buf = io.StringIO()
     df.to_csv(buf, index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
@@ -175,7 +190,7 @@ def _discount(b: Billed | None) -> str:
         return ""
     return (f" OpenRouter's cache_discount (what caching saved it says, negative where writes cost more than input) "
             f"for {b.discounted:,} request{'s' if b.discounted > 1 else ''}: {'-' if b.discount < 0 else ''}"
-            f"${abs(b.discount):,.6f}.")
+            f"{usd(abs(b.discount))}.")
 
 
 def _unread(result: ReplayResult, span: Range) -> str:
@@ -218,13 +233,13 @@ def _notes(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
     if b is not None and b.requests:
         out.append("\n" + wrap_block(
             f"Billed by the router (OpenRouter's usage.cost) for {b.requests:,} request{'s' if b.requests > 1 else ''}: "
-            f"${b.billed:,.6f}; the same observed tokens at genai-prices' rates: ${b.observed:,.6f}.{_discount(b)}",
+            f"{usd(b.billed)}; the same observed tokens at genai-prices' rates: {usd(b.observed)}.{_discount(b)}",
             width, "") + "\n")
     elif _discount(b):
         out.append("\n" + wrap_block(_discount(b).lstrip(), width, "") + "\n")
     kept = sum((r.storage_usd for r in result.rows), Decimal(0))
     if kept:
-        out.append("\n" + wrap_block(f"Explicit caches' storage (creation to delete or expiry, as logged): ${kept:.6f}, "
+        out.append("\n" + wrap_block(f"Explicit caches' storage (creation to delete or expiry, as logged): {usd(kept)}, "
                                       "included in both costs.", width) + "\n")
     for model, provider, n, why in s.unpriced:
         whose = f"{n:,} request{'s' if n > 1 else ''}"
@@ -270,7 +285,7 @@ def _what_if(what_if: Comparison, name: dict[str, str], markdown: bool, width: i
     return ["\n" + wrap_block(f"What if {v.describe()} (cost as replayed -> under the variant):", width) + "\n",
             *table,
             "\n" + wrap_block(f"This traffic under {v.describe()}: {'+' if t.cost_delta >= 0 else '-'}"
-                              f"${abs(t.cost_delta):,.2f}, {abs(fewer)} {'fewer' if fewer >= 0 else 'more'} rebuilds.",
+                              f"{usd(abs(t.cost_delta))}, {abs(fewer)} {'fewer' if fewer >= 0 else 'more'} rebuilds.",
                               width) + "\n"]
 
 
@@ -278,7 +293,7 @@ def _streams_what_if(what_if: Comparison, name: dict[str, str], markdown: bool, 
     lines = []
     for d in (*what_if.streams, what_if.total):
         lines.append([name.get(d.stream, d.stream), _usd(d.cost_base), _usd(d.cost_variant),
-                      f"{'+' if d.cost_delta >= 0 else '-'}${abs(d.cost_delta):,.4f}", str(d.rebuilds_base), str(d.rebuilds_variant)])
+                      f"{'+' if d.cost_delta >= 0 else '-'}{usd(abs(d.cost_delta))}", str(d.rebuilds_base), str(d.rebuilds_variant)])
     return grid(["stream", "cost", "cost what-if", "difference", "rebuilds", "rebuilds what-if"], lines, markdown, width)
 
 
@@ -348,6 +363,11 @@ def trace_text(paths, kind: str, fmt: str, capacities, eviction: str, block_size
                                 block_size=block_size, fmt="json" if fmt == "json" else "table")
     if fmt == "json":
         return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "csv":   # the capacity table's rows, as `table` prints them
+        points = result["summary"].get("curve") or [result["summary"]]
+        cols = [c for c in ("capacity_tokens", "hit_rate", "block_hit_rate", "hit_tokens", "evictions",
+                            "prefill_gpu_seconds_saved") if c in points[0]]
+        return rows_csv(points, cols)
     from prefixsim.report.traces import render_text  # lazy: with the engines, for a trace only
 
     return render_text(result)

@@ -3,6 +3,7 @@
 for their column moved to numbered footnotes, as `run -v` does."""
 from __future__ import annotations
 
+from prefixsim.core.dollars import usd
 from prefixsim.report.layout import DEFAULT_WIDTH, GAP, dropped_note, fit_dropping, footnote_causes, min_width, wrap_block
 
 
@@ -55,4 +56,4 @@ def _pct(v) -> str:
 
 
 def _usd(v) -> str:
-    return "n/a" if v is None else f"{'-' if v < 0 else ''}${abs(v):,.4f}"
+    return "n/a" if v is None else usd(v, cell=True)

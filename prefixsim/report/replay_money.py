@@ -53,7 +53,8 @@ def headline(result: ReplayResult, m: Money, grid, wrap, markdown: bool) -> list
              + (", by cause below" if any(lost for *_, lost in m.lost_by_cause) else "")]
             if m.measured else ["lost to the cache", "n/a", "not measured (replay measures it)"]]
     out = [wrap(_span(result)) + "\n\n", grid(["", "", ""], rows, markdown, headless=True, left=(0, 2))]
-    misses = [[k, f"{n:,}", usd(c), usd(lost) if m.measured else "n/a"] for k, n, c, lost in m.lost_by_cause]
+    misses = [[k, f"{n:,}", usd(c), usd(lost) if m.measured else "n/a"]
+              for k, n, c, lost in m.lost_by_cause]
     if misses:
         out += ["\nmisses by cause\n", grid(["cause", "misses", "cost $", "lost $"], misses, markdown, left=(0,)),
                 wrap(LOST) + "\n"]
@@ -105,7 +106,7 @@ def what_if_by(what_if: Comparison, by: str, grid, markdown: bool) -> list[str]:
 
     def row(key: str, base: Decimal, other: Decimal) -> list[str]:
         d = other - base
-        return [key, usd(base), usd(other), f"{'+' if d >= 0 else '-'}${abs(d):,.4f}"]
+        return [key, usd(base), usd(other), f"{'+' if d >= 0 else '-'}{usd(abs(d))}"]
 
     shown = keys if len(keys) <= MAX_GROUPS + 1 else keys[:MAX_GROUPS]
     body = [row(name[k], *acc[k]) for k in shown]
@@ -115,3 +116,16 @@ def what_if_by(what_if: Comparison, by: str, grid, markdown: bool) -> list[str]:
                         sum((acc[k][1] for k in rest), Decimal(0))))
     body.append(row("TOTAL", t.cost_base, t.cost_variant))
     return [grid([TITLE[by].split(",")[0], "cost $", "what-if $", "difference"], body, markdown, left=(0,))]
+
+
+def by_rows(m: Money) -> list[dict]:
+    """`--format csv`: the money table's rows, every group (none summed into "N more") and no TOTAL,
+    dollars unrounded (lost_usd empty where no loss was measured)."""
+    out = []
+    for g in m.groups:
+        share = g.read_share
+        out.append({m.by: g.key, "requests": g.requests, "hit_rate": "" if share is None else round(share, 4),
+                    "cost_usd": g.cost, "cost_no_cache_usd": g.no_cache, "saved_usd": g.saved,
+                    "lost_usd": g.lost if m.measured else "", "unpriced_requests": g.unpriced})
+    return out
+

@@ -29,8 +29,7 @@ def write_run_report(res: ScenarioResult, out_dir: str | Path) -> Path:
     timed = any(v.latency is not None for v in res.variants)   # seconds to first token (scenario/critical.py)
     files: dict[str, str | bytes] = {
         "requests.csv": csv_text(rows, ["variant", *REQUEST_COLUMNS, *kept, *(["ttft_s"] if timed else [])]),
-        "summary.csv": csv_text(summary, ["variant", *SUMMARY_COLUMNS, *kept, "vs_cheapest",
-                                          *(LATENCY_COLUMNS if timed else ())]),
+        "summary.csv": csv_text(summary, ["variant", *summary_columns([res])]),
         "summary.md": scenario_text(res, markdown=True) + "\n",
         "results.json": json_text(res.to_json())}
     chart = sweep_chart(res)   # a scenario with `sweep:` + `chart:` gets its curve drawn
@@ -50,13 +49,25 @@ def check_run_folders(files: Sequence[str], out_dir: str | Path) -> None:
         check_replaceable(Path(out_dir) / n.folder, RUN_KIND, RUN_FILES.__contains__)
 
 
-def runs_output(results: Sequence[ScenarioResult], fmt: str) -> str:
-    """What `prefixsim run` prints for the machine formats: `json` (every scenario's document) or `csv`
-    (every request of every variant of every scenario)."""
+def summary_columns(results: Sequence[ScenarioResult]) -> list[str]:
+    """summary.csv's columns after `variant` (and `run --format csv`'s): storage where an explicit
+    cache keeps one (Gemini), seconds to first token where a variant has a latency model."""
+    stored = any("storage_usd" in row for r in results for row in r.comparison_rows())
+    timed = any(v.latency is not None for r in results for v in r.variants)
+    return [*SUMMARY_COLUMNS, *(STORAGE_COLUMNS if stored else ()), "vs_cheapest", *(LATENCY_COLUMNS if timed else ())]
+
+
+def runs_output(results: Sequence[ScenarioResult], fmt: str, requests: bool = False) -> str:
+    """What `prefixsim run` prints for the machine formats: `json` (every scenario's document) or `csv`:
+    the comparison `table` prints, one row per variant of every scenario (summary.csv's columns), or
+    with `requests` (-v) every request of every variant."""
     if fmt == "json":
         return json_text({"scenarios": [r.to_json() for r in results]})
-    if fmt == "csv":
+    if fmt == "csv" and requests:
         rows = [{"scenario": r.name, "variant": v.variant, **row} for r in results for v in r.variants
                 for row in v.rows()]
         return csv_text(rows, ["scenario", "variant", *REQUEST_COLUMNS])
+    if fmt == "csv":
+        comp = [{"scenario": r.name, **row} for r in results for row in r.comparison_rows()]
+        return csv_text(comp, ["scenario", "variant", *summary_columns(results)])
     raise ValueError(f"runs_output: {fmt!r} is not json or csv (scenario_text prints the tables)")

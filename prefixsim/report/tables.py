@@ -4,10 +4,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
+from prefixsim.core.dollars import usd_cell
 from prefixsim.report.answer import answers
-from prefixsim.report.layout import DEFAULT_WIDTH, dropped_note, fit_dropping, footnote_causes, min_width, wrap_block
+from prefixsim.report.layout import DEFAULT_WIDTH, dropped_note, fit_dropping, footnote_causes, KEEP_TEXT, MIN_TEXT, min_width, wrap_block
 from prefixsim.scenario.results import GPU_COLUMNS, ScenarioResult
 from prefixsim.scenario.results import ranked_comparison as comparison_rows
 
@@ -29,6 +30,12 @@ RANGE_NOTE = ("retention is a documented range: read / hit / cost $ are the pess
 MEASURED_NOTE = ("Gemini implicit caching is best effort, a documented range from nothing read (the no-cache cost) "
                  "to every prefix kept 24 h (the (opt.) columns); read / hit / cost $ are what public traffic shows "
                  "(docs/rules.md#google-gemini; the assumptions say where it and the documentation disagree)")
+#: The same notes in a line each, for the terminal's comparison (the report and Markdown keep the above).
+SHORT_NOTES = {RANGE_NOTE: "(opt.): the optimistic end of a documented retention range; read / hit / cost $ the "
+                           "pessimistic end",
+               MEASURED_NOTE: "Gemini implicit: read / hit / cost $ as traffic shows; (opt.): every prefix "
+                              "kept 24 h (docs/rules.md#google-gemini)",
+               STORAGE_NOTE: "storage $: an explicit cache's storage, included in cost $"}
 TERMINAL_REQUEST = ("label", "stream", "model", "cache_read_input_tokens", "cache_write_5m_tokens",
                     "cache_write_1h_tokens", "input_tokens", "output_tokens", "hit_rate", "cost_usd", "cause")
 TERMINAL_SUMMARY = ("variant", "requests", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
@@ -49,7 +56,7 @@ def fmt(key: str, v: Any) -> str:
     if key in ("hit_rate", "savings_vs_no_cache", "hit_rate_optimistic", "cost_share"):
         return f"{100 * v:.1f}%"
     if key in ("cost_usd", "cost_no_cache_usd", "cost_usd_optimistic", "storage_usd"):
-        return f"{v:.4f}"
+        return usd_cell(v)
     if key in GPU_COLUMNS:
         return f"{v:,.2f}"
     if key == "vs_cheapest":
@@ -92,7 +99,8 @@ def _numeric(cols: Sequence[str]) -> list[bool]:
     return [c not in _TEXT_COLS for c in cols]
 
 
-def _fit_grid(rows: Sequence[dict], cols: Sequence[str], width: int, notes: list[str] | None = None) -> str:
+def _fit_grid(rows: Sequence[dict], cols: Sequence[str], width: int, notes: list[str] | None = None,
+              keep_text: int = MIN_TEXT, bold: Collection[int] = ()) -> str:
     """A terminal table fitted to `width`; causes that do not fit become footnotes in `notes`."""
     body = [[fmt(c, r.get(c)) for c in cols] for r in rows]
     if "cause" in cols:
@@ -108,8 +116,8 @@ def _fit_grid(rows: Sequence[dict], cols: Sequence[str], width: int, notes: list
     wrap = [c in ("label", "variant", "cause") for c in cols]
     # a narrow terminal: leave out what the answer does not rest on, and say so under the table
     drops = [list(cols).index(c) for c in NARROW_DROPS if c in cols]
-    text, dropped = fit_dropping(head, body, _numeric(cols), width, wrap, drops)
-    note = dropped_note(dropped, width, min_width(head, body, wrap))
+    text, dropped = fit_dropping(head, body, _numeric(cols), width, wrap, drops, keep_text=keep_text, bold=bold)
+    note = dropped_note(dropped, width, min_width(head, body, wrap, keep_text))
     return text + ("\n" + note if note else "")
 
 
@@ -158,6 +166,10 @@ def summary_columns(res: ScenarioResult, comp: Sequence[dict], terminal: bool) -
         i = cols.index("cost_usd") + 1
         cols = (*cols[:i], "hit_rate_optimistic", "cost_usd_optimistic", *cols[i:])
     cols = _with_storage(cols, comp)
+    if terminal:   # saved says what no-cache $ does, beside cost $ (summary.csv, .md and JSON keep it)
+        cols = tuple(c for c in cols if c != "cost_no_cache_usd")
+    if terminal and len(comp) > 1 and _repeats(comp, "output_tokens"):   # caching moves no output token:
+        cols = tuple(c for c in cols if c != "output_tokens")             # one figure throughout tells nothing
     sweep = _sweep(res)
     if sweep is not None:   # the swept value is a column of its own, the variant its plain name
         cols = (sweep[0], *cols)
@@ -196,12 +208,18 @@ def _with_storage(cols: tuple[str, ...], rows: Sequence[dict]) -> tuple[str, ...
 
 
 def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = True,
-                  width: int = DEFAULT_WIDTH, by_stream: bool = False) -> str:
+                  width: int = DEFAULT_WIDTH, by_stream: bool = False, bold: bool = False,
+                  answer: Sequence[str] | None = None) -> str:
     """One scenario as text: (per-request tables,) the comparison of variants and the answer line(s).
-    Terminal text fits `width`; Markdown is left to its renderer."""
+    Terminal text fits `width`; Markdown is left to its renderer. `bold`: the winning rows of the
+    comparison in ANSI bold (only for a terminal that takes it: commands/common.py emphasis).
+    `answer`: the lines that answer the question instead of the comparison's (a scenario with
+    `optimize:` is answered by its design search: report/best_design.py)."""
     h = "## " if markdown else ""
     out = [f"{h}{res.name}" + ("" if markdown else f"  ({res.path})")]
-    if res.description:
+    # The terminal leads with the question and its answer; the description is the report's (and
+    # Markdown's), so a folder of scenarios reads on one screen per few scenarios.
+    if res.description and (markdown or not res.question):
         out.append(res.description.strip() if markdown else wrap_block(res.description, width))
     comp = comparison_rows(res)
     sweep = _sweep(res)
@@ -232,22 +250,48 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
         scols = ("variant", "stream", "streams", "requests", "cache_read_input_tokens", "cache_creation_input_tokens",
                  "input_tokens", "output_tokens", "cost_usd", "cost_share")
         out.append(grid(srows, scols, True) if markdown else _fit_grid(srows, scols, width))
-    out.append("")
     title = "comparison of variants" + (f", at each {sweep[0]} value" if sweep else "")
-    out.append(f"{'### ' if markdown else ''}{title}")
+    if markdown or sweep or requests or by_stream:   # a lone table needs no title in a terminal
+        if len(out) > 1:   # a blank line after what came before, none under the scenario's name
+            out.append("")
+        out.append(f"{'### ' if markdown else ''}{title}")
     for note, bound in ((RANGE_NOTE, "pessimistic"), (MEASURED_NOTE, "measured")):
         if any(v.optimistic is not None and v.bound == bound for v in res.variants):
-            out.append(note if markdown else wrap_block(note, width))
+            out.append(note if markdown else wrap_block(SHORT_NOTES[note], width))
     if any("storage_usd" in r for r in comp):
-        out.append(STORAGE_NOTE if markdown else wrap_block(STORAGE_NOTE, width))
+        out.append(STORAGE_NOTE if markdown else wrap_block(SHORT_NOTES[STORAGE_NOTE], width))
     cols = summary_columns(res, comp, not markdown)
-    shown = [{**r, "variant": r["_base"]} for r in comp] if sweep else [dict(r) for r in comp]
+    shown = shown_rows(comp, sweep is not None)
     cols = _with_latency(cols, shown)
-    out.append(grid(shown, cols, True) if markdown else _fit_grid(shown, cols, width))
-    out.append("")
-    for line in answers(comp, [v.self_hosted for v in res.variants], sweep):
+    out.append(grid(shown, cols, True) if markdown else
+               _fit_grid(shown, cols, width, keep_text=KEEP_TEXT, bold=winners(comp) if bold else ()))
+    if markdown:
+        out.append("")
+    if res.question:   # the question first, so the line under it reads as its answer
+        q = f"question: {res.question.strip()}"
+        out.append(f"**{q}**" if markdown else wrap_block(q, width, "    "))
+    for line in answer if answer is not None else answers(comp, [v.self_hosted for v in res.variants], sweep):
         out.append(line if markdown else wrap_block(line, width, "    "))
     return "\n".join(out)
+
+
+#: How a reference variant is labelled in a comparison (it is never the answer: report/answer.py).
+REFERENCE_LABEL = " (reference)"
+
+
+def winners(comp: Sequence[dict]) -> set[int]:
+    """The rows the answer names cheapest: no reference, at 1.00x (each sweep value's own)."""
+    return {i for i, r in enumerate(comp) if not r.get("_reference") and r.get("vs_cheapest") == 1.0}
+
+
+def shown_rows(comp: Sequence[dict], sweep: bool) -> list[dict]:
+    """The comparison rows as tables show them: a sweep's variants by their plain name (the value is a
+    column of its own), a reference variant labelled as one."""
+    out = []
+    for r in comp:
+        name = r["_base"] if sweep else r["variant"]
+        out.append({**r, "variant": name + (REFERENCE_LABEL if r.get("_reference") else "")})
+    return out
 
 
 def _md_total(total: dict, cols: Sequence[str]) -> str:

@@ -161,7 +161,8 @@ FIELDS: dict[str, dict[str, tuple[str | None, Any]]] = {
                  {"system": "30K", "history": {"turns": 10}}),
         "timeline": ("The steps played in order after the base conversation.", [{"request": 3}, {"fork": 4}]),
     },
-    "Variant": {"name": ("Name of the variant in tables and reports.", "fork 4 children")},
+    "Variant": {"name": ("Name of the variant in tables and reports.", "fork 4 children"),
+                "reference": (None, True)},
     "SweepSpec": {
         "param": ("Name of the swept parameter, used as ${name} in the scenario.", "stagger"),
         "values": ("Values the parameter takes, one run each.", [0, 2, 5]),

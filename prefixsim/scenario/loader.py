@@ -35,7 +35,7 @@ class Run:
     settings: Settings
     sweep_value: Any
     path: str
-
+    reference: bool = False   # a yardstick variant (`reference: true`): shown, never the answer
     @property
     def base_dir(self) -> str:
         return str(Path(self.path).parent)
@@ -241,7 +241,7 @@ def _value_runs(doc: dict, node: Any, path: str, param: str | None, value: Any, 
             with found.catch():
                 _require_timeline(sc, [v], node, path, vi)
         name = v.name if param is None else f"{v.name} [{param}={value}]"
-        runs.append(Run(sc, name, settings, value, path))
+        runs.append(Run(sc, name, settings, value, path, v.reference))
     return runs
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
+from prefixsim.core.dollars import usd as usd_text
 from prefixsim.engines.base import prefill_seconds
 from prefixsim.model import Outcome
 
@@ -103,6 +104,8 @@ class VariantResult:
     bound: str = "pessimistic"
     #: Each request's time to first token and each turn's wait (None: an engine with no prefill rate).
     latency: Any = None
+    #: A yardstick variant (`reference: true`): in the comparison, labelled, but no answer names it.
+    reference: bool = False
 
     @property
     def base_variant(self) -> str:
@@ -113,7 +116,7 @@ class VariantResult:
     def __repr__(self) -> str:
         s = self.summary()
         return (f"<VariantResult {self.variant!r}: {s['requests']} requests, hit {s['hit_rate']:.1%}, "
-                f"${s['cost_usd']:.4f}>")
+                f"{usd_text(s['cost_usd'])}>")
 
     def stream_rows(self) -> list[dict[str, Any]]:
         """Costs split by stream: the main conversation, and each step's children together (`fork1`
@@ -231,7 +234,7 @@ class ScenarioResult:
         if not rows:
             return head + ">"
         best = min(rows, key=lambda r: r["cost_usd"])
-        return head + f", cheapest {best['variant']!r} ${best['cost_usd']:.4f}>"
+        return head + f", cheapest {best['variant']!r} {usd_text(best['cost_usd'])}>"
 
     def _sweep_columns(self, v: VariantResult) -> dict[str, Any]:
         return {} if v.sweep_param is None else {v.sweep_param: v.sweep_value}
@@ -312,16 +315,20 @@ class ScenarioResult:
 
 def ranked_comparison(res: "ScenarioResult") -> list[dict[str, Any]]:
     """The comparison with `x cheapest` taken among designs that compare: at the same sweep value,
-    and of the same kind (provider APIs in dollars; engines have no dollar cost to divide by)."""
+    of the same kind (provider APIs in dollars; engines have no dollar cost to divide by), and not
+    references (`reference: true`)."""
     comp = res.comparison_rows()
     for v, row in zip(res.variants, comp):
         row["_base"] = v.base_variant
         row["_sweep_value"] = v.sweep_value
         row["_kind"] = v.self_hosted
+        row["_reference"] = v.reference
         if v.sweep_param is not None:
             row[v.sweep_param] = v.sweep_value
     for row in comp:
         peers = [r for r in comp if r["_sweep_value"] == row["_sweep_value"] and r["_kind"] == row["_kind"]]
+        # against the cheapest design: a reference (a yardstick) may be cheaper, and reads below 1.00x
+        peers = [r for r in peers if not r["_reference"]] or peers
         cheapest = min(r["cost_usd"] for r in peers)
         row["vs_cheapest"] = None if row["_kind"] else (round(row["cost_usd"] / cheapest, 6) if cheapest else 1.0)
     return comp

@@ -338,6 +338,9 @@ class Variant(Settings):
     """One design compared: the scenario's settings with these keys overridden."""
 
     name: str
+    reference: bool = Field(False, description="A yardstick, not a design under review (e.g. a strawman accounting "
+                                               "model to compare against): shown and labelled in the table, never "
+                                               "named cheapest in the answer.")
 
 
 class SweepSpec(Strict):

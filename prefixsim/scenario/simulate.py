@@ -125,7 +125,8 @@ def _simulate(run: Run, price_date: dt.date | None, start: dt.datetime | None) -
                          optimistic=optimistic,
                          bound="measured" if optimistic is not None and any(
                              "measured" in sim.policy.describe(m) for m in models) else "pessimistic",
-                         rates={m: prices.rates(m, sim.provider) for m in models}, latency=latency)
+                         rates={m: prices.rates(m, sim.provider) for m in models}, latency=latency,
+                         reference=run.reference)
 
 
 def _latency(run: Run, outcomes: list, step_of: list[int], policy) -> Latency | None:

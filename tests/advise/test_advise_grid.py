@@ -266,8 +266,9 @@ def test_validate_checks_the_designs_and_run_says_where_they_are_searched(tmp_pa
     with pytest.raises(SystemExit) as e:
         main(["run", str(EXAMPLE), "--no-write", "--price-date", DATE])
     assert e.value.code == 0
-    assert "agent-design-space: run as written; `prefixsim search` searches its optimize: designs" \
-        in capsys.readouterr().err
+    cap = capsys.readouterr()   # the answer is the search's (test_run_answers pins it), and stderr says so
+    assert "agent-design-space: answered by its optimize: search (`prefixsim search` lists every design)" in cap.err
+    assert "best of 8 designs: ttl=1h stagger=hold spawn=subagent" in cap.out
 
 
 @pytest.mark.slow

@@ -247,7 +247,8 @@ def test_ttl_gaps_replace_the_built_in_rows_and_money_is_money(tmp_path):
     rows = [line.split() for line in out.splitlines() if line.strip().startswith(("120.0", "900.0", "60.0", "5400.0"))]
     assert [r[0] for r in rows] == ["120.0", "900.0"]          # only the gaps asked about
     # 20 K prefix, Sonnet 4.5: a read is $0.30/MTok x 20,000 = $0.006; a 5m write at 900 s $3.75 x 0.02 = $0.075
-    assert rows[0][1:3] == ["$0.006000", "$0.006000"] and rows[1][1:3] == ["$0.0750", "$0.006000"]
+    # one precision per column (issue 34 item 11: $0.006000 stood beside $0.0750)
+    assert rows[0][1:3] == ["$0.0060", "$0.0060"] and rows[1][1:3] == ["$0.0750", "$0.0060"]
     assert "(120 s: never, 900 s: from request 2)" in out
 
 

@@ -62,8 +62,11 @@ def test_the_replay_tables_are_what_replay_prints(args, variant):
 
 
 def test_the_replay_csv_is_what_replay_prints():
-    base, _ = api.replay_traffic(open_many([TRANSCRIPT]))
-    assert api.replay_csv(base) == _stdout("replay", str(TRANSCRIPT), "--format", "csv")
+    traffic = open_many([TRANSCRIPT])
+    base, _ = api.replay_traffic(traffic)
+    lost = api.replay_losses(traffic, base)
+    assert api.replay_csv(base, lost=lost) == _stdout("replay", str(TRANSCRIPT), "--format", "csv")
+    assert api.replay_csv(base, requests=True) == _stdout("replay", str(TRANSCRIPT), "--format", "csv", "--requests")
 
 
 def test_advice_and_design_search_are_what_advise_and_search_print(tmp_path):

@@ -1,5 +1,6 @@
 """The bench scripts at tiny sizes, so they keep working (their figures are checked by running them
 at full size, not here: timings in a test suite would be flaky)."""
+import re
 import sys
 from pathlib import Path
 
@@ -54,3 +55,14 @@ def test_replay_accuracy_counts_sessions_against_the_targets(capsys):
     assert "sessions with fewer exact reads than naive: " in out
     for s in per.values():
         assert s.naive <= s.requests and s.exact <= s.requests and s.read > 0
+
+
+def test_the_bench_readme_runs_with_the_python_on_the_path():
+    """bench/README.md's commands are `python bench/...` (issue 34 item 11: they named one machine's
+    /work/venv/bin/python), and each script they name is in bench/."""
+    text = (BENCH / "README.md").read_text(encoding="utf-8")
+    blocks = "\n".join(re.findall(r"```sh\n(.*?)```", text, re.S))
+    commands = [line.split("#")[0].split() for line in blocks.splitlines() if line.strip()]
+    assert commands and all(c[0] == "python" and (BENCH.parent / c[1]).is_file() for c in commands), commands
+    assert not re.search(r"\S*/bin/python\b", text)
+

@@ -121,7 +121,8 @@ def test_outputs_are_byte_identical_across_runs_and_hash_seeds(tmp_path):
 def test_replay_of_several_paths_reports_the_good_ones_and_names_the_bad(tmp_path, capsys):
     bad = tmp_path / "garbage.jsonl"
     bad.write_bytes(b"\x00\x01 not a log\n")
-    code, out, err = _exit(["replay", str(LOGS / "duplicate-ids.jsonl"), str(bad), "--format", "csv"], capsys)
+    code, out, err = _exit(["replay", str(LOGS / "duplicate-ids.jsonl"), str(bad), "--format", "csv", "--requests"],
+                           capsys)
     assert code == 2
     assert len(out.splitlines()) == 3   # header + the two usable requests of the good log
     assert err.splitlines()[-1] == f"prefixsim: 1 of 2 paths failed: {bad}"

@@ -234,7 +234,7 @@ def test_entries_named_jsonl_that_are_not_files_are_named(tmp_path, capsys):
     t.write(proj / "s1.jsonl")
     (proj / "old.jsonl").mkdir()
     (proj / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
-    code, out, err = _run(["replay", str(proj), "--format", "csv"], capsys)
+    code, out, err = _run(["replay", str(proj), "--format", "csv", "--requests"], capsys)
     assert code == 0 and len(out.splitlines()) == 2   # the header and x0
     assert f"{proj / 'gone.jsonl'}: skipped: a symbolic link to nothing; not read" in err
     assert f"{proj / 'old.jsonl'}: skipped: a folder, not a regular file; not read" in err

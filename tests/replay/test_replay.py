@@ -75,8 +75,10 @@ def test_table_markdown_csv_and_what_if_output(tmp_path):
     assert md.output.startswith("| # | stream")
     money = runner.invoke(cli, ["replay", str(main_file), "--format", "markdown"]).output
     assert "| # | stream" not in money and "| cost | $" in money and "| TOTAL | 6 |" in money
-    csv = runner.invoke(cli, ["replay", str(main_file), "--format", "csv"])
+    csv = runner.invoke(cli, ["replay", str(main_file), "--format", "csv", "--requests"])
     assert csv.output.splitlines()[0].startswith("index,request_id,timestamp,stream")
+    by_day = runner.invoke(cli, ["replay", str(main_file), "--format", "csv"])   # the money table's rows
+    assert by_day.output.splitlines()[0].startswith("day,requests,hit_rate,cost_usd")
     other = runner.invoke(cli, ["replay", str(main_file), "--model", "claude-sonnet-4-5", "--breakpoints", "last",
                                 "--format", "json"])
     assert json.loads(other.output)["what_if"]["variant"]["model"] == "claude-sonnet-4-5"

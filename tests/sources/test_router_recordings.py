@@ -240,7 +240,7 @@ def test_openrouter_cache_discount_is_shown_beside_the_billed_cost(tmp_path, cap
     out = " ".join(stdout.split())
     assert code == 0
     assert "OpenRouter's cache_discount (what caching saved it says, negative where writes cost more than input) " \
-           "for 3 requests: $0.003000." in out
+           "for 3 requests: $0.0030." in out
 
 
 def test_an_openrouter_cache_discount_that_is_no_amount_is_a_named_skipped_line(tmp_path):
