@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 TOOLS = [{"name": "Read", "description": "read a file", "input_schema": {"type": "object", "properties":
           {"path": {"type": "string"}, "limit": {"type": "integer", "default": 2000}}}},
@@ -180,3 +181,16 @@ def exact_log(turns: int, ids: bool = True) -> list[str]:
                  "usage": usage}
         out.append(json.dumps({"id": f"req_{k}", **entry} if ids else entry) + "\n")
     return out
+
+
+def messages_cassette(path: Path, calls: list[tuple[dict, dict, str]]) -> Path:
+    """A vcrpy cassette (our own) of Messages API calls at `path`: each call (request body, response,
+    the response's `Date` header), the bodies as JSON strings as vcrpy records them."""
+    lines = ["interactions:"]
+    for body, resp, date in calls:
+        lines += ["- request:", f"    body: {json.dumps(json.dumps(body))}", "    method: POST",
+                  "    uri: https://api.anthropic.com/v1/messages", "  response:",
+                  f"    body: {{string: {json.dumps(json.dumps(resp))}}}",
+                  f"    headers: {{Date: ['{date}']}}", "    status: {code: 200, message: OK}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -42,6 +42,8 @@ class Lenient:
     def __init__(self, book: PriceBook) -> None:
         self.book = book
         self.missing: dict[tuple[str, str | None], str] = {}
+        #: (model, provider) the book cannot price -> the provider its model id names, which can (or None)
+        self._billed_by: dict[tuple[str, str | None], str | None] = {}
 
     def __getattr__(self, name: str):
         # everything else (start, when, sheet, windows) is the book's own
@@ -49,6 +51,10 @@ class Lenient:
 
     def rates(self, model: str, provider: str | None = None, at: dt.datetime | None = None,
               endpoint: str | None = None) -> Rates:
+        key = (model, provider)
+        named = self._billed_by.get(key)
+        if named is not None:   # found before: ask the book that prices it, not the one that failed
+            return self._billed(model, provider, named, at)
         try:
             return self.book.rates(model, provider, at, endpoint)
         except UserError as e:
@@ -56,19 +62,23 @@ class Lenient:
                 raise
             named = family_provider(model, strict=True)
             if named not in ("other", provider):
-                # Another provider's model through this one's API format (Claude Code with
-                # ANTHROPIC_BASE_URL at DeepSeek's Anthropic endpoint sends `deepseek-v4-pro`): the
-                # model's own provider bills it, at its rates
+                # Another provider's model through this one's API format (Claude Code behind a proxy
+                # that serves `gpt-4.1`): the model's own provider bills it, at its rates
                 try:
-                    r = self.book.rates(model, named, at)
+                    r = self._billed(model, provider, named, at)
                 except UserError:
                     pass
                 else:
-                    return replace(r, source=f"{r.source} ({model} is {named}'s model, sent in {provider}'s "
-                                             f"API format: priced at {named}'s rates)")
+                    self._billed_by[key] = named
+                    return r
             self.missing.setdefault((model, provider), e.message)
             return Rates(model, _ZERO, _ZERO, _ZERO, _ZERO, _ZERO, f"{NO_PRICE}{model}" +
                          (f" on {provider}" if provider else "") + " (its costs are missing)")
+
+    def _billed(self, model: str, provider: str | None, named: str, at: dt.datetime | None) -> Rates:
+        r = self.book.rates(model, named, at)
+        return replace(r, source=f"{r.source} ({model} is {named}'s model, sent in {provider}'s API format: "
+                                 f"priced at {named}'s rates)")
 
     def rates_at(self, model: str, provider: str | None, t: float) -> Rates:
         return self.rates(model, provider, self.book.start + dt.timedelta(seconds=t))

@@ -39,11 +39,14 @@ def load_sheet(path: str | None) -> dict | None:
 
 
     with input_boundary(path):
-        if Path(path).suffix == ".json":
-            doc = load_json(path, "price sheet", cap=MAX_YAML_BYTES)
-        else:
-            doc = load_yaml(path, "price sheet", needs="one model's prices")
-        return _checked_sheet(path, doc)
+        return _checked_sheet(path, _document(path, "price sheet", "one model's prices"))
+
+
+def _document(path: str, what: str, needs: str) -> object:
+    """A user's YAML or JSON file (by its suffix), read under the caps every input file has."""
+    if Path(path).suffix == ".json":
+        return load_json(path, what, cap=MAX_YAML_BYTES)
+    return load_yaml(path, what, needs=needs)
 
 
 def _checked_sheet(path: str, doc: object) -> dict:
@@ -111,10 +114,7 @@ def load_gpus(path: str | None) -> dict | None:
     from prefixsim.serving.gpus import GpuRowError, catalogue   # lazy: the serving layer only for its study
 
     with input_boundary(path):
-        if Path(path).suffix == ".json":
-            doc = load_json(path, "GPU rows", cap=MAX_YAML_BYTES)
-        else:
-            doc = load_yaml(path, "GPU rows", needs="one GPU's figures")
+        doc = _document(path, "GPU rows", "one GPU's figures")
         if not isinstance(doc, dict):
             raise UserError("a GPU file maps a GPU name to its figures, e.g. h100-sxm: {usd_per_hour: 2.0}", path, 1)
         for name in doc:

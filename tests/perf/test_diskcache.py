@@ -5,30 +5,20 @@ import datetime as dt
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import data_file
+from fresh_replay import replay_fresh
 
 from prefixsim._perf import diskcache, price_memo
 from prefixsim.core import pricing
 from prefixsim.core import tokens as tokenize
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _replay(cache: Path, *extra: str) -> tuple[str, list[str]]:
-    code = ("import contextlib, io, json, sys\nfrom prefixsim.cli import main\nbuf = io.StringIO()\n"
-            "with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):\n"
-            f"    main(['replay', {str(data_file('claude-code'))!r}, *{list(extra)!r}])\n"
-            "print(json.dumps([buf.getvalue(), sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('genai_prices', 'tiktoken'))]))")
-    env = {**os.environ, "PREFIXSIM_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", code], cwd=cache.parent, env=env, capture_output=True, text=True,
-                         check=True)
-    return json.loads(out.stdout.splitlines()[-1])
+    return replay_fresh(cache, [str(data_file("claude-code")), *extra], ("genai_prices", "tiktoken"))
 
 
 @pytest.mark.no_mutation

@@ -5,6 +5,7 @@ first model-written turn, and the replay steps it into the cache before the reco
 import json
 
 from click.testing import CliRunner
+from log_fixtures import messages_cassette
 
 from prefixsim.cli import cli
 from prefixsim.model import Block, Layer, Request
@@ -18,7 +19,7 @@ SYSTEM = "You are a helpful assistant. " + "This is padding to make the prompt l
 def _cassette(tmp_path, name, words, reads, messages=None):
     """A vcrpy cassette (our own) of Messages calls as crewAI's caching tests make them: the breakpoint
     on the user message, which differs between the calls; `reads` is what each call's usage says it read."""
-    lines = ["interactions:"]
+    calls = []
     for k, (word, read) in enumerate(zip(words, reads)):
         msgs = (messages or [])[:] + [{"role": "user", "content": [
             {"type": "text", "text": f"Say {word} in one word.", "cache_control": {"type": "ephemeral"}}]}]
@@ -27,13 +28,8 @@ def _cassette(tmp_path, name, words, reads, messages=None):
                 "content": [{"type": "text", "text": "Hi"}],
                 "usage": {"input_tokens": 3, "cache_creation_input_tokens": 0 if read else 1300,
                           "cache_read_input_tokens": read, "output_tokens": 2}}
-        lines += ["- request:", f"    body: {json.dumps(json.dumps(body))}", "    method: POST",
-                  "    uri: https://api.anthropic.com/v1/messages", "  response:",
-                  f"    body: {{string: {json.dumps(json.dumps(resp))}}}",
-                  f"    headers: {{Date: ['Tue, 10 Feb 2026 18:27:4{k} GMT']}}", "    status: {code: 200, message: OK}"]
-    p = tmp_path / f"{name}.yaml"
-    p.write_text("\n".join(lines) + "\n")
-    return p
+        calls.append((body, resp, f"Tue, 10 Feb 2026 18:27:4{k} GMT"))
+    return messages_cassette(tmp_path / f"{name}.yaml", calls)
 
 
 def test_a_recording_that_starts_warm_is_replayed_after_an_earlier_run_of_its_test(tmp_path):

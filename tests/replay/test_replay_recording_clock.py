@@ -3,7 +3,8 @@ headers put its calls on the clock they ran on, so the cassettes one test run re
 share one cache, as they shared the account's; and a request that starts at the instant its
 predecessor's response was stamped reads that response's write however the times were shifted."""
 import datetime as dt
-import json
+
+from log_fixtures import messages_cassette
 
 from prefixsim.core.simulator import Simulator
 from prefixsim.model import Block, Call, Layer, Request
@@ -17,7 +18,7 @@ SYSTEM = "You are a helpful assistant. " + "This is padding to make the prompt l
 def _cassette(tmp_path, name, dates, stream=False):
     """A vcrpy cassette (our own) of two Messages calls, the breakpoint on the user message as crewAI's
     tests put it, each response with the server's `Date` header; every call writes its prompt."""
-    lines = ["interactions:"]
+    calls = []
     for k, date in enumerate(dates):
         body = {"model": "claude-sonnet-4-5", "max_tokens": 50, "system": SYSTEM, "stream": stream,
                 "messages": [{"role": "user", "content": [{"type": "text", "text": f"Say word {k}.",
@@ -26,13 +27,8 @@ def _cassette(tmp_path, name, dates, stream=False):
                 "content": [{"type": "text", "text": "Hi"}],
                 "usage": {"input_tokens": 3, "cache_creation_input_tokens": 1300, "cache_read_input_tokens": 0,
                           "output_tokens": 2}}
-        lines += ["- request:", f"    body: {json.dumps(json.dumps(body))}", "    method: POST",
-                  "    uri: https://api.anthropic.com/v1/messages", "  response:",
-                  f"    body: {{string: {json.dumps(json.dumps(resp))}}}",
-                  f"    headers: {{Date: ['{date}']}}", "    status: {code: 200, message: OK}"]
-    p = tmp_path / f"{name}.yaml"
-    p.write_text("\n".join(lines) + "\n")
-    return p
+        calls.append((body, resp, date))
+    return messages_cassette(tmp_path / f"{name}.yaml", calls)
 
 
 def test_a_date_header_is_when_the_call_ran():
