@@ -1,7 +1,10 @@
 """Design space search for scenarios: every design a scenario's `optimize:` spans (scenario/optimize.py),
-simulated as `prefixsim run` simulates a variant, then compared on two axes: what it costs, and how
-many prompt tokens it computes uncached on its critical path (a latency proxy). The cheapest design
-and the Pareto front of the two are marked.
+simulated as `prefixsim run` simulates a variant, then compared on two axes: what it costs, and its
+p95 time to first token (TTFT_STAT: the 95th percentile of its requests' times to first token under
+the scenario's latency model, scenario/critical.py, the figure `--max-ttft` bounds). The cheapest
+design and the Pareto front of the two are marked. Each design also carries the user-visible wait
+per turn (p50/p95) and the uncached critical-path tokens below, the latency proxy the search used
+before it had a latency model.
 
 Uncached critical-path tokens. A request's uncached tokens are the prompt tokens it does not read
 from the cache: `input_tokens + cache_creation_input_tokens` (a cache write is computed too). The
@@ -19,6 +22,7 @@ chain counts. It is a proxy: prefill time grows with tokens computed, but waits 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
@@ -41,7 +45,19 @@ class Design:
     last_start_s: float           # when the last request starts on the simulated clock
     requests: int
     hit_rate: float
+    #: seconds, as scenario/critical.py's Latency.figures() gives them (None: no latency model, an
+    #: engine without a prefill rate)
+    ttft_p50_s: float | None = None
+    ttft_p95_s: float | None = None
+    wait_p50_s: float | None = None
+    wait_p95_s: float | None = None
     pareto: bool = False
+
+    @property
+    def ttft(self) -> float:
+        """The figure the front and `--max-ttft` compare (TTFT_STAT); a design without one compares as
+        slower than any design with one."""
+        return math.inf if self.ttft_p95_s is None else self.ttft_p95_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +65,24 @@ class GridResult:
     scenario: str
     path: str
     designs: tuple[Design, ...]   # in grid order (scenario/optimize.py: points)
+    #: `--max-ttft` (seconds): `designs` are those whose p95 TTFT meets it, `excluded` the others
+    max_ttft_s: float | None = None
+    excluded: tuple[Design, ...] = ()
+
+    def within(self, max_ttft_s: float | None) -> GridResult:
+        """The designs whose p95 TTFT is at most `max_ttft_s` (a design without a latency model never
+        is). The front is unchanged for those kept: a design that dominates one within the bound has
+        no higher p95 TTFT, so it is within too."""
+        if max_ttft_s is None:
+            return self
+        keep = tuple(d for d in self.designs if d.ttft <= max_ttft_s)
+        return replace(self, designs=keep, max_ttft_s=max_ttft_s,
+                       excluded=tuple(d for d in self.designs if d.ttft > max_ttft_s))
 
     @property
     def cheapest(self) -> Design:
-        """Least cost; a tie goes to fewer critical-path tokens, then to the earlier last request (a
-        shorter wait), then to the earlier design in the grid."""
+        """Least cost; a tie goes to the lower p95 TTFT, then to fewer critical-path tokens, then to
+        the earlier last request (a shorter wait), then to the earlier design in the grid."""
         return min(self.designs, key=_order)
 
     def tied(self) -> tuple[Design, ...]:
@@ -71,8 +100,12 @@ class GridResult:
         return tuple(sorted(self.designs, key=_order))
 
 
+#: The statistic of a design's times to first token that the front and `--max-ttft` compare.
+TTFT_STAT = "p95 TTFT"
+
+
 def _order(d: Design) -> tuple:
-    return (d.cost_usd, d.critical_tokens, d.last_start_s)
+    return (d.cost_usd, d.ttft, d.critical_tokens, d.last_start_s)
 
 
 def uncached(o: Outcome) -> int:
@@ -112,12 +145,12 @@ def critical_path(outcomes: list[Outcome], pace: float) -> tuple[int, int]:
 
 
 def mark_pareto(designs: list[Design]) -> list[Design]:
-    """Each design with `pareto` set: no other design costs no more and computes no more uncached
-    critical-path tokens while being strictly lower in one of them. Equal designs are both on the front."""
+    """Each design with `pareto` set: no other design costs no more and has no higher p95 TTFT while
+    being strictly lower in one of them. Equal designs are both on the front."""
     out = []
     for d in designs:
-        dominated = any(e.cost_usd <= d.cost_usd and e.critical_tokens <= d.critical_tokens
-                        and (e.cost_usd < d.cost_usd or e.critical_tokens < d.critical_tokens) for e in designs)
+        dominated = any(e.cost_usd <= d.cost_usd and e.ttft <= d.ttft
+                        and (e.cost_usd < d.cost_usd or e.ttft < d.ttft) for e in designs)
         out.append(replace(d, pareto=not dominated))
     return out
 
@@ -125,8 +158,9 @@ def mark_pareto(designs: list[Design]) -> list[Design]:
 def design(v: VariantResult, pace: float, values: tuple[tuple[str, str], ...]) -> Design:
     s = v.summary()
     tokens, n = critical_path(v.outcomes, pace)
+    times = v.latency.figures() if v.latency is not None else {}
     return Design(v.variant, values, v.cost_exact, tokens, n,
-                  max((o.call.t for o in v.outcomes), default=0.0), s["requests"], s["hit_rate"])
+                  max((o.call.t for o in v.outcomes), default=0.0), s["requests"], s["hit_rate"], **times)
 
 
 def from_result(res: ScenarioResult, runs: list) -> GridResult:

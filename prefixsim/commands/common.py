@@ -55,6 +55,40 @@ class TokenSize(click.ParamType):
         return n
 
 
+class Seconds(click.ParamType):
+    """A time in seconds as a latency option takes it: `3`, `3s`, `2.5s`, `3000ms`, `1m`; refused by the
+    option's name unless finite, above 0 and at most `high`."""
+
+    name = "seconds"
+
+    def __init__(self, high: float = 3600.0) -> None:
+        self.high = high
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            x = float(value)
+        else:
+            text = str(value).strip().lower()
+            scale = 0.001 if text.endswith("ms") else 1.0
+            number = text[:-2] if scale != 1.0 else text[:-1] if text.endswith("s") else text
+            try:
+                x = float(number) * scale if number.strip() and "_" not in number else float("nan")
+            except ValueError:
+                x = float("nan")
+            if x != x and scale == 1.0:   # 1m, 1m30s: as a scenario writes a duration
+                from prefixsim.scenario.fields import parse_duration  # lazy: start-up: only then
+
+                try:
+                    x = parse_duration(text)
+                except ValueError:
+                    pass
+        if x != x or x in (float("inf"), float("-inf")):
+            self.fail(f"{value!r} is not a time (seconds: 3, 3s, 2.5s, 3000ms)", param, ctx)
+        if not 0 < x <= self.high:
+            self.fail(f"{value} is not a time it can take (above 0, at most {self.high:g} s)", param, ctx)
+        return x
+
+
 #: Skipped lines named one by one on stderr before the rest are only counted.
 SHOWN_PROBLEMS = 20
 

@@ -178,7 +178,7 @@ def summary_columns(res: ScenarioResult, comp: Sequence[dict], terminal: bool) -
 
 def seconds(x: float) -> str:
     """Seconds to two decimals, one from 10 s up (a cell stays narrow)."""
-    return f"{x:.2f}" if x < 10 else f"{x:.1f}"
+    return f"{x:.2f}" if round(x, 2) < 10 else f"{x:.1f}"   # 9.997 is 10.0, not 10.00
 
 
 def _with_latency(cols: tuple[str, ...], rows: list[dict]) -> tuple[str, ...]:

@@ -101,16 +101,20 @@ def test_critical_path_takes_the_heaviest_child_and_waits_only_for_finished_stre
     assert critical_path(outs[:5] + outs[6:], 10.0) == (332, 4)
 
 
-def _d(name, cost, tokens):
-    return Design(name, (), Decimal(cost), tokens, 1, 0.0, 1, 0.0)
+def _d(name, cost, p95, tokens=0):
+    return Design(name, (), Decimal(cost), tokens, 1, 0.0, 1, 0.0, ttft_p95_s=p95)
 
 
-def test_pareto_front_on_a_constructed_case():
-    ds = [_d("a", "1.00", 100), _d("b", "2.00", 50), _d("b2", "2.00", 50), _d("c", "3.00", 50),
-          _d("d", "5.00", 10), _d("e", "6.00", 60), _d("f", "1.00", 120), _d("g", "4.99", 11)]
+def test_pareto_front_of_cost_and_p95_ttft_on_a_constructed_case():
+    ds = [_d("a", "1.00", 1.0), _d("b", "2.00", 0.5), _d("b2", "2.00", 0.5), _d("c", "3.00", 0.5),
+          _d("d", "5.00", 0.1), _d("e", "6.00", 0.6), _d("f", "1.00", 1.2), _d("g", "4.99", 0.11),
+          _d("none", "0.50", None), _d("h", "0.50", 3.0, tokens=10)]
     front = {d.name for d in mark_pareto(ds) if d.pareto}
-    # c costs more than b at the same tokens; e is worse than b on both; f has a's cost and more tokens
-    assert front == {"a", "b", "b2", "d", "g"}
+    # c costs more than b at the same TTFT; e is worse than b on both; f has a's cost and a higher TTFT;
+    # a design without a latency model compares as slower than any with one: h, at its cost, beats it
+    assert front == {"a", "b", "b2", "d", "g", "h"}
+    # the tokens no longer decide the front: h computes 10 uncached tokens, a none
+    assert [d.name for d in sorted(mark_pareto(ds), key=lambda d: d.ttft)][:1] == ["d"]
 
 
 def _advise(*args):

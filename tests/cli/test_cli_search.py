@@ -36,7 +36,8 @@ def test_search_prints_what_advise_printed_on_a_scenario_with_optimize(fmt):
     if fmt == "table":   # the figures docs/design-search.md and the README show
         assert searched.stdout.splitlines()[:2] == [
             f"agent-design-space ({EXAMPLE}): 8 designs",
-            "cheapest: ttl=1h stagger=hold spawn=subagent  $0.6285, 32.0% below the costliest ($0.9239)"]
+            "cheapest: ttl=1h stagger=hold spawn=subagent  $0.6285 (TTFT p50/p95 0.96/1.64 s), 32.0% below the "
+            "costliest ($0.9239)"]
     if fmt == "json":
         assert json.loads(searched.stdout)["scenarios"][0]["cheapest"] == "ttl=1h stagger=hold spawn=subagent"
 
