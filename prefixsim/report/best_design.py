@@ -1,14 +1,14 @@
 """What the design-review page leads with for a scenario that declares `optimize:`: the best design
-the search finds (advise/grid.py, the search `prefixsim search` and `advise` run), what it saves over
-the design as written, which choices it changes, and the search's chart of cost against uncached
-critical-path tokens. The search's figures are used as they are, never recomputed here."""
+the search finds (advise/grid.py, the search `prefixsim search` and `advise` run), its time to first
+token, what it saves over the design as written, which choices it changes, and the search's chart of
+cost against p95 TTFT. The search's figures are used as they are, never recomputed here."""
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 
-from prefixsim.advise.grid import Design, GridResult, search
+from prefixsim.advise.grid import TTFT_STAT, Design, GridResult, search
 from prefixsim.core.dollars import usd
 from prefixsim.io.fsutil import slug
 from prefixsim.report import pareto
@@ -38,9 +38,9 @@ class BestDesign:
         return float(self.saving / self.written_cost) if self.written_cost else 0.0
 
     def sentence(self) -> str:
-        """The answer in one sentence: the design, its cost, what it saves and what it changes."""
+        """The answer in one sentence: the design, its cost and TTFT, what it saves and what it changes."""
         b = self.best
-        head = f"best design found: {b.name}, {usd(b.cost_usd)}"
+        head = f"best design found: {b.name}, {usd(b.cost_usd)}{pareto.latency_text(b)}"
         if self.saving > 0:
             change = "; ".join(f"{d} {a} → {z}" for d, a, z in self.changes)
             return (f"{head}, saving {usd(self.saving)} ({self.share:.1%}) over the design as written "
@@ -60,20 +60,23 @@ class BestDesign:
         return out
 
     def answer_lines(self) -> list[str]:
-        """`run`'s answer to a scenario with `optimize:`: the best design, its saving over the design as
-        written, what each choice saves, and the fastest design when it is another."""
+        """`run`'s answer to a scenario with `optimize:`: the best design and its TTFT, its saving over the
+        design as written, what each choice saves, and the design with the lowest p95 TTFT when it is
+        another (its TTFT and cost against the best's)."""
         b = self.best
         if self.saving <= 0:
-            lines = [f"the design as written ({self.written}, {usd(self.written_cost)}) is the cheapest of "
+            lines = [f"the design as written ({self.written}, {usd(self.written_cost)}{pareto.latency_text(b)}) is the cheapest of "
                      f"{len(self.grid.designs)} designs"]
         else:
             why = "; ".join(f"{d} {a} → {z} saves {usd(x)}" for d, a, z, x in self.choice_savings())
-            lines = [f"best of {len(self.grid.designs)} designs: {b.name}, {usd(b.cost_usd)}, {self.share:.1%} below the "
-                     f"design as written ({usd(self.written_cost)})" + (f", because {why}" if why else "")]
-        fast = min(self.grid.designs, key=lambda d: (d.critical_tokens, d.cost_usd))
-        if fast.critical_tokens < b.critical_tokens:
-            lines.append(f"fastest: {fast.name}, {fast.critical_tokens:,} uncached critical-path tokens against "
-                         f"{b.critical_tokens:,}, at {usd(fast.cost_usd)}")
+            lines = [f"best of {len(self.grid.designs)} designs: {b.name}, {usd(b.cost_usd)}{pareto.latency_text(b)}, {self.share:.1%} "
+                     f"below the design as written ({usd(self.written_cost)})" + (f", because {why}" if why else "")]
+        fast = pareto.fastest(self.grid)
+        if fast is None and b.ttft_p95_s is not None and len(self.grid.designs) > 1:   # the question asks both
+            lines[0] += f"; also the fastest by {TTFT_STAT}"
+        if fast is not None:
+            lines.append(f"fastest: {fast.name}, {TTFT_STAT} {pareto.seconds_text(fast.ttft)} against "
+                         f"{pareto.seconds_text(b.ttft)}, at {usd(fast.cost_usd)} (+{usd(fast.cost_usd - b.cost_usd)})")
         return lines
 
     def rows(self) -> list[dict]:
@@ -84,17 +87,18 @@ class BestDesign:
         for r, d in zip(pareto.rows(self.grid), self.grid.ranked()):
             if id(d) in keep or d.cost_usd == self.written_cost and _same(d, self.changes):
                 out.append({"design": r["design"], "cost_usd": r["cost_usd"], "vs_cheapest": r["vs_cheapest"],
+                            "ttft": pareto.pair(r, "ttft"), "wait": pareto.pair(r, "wait"),
                             "uncached_critical_path_tokens": r["uncached_critical_path_tokens"],
                             "hit_rate": r["hit_rate"], "pareto": "yes" if r["pareto"] else ""})
         return out
 
     def figure(self) -> Figure:
-        return Figure(f"{self.grid.scenario}: cost against uncached critical-path tokens, {len(self.grid.designs)} "
+        return Figure(f"{self.grid.scenario}: cost against p95 time to first token, {len(self.grid.designs)} "
                       f"designs", render_both(pareto.figure(self.grid))[0], f"{slug(self.grid.scenario)}-pareto",
-                      "Every design of `optimize:`, lower left better on both axes: the Pareto front joined, the "
-                      "cheapest ringed. Uncached critical-path tokens, a latency proxy: the prompt tokens not read "
-                      "from the cache (uncached input + cache writes) along the chain of requests that wait on each "
-                      "other that computes the most.")
+                      f"{pareto.title(self.grid)}. Every design of `optimize:`, lower left better on both axes: the "
+                      "Pareto front joined, the cheapest ringed. p95 TTFT: the 95th percentile of the design's "
+                      "requests' times to first token under the scenario's latency model (docs/rules.md#latency); "
+                      "the table gives each design's wait per turn too.")
 
 
 def _same(d: Design, changes) -> bool:

@@ -24,7 +24,7 @@ from prefixsim.report.study_sizes import scenario_sizes
 from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
 from prefixsim.report.folders import check_distinct, scenario_inputs
 from prefixsim.report.html import Figure, Section, markdown, page
-from prefixsim.report.tables import _sweep, comparison_rows, shown_rows, summary_columns
+from prefixsim.report.tables import _sweep, comparison_rows, shown_rows, summary_columns, with_latency
 from prefixsim.scenario.loader import scenario_files, load_runs
 from prefixsim.scenario.parallel import run_files
 from prefixsim.scenario.results import ScenarioResult
@@ -36,7 +36,8 @@ from prefixsim.sources import open_many
 #: marker holds only PNGs.
 IMAGES = "report's image folder"
 #: The design search's table on the page (the search's own columns, report/pareto.py).
-BEST_COLUMNS = ("design", "cost_usd", "vs_cheapest", "uncached_critical_path_tokens", "hit_rate", "pareto")
+BEST_COLUMNS = ("design", "cost_usd", "vs_cheapest", "ttft", "wait", "uncached_critical_path_tokens", "hit_rate",
+                "pareto")
 COMPARISON = ("variant", "requests", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
               "output_tokens", "hit_rate", "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache", "vs_cheapest")
 
@@ -238,8 +239,8 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
         summary = comparison_rows(res)
         reading = " ".join(a[:1].upper() + a[1:] + "." for a in answers(
             summary, [v.self_hosted for v in res.variants], _sweep(res)))
-        shown = shown_rows(summary, _sweep(res) is not None)
-        tables = [("comparison of variants", shown, summary_columns(res, summary, True)),
+        shown = shown_rows(summary, _sweep(res) is not None)   # with TTFT and wait beside the cost, as `run`'s
+        tables = [("comparison of variants", shown, with_latency(summary_columns(res, summary, True), shown)),
                   ("assumptions", scenario_assumptions(res), ("what", "value", "for"))]
         figures = scenario_figures(res)
         if best is not None:

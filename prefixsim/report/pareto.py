@@ -76,7 +76,8 @@ TERMINAL = tuple(c for c in SHOWN if c != "requests")
 NARROW_DROPS = ("critical_path_requests", "last_start_s", "hit_rate", "wait", "uncached_critical_path_tokens")
 
 
-def _pair(r: dict, key: str) -> str:
+def pair(r: dict, key: str) -> str:
+    """A row's p50/p95 of `key` (ttft, wait) in one cell, as `run`'s comparison shows them."""
     p50, p95 = r[f"{key}_p50_s"], r[f"{key}_p95_s"]
     return "" if p50 is None else f"{seconds(p50)}/{seconds(p95)}"
 
@@ -86,7 +87,7 @@ def _table(rs: Sequence[dict], markdown: bool, width: int = DEFAULT_WIDTH) -> st
     if not any(r["ttft_p50_s"] is not None for r in rs):   # no latency model (an engine without a rate)
         cols = tuple(c for c in cols if c not in ("ttft", "wait"))
     head = [HEADERS.get(c, c) for c in cols]
-    body = [[_pair(r, c) if c in ("ttft", "wait") else _cell(c, r[c]) for c in cols] for r in rs]
+    body = [[pair(r, c) if c in ("ttft", "wait") else _cell(c, r[c]) for c in cols] for r in rs]
     left = [c == "design" for c in cols]
     if markdown:
         def line(cells):
@@ -109,7 +110,8 @@ def _bound(g: GridResult) -> str:
     return f"{TTFT_STAT} ≤ {seconds_text(g.max_ttft_s)}" if g.max_ttft_s is not None else ""
 
 
-def _latency(d: Design) -> str:
+def latency_text(d: Design) -> str:
+    """` (TTFT p50/p95 0.96/1.64 s)` after a design's cost; nothing without a latency model."""
     return "" if d.ttft_p50_s is None else f" (TTFT p50/p95 {seconds(d.ttft_p50_s)}/{seconds(d.ttft_p95_s)} s)"
 
 
@@ -137,7 +139,7 @@ def _summary(g: GridResult) -> list[str]:
     lines = [f"{g.scenario} ({g.path}): {n} designs"]
     if g.max_ttft_s is not None:
         lines.append(f"{_bound(g)}: {len(g.designs)} of {n} designs meet it, {len(g.excluded)} excluded")
-    lines.append(f"cheapest: {c.name}  {usd(c.cost_usd)}{_latency(c)}" + (
+    lines.append(f"cheapest: {c.name}  {usd(c.cost_usd)}{latency_text(c)}" + (
         f", {float((top - c.cost_usd) / top):.1%} below the costliest ({usd(top)})" if top > c.cost_usd else ""))
     tied = g.tied()
     if tied:

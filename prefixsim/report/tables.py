@@ -181,7 +181,7 @@ def seconds(x: float) -> str:
     return f"{x:.2f}" if round(x, 2) < 10 else f"{x:.1f}"   # 9.997 is 10.0, not 10.00
 
 
-def _with_latency(cols: tuple[str, ...], rows: list[dict]) -> tuple[str, ...]:
+def with_latency(cols: tuple[str, ...], rows: list[dict]) -> tuple[str, ...]:
     """TTFT and wait per turn, p50/p95 in one cell each (scenario/critical.py), beside the cost: in
     the rows as text cells `ttft` and `wait`; no columns when no row has a latency, no wait column
     when every design's waits are its requests' times (the JSON and summary.csv keep both)."""
@@ -262,7 +262,7 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
         out.append(STORAGE_NOTE if markdown else wrap_block(SHORT_NOTES[STORAGE_NOTE], width))
     cols = summary_columns(res, comp, not markdown)
     shown = shown_rows(comp, sweep is not None)
-    cols = _with_latency(cols, shown)
+    cols = with_latency(cols, shown)
     out.append(grid(shown, cols, True) if markdown else
                _fit_grid(shown, cols, width, keep_text=KEEP_TEXT, bold=winners(comp) if bold else ()))
     if markdown:

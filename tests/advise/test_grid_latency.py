@@ -118,3 +118,10 @@ def test_the_table_fits_the_width_and_names_what_it_leaves_out(two):
     assert "(not shown at 60 columns: crit. reqs, last start s, hit,\nwait p50/p95, crit. uncached; --width 97" in narrow
     assert table[0].split() == ["rank", "design", "cost", "$", "x", "cheapest", "TTFT", "p50/p95", "Pareto"]
     assert "not shown" not in wide and "crit. reqs" in wide
+
+
+def test_seconds_round_before_they_choose_their_precision():
+    from prefixsim.report.tables import seconds
+
+    # 9.997 s printed "10.00" (two decimals chosen before rounding), wider than any other cell from 10 s
+    assert (seconds(9.994), seconds(9.997), seconds(10.04), seconds(0.964)) == ("9.99", "10.0", "10.0", "0.96")

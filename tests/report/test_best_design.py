@@ -34,7 +34,8 @@ def test_the_page_leads_with_the_searchs_best_design_and_its_saving(page):
     assert saving > 0
     section = md.split("## Scenario: agent-design-space", 1)[1]
     reading = next(line for line in section.splitlines() if line.startswith("> "))
-    assert reading.startswith(f"> Best design found: {best.name}, ${best.cost_usd:.4f}, saving ${saving:.4f} "
+    assert reading.startswith(f"> Best design found: {best.name}, ${best.cost_usd:.4f} (TTFT p50/p95 0.96/1.64 s), "
+                              f"saving ${saving:.4f} "
                               f"({float(saving / as_written):.1%}) over the design as written (default, "
                               f"${as_written:.4f}): ")
     # the choices it changes, each from its written value: the file writes 5m, stagger 0 and forks
@@ -52,7 +53,19 @@ def test_the_search_chart_and_table_are_on_the_page(page):
     table = section.split("### design search", 1)[1]
     names = re.findall(r"^\| (ttl=\S+ stagger=\S+ spawn=\S+) \|", table, re.M)
     assert names[0] == grid.cheapest.name and {d.name for d in grid.front} <= set(names)
-    assert 'alt="agent-design-space: cost against uncached critical-path tokens, 8 designs"' in html
+    assert 'alt="agent-design-space: cost against p95 time to first token, 8 designs"' in html
+    # the chart's caption states its answer; the table gives TTFT and wait beside the cost
+    assert "*ttl=1h stagger=hold spawn=subagent is cheapest and fastest: $0.6285, p95 TTFT 1.64 s. Every" in section
+    assert table.splitlines()[2].startswith("| design | cost $ | x cheapest | TTFT p50/p95 | wait p50/p95 |")
+    assert "| ttl=1h stagger=hold spawn=subagent | 0.6285 | 1.00x | 0.96/1.64 | 1.59/8.05 |" in table
+
+
+def test_the_comparison_of_variants_shows_ttft_beside_the_cost(page):
+    _, md, _ = page
+    table = md.split("### comparison of variants", 1)[1]
+    head = table.strip().splitlines()[0]
+    assert "| cost $ | TTFT p50/p95 | wait p50/p95 |" in head
+    assert "| 0.9239 | 1.59/3.75 | 1.59/13.1 |" in table.strip().splitlines()[2]
 
 
 def test_the_studies_run_at_the_scenarios_sizes(page):
@@ -83,6 +96,7 @@ def test_a_design_already_the_cheapest_is_said_so(tmp_path):
     _, md = build_report([str(f)], str(tmp_path / "out") + "/", when=WHEN)
     text = md.read_text()
     cost = run_scenario(str(f), WHEN).variants[0].cost_exact
-    assert f"> Best design found: ttl=5m, ${cost:.4f}: the design as written (default, ${cost:.4f}) is already " \
-           "the cheapest" in text
+    d = search([str(f)], WHEN)[0].cheapest
+    assert f"> Best design found: ttl=5m, ${cost:.4f} (TTFT p50/p95 {d.ttft_p50_s:.2f}/{d.ttft_p95_s:.2f} s): the " \
+           f"design as written (default, ${cost:.4f}) is already the cheapest" in text
     assert f"as written (default): ${cost:.4f}, the cheapest of 2 designs" in text
