@@ -2,7 +2,6 @@
 studies for the scenarios' model, each with its plain-language reading."""
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import os
 from pathlib import Path
@@ -20,7 +19,8 @@ from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, anthropic_min_token
 from prefixsim.report.advice import report_section
 from prefixsim.report.answer import answers
 from prefixsim.report.best_design import BestDesign, best_design, summary_answer
-from prefixsim.report.study_sizes import scenario_sizes
+from prefixsim.report.study_plan import study_designs
+from prefixsim.report.study_sizes import scenario_sizes, serving_sizes
 from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
 from prefixsim.report.folders import check_distinct, scenario_inputs
 from prefixsim.report.html import Figure, Section, markdown, page
@@ -28,8 +28,7 @@ from prefixsim.report.tables import _sweep, comparison_rows, shown_rows, summary
 from prefixsim.scenario.loader import scenario_files, load_runs
 from prefixsim.scenario.parallel import run_files
 from prefixsim.scenario.results import ScenarioResult
-from prefixsim.scenario.studycheck import as_lists, study_params
-from prefixsim.scenario.studyparams import DEFAULT_CHILDREN, LIST_STUDIES, STUDY_NAMES, params_class
+from prefixsim.scenario.studynames import SERVING_STUDIES
 from prefixsim.sources import open_many
 
 #: The kind of folder the page's PNGs go to (x_files/); one written before folders carried their
@@ -225,9 +224,12 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     # the studies no scenario names run at the design scenario's sizes: the first with `optimize:`,
     # else the report's only scenario (report/study_sizes.py)
     sizer = next((i for i, b in enumerate(bests) if b is not None), 0 if len(results) == 1 else None)
-    if sizer is not None:
-        designs = study_designs(files, params, (results[sizer].name,
-                                                scenario_sizes(results[sizer], load_runs(files[sizer])[0])))
+    sized = None if sizer is None else (results[sizer].name, scenario_sizes(results[sizer], load_runs(files[sizer])[0]))
+    # a scenario naming api-vs-selfhosted: its own sizes where its `studies:` leaves a parameter out
+    serving = {res.name: serving_sizes(res, load_runs(f)[0]) for f, res in zip(files, results)
+               if any(n in SERVING_STUDIES for n in load_runs(f)[0].scenario.studies or {})}
+    if sized is not None or serving:
+        designs = study_designs(files, params, sized, serving)
     for res, best in zip(results, bests):
         tell(done, steps, f"charts: {res.name}")
         done += 1
@@ -286,62 +288,6 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
         raise CheckFailed(f"wrote {html_path}, but the closed form disagrees with the scenario runner for "
                           f"{', '.join(failed)}: CHECK FAILED, do not use those figures")
     return html_path, md_path
-
-
-def study_designs(files: list[str], params: tuple[str, ...] | list[str] = (),
-                  sized: tuple[str, dict[str, dict]] | None = None):
-    """(study, label, params, lists, caption) for every study chart of the report: the parameters each
-    scenario's `studies:` names (one chart per scenario that names the study), else the sizes of the
-    design scenario (`sized`: its name and report/study_sizes.py's parameters), else the defaults,
-    each with the report's -p values on top (KEY=VALUE for every study that has KEY, or
-    STUDY.KEY=VALUE for one). The caption says where the parameters come from."""
-    given: dict[str, dict[str, list[str]]] = {n: {} for n in STUDY_NAMES}
-    for pair in params:
-        key, sep, value = pair.partition("=")
-        study, dot, field = key.strip().rpartition(".")
-        field = field.replace("-", "_")
-        several = "," in value   # a list compares designs: only the studies that compare take it
-        targets = [study] if dot else [n for n in STUDY_NAMES
-                                       if field in {f.name for f in dataclasses.fields(params_class(n))}
-                                       and (not several or n in LIST_STUDIES)]
-        if not sep or (dot and study not in STUDY_NAMES) or not targets:
-            raise UserError(f"--param {pair!r}: KEY=VALUE (for every study with KEY) or STUDY.KEY=VALUE, "
-                            f"STUDY one of {', '.join(STUDY_NAMES)}")
-        for t in targets:
-            given[t][field] = [v.strip() for v in value.split(",")]
-    named: dict[str, list[tuple[str, dict]]] = {n: [] for n in STUDY_NAMES}
-    for path in files:
-        sc = load_runs(path)[0].scenario
-        for n, values in (sc.studies or {}).items():
-            named[n].append((sc.name, as_lists(values or {})))
-    out = []
-    for n in STUDY_NAMES:
-        where = f"--param ({n})"
-        own = as_lists(sized[1].get(n, {})) if sized is not None and not named[n] else {}
-        for label, values in named[n] or [("", own)]:
-            try:
-                f, lists = study_params(n, {**values, **given[n]}, where=where)
-            except UserError:
-                if not own:
-                    raise
-                own = {}   # the scenario's sizes fall outside the study's ranges: its defaults, said so
-                f, lists = study_params(n, dict(given[n]), where=where)
-            listed = {"children": list(DEFAULT_CHILDREN), **lists} if n == "fork-vs-subagent" and \
-                "children" not in lists else lists
-            shown_ = {**dataclasses.asdict(f), **{k: ", ".join(map(str, v)) for k, v in listed.items()}}
-            text = "; ".join(f"{k} {v}" for k, v in shown_.items())
-            if label:
-                caption = f"Parameters from the `studies:` of scenario {label}" + (" and -p" if given[n] else "") + \
-                    f": {text}."
-            elif own and sized is not None:
-                caption = (f"No scenario names this study (`studies:`), so it runs at the sizes of scenario "
-                           f"{sized[0]} ({', '.join(own)} read from it)"
-                           + (" with -p" if given[n] else "") + f": {text}.")
-            else:
-                caption = ("No scenario names this study (`studies:`), so it uses the defaults"
-                           + (" with -p" if given[n] else "") + f": {text}.")
-            out.append((n, label, f, lists, caption))
-    return out
 
 
 def scenario_assumptions(res: ScenarioResult) -> list[dict]:

@@ -224,7 +224,7 @@ def figure(g: GridResult):
         ax.annotate(d.name, (d.ttft, float(d.cost_usd)), textcoords="offset points",
                     xytext=offsets[i % len(offsets)], fontsize=7.5,
                     bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "#bbbbbb", "alpha": 0.9})
-    ax.set_title(title(g), fontsize=10)
+    ax.set_title("\n".join(textwrap.wrap(title(g), 80)), fontsize=10)   # a long design name stays on the canvas
     from matplotlib.ticker import FuncFormatter  # lazy: start-up: matplotlib loads only to draw
 
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.2f}"))

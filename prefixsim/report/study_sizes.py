@@ -10,6 +10,7 @@ from typing import Any
 from prefixsim.core.tokens import TokenCounter, get_tokenizer
 from prefixsim.model import Layer, Outcome
 from prefixsim.scenario.results import ScenarioResult
+from prefixsim.scenario.studycheck import ranges
 
 #: Studies whose parameters a scenario's sizes fill (`minimum` studies prompts near the provider's
 #: minimum, which a scenario's prompts are not: it keeps its defaults).
@@ -70,6 +71,32 @@ def scenario_sizes(res: ScenarioResult, run) -> dict[str, dict[str, Any]]:
         out["fork-vs-subagent"] = fork
         out["stagger"] = stagger
     return out
+
+
+def serving_sizes(res: ScenarioResult, run) -> dict[str, Any]:
+    """api-vs-selfhosted's parameters at the sizes of `res`'s first variant (`run`, its Run): its main
+    conversation as the study's session, each turn `growth` tokens on a shared `static` prefix
+    (tools + system prompt as counted), `turns` its requests, `output` their mean output, `pace` and
+    `ttl` the scenario's. The study's session is `static + k x growth` at turn k, so `growth` is the
+    one whose mean prompt, static + growth x (turns + 1) / 2, is the conversation's: the session's
+    prompt tokens, what both sides price, are the scenario's; a figure outside the study's range is
+    left to its default (SelfHostedParams), and the limits over several are study_designs' to check."""
+    main = [o for o in res.variants[0].outcomes if o.call.stream == "main"]
+    if not main:
+        return {}
+    counter = TokenCounter(get_tokenizer(run.settings.tokenizer or "cl100k_base"))
+    static = sum(_layers(main[0], counter))
+    turns = len(main)
+    out: dict[str, Any] = {"static": static, "turns": turns,
+                           "growth": max(1, round(2 * (sum(o.usage.prompt_tokens for o in main) / turns - static)
+                                                  / (turns + 1))),
+                           "output": max(1, round(sum(o.usage.output_tokens for o in main) / turns))}
+    if run.settings.pace is not None:
+        out["pace"] = float(run.settings.pace)
+    if run.settings.ttl is not None:
+        out["ttl"] = run.settings.ttl
+    rs = ranges("api-vs-selfhosted")
+    return {k: v for k, v in out.items() if (v in rs[k].choices if rs[k].choices else rs[k].low <= v <= rs[k].high)}
 
 
 def _optimized_choice(run) -> dict | None:

@@ -16,7 +16,7 @@ from prefixsim.errors import UserError
 from prefixsim.core.tokens import TOKENIZERS
 from prefixsim.providers.registry import PROVIDERS
 from prefixsim.scenario.fielddocs import SHORTHAND, STEPS as STEP_LINES
-from prefixsim.scenario.studynames import BREAKEVEN_STUDIES
+from prefixsim.scenario.studynames import SCENARIO_STUDIES
 from prefixsim.scenario.cache_specs import CreateCacheSpec, DeleteCacheSpec, UpdateCacheSpec
 
 # The format's value types and limits (re-exported: other modules read the limits here).
@@ -386,11 +386,13 @@ class Scenario(Settings):
                                                 "UTC on the price date, a peak hour for every DeepSeek model.")
     vars: dict[str, Any] | None = Field(None, description="Values for `${name}` placeholders.")
     studies: Annotated[dict[str, dict[str, Any]], WithJsonSchema({
-        "type": "object", "propertyNames": {"enum": list(BREAKEVEN_STUDIES)},
+        "type": "object", "propertyNames": {"enum": list(SCENARIO_STUDIES)},
         "additionalProperties": {"type": "object"}})] | None = Field(
         None, description="Break-even studies of this design, drawn by `prefixsim report` with these parameters "
                           "instead of the defaults, e.g. {fork-vs-subagent: {parent_static: 30000, sub_static: 4500, "
-                          "children: 4, turns: 2}}; a list compares values ({children: [3, 4, 6]}).")
+                          "children: 4, turns: 2}}; a list compares values ({children: [3, 4, 6]}); "
+                          "api-vs-selfhosted is drawn only when named, at the scenario's own sizes where it names "
+                          "none ({api-vs-selfhosted: {rate: 2}}).")
     optimize: OptimizeSpec | None = Field(None, description="Design dimensions `prefixsim search` searches (every "
                                                             "combination); `run` simulates the scenario as written.")
 

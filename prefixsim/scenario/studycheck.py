@@ -18,10 +18,10 @@ from prefixsim.scenario.studyparams import (
     LIST_STUDIES,
     MAX_DESIGNS,
     MAX_VALUES,
-    STUDY_NAMES,
     Range,
     params_class,
 )
+from prefixsim.scenario.studynames import SCENARIO_STUDIES
 
 
 class ParamError(UserError):
@@ -163,8 +163,8 @@ def as_lists(values: dict) -> dict[str, list]:
 def check_study(name: str, values: Any) -> None:
     """One study of a scenario's `studies:`: a known study, its parameters checked as -p's are
     (ParamError: `key` names the parameter at fault)."""
-    if name not in STUDY_NAMES:
-        raise ParamError(unknown("study", name, STUDY_NAMES))
+    if name not in SCENARIO_STUDIES:
+        raise ParamError(unknown("study", name, SCENARIO_STUDIES))
     if values is not None and not isinstance(values, dict):
         raise ParamError(f"{name}: a study's parameters are a mapping, e.g. {{children: 4, turns: 2}}")
     study_params(name, as_lists(values or {}), where=name)

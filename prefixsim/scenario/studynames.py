@@ -8,7 +8,10 @@ STUDY_NAMES = ("fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum")
 #: providers/gemini_explicit.py default_study_model); they stay out of the design-review report, whose
 #: studies run on the scenarios' Claude model.
 OTHER_PROVIDER = {"gemini-explicit": "gemini"}
-#: Studies priced on the API and on self-hosted GPUs (prefixsim/serving/): out of the design-review
-#: report too, whose studies are the API's alone.
+#: Studies priced on the API and on self-hosted GPUs (prefixsim/serving/): the design-review report
+#: runs one only for a scenario whose `studies:` names it (at that scenario's sizes), its question
+#: being one a team asks of its own design, not of every design reviewed.
 SERVING_STUDIES = ("api-vs-selfhosted",)
 BREAKEVEN_STUDIES = (*STUDY_NAMES, *OTHER_PROVIDER, *SERVING_STUDIES)
+#: The studies a scenario's `studies:` may name (the report's).
+SCENARIO_STUDIES = (*STUDY_NAMES, *SERVING_STUDIES)

@@ -166,7 +166,7 @@ def test_every_command_writes_through_or_to_the_target_never_over_the_node(tmp_p
                                                                           command, kind):
     monkeypatch.chdir(tmp_path)
     import prefixsim.report.build as build
-    monkeypatch.setattr(build, "study_designs", lambda files, params, sized=None: [])   # report: its page without studies
+    monkeypatch.setattr(build, "study_designs", lambda files, params, sized=None, serving=None: [])   # report: its page without studies
     args, at = COMMANDS[command]
     reader = _node(kind, Path(at))
     code, err = _exit(args(tmp_path), capsys)

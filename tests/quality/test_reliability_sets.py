@@ -92,7 +92,7 @@ def test_a_failure_between_two_renames_keeps_the_previous_set_whole(tmp_path, mo
     args, names = CASES[case]
     first, second = _inputs(tmp_path, case)
     import prefixsim.report.build as build
-    monkeypatch.setattr(build, "study_designs", lambda files, params, sized=None: [])   # the page without its studies: faster
+    monkeypatch.setattr(build, "study_designs", lambda files, params, sized=None, serving=None: [])   # the page without its studies: faster
     out = tmp_path / "out"
     assert _run(args(out, second)) == 0
     new = _tree(out, names)

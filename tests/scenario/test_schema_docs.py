@@ -12,7 +12,7 @@ from prefixsim.core.tokens import TOKENIZERS
 from prefixsim.providers.registry import PROVIDERS
 from prefixsim.scenario import fielddocs
 from prefixsim.scenario.schema import STEP_KINDS, Scenario, Step
-from prefixsim.scenario.studynames import BREAKEVEN_STUDIES
+from prefixsim.scenario.studynames import SCENARIO_STUDIES
 
 SCHEMA = Scenario.model_json_schema()
 # Every builtin's docstring: a model built on `str` once took str's as its description.
@@ -104,7 +104,7 @@ def test_closed_sets_are_enums_an_editor_completes():
     assert _enum(props["ttl"]) == ["5m", "1h"]
     assert _enum(props["endpoint"]) == ["global", "regional", "multi-region"]
     studies = next(p for p in props["studies"]["anyOf"] if p.get("type") == "object")
-    assert studies["propertyNames"]["enum"] == list(BREAKEVEN_STUDIES)
+    assert studies["propertyNames"]["enum"] == list(SCENARIO_STUDIES)   # what `run` takes: not gemini-explicit
     engine = SCHEMA["$defs"]["EngineSpec"]["properties"]
     assert _enum(engine["eviction"]) == ["lru", "lfu", "fifo"]
     assert "llama-3.1-8b" in _enum(engine["kv_model"])
