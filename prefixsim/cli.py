@@ -46,8 +46,8 @@ SUMMARIES: dict[str, str] = {
     "advise": "Where real traffic (anything `prefixsim replay` reads) loses money to the cache, and the changes "
               "a what-if replay of the same traffic shows would save it.",
     "search": "Design search: every combination of the values a scenario lists under `optimize:`, each "
-              "design's cost and uncached critical-path tokens, the cheapest design and the Pareto front "
-              "(docs/design-search.md).",
+              "design's cost beside its time to first token (p50/p95 per request, and the wait per turn), the "
+              "cheapest design and the Pareto front of cost and p95 TTFT (docs/design-search.md).",
     "breakeven": "Crossing points of a design choice, with the curve behind them (CSV + PNG + SVG).",
     "report": "One self-contained HTML page for a design review (and report.md with PNGs beside it).",
     "init": "Write a commented starter scenario (my-scenario.yaml) and the example scenarios "
