@@ -127,6 +127,7 @@ def best_design(path: str, res: ScenarioResult, when: dt.date | None = None) -> 
 def summary_answer(b: BestDesign) -> str:
     """The page's summary row for the scenario: the best design and its saving, short."""
     if b.saving <= 0:
-        return f"as written ({b.written}): {usd(b.written_cost)}, the cheapest of {len(b.grid.designs)} designs"
-    return (f"{b.best.name}: {usd(b.best.cost_usd)}, {b.share:.0%} below the design as written "
+        return (f"as written ({b.written}): {usd(b.written_cost)}{pareto.latency_text(b.best)}, the cheapest of "
+                f"{len(b.grid.designs)} designs")
+    return (f"{b.best.name}: {usd(b.best.cost_usd)}{pareto.latency_text(b.best)}, {b.share:.0%} below the design as written "
             f"({usd(b.written_cost)}), best of {len(b.grid.designs)} designs")

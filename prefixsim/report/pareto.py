@@ -203,8 +203,9 @@ def figure(g: GridResult):
     timed = [d for d in g.designs if d.ttft_p95_s is not None]
     others = [d for d in timed if not d.pareto]
     front = sorted((d for d in timed if d.pareto), key=lambda d: (d.ttft, d.cost_usd))
-    ax.scatter([d.ttft for d in others], [float(d.cost_usd) for d in others], s=28, color="#999999",
-               label="dominated design", zorder=3)
+    if others:   # a legend names only what the chart draws
+        ax.scatter([d.ttft for d in others], [float(d.cost_usd) for d in others], s=28, color="#999999",
+                   label="dominated design", zorder=3)
     over = [d for d in g.excluded if d.ttft_p95_s is not None]
     if over:
         ax.scatter([d.ttft for d in over], [float(d.cost_usd) for d in over], s=28, marker="x", color="#bbbbbb",
@@ -213,8 +214,9 @@ def figure(g: GridResult):
         ax.axvline(g.max_ttft_s, color=PALETTE[2], linestyle="--", linewidth=1,
                    label=f"--max-ttft {seconds_text(g.max_ttft_s)}")
     xs, ys = [d.ttft for d in front], [float(d.cost_usd) for d in front]
-    ax.plot(xs, ys, "-", drawstyle="steps-post", color=PALETTE[0], linewidth=1.5, zorder=2)
-    ax.scatter(xs, ys, s=46, color=PALETTE[0], label="Pareto front", zorder=4)
+    if front:
+        ax.plot(xs, ys, "-", drawstyle="steps-post", color=PALETTE[0], linewidth=1.5, zorder=2)
+        ax.scatter(xs, ys, s=46, color=PALETTE[0], label="Pareto front", zorder=4)
     if g.designs and g.cheapest.ttft_p95_s is not None:
         c = g.cheapest
         ax.scatter([c.ttft], [float(c.cost_usd)], s=160, facecolors="none", edgecolors=PALETTE[1],

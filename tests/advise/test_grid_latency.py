@@ -125,3 +125,19 @@ def test_seconds_round_before_they_choose_their_precision():
 
     # 9.997 s printed "10.00" (two decimals chosen before rounding), wider than any other cell from 10 s
     assert (seconds(9.994), seconds(9.997), seconds(10.04), seconds(0.964)) == ("9.99", "10.0", "10.0", "0.96")
+
+
+def _legend(g):
+    fig = pareto.figure(g)
+    ax = fig.axes[0]
+    return ax.get_title(), [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_the_chart_draws_the_bound_and_names_only_what_it_draws():
+    ds = (_d("cheap slow", "1.00", 4.0), _d("mid", "2.00", 2.0), _d("dear", "3.00", 2.5))
+    title, legend = _legend(_grid(*ds, bound=3))
+    assert title == "mid is cheapest and fastest: $2.0000, p95 TTFT 2 s"
+    assert legend == ["dominated design", "over the bound (1 excluded)", "--max-ttft 3 s", "Pareto front", "cheapest"]
+    title, legend = _legend(_grid(*ds, bound=1))
+    assert title == "s: no design meets p95 TTFT ≤ 1 s"
+    assert legend == ["over the bound (3 excluded)", "--max-ttft 1 s"]   # no front, nothing dominated, no cheapest

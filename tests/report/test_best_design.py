@@ -41,7 +41,8 @@ def test_the_page_leads_with_the_searchs_best_design_and_its_saving(page):
     # the choices it changes, each from its written value: the file writes 5m, stagger 0 and forks
     assert "ttl 5m → 1h" in reading and "stagger 0s → hold" in reading and "spawn fork → subagent" in reading
     summary = next(line for line in md.splitlines() if line.startswith("| agent-design-space |"))
-    assert f"{best.name}: ${best.cost_usd:.4f}, {float(saving / as_written):.0%} below the design as written" in summary
+    assert f"{best.name}: ${best.cost_usd:.4f} (TTFT p50/p95 0.96/1.64 s), {float(saving / as_written):.0%} below the " \
+           "design as written" in summary
 
 
 def test_the_search_chart_and_table_are_on_the_page(page):
@@ -99,4 +100,5 @@ def test_a_design_already_the_cheapest_is_said_so(tmp_path):
     d = search([str(f)], WHEN)[0].cheapest
     assert f"> Best design found: ttl=5m, ${cost:.4f} (TTFT p50/p95 {d.ttft_p50_s:.2f}/{d.ttft_p95_s:.2f} s): the " \
            f"design as written (default, ${cost:.4f}) is already the cheapest" in text
-    assert f"as written (default): ${cost:.4f}, the cheapest of 2 designs" in text
+    assert f"as written (default): ${cost:.4f} (TTFT p50/p95 {d.ttft_p50_s:.2f}/{d.ttft_p95_s:.2f} s), the cheapest " \
+           "of 2 designs" in text
