@@ -43,6 +43,13 @@ class LineParser:
         self._items: dict[tuple, tuple] = {}   # an array: (line, where it starts, its elements: starts, ends, values)
         self.reused = 0   # values taken from the previous line (tests look at it)
 
+    def copy(self) -> LineParser:
+        """A parser that goes on from the same previous line (a line's state is never changed once
+        made: each `loads` makes new tables)."""
+        other = LineParser()
+        other._prev, other._items = self._prev, self._items
+        return other
+
     def loads(self, s: str) -> Any:
         prev, items = {}, {}
         try:
