@@ -16,12 +16,20 @@ Anything the walk does not expect (a line that is not an object, a syntax error,
 from __future__ import annotations
 
 import json
+from collections import deque
 from typing import Any
 
 _scan = json.JSONDecoder().scan_once   # the C scanner json.loads runs
 _WS = " \t\n\r"                        # JSON whitespace, as json.loads skips it
 _REUSABLE = "{[\""                     # values that end at their own closing character
 _DEPTH = 3                             # object levels walked member by member
+#: Earlier lines whose arrays a line's array may repeat, besides the previous line's: a gateway's log
+#: interleaves conversations, so a conversation's last request is often lines back (issue 35). At most
+#: this many lines and this many characters of them are kept (the line's text and its values).
+RECENT_LINES = 64
+RECENT_CHARS = 16 << 20
+_TAIL = 64                             # characters compared first: a line of another conversation
+                                       # parts from an array long before its end
 
 
 class _Unexpected(Exception):
@@ -35,20 +43,40 @@ def _ws(s: str, i: int) -> int:
 
 
 class LineParser:
-    """`loads(line)` as json.loads would give it, sharing values with the previous line's.
+    """`loads(line)` as json.loads would give it, sharing values with the previous line's (and an
+    array's leading elements with those of a recent line's array at the same path).
     One per reader (one log, in order): it holds the previous line's members and their text."""
 
     def __init__(self) -> None:
         self._prev: dict[tuple, tuple[str, Any]] = {}
         self._items: dict[tuple, tuple] = {}   # an array: (line, where it starts, its elements: starts, ends, values)
+        # The arrays of recent lines (the previous line's last), with the characters of each line.
+        self._recent: deque[tuple[dict[tuple, tuple], int]] = deque()
+        self._chars = 0
         self.reused = 0   # values taken from the previous line (tests look at it)
 
     def copy(self) -> LineParser:
-        """A parser that goes on from the same previous line (a line's state is never changed once
+        """A parser that goes on from the same previous lines (a line's state is never changed once
         made: each `loads` makes new tables)."""
         other = LineParser()
         other._prev, other._items = self._prev, self._items
+        other._recent, other._chars = deque(self._recent), self._chars
         return other
+
+    def _keep(self, items: dict, chars: int) -> None:
+        """Keep the line's arrays that a later line may repeat, each with what `_leading` looks at first."""
+        probes = {}
+        for path, old in items.items():
+            o_s, o_base, o_starts, o_ends, o_values = old
+            m = len(o_values) - 1
+            if m > 0 and o_s[o_base + o_starts[m - 1]] in _REUSABLE:
+                end = o_ends[m - 1]
+                probes[path] = (o_ends[m], end, o_s[o_base + max(0, end - _TAIL):o_base + end], old)
+        if probes:
+            self._recent.append((probes, chars))
+            self._chars += chars
+            while len(self._recent) > 1 and (len(self._recent) > RECENT_LINES or self._chars > RECENT_CHARS):
+                self._chars -= self._recent.popleft()[1]
 
     def loads(self, s: str) -> Any:
         prev, items = {}, {}
@@ -61,8 +89,10 @@ class LineParser:
                 raise _Unexpected
         except Exception:   # whatever went wrong, json.loads says it its own way (or parses the line)
             self._prev, self._items = {}, {}
+            self._recent, self._chars = deque(), 0
             return json.loads(s)
         self._prev, self._items = prev, items
+        self._keep(items, len(s))
         return obj
 
     def _value(self, s: str, i: int, path: tuple, prev: dict, items: dict) -> tuple[Any, int]:
@@ -104,11 +134,34 @@ class LineParser:
                 raise _Unexpected
             i = _ws(s, i + 1)
 
+    def _leading(self, s: str, i: int, path: tuple) -> tuple | None:
+        """Of the arrays at `path` of the recent lines whose elements but the last the text at s[i]
+        repeats, the one whose text it repeats furthest (its last element counted when repeated too;
+        the latest of equals), None if none: a conversation's own last request, not another's that
+        shares its system prompt."""
+        best, most = None, 0
+        for probes, _ in reversed(self._recent):
+            probe = probes.get(path)
+            if probe is None or probe[0] <= most:
+                continue
+            whole, end, tail, old = probe
+            if not s.startswith(tail, i + end - len(tail)):
+                continue
+            o_s, o_base, o_starts, o_ends, o_values = old
+            if not s.startswith(o_s[o_base:o_base + end], i):
+                continue
+            m = len(o_values) - 1
+            if o_s[o_base + o_starts[m]] in _REUSABLE and s.startswith(o_s[o_base + o_starts[m]:o_base + whole],
+                                                                         i + o_starts[m]):
+                end = whole
+            if end > most:
+                best, most = old, end
+        return best
+
     def _array(self, s: str, i: int, path: tuple, items: dict) -> tuple[list, int]:
-        """The array at s[i]. The previous line's elements but its last are taken in one comparison
+        """The array at s[i]. A recent line's elements but its last are taken in one comparison
         when the text repeats them (a conversation's cache marker moves off its last message, so
-        that one is often new), the others one by one."""
-        old = self._items.get(path)
+        that one is often new), the others one by one against that line's (else the previous line's)."""
         out: list[Any] = []
         starts: list[int] = []   # where each element's text starts and ends, from the array's first
         ends: list[int] = []
@@ -117,11 +170,12 @@ class LineParser:
         if s[i:i + 1] == "]":
             items[path] = (s, base, starts, ends, out)
             return out, i + 1
+        lead = self._leading(s, i, path)
+        old = lead or self._items.get(path)
         if old is not None:
             o_s, o_base, o_starts, o_ends, o_values = old
             m = len(o_values) - 1
-            if m > 0 and o_s[o_base + o_starts[m - 1]] in _REUSABLE and \
-                    s.startswith(o_s[o_base:o_base + o_ends[m - 1]], i):
+            if lead is not None:
                 self.reused += m
                 out, starts, ends = o_values[:m], o_starts[:m], o_ends[:m]
                 i = _ws(s, base + ends[-1])
