@@ -63,7 +63,8 @@ class DiskMemo:
     def _path(self) -> Path | None:
         # Made again only when what `cache_dir` reads changes: a replay puts a count per distinct
         # text, and making the Path each time cost more than the puts (issue 35).
-        where = tuple(os.environ.get(k) for k in ("PREFIXSIM_CACHE_DIR", "XDG_CACHE_HOME", "HOME"))
+        env = os.environ.get("PREFIXSIM_CACHE_DIR")
+        where = (env,) if env is not None else (None, os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME"))
         if where != self._where:
             d = cache_dir()
             self._where, self._at = where, None if d is None or self.stamp is None else d / f"{self.name}.json"
