@@ -216,6 +216,26 @@ def test_a_log_reads_as_it_did_rendering_every_message_again(tmp_path, monkeypat
     assert rendered * 3 < len(calls)
 
 
+@pytest.mark.parametrize("usage", [True, False], ids=["sized by usage", "counted"])
+def test_a_conversations_repeated_blocks_are_one_object_and_read_as_made_anew(tmp_path, monkeypatch, usage):
+    # issue 35: a log repeats each conversation's history, and its blocks (same bytes, path, size)
+    # were made again on every line, their content keys hashed again.
+    from prefixsim.sources.openai_sizes import SizerMemory
+
+    path = _log(tmp_path, _interleaved(_chat), usage)
+    shared = openai_log.load_jsonl(path, openai_log.Sizer(len))
+    monkeypatch.setattr(SizerMemory, "block", lambda self, piece, tokens: piece.block(tokens))
+    assert shared == openai_log.load_jsonl(path, openai_log.Sizer(len))
+    last: dict = {}
+    same = 0
+    for rec in shared:
+        before = last.get(rec.call.stream)
+        if before is not None:
+            same += sum(a is b for a, b in zip(before.call.request.blocks, rec.call.request.blocks))
+        last[rec.call.stream] = rec
+    assert same > len(shared)
+
+
 def test_a_gemini_log_reads_as_it_did_rendering_every_turn_again(tmp_path, monkeypatch):
     path = tmp_path / "gemini.jsonl"
     with path.open("w") as fh:
