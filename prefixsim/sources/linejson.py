@@ -53,6 +53,8 @@ class LineParser:
         # The arrays of recent lines (the previous line's last), with the characters of each line.
         self._recent: deque[tuple[dict[tuple, tuple], int]] = deque()
         self._chars = 0
+        # (a recent line's arrays, the path, whether all of it, its length) this line's arrays repeat
+        self._used: list[tuple[dict, tuple, bool, int]] = []
         self.reused = 0   # values taken from the previous line (tests look at it)
 
     def copy(self) -> LineParser:
@@ -60,11 +62,20 @@ class LineParser:
         made: each `loads` makes new tables)."""
         other = LineParser()
         other._prev, other._items = self._prev, self._items
-        other._recent, other._chars = deque(self._recent), self._chars
+        other._recent, other._chars = deque((dict(probes), n) for probes, n in self._recent), self._chars
         return other
 
     def _keep(self, items: dict, chars: int) -> None:
-        """Keep the line's arrays that a later line may repeat, each with what `_leading` looks at first."""
+        """Keep the line's arrays that a later line may repeat, each with what `_leading` looks at first,
+        in place of the recent arrays it repeats whole or grows (a conversation's last line stands
+        for it: memory follows the conversations in flight, not the lines kept)."""
+        if self._used:
+            for older, path, whole, n in self._used:
+                if whole or len(items[path][4]) > n:
+                    older.pop(path, None)
+            self._used = []
+            self._recent = deque(e for e in self._recent if e[0])
+            self._chars = sum(n for _, n in self._recent)
         probes = {}
         for path, old in items.items():
             o_s, o_base, o_starts, o_ends, o_values = old
@@ -89,7 +100,7 @@ class LineParser:
                 raise _Unexpected
         except Exception:   # whatever went wrong, json.loads says it its own way (or parses the line)
             self._prev, self._items = {}, {}
-            self._recent, self._chars = deque(), 0
+            self._recent, self._chars, self._used = deque(), 0, []
             return json.loads(s)
         self._prev, self._items = prev, items
         self._keep(items, len(s))
@@ -139,7 +150,7 @@ class LineParser:
         repeats, the one whose text it repeats furthest (its last element counted when repeated too;
         the latest of equals), None if none: a conversation's own last request, not another's that
         shares its system prompt."""
-        best, most = None, 0
+        best, most, at, all_of = None, 0, None, False
         for probes, _ in reversed(self._recent):
             probe = probes.get(path)
             if probe is None or probe[0] <= most:
@@ -155,7 +166,9 @@ class LineParser:
                                                                          i + o_starts[m]):
                 end = whole
             if end > most:
-                best, most = old, end
+                best, most, at, all_of = old, end, probes, end == whole
+        if best is not None:
+            self._used.append((at, path, all_of, len(best[4])))
         return best
 
     def _array(self, s: str, i: int, path: tuple, items: dict) -> tuple[list, int]:

@@ -163,6 +163,7 @@ def test_an_interleaved_conversation_shares_its_history_with_its_own_last_line()
     for c in range(5):   # line 5 + c is conversation c's second request; line c its first
         now, before = got[5 + c]["request"]["messages"], got[c]["request"]["messages"]
         assert all(a is b for a, b in zip(now, before))
+    assert len(parser._recent) == 5   # each conversation's last line stands for it
     copy = parser.copy()   # goes on from the same lines
     nxt = json.dumps({"t": 9, "request": {"model": "m", "messages": convs[2]}})
     assert parser.loads(nxt)["request"]["messages"][5] is copy.loads(nxt)["request"]["messages"][5]
