@@ -50,17 +50,18 @@ def _parse(when: LineTime, n: int, raw: bytes, parser: LineParser) -> tuple[tupl
     return None if t is None else (1, t, len(raw), xxhash.xxh3_128_digest(raw)), obj
 
 
-def ordered_lines(path: Path, when: LineTime) -> Iterator[tuple[int, int, Any]]:
+def ordered_lines(path: Path, when: LineTime, hold: bool = True) -> Iterator[tuple[int, int, Any]]:
     """(line number, byte offset, parsed value) of each line that parses, in time order. A first
     pass keeps each line's key and offset; the second reads each line again at its offset (naming
     those that do not parse), so memory follows the number of lines, not their bytes. A log already
     in time order reads forward (each seek lands in the read buffer), and its leading `HOLD` bytes
     of lines are not parsed again: the first pass's values are what the second would make (the
-    same lines through a `LineParser` in the same order, values shared between the same lines)."""
+    same lines through a `LineParser` in the same order, values shared between the same lines).
+    Without `hold` (a reader whose memory must follow the lines: `api_log`), every line is read again."""
     first = LineParser()
     entries: list[tuple[tuple | None, int, int]] = []
     held: dict[int, Any] = {}   # line -> its value from the first pass, the leading lines only
-    room = HOLD
+    room = HOLD if hold else 0
     rest: LineParser | None = None   # the first pass's parser as it was after the last line held
     for n, at, raw in lines_at(path):
         if rest is None and len(raw) > room:
