@@ -61,14 +61,14 @@ def ordered_lines(path: Path, when: LineTime, hold: bool = True) -> Iterator[tup
     first = LineParser()
     entries: list[tuple[tuple | None, int, int]] = []
     held: dict[int, Any] = {}   # line -> its value from the first pass, the leading lines only
-    room = HOLD if hold else 0
+    room = HOLD
     rest: LineParser | None = None   # the first pass's parser as it was after the last line held
     for n, at, raw in lines_at(path):
-        if rest is None and len(raw) > room:
-            rest = first.copy()
+        if hold and len(raw) > room:
+            rest, hold = first.copy(), False
         key, obj = _parse(when, n, raw, first)
         entries.append((key, n, at))
-        if rest is None and obj is not UNREAD:
+        if hold and obj is not UNREAD:
             held[n] = obj
             room -= len(raw)
     if all(key is not None for key, _, _ in entries) and any(b[0] < a[0] for a, b in zip(entries, entries[1:])):
