@@ -57,10 +57,18 @@ class DiskMemo:
         self.stamp = stamp
         self._items: dict[str, object] | None = None
         self._new: dict[str, object] = {}
+        self._where: tuple | None = None   # the environment `_at` was made from
+        self._at: Path | None = None
 
     def _path(self) -> Path | None:
-        d = cache_dir()
-        return None if d is None or self.stamp is None else d / f"{self.name}.json"
+        # Made again only when what `cache_dir` reads changes: a replay puts a count per distinct
+        # text, and making the Path each time cost more than the puts (issue 35).
+        env = os.environ.get("PREFIXSIM_CACHE_DIR")
+        where = (env,) if env is not None else (None, os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME"))
+        if where != self._where:
+            d = cache_dir()
+            self._where, self._at = where, None if d is None or self.stamp is None else d / f"{self.name}.json"
+        return self._at
 
     def _read(self, path: Path | None) -> dict[str, object]:
         if path is None:

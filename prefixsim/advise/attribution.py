@@ -89,7 +89,13 @@ def group_path(path: str) -> str:
     return _ADDED_BY.sub("", path)
 
 
-def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
+def _reads(traffic: Traffic, variant: WhatIf) -> ReplayResult:
+    """The oracle's replay: its reads are all attribution takes of it, so a retention range's
+    optimistic end (a second simulator per provider) is not walked."""
+    return replay(traffic, variant, ranges=False)
+
+
+def attribute(traffic: Traffic, base: ReplayResult, run=_reads) -> Attribution:
     """Attribution of `base`, the replay of `traffic` as recorded; `run` replays the oracle."""
     oracle = run(Rewritten(traffic, timeless), WhatIf())
     prices = prices_for(traffic)
@@ -152,7 +158,7 @@ def attribute(traffic: Traffic, base: ReplayResult, run=replay) -> Attribution:
                        tuple(breakers), tuple(lost), tuple(paths))
 
 
-def losses(traffic: Traffic, base: ReplayResult, run=replay) -> list[Decimal]:
+def losses(traffic: Traffic, base: ReplayResult, run=_reads) -> list[Decimal]:
     """Each request's money lost to the cache (`attribute(...).lost`), as `replay`'s money summary
     shows it: [] when nothing was replayed (traffic of usage only: its rows carry their own loss)."""
     if not base.rows or all(r.audit for r in base.rows):

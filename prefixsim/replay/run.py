@@ -166,9 +166,10 @@ def _figures(pairs: Iterable[tuple[int, Usage, Usage]]) -> Figures:
 
 
 def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), prices: PriceBook | Lenient | None = None,
-           top: int = 5) -> ReplayResult:
+           top: int = 5, ranges: bool = True) -> ReplayResult:
     """Replays `records` (any order; Traffic is walked, not held) under `variant`; compares every
-    prediction with the observation, each request priced at the rates of the provider it was sent to."""
+    prediction with the observation, each request priced at the rates of the provider it was sent to.
+    Without `ranges`, a retention range's optimistic end is not walked (rows without it)."""
     if variant.ttl not in TTL_CHOICES:
         raise UserError(f"--ttl must be one of {', '.join(TTL_CHOICES)}, got {variant.ttl!r}")
     if variant.breakpoints not in BREAKPOINT_POLICIES:
@@ -214,7 +215,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
                                 policy=get_policy(provider, listed_only=False))
                 alt = (Simulator(provider=provider, tokenizer="approx", prices=prices,
                                  policy=get_policy(provider, "optimistic", listed_only=False))
-                       if sim.policy.has_range() else None)
+                       if ranges and sim.policy.has_range() else None)
                 pair = sims[provider] = (sim, alt)
             sim, alt = pair
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time

@@ -35,7 +35,8 @@ def part(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Size
     """The log's requests, walked by re-reading their lines in time order (`when`: a line's time).
     The sizer keeps its counts across walks, so each distinct block is tokenized once."""
     kept: list[tuple[LogEntry, Head]] = []
-    for i, (offset, rec) in enumerate(scan(path, request_id, line_record, sizer, when)):
+    # hold=False: the first read's parsed lines are not kept for its second pass (they are the bodies)
+    for i, (offset, rec) in enumerate(scan(path, request_id, line_record, sizer, when, hold=False)):
         kept.append((LogEntry(rec.call.t, offset, rec.line, i), Head.of(rec)))
     kept.sort(key=lambda x: x[0].t)   # stable: equal times keep file order
     entries = [e for e, _ in kept]

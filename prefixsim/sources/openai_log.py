@@ -241,7 +241,7 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
     chain = _chain(seed, pieces)
     obs, shown = routers.claude_usage(obs, pieces[-1].path if pieces else "", marks, auto) if claude else (obs, obs)
     sizes = _sizes(st, enc, pieces, chain, shown.prompt_tokens if shown else None)
-    blocks = tuple(p.block(n) for p, n in zip(pieces, sizes))
+    blocks = tuple(map(st.block, pieces, sizes))
     if claude:
         blocks = routers.marked(blocks, marks, obs.input_tokens - shown.input_tokens if obs and shown else 0)
     if shown is not None and chain:

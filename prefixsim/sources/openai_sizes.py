@@ -9,6 +9,7 @@ from typing import Any, Callable
 import xxhash
 
 from prefixsim.core.tokens import remembered_count
+from prefixsim.model import Block
 from prefixsim.sources.anthropic_log import Sizer
 from prefixsim.wire import openai as R
 from prefixsim.wire.reuse import PieceMemo
@@ -33,11 +34,24 @@ class SizerMemory:
     items: dict[str, tuple[R.Piece, ...]] = field(default_factory=dict)   # output item id -> its blocks
     counts: dict[tuple[str, bytes], int] = field(default_factory=dict)
     seen: PieceMemo = field(default_factory=PieceMemo)   # messages and tools rendered, by content
+    blocks: dict[tuple, Block] = field(default_factory=dict)   # the blocks made, by what makes them
 
     def remember(self, table: dict, key: Any, value: Any) -> None:
         table[key] = value
         if len(table) > REMEMBERED:
             del table[next(iter(table))]
+
+    def block(self, piece: R.Piece, tokens: int) -> Block:
+        """`piece.block(tokens)`, the same object as an earlier request's when it is made of the same:
+        a log repeats a conversation's history, whose blocks keep their paths and sizes, and a Block
+        is frozen. Each is made (its content key hashed) once, and a replay comparing a request with
+        the one before it finds the blocks they share by identity."""
+        key = (piece.layer, piece.data, piece.path, tokens, piece.lead, piece.text, piece.uncertain)
+        b = self.blocks.get(key)
+        if b is None:
+            b = piece.block(tokens)
+            self.remember(self.blocks, key, b)
+        return b
 
 
 def state_of(sizer: Sizer) -> SizerMemory:

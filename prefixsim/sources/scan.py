@@ -68,11 +68,11 @@ class LineChecks:
 
 
 def scan(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Sizer,
-         when: LineTime) -> Iterator[tuple[int, Record]]:
+         when: LineTime, hold: bool = True) -> Iterator[tuple[int, Record]]:
     """(byte offset, Record) of each usable line, in time order (`timeorder`: what a reader fixes as
     it goes then follows the replay's order, not the file's; `when` gives a line's time); every other
     line is skipped and named (`problems.guarded`: whatever a line's values raise), and the log's
-    notes (no usage, out of order) are given at the end."""
+    notes (no usage, out of order) are given at the end; `hold`: as `ordered_lines`."""
     checks = LineChecks(path)
     history = History()
     where = str(path)
@@ -85,7 +85,7 @@ def scan(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Size
         # Only a line that became a request claims its id: a bad first copy leaves the next one usable.
         return None if checks.duplicate(rid, n) else rec
 
-    for n, offset, obj in ordered_lines(path, when):
+    for n, offset, obj in ordered_lines(path, when, hold):
         rec = problems.guarded(where, n, one, n, obj)
         if rec is None:
             continue

@@ -4,8 +4,9 @@ content, collecting its texts) cost the whole history per line (issue 35: 18,600
 distinct messages). The Anthropic path shares blocks by identity with the previous line
 (`wire.anthropic.History`); here the conversations of a gateway log interleave, so a message is
 known by its content: an exact key of its value (`exact_key`), under which its pieces are kept
-once and handed out as copies at the path it has this time. What the line before sent unchanged
-(`sources.linejson` shares it: the same object) is known by identity, without its key.
+once and handed out as copies at the path it has this time. What a recent line sent unchanged
+(`sources.linejson` shares it: the same object, also from a conversation's request lines back) is
+known by identity, without its key.
 
 The copies matter: a reader changes its pieces (`wire.openai._in_layer_order` raises a system
 message's layer), so no two requests ever hold the same Piece object."""
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
 #: Bytes of rendered pieces kept per memo before it starts again (the texts and keys they keep alive
 #: are about as large): a few sessions of history, small beside a replay's memory budget.
 LIMIT = 32 << 20
+#: Requests whose values stay known by identity (`sources.linejson.RECENT_LINES`: the lines whose
+#: values a line shares).
+RECENT = 64
 
 
 def exact_key(value: Any) -> Hashable:
@@ -46,14 +50,20 @@ class PieceMemo:
         self._held = 0
         self.limit = limit
         self.hits = 0   # renders saved (tests look at it)
-        # By identity: the values this request and the one before rendered (each entry holds its value,
-        # so no other object takes its id while it is there); two requests' worth of references.
-        self._now: dict[int, tuple[Any, tuple, tuple[tuple[Piece, str], ...]]] = {}
-        self._last: dict[int, tuple[Any, tuple, tuple[tuple[Piece, str], ...]]] = {}
+        # By identity: the values the last RECENT requests rendered, with the request that last did
+        # (each entry holds its value, so no other object takes its id while it is there).
+        self._ids: dict[int, tuple[Any, tuple, tuple[tuple[Piece, str], ...], int]] = {}
+        self._turn = 0
+        self._room = 4096   # entries before the ones older than RECENT requests are dropped
 
     def turn(self) -> None:
-        """A new request begins: the previous one's values stay known by identity, older ones by content."""
-        self._last, self._now = self._now, {}
+        """A new request begins: the last RECENT requests' values stay known by identity, older ones by
+        content."""
+        self._turn += 1
+        if len(self._ids) > self._room:
+            oldest = self._turn - RECENT
+            self._ids = {k: v for k, v in self._ids.items() if v[3] >= oldest}
+            self._room = max(4096, 2 * len(self._ids))
 
     def pieces(self, render: Callable[..., list[Piece]], value: Any, path: str, *args: Any) -> list[Piece]:
         """`render(value, path, *args)`, from the memo when the same object, or a value with the same exact
@@ -69,7 +79,7 @@ class PieceMemo:
     def _get(self, render: Callable[..., list[Piece]], value: Any, path: str, args: tuple,
              by_content: bool) -> list[Piece]:
         how = (render, args)
-        known = self._now.get(id(value)) or self._last.get(id(value))
+        known = self._ids.get(id(value))
         if known is not None and known[0] is value and known[1] == how:
             got = known[2]
             self.hits += 1
@@ -95,5 +105,5 @@ class PieceMemo:
                         self._held = 0
                     self._seen[key] = got
                     self._held += sum(len(p.data) for p in made)
-        self._now[id(value)] = (value, how, got)
+        self._ids[id(value)] = (value, how, got, self._turn)
         return [p.moved(path + rest) for p, rest in got]

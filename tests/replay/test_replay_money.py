@@ -207,3 +207,30 @@ def test_keys_sessions_and_projects():
                         "r/u/transcript/main"])
     assert names == {f"a/{uuid}/main": "4d5611e5/main", f"a/{uuid}/agent-1": "agent-1", "b/x/main": "x/main",
                      "r/t/transcript/main": "t/transcript/main", "r/u/transcript/main": "u/transcript/main"}
+
+
+@pytest.mark.parametrize("folder", ["tests/data/openai-api", "tests/data/deepseek-api", "tests/data/anthropic-api"])
+def test_the_oracle_of_lost_money_walks_no_retention_range(monkeypatch, folder):
+    # Attribution takes only the oracle's reads: its replay walks one simulator per provider, not a
+    # second at the optimistic end of OpenAI's or DeepSeek's retention (issue 35), and loses the same.
+    from prefixsim.core.simulator import Simulator
+
+    from pathlib import Path
+
+    traffic = sources.open_many(sorted(Path(folder).glob("*.yaml")), errors=[])
+    base = replay(traffic)
+    with_ranges = attribute(traffic, base, replay)
+    steps = [0]
+    step = Simulator.step
+
+    def counted(self, call, at=None):
+        steps[0] += 1
+        return step(self, call, at)
+
+    monkeypatch.setattr(Simulator, "step", counted)
+    assert attribute(traffic, base) == with_ranges
+    lean = steps[0]
+    steps[0] = 0
+    replay(traffic)
+    assert lean == sum(1 + len(r.iterations) + len(r.unlogged) + len(r.earlier) for r in traffic if not r.audit)
+    assert steps[0] == lean * (2 if any(r.predicted_optimistic is not None for r in base.rows) else 1)

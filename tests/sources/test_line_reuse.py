@@ -146,3 +146,40 @@ def test_a_session_log_renders_and_sizes_each_message_once(tmp_path, monkeypatch
     blocks = [b for r in records for b in r.call.request.blocks]
     assert len(blocks) > 40 * n
     assert len({id(b) for b in blocks}) <= 12 * n
+
+
+def test_an_interleaved_conversation_shares_its_history_with_its_own_last_line():
+    # A gateway's log: conversation c's turn k follows the other conversations' turn k, so its last
+    # request is lines back. Its messages come from that line (issue 35: each line was parsed whole).
+    lines, convs = [], [[{"role": "system", "content": "s " * 50}, {"role": "user", "content": f"task {c}"}]
+                        for c in range(5)]
+    for k in range(4):
+        for c, messages in enumerate(convs):
+            lines.append(json.dumps({"t": k, "request": {"model": "m", "messages": messages}}))
+            messages += [{"role": "assistant", "content": f"a{c}.{k}"}, {"role": "user", "content": f"u{c}.{k}"}]
+    parser = linejson.LineParser()
+    got = [parser.loads(x) for x in lines]
+    assert got == [json.loads(x) for x in lines]
+    for c in range(5):   # line 5 + c is conversation c's second request; line c its first
+        now, before = got[5 + c]["request"]["messages"], got[c]["request"]["messages"]
+        assert all(a is b for a, b in zip(now, before))
+    assert len(parser._recent) == 5   # each conversation's last line stands for it
+    copy = parser.copy()   # goes on from the same lines
+    nxt = json.dumps({"t": 9, "request": {"model": "m", "messages": convs[2]}})
+    assert parser.loads(nxt)["request"]["messages"][5] is copy.loads(nxt)["request"]["messages"][5]
+
+
+def test_the_recent_lines_kept_are_bounded(monkeypatch):
+    monkeypatch.setattr(linejson, "RECENT_LINES", 3)
+    parser = linejson.LineParser()
+    first = parser.loads('{"m": [{"a": 1}, {"b": 2}, {"c": 3}]}')
+    for i in range(3):
+        parser.loads(f'{{"m": [{{"x": {i}}}, {{"y": 2}}]}}')
+    again = parser.loads('{"m": [{"a": 1}, {"b": 2}, {"c": 3}, {"d": 4}]}')
+    assert again == json.loads('{"m": [{"a": 1}, {"b": 2}, {"c": 3}, {"d": 4}]}')
+    assert again["m"][0] is not first["m"][0]   # four lines back: no longer kept
+    monkeypatch.setattr(linejson, "RECENT_CHARS", 10)
+    parser = linejson.LineParser()
+    for i in range(5):
+        parser.loads(f'{{"m": [{{"x": {i}}}, {{"y": 2}}]}}')
+    assert len(parser._recent) == 1   # the previous line is always kept

@@ -104,9 +104,10 @@ def test_a_piece_a_request_changed_is_not_the_next_requests():
     assert first[0] is not late[1] and first[1] is not late[0]
 
 
-def test_what_the_request_before_sent_is_known_by_identity_and_older_values_by_content(monkeypatch):
-    """The line before's unchanged members are the same objects (sources/linejson): found without their
-    key, tool schemas too; an object two requests back, or an equal copy, goes by its key (tools: rendered)."""
+def test_what_a_recent_request_sent_is_known_by_identity_and_other_values_by_content(monkeypatch):
+    """A recent line's unchanged members are the same objects (sources/linejson, a conversation's
+    request lines back too): found without their key, tool schemas too; an equal copy goes by its key
+    (tools: rendered)."""
     from prefixsim.wire import reuse
 
     tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
@@ -122,12 +123,28 @@ def test_what_the_request_before_sent_is_known_by_identity_and_older_values_by_c
     assert keyed(body["messages"][2]) and not keyed(system) and not keyed(user) and not keyed(tool)
     assert memo.hits == 3
     assert _as_tuples(two) == _as_tuples(R.request_pieces(body)) and _as_tuples(two[:3]) == _as_tuples(one)
-    R.request_pieces({"model": "gpt-4o", "messages": [user]}, memo=memo)
+    for _ in range(5):   # other conversations' requests in between
+        R.request_pieces({"model": "gpt-4o", "messages": [{"role": "user", "content": "other"}]}, memo=memo)
     keys.clear()
+    hits = memo.hits
     copy_of_tool = copy.deepcopy(tool)
-    three = R.request_pieces({"model": "gpt-4o", "tools": [copy_of_tool], "messages": [system]}, memo=memo)
-    assert keyed(system) and not keyed(copy_of_tool) and memo.hits == 5   # user by identity, system by key
-    assert _as_tuples(three) == _as_tuples(one[:2]) and three[0] is not one[0]
+    copy_of_user = dict(user)
+    three = R.request_pieces({"model": "gpt-4o", "tools": [copy_of_tool], "messages": [system, copy_of_user]},
+                             memo=memo)
+    assert keyed(copy_of_user) and not keyed(system) and not keyed(copy_of_tool)
+    assert memo.hits == hits + 2   # system by identity five requests on, the user's copy by key
+    assert _as_tuples(three) == _as_tuples(one) and three[0] is not one[0]
+
+
+def test_values_are_known_by_identity_for_the_last_requests_only():
+    # Each entry holds its value alive: a log of distinct requests keeps a bounded number of them.
+    memo = PieceMemo()
+    first = {"role": "user", "content": "first"}
+    R.request_pieces({"model": "gpt-4o", "messages": [first]}, memo=memo)
+    for i in range(6000):
+        R.request_pieces({"model": "gpt-4o", "messages": [{"role": "user", "content": f"m{i}"}]}, memo=memo)
+        assert len(memo._ids) <= 4097
+    assert id(first) not in memo._ids   # alive here, so no other value has its id
 
 
 def test_what_is_no_json_value_is_rendered_as_before():
@@ -197,6 +214,26 @@ def test_a_log_reads_as_it_did_rendering_every_message_again(tmp_path, monkeypat
     without = openai_log.load_jsonl(path, openai_log.Sizer(len))
     assert with_memo == without
     assert rendered * 3 < len(calls)
+
+
+@pytest.mark.parametrize("usage", [True, False], ids=["sized by usage", "counted"])
+def test_a_conversations_repeated_blocks_are_one_object_and_read_as_made_anew(tmp_path, monkeypatch, usage):
+    # issue 35: a log repeats each conversation's history, and its blocks (same bytes, path, size)
+    # were made again on every line, their content keys hashed again.
+    from prefixsim.sources.openai_sizes import SizerMemory
+
+    path = _log(tmp_path, _interleaved(_chat), usage)
+    shared = openai_log.load_jsonl(path, openai_log.Sizer(len))
+    monkeypatch.setattr(SizerMemory, "block", lambda self, piece, tokens: piece.block(tokens))
+    assert shared == openai_log.load_jsonl(path, openai_log.Sizer(len))
+    last: dict = {}
+    same = 0
+    for rec in shared:
+        before = last.get(rec.call.stream)
+        if before is not None:
+            same += sum(a is b for a, b in zip(before.call.request.blocks, rec.call.request.blocks))
+        last[rec.call.stream] = rec
+    assert same > len(shared)
 
 
 def test_a_gemini_log_reads_as_it_did_rendering_every_turn_again(tmp_path, monkeypatch):
