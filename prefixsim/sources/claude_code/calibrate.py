@@ -89,8 +89,16 @@ class Calibrator:
         #: shared key -> the latest system entry a read showed for a family of that key (any session):
         #: where a sub-agent's system prompt ends before its own session's siblings show it
         self.entry: dict[str, int] = {}
+        #: shared key -> (requests that read the cross-session prefix, requests that read nothing) when
+        #: nothing in the data kept it cached: Claude Code's global cache scope, kept by others' traffic
+        self.kept: dict[str, tuple[int, int]] = {}
+        self._kept_pending: list[tuple[float, int, str, int]] = []
 
     def _learn_until(self, now: float) -> None:
+        while self._kept_pending and self._kept_pending[0][0] <= now:
+            _, _, key, hit = heapq.heappop(self._kept_pending)
+            h, z = self.kept.get(key, (0, 0))
+            self.kept[key] = (h + hit, z + 1 - hit)
         while self._pending and self._pending[0][0] <= now:
             _, _, table, key, size, shared_key = heapq.heappop(self._pending)
             getattr(self, table)[key] = size
@@ -216,6 +224,7 @@ class Calibrator:
                     and not self.generations.warm(r.shared, r.stream, r.start):
                 # read the old version's prefix where nobody had written the new one: the old bytes
                 self.generations.observed(base, r.stream, r.response, r.order, other_bytes=False)
+        outside = self._outside(r, prev is None, size)
         self.generations.used_by(r.shared, r.stream, r.start, r.response, ttl)
         self.families.add(r.family)
         tail = (Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
@@ -225,9 +234,30 @@ class Calibrator:
                     label=r.request_id, output_tokens=0, ttft=max(r.response - r.start, 0.001),
                     parent=r.parent,
                     event="compaction" if r.event == "compaction" else None)
+        kept = ()
+        if outside and request.blocks[0].tokens:
+            kept = (Call(t=r.start - 0.002, request=Request(model=r.model, blocks=(request.blocks[0].with_breakpoint(ttl),),
+                                                          layer_params=params),
+                         stream=f"outside|{r.shared}", label="kept warm outside the data", ttft=0.001),)
         return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main",
-                      unlogged=unlogged, timed=True)
+                      unlogged=unlogged, timed=True, kept=kept)
 
+
+    def _outside(self, r: Raw, first: bool, size: int) -> bool:
+        """Whether the cross-session prefix is taken as kept warm by traffic outside the data at `r`
+        (nothing in the data used it within its TTL, the stream's own entries included), as the data's
+        earlier requests of the same key show: more read it when nothing in the data kept it than read
+        nothing. Also records what `r` shows, usable once its response is logged."""
+        last = self.generations.last.get(r.stream)
+        if self.generations.warm(r.shared, r.stream, r.start) or (last and 0 <= r.start - last[0] < last[1]):
+            return False
+        hits, zeros = self.kept.get(r.shared, (0, 0))
+        shared, read = self.shared.get(r.shared, 0), r.usage.cache_read
+        if read == 0:
+            heapq.heappush(self._kept_pending, (r.response, r.order, r.shared, 0))
+        elif (shared and read >= shared) or (not shared and first and read < size):
+            heapq.heappush(self._kept_pending, (r.response, r.order, r.shared, 1))
+        return bool(shared) and hits > zeros + 1
 
     @staticmethod
     def _confirmed(st: _Stream) -> int | None:
