@@ -122,6 +122,8 @@ class Summary:
     #: Recordings replayed after an earlier run of the same test (sources/earlier_run.py), and its calls.
     earlier_runs: int = 0
     earlier_calls: int = 0
+    #: Requests before which an entry was taken as kept warm by traffic outside the data (Record.kept).
+    kept_outside: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +196,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
     usage_causes = UsageCauses(hour_streams)
     rows: list[ReplayRow] = []
     price_sources: set[str] = set()
-    warm = [0, 0]   # recordings with an earlier run, its calls
+    warm = [0, 0, 0]   # recordings with an earlier run, its calls; requests after outside traffic
     for i, rec in enumerate(traffic):
         if rec.audit:
             rows.append(_audited(i, rec, prices, price_sources, output_in_cost, usage_causes))
@@ -221,7 +223,9 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
             warm[0] += bool(rec.earlier)
             warm[1] += len(rec.earlier)
-            for c in rec.earlier:   # an earlier run of a recording (sources/earlier_run.py): cache only
+            warm[2] += bool(rec.kept)
+            for c in (*rec.earlier, *rec.kept):   # an earlier run of a recording (sources/earlier_run.py), traffic
+                # outside the data keeping a shared entry warm (Record.kept): cache only
                 for s in (sim, alt) if alt is not None else (sim,):
                     s.step(apply_variant(c, variant, rec.main), at)
             out = sim.step(call, at)
@@ -255,7 +259,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
                         billed_usd=rec.billed_usd, cache_discount_usd=rec.cache_discount_usd,
                         cost_no_cache=out.cost_no_cache_usd + out.storage_usd))
     summary = replace(_summarize(rows, variant, price_sources, output_in_cost, top, prices.missing),
-                      earlier_runs=warm[0], earlier_calls=warm[1])
+                      earlier_runs=warm[0], earlier_calls=warm[1], kept_outside=warm[2])
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
 

@@ -112,7 +112,7 @@ def accuracy(result: ReplayResult, width: int) -> list[str]:
             f"request): cache_read exactly right {mine.exact}/{mine.compared} ({_pct(mine.exact_rate)}), naive "
             f"{naive.exact}/{naive.compared} ({_pct(naive.exact_rate)}); WAPE {_pct(mine.wape)}{inside}, naive "
             f"{_pct(naive.wape)}; predicted cost {_cost(s, s.cost_predicted_usd)}.{shorter}"
-            f"{' ' + _earlier(s) if s.earlier_runs else ''}")
+            f"{' ' + _earlier(s) if s.earlier_runs else ''}{' ' + _kept(s, short=True) if s.kept_outside else ''}")
     return ["\n" + wrap_block(text, width) + "\n"]
 
 
@@ -162,11 +162,26 @@ def _earlier(s) -> str:
             "and no row shows (docs/rules.md#an-earlier-run-of-a-recording).")
 
 
+def _kept(s, short: bool = False) -> str:
+    """That requests were replayed reading a prefix traffic outside the data keeps warm (Record.kept);
+    `short`: the clause the accuracy paragraph carries (the notes under --requests say why)."""
+    n = s.kept_outside
+    if short:
+        return (f"{n:,} request{'s' if n > 1 else ''} read a prefix kept warm outside the data "
+                "(docs/rules.md#a-prefix-kept-warm-outside-the-data).")
+    return (f"{n:,} request{'s' if n > 1 else ''} found nothing in the data keeping the cross-session prefix "
+            f"cached and {'were' if n > 1 else 'was'} replayed reading it: Claude Code marks it with a global cache "
+            "scope, so others' traffic keeps it warm, and earlier requests of the same version, type and model "
+            "read it in that state more often than not (docs/rules.md#a-prefix-kept-warm-outside-the-data).")
+
+
 def _outside(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
     o, s = result.summary.outside, result.summary
     notes = []
     if s.earlier_runs:
         notes.append(_earlier(s))
+    if s.kept_outside:
+        notes.append(_kept(s))
     if o.requests:
         notes.append(
             f"{o.requests} request{'s' if o.requests > 1 else ''} read {o.tokens:,} tokens that no earlier "

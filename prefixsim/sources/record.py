@@ -51,6 +51,10 @@ class Record:
     #: no rows): a test's cassette whose first request read a cache the file never wrote
     #: (sources/earlier_run.py).
     earlier: tuple[Call, ...] = ()
+    #: Calls standing for traffic outside the data that keeps an entry warm, stepped before this
+    #: request (own streams, no rows): a prefix shared beyond the data (Claude Code's global cache
+    #: scope, sources/claude_code/calibrate.py: Calibrator._outside).
+    kept: tuple[Call, ...] = ()
     #: The source recorded the usage but not the prompt (an OpenTelemetry span or a gateway log
     #: without messages): nothing to replay, so the row is an audit of `observed`, no prediction.
     audit: bool = False

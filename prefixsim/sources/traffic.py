@@ -56,8 +56,7 @@ class Part:
             return replace(c, stream=prefix + c.stream, parent=None if c.parent is None else prefix + c.parent)
 
         def rename(r: Record) -> Record:   # the calls stepped with a request are on its streams too
-            return replace(r, call=named(r.call), iterations=tuple(map(named, r.iterations)),
-                           unlogged=tuple(map(named, r.unlogged)), earlier=tuple(map(named, r.earlier)))
+            return each_call(r, named)
 
         walk = self.walk
         return Part([replace(h, stream=prefix + h.stream) for h in self.heads], lambda: map(rename, walk()))
@@ -133,5 +132,11 @@ def _rebased(r: Record, t0: float) -> Record:
     """`r` with its times counted from `t0`: the request and every call stepped with it."""
     def at(c):
         return replace(c, t=round(c.t - t0, 3))
-    return replace(r, call=at(r.call), iterations=tuple(map(at, r.iterations)), unlogged=tuple(map(at, r.unlogged)),
-                   earlier=tuple(map(at, r.earlier)))
+    return each_call(r, at)
+
+
+def each_call(r: Record, f) -> Record:
+    """`r` with `f` applied to its request and to every call stepped with it (one list, so a new kind
+    of stepped call cannot be left out of a rename or a rebase)."""
+    return replace(r, call=f(r.call), iterations=tuple(map(f, r.iterations)), unlogged=tuple(map(f, r.unlogged)),
+                   earlier=tuple(map(f, r.earlier)), kept=tuple(map(f, r.kept)))

@@ -66,6 +66,9 @@ class _Stream:
     base: list[Block] | None = None
     marked: str = ""
     thinking: str = ""   # the setting its latest request was sent with
+    #: how many of `blocks` lead as the static prefix: 2 (the two entries), or 3 when the estimate runs
+    #: past what any read confirmed (`_static_blocks`: the rest is the first message's, the stream's own)
+    nstatic: int = 2
 
 
 class Calibrator:
@@ -83,11 +86,24 @@ class Calibrator:
         #: (usable from, seq, table: shared | learned | verbatim, its key, size, shared key)
         self._pending: list[tuple[float, int, str, object, int, str]] = []
         self.generations = Generations()   # which version of the cross-session prefix each stream carries
+        #: shared key -> the latest system entry a read showed for a family of that key (any session):
+        #: where a sub-agent's system prompt ends before its own session's siblings show it
+        self.entry: dict[str, int] = {}
+        #: shared key -> (requests that read the cross-session prefix, requests that read nothing) when
+        #: nothing in the data kept it cached: Claude Code's global cache scope, kept by others' traffic
+        self.kept: dict[str, tuple[int, int]] = {}
+        self._kept_pending: list[tuple[float, int, str, int]] = []
 
     def _learn_until(self, now: float) -> None:
+        while self._kept_pending and self._kept_pending[0][0] <= now:
+            _, _, key, hit = heapq.heappop(self._kept_pending)
+            h, z = self.kept.get(key, (0, 0))
+            self.kept[key] = (h + hit, z + 1 - hit)
         while self._pending and self._pending[0][0] <= now:
             _, _, table, key, size, shared_key = heapq.heappop(self._pending)
             getattr(self, table)[key] = size
+            if table == "learned":
+                self.entry[shared_key] = size
             if table == "learned" and self.shared.get(shared_key):
                 self.own[shared_key] = max(0, size - self.shared[shared_key])
 
@@ -137,11 +153,18 @@ class Calibrator:
             if static is None and prev is None and r.shared in self.own and self.shared.get(r.shared):
                 # the session's own part as large as an earlier session's (same harness, type, model)
                 static = self.shared[r.shared] + self.own[r.shared]
-            if static is None:
-                static = prev.static if prev else max(0, size - self.count_text(r.first_text))
+            confirmed: int | None = None   # a learned entry, or one read whole: all of it confirmed
+            if static is None and prev is not None:
+                static, confirmed = prev.static, self._confirmed(prev)
+            elif static is None:
+                static = max(0, size - self.count_text(r.first_text))
+                if r.kind == "agent":
+                    # where the system entry ends, as a sibling type's read showed it (else the estimate)
+                    confirmed = self.entry.get(r.shared, static)
             static = min(static, size)
             epoch = prev.epoch + 1 if prev else 0
-            st = _Stream(self._static_blocks(r, static, verbatim is not None), static, epoch, static, ttl, r.model)
+            blocks = self._static_blocks(r, static, verbatim is not None, confirmed, epoch)
+            st = _Stream(blocks, static, epoch, static, ttl, r.model, nstatic=len(blocks))
             _grow(st, size - static, r)
         else:
             st = prev
@@ -150,7 +173,15 @@ class Calibrator:
                     f"cc-shared|{r.shared}".encode():
                 # The cross-session prefix became known after this epoch began (its first read showed
                 # it): the same entries, measured better; from now on the stream writes it for others.
-                st.blocks, st.base = [*self._static_blocks(r, st.static), *st.blocks[2:]], None
+                st.blocks, st.base = [*self._static_blocks(r, st.static, confirmed=self._confirmed(st),
+                                                           epoch=st.epoch), *st.blocks[st.nstatic:]], None
+            elif st.nstatic == 3 and self.learned.get(r.family, st.static) != self._confirmed(st) \
+                    and self.learned.get(r.family, st.static) < st.static:
+                # Where this epoch's system entry ends became known after it began (a sibling's read
+                # showed it): the family's entry is that long, the rest stays the first message's (the
+                # same blocks, measured better: the stream's own entries stay readable).
+                st.blocks, st.base = [*self._static_blocks(r, st.static, confirmed=self.learned[r.family],
+                                                           epoch=st.epoch), *st.blocks[3:]], None
             if prev.last and prev.size < u.cache_read < size:
                 # The read went past the previous request's prompt into its reply: a request the
                 # transcript does not log (sent after that reply) cached it. Learned from this request's
@@ -164,7 +195,9 @@ class Calibrator:
         if st.blocks and st.blocks[0].data.startswith(b"cc-shared|") and st.blocks[0].data != \
                 f"cc-shared|{r.shared}".encode():
             # the stream now carries another version of the cross-session prefix (generations.py)
-            st.blocks, st.base = [*self._static_blocks(r, st.static), *st.blocks[2:]], None
+            st.blocks, st.base = [*self._static_blocks(r, st.static, confirmed=self._confirmed(st), epoch=st.epoch),
+                                  *st.blocks[st.nstatic:]], None
+        st.nstatic = 3 if len(st.blocks) > 2 and st.blocks[2].data.startswith(b"cc-context|") else 2
         st.size, st.thinking = size, thinking
         st.marks[r.request_id] = (len(st.blocks), size)
         st.last = r.request_id
@@ -191,6 +224,7 @@ class Calibrator:
                     and not self.generations.warm(r.shared, r.stream, r.start):
                 # read the old version's prefix where nobody had written the new one: the old bytes
                 self.generations.observed(base, r.stream, r.response, r.order, other_bytes=False)
+        outside = self._outside(r, prev is None, size)
         self.generations.used_by(r.shared, r.stream, r.start, r.response, ttl)
         self.families.add(r.family)
         tail = (Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
@@ -200,11 +234,38 @@ class Calibrator:
                     label=r.request_id, output_tokens=0, ttft=max(r.response - r.start, 0.001),
                     parent=r.parent,
                     event="compaction" if r.event == "compaction" else None)
+        kept = ()
+        if outside and request.blocks[0].tokens:
+            kept = (Call(t=r.start - 0.002, request=Request(model=r.model, blocks=(request.blocks[0].with_breakpoint(ttl),),
+                                                          layer_params=params),
+                         stream=f"outside|{r.shared}", label="kept warm outside the data", ttft=0.001),)
         return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main",
-                      unlogged=unlogged, timed=True)
+                      unlogged=unlogged, timed=True, kept=kept)
 
 
-    def _static_blocks(self, r: Raw, static: int, same_first: bool = False) -> list[Block]:
+    def _outside(self, r: Raw, first: bool, size: int) -> bool:
+        """Whether the cross-session prefix is taken as kept warm by traffic outside the data at `r`
+        (nothing in the data used it within its TTL, the stream's own entries included), as the data's
+        earlier requests of the same key show: more read it when nothing in the data kept it than read
+        nothing. Also records what `r` shows, usable once its response is logged."""
+        last = self.generations.last.get(r.stream)
+        if self.generations.warm(r.shared, r.stream, r.start) or (last and 0 <= r.start - last[0] < last[1]):
+            return False
+        hits, zeros = self.kept.get(r.shared, (0, 0))
+        shared, read = self.shared.get(r.shared, 0), r.usage.cache_read
+        if read == 0:
+            heapq.heappush(self._kept_pending, (r.response, r.order, r.shared, 0))
+        elif (shared and read >= shared) or (not shared and first and read < size):
+            heapq.heappush(self._kept_pending, (r.response, r.order, r.shared, 1))
+        return bool(shared) and hits > zeros + 1
+
+    @staticmethod
+    def _confirmed(st: _Stream) -> int | None:
+        """The end of the stream's static prefix a read confirmed (None: all of it)."""
+        return st.blocks[0].tokens + st.blocks[1].tokens if st.nstatic == 3 else None
+
+    def _static_blocks(self, r: Raw, static: int, same_first: bool = False, confirmed: int | None = None,
+                       epoch: int = 0) -> list[Block]:
         """The static prefix as two cached entries: the cross-session prefix (tools and the shared part
         of the system prompt, named by harness version, prompt type and model, so every session of the
         folder shares it) and the session's own part (environment, memory files), named by the family.
@@ -221,8 +282,18 @@ class Calibrator:
             version = r.shared.split("|", 1)[0]
             if r.event == "environment" and uncertain_cd(version):
                 label += f" in a new working directory (unconfirmed on Claude Code {version}: 2.1.146 keeps the launch one)"
-        return [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
-                Block(Layer.SYSTEM, name.encode(), label, tokens=static - shared)]
+        # An estimate no read confirmed (the prompt less its first message's visible text) also holds
+        # what the harness adds to that message (CLAUDE.md, reminders), past the system prompt's
+        # breakpoint: no entry ends there, so siblings and later epochs cannot read it (docs/rules.md
+        # "### Where the static prefix ends"). The family's entry is what a read confirmed; the rest
+        # is this epoch's first message.
+        end = static if confirmed is None else max(shared, min(confirmed, static))
+        out = [Block(Layer.SYSTEM, f"cc-shared|{r.shared}".encode(), "cross-session prefix", tokens=shared),
+               Block(Layer.SYSTEM, name.encode(), label, tokens=end - shared)]
+        if confirmed is not None:
+            out.append(Block(Layer.MESSAGES, f"cc-context|{r.stream}|{epoch}".encode(),
+                             "context the harness adds to the first message", tokens=static - end))
+        return out
 
 
 @lru_cache(maxsize=64)
@@ -244,7 +315,7 @@ def _grow(st: _Stream, delta: int, r: Raw) -> None:
         return
     i = len(st.blocks)
     b = Block(Layer.MESSAGES, f"cc-hist|{r.stream}|{st.epoch}|{i}|{r.request_id}".encode(),
-              f"history[{i - 1}] (added by {r.request_id})", tokens=delta)
+              f"history[{i + 1 - st.nstatic}] (added by {r.request_id})", tokens=delta)
     st.blocks.append(b)
     if st.base is not None:
         st.base.append(b)
