@@ -22,7 +22,7 @@ from prefixsim.io.jsonfile import load_json
 from prefixsim.io.userfiles import MAX_YAML_BYTES
 from prefixsim.io.yamlfile import load_yaml
 from prefixsim.providers.gemini_explicit import default_study_model
-from prefixsim.providers.tables import anthropic_min_tokens
+from prefixsim.providers.tables import CLAUDE_PLATFORMS, anthropic_min_tokens
 from prefixsim.report.charts import line_figure, render_both
 from prefixsim.report.layout import fit_dropping, wrap_block
 from prefixsim.report.tables import DEFAULT_WIDTH, HEADERS, csv_text, fmt, grid
@@ -209,8 +209,8 @@ def run_breakeven(study: str, out: str | Path | None = "reports/breakeven", mode
     model = model or "claude-sonnet-4-5"
     # the provider the model's id names, or one line saying why the study does not run for it
     provider = study_provider(study, model)
-    if provider == "anthropic":
-        anthropic_min_tokens(model)   # a misspelt Claude id: did-you-mean, before any parameter
+    if provider in CLAUDE_PLATFORMS:
+        anthropic_min_tokens(model, provider)   # a misspelt Claude id: did-you-mean, before any parameter
     rows = load_gpus(gpus)
     extra = {"gpu": tuple(rows)} if rows else None   # a --gpus file's own GPUs are choices too
     f, lists = parse_pairs(study, tuple(params), model, choices=extra)   # every bound, before any work

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from prefixsim.advise import advise
-from prefixsim.analysis.applies import not_applying
+from prefixsim.analysis.applies import not_applying, study_provider
 from prefixsim.analysis.common import prices_for
 from prefixsim.analysis.studies import check_line, run_study, shown as money_shown
 from prefixsim.analysis.verify import CheckFailed
@@ -257,7 +257,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     if skipped:   # a study that does not apply to --model says why, in one line, where it would be
         sections.append(Section(f"Break-even studies for {model}", "", f"Not run for {model}, each for its reason: "
                                 + "; ".join(skipped.values()) + ".", anchor="breakeven-not-applying"))
-    p = prices_for(model, when=when)[0] if designs else None
+    p = prices_for(model, when=when, provider=study_provider(designs[0][0], model))[0] if designs else None
     if p is not None:
         assumptions.append(("break-even studies priced with", p.source))
     failed = []
@@ -370,9 +370,11 @@ def _study_model(model: str, studies, when: dt.date) -> dict[str, str]:
     price of the model for the rest; a model no provider's family names is refused."""
     try:
         skipped = not_applying(sorted(studies), model)
-        if len(skipped) < len(set(studies)):   # the rest run on Anthropic's tables and the model's price
-            anthropic_min_tokens(model)
-            prices_for(model, when=when)
+        runs = sorted(set(studies) - set(skipped))
+        if runs:   # the rest run on Anthropic's tables and the model's price, on the platform its id names
+            provider = study_provider(runs[0], model)
+            anthropic_min_tokens(model, provider)
+            prices_for(model, when=when, provider=provider)
     except UserError as e:
         raise UserError(f"--model: {e.message}") from None
     return skipped
