@@ -18,7 +18,7 @@ from prefixsim.errors import UserError
 from prefixsim.io.fsutil import Folder, check_outputs, check_replaceable, slug, write_files
 from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, anthropic_min_tokens, canonical_model
 from prefixsim.report.advice import report_section
-from prefixsim.report.answer import answers
+from prefixsim.report.answer import answers, asks_dearest
 from prefixsim.report.best_design import BestDesign, best_design, summary_answer
 from prefixsim.report.study_sizes import scenario_sizes
 from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
@@ -83,14 +83,21 @@ def gpu_parts(res: ScenarioResult) -> tuple[list[str], dict[str, list[float]], s
 
 
 def least_title(names: list[str], parts: dict[str, list[float]], verb: str, fmt: str | Callable[[float], str],
-                totals: list[float] | None = None) -> str:
+                totals: list[float] | None = None, most: str | None = None) -> str:
     """A bar chart's title states its answer: the design with the shortest bar, its figure (`totals`,
     the table's, else the sum of the parts) and the margin over the next ("fork is cheapest: $0.3374,
-    15% below sub-agents")."""
+    15% below sub-agents"); `most` (the verb of a question asking what costs the most): the tallest bar
+    and its margin over the next ("model switched costs the most: $0.4746, 2.89x tool added at the front")."""
     totals = totals or [sum(vals[i] for vals in parts.values()) for i in range(len(names))]
-    order = sorted(range(len(names)), key=lambda i: (totals[i], i))
+    order = sorted(range(len(names)), key=lambda i: (-totals[i] if most else totals[i], i))
     best = order[0]
-    title = f"{names[best]} {verb}: {fmt(totals[best]) if callable(fmt) else fmt.format(totals[best])}"
+    shown = fmt(totals[best]) if callable(fmt) else fmt.format(totals[best])
+    if most:
+        title = f"{names[best]} {most}: {shown}"
+        if len(order) > 1 and totals[order[1]] > 0:
+            title += f", {totals[best] / totals[order[1]]:.2f}x {names[order[1]]}"
+        return title
+    title = f"{names[best]} {verb}: {shown}"
     if len(order) > 1 and totals[order[1]] > 0:
         title += f", {1 - totals[best] / totals[order[1]]:.0%} below {names[order[1]]}"
     return title
@@ -98,8 +105,9 @@ def least_title(names: list[str], parts: dict[str, list[float]], verb: str, fmt:
 
 def scenario_figures(res: ScenarioResult) -> list[Figure]:
     """A bar per design: dollars by token class for provider APIs; prefill GPU-seconds for engines
-    (whose dollar cost is nothing, so a dollar chart would be empty bars)."""
-    figs = []
+    (whose dollar cost is nothing, so a dollar chart would be empty bars). The title answers the
+    scenario's question: the dearest when it asks which costs the most (answer.asks_dearest)."""
+    figs, dearest = [], asks_dearest(res.question)
     if any(not v.self_hosted for v in res.variants):
         names, parts = cost_parts(res)
         keep = [i for i, v in enumerate(res.variants) if not v.self_hosted]
@@ -108,13 +116,15 @@ def scenario_figures(res: ScenarioResult) -> list[Figure]:
         costs = {r["variant"]: r["cost_usd"] for r in res.comparison_rows()}
         totals = [float(costs[n]) for n in names]
         figs.append(Figure(f"{res.name}: cost by token class", render_both(stacked_bars(
-            least_title(names, parts, "is cheapest", usd, totals), names, parts, "total cost (USD)",
+            least_title(names, parts, "is cheapest", usd, totals, "costs the most" if dearest else None), names,
+            parts, "total cost (USD)",
             totals=totals))[0], f"{slug(res.name)}-cost"))
     if any(v.self_hosted for v in res.variants):
         names, parts, unit = gpu_parts(res)
         total = "{:,.2f} GPU-s" if unit.startswith("GPU") else "{:,.0f} tokens"
         figs.append(Figure(f"{res.name}: prefill per design", render_both(stacked_bars(
-            least_title(names, parts, "computes the least prefill", total), names, parts, unit, total=total))[0],
+            least_title(names, parts, "computes the least prefill", total, most="computes the most prefill"
+                        if dearest else None), names, parts, unit, total=total))[0],
             f"{slug(res.name)}-gpu"))
     chart = sweep_chart(res)
     if chart is not None:
@@ -152,7 +162,7 @@ def scenario_summary(res: ScenarioResult, best: BestDesign | None = None) -> dic
     question = res.question or (res.description or "").strip().split(". ")[0].rstrip(".") or res.name
     if best is not None:
         return {"scenario": res.name, "question": question, "answer": summary_answer(best)}
-    lines = answers(comparison_rows(res), [v.self_hosted for v in res.variants], _sweep(res))
+    lines = answers(comparison_rows(res), [v.self_hosted for v in res.variants], _sweep(res), asks_dearest(res.question))
     return {"scenario": res.name, "question": question, "answer": lines[-1] if _sweep(res) else "; ".join(lines)}
 
 
@@ -237,7 +247,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
 
         summary = comparison_rows(res)
         reading = " ".join(a[:1].upper() + a[1:] + "." for a in answers(
-            summary, [v.self_hosted for v in res.variants], _sweep(res)))
+            summary, [v.self_hosted for v in res.variants], _sweep(res), asks_dearest(res.question)))
         shown = shown_rows(summary, _sweep(res) is not None)
         tables = [("comparison of variants", shown, summary_columns(res, summary, True)),
                   ("assumptions", scenario_assumptions(res), ("what", "value", "for"))]
