@@ -1,13 +1,12 @@
 """Results -> text: aligned terminal tables, Markdown, CSV and JSON, all deterministic."""
 from __future__ import annotations
 
-import csv
-import io
 import json
 from typing import Any, Collection, Sequence
 
 from prefixsim.core.dollars import usd_cell
 from prefixsim.report.answer import answers, asks_dearest
+from prefixsim.report.csvout import csv_text  # noqa: F401 (the commands and the report import it from here)
 from prefixsim.report.layout import DEFAULT_WIDTH, dropped_note, fit_dropping, footnote_causes, KEEP_TEXT, MIN_TEXT, min_width, wrap_block
 from prefixsim.scenario.results import GPU_COLUMNS, ScenarioResult
 from prefixsim.scenario.results import ranked_comparison as comparison_rows
@@ -305,15 +304,6 @@ def shown_rows(comp: Sequence[dict], sweep: bool) -> list[dict]:
 
 def _md_total(total: dict, cols: Sequence[str]) -> str:
     return "| " + " | ".join(total.get(c, "") for c in cols) + " |"
-
-
-def csv_text(rows: Sequence[dict], cols: Sequence[str]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(cols), extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow(r)
-    return buf.getvalue()
 
 
 def json_text(doc: Any) -> str:
