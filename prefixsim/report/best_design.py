@@ -70,11 +70,32 @@ class BestDesign:
             why = "; ".join(f"{d} {a} → {z} saves {usd(x)}" for d, a, z, x in self.choice_savings())
             lines = [f"best of {len(self.grid.designs)} designs: {b.name}, {usd(b.cost_usd)}, {self.share:.1%} below the "
                      f"design as written ({usd(self.written_cost)})" + (f", because {why}" if why else "")]
-        fast = min(self.grid.designs, key=lambda d: (d.critical_tokens, d.cost_usd))
-        if fast.critical_tokens < b.critical_tokens:
+        fast = self.fastest()
+        if fast is not None:
             lines.append(f"fastest: {fast.name}, {fast.critical_tokens:,} uncached critical-path tokens against "
                          f"{b.critical_tokens:,}, at {usd(fast.cost_usd)}")
         return lines
+
+    def fastest(self) -> Design | None:
+        """The design with the fewest uncached critical-path tokens, when it is not the best one."""
+        fast = min(self.grid.designs, key=lambda d: (d.critical_tokens, d.cost_usd))
+        return fast if fast.critical_tokens < self.best.critical_tokens else None
+
+    def to_json(self) -> dict:
+        """`run --format json`'s design-search answer: what the text's answer lines say, as figures
+        (every design of the search is `prefixsim search --format json`'s)."""
+        def design(d: Design) -> dict:
+            return {"name": d.name, "values": dict(d.values), "cost_usd": float(d.cost_usd),
+                    "uncached_critical_path_tokens": d.critical_tokens, "hit_rate": d.hit_rate}
+
+        fast = self.fastest()
+        saves = {d: float(x) for d, _, _, x in self.choice_savings()}   # None: no design of the search isolates it
+        return {"answer": self.answer_lines(), "designs": len(self.grid.designs), "best": design(self.best),
+                "as_written": {"variant": self.written, "cost_usd": float(self.written_cost)},
+                "saving_usd": float(max(self.saving, Decimal(0))), "saving_share": max(self.share, 0.0),
+                "changes": [{"dimension": d, "as_written": a, "best": z, "saves_usd": saves.get(d)}
+                            for d, a, z in self.changes],
+                "fastest": None if fast is None else design(fast)}
 
     def rows(self) -> list[dict]:
         """The designs a reviewer weighs: the cheapest, the Pareto front, and the design as written
