@@ -27,7 +27,7 @@ def prices(model, provider, endpoint, date, fmt):
       prefixsim prices claude-sonnet-4-5 --provider vertex --endpoint regional
     """
     from prefixsim.core.price_report import price_sheet, sheet_json
-    from prefixsim.providers.registry import PROVIDERS
+    from prefixsim.providers.registry import PROVIDERS, priced_provider
     from prefixsim.report.prices import render_prices
 
     import datetime as dt
@@ -38,7 +38,7 @@ def prices(model, provider, endpoint, date, fmt):
         raise UserError(f"--date {date!r} is not YYYY-MM-DD") from None
     if provider is not None and provider not in PROVIDERS:
         raise UserError(f"unknown provider {provider!r} (valid: {', '.join(PROVIDERS)})")
-    sheet = price_sheet(model, provider, endpoint, when)
+    sheet = price_sheet(model, provider or priced_provider(model), endpoint, when)
     if fmt == "json":
         import json
 

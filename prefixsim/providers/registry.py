@@ -93,3 +93,14 @@ def claude_platform(model: str) -> str:
     names: a break-even study's check scenario runs there, as the study's closed form prices there."""
     p = model_provider(model)
     return p if p in CLAUDE_PLATFORMS else "anthropic"
+
+
+def priced_provider(model: str) -> str:
+    """The provider `prefixsim prices` prices a bare model id on: the one its id names (model_provider),
+    or one line asking for --provider."""
+    if not model.strip():
+        raise UserError("no model given")
+    p = model_provider(model)
+    if p == "other":
+        raise UserError(f"no provider known for model {model!r}; give one with --provider")
+    return p

@@ -2,7 +2,7 @@
 `report --model anthropic.claude-3-5-sonnet-20240620-v1:0` failed the price lookup ("no price ... from
 provider anthropic ... only from aws, google") because the studies took the provider of the model's
 family (anthropic) where replay of an export took bedrock; a scenario with `model: us.anthropic.…` and
-no `provider:` failed the same way. registry.model_provider is the one inference every path asks."""
+no `provider:` failed the same way, and `prefixsim prices us.amazon.nova-lite-v1:0` knew no provider. registry.model_provider is the one inference every path asks."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +12,7 @@ import pytest
 from conftest import cli_run
 
 from prefixsim.analysis.applies import study_provider
-from prefixsim.providers.registry import model_provider
+from prefixsim.providers.registry import model_provider, priced_provider
 from prefixsim.scenario.checks import provider_of_model
 from prefixsim.sources import genai, routers
 
@@ -44,6 +44,7 @@ def test_every_path_infers_the_provider_a_model_id_names(model):
     assert genai.provider_of("", model) == want                # a replayed export that names no provider
     assert routers.provider_of(model) == want                  # an OpenAI-compatible log
     assert (provider_of_model(model) or "anthropic") == want   # a scenario without provider:
+    assert priced_provider(model) == want                      # `prefixsim prices` without --provider
     if want in ("anthropic", "bedrock", "vertex") and "nova" not in model and "3-" not in model:
         assert study_provider("fork-vs-subagent", model) == want   # a break-even study and the report
 
