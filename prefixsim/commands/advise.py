@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from prefixsim.commands.common import format_option, read_traffic
+from prefixsim.commands.common import format_option, output_width, read_traffic, width_option
 from prefixsim.commands.search import check_chart, run_search, search_options
 
 
@@ -17,8 +17,9 @@ from prefixsim.commands.search import check_chart, run_search, search_options
 @click.option("--chart", type=click.Path(dir_okay=False), default=None,
               help="Write the waterfall from today's cost to the best combination's (.png or .svg).")
 @click.option("--strict", is_flag=True, help="Stop at the first unusable line instead of skipping it.")
+@width_option
 @search_options("Design search: ")
-def advise(paths, fmt, chart, strict, out, no_write, price_date, start, workers, executor, scheduler):
+def advise(paths, fmt, chart, strict, width, out, no_write, price_date, start, workers, executor, scheduler):
     """Where real traffic (anything `prefixsim replay` reads) loses money to the cache, and the
     changes a what-if replay of the same traffic shows would save it.
 
@@ -37,15 +38,16 @@ def advise(paths, fmt, chart, strict, out, no_write, price_date, start, workers,
     from prefixsim.advise.grid import design_targets
 
     check_chart(chart, paths)
+    cols = output_width(width)   # a bad --width is refused before anything is read
     targets = design_targets(paths)
     if targets is not None:
-        run_search(targets, fmt, out, no_write, price_date, start, workers, executor, scheduler, chart)
+        run_search(targets, fmt, out, no_write, price_date, start, workers, executor, scheduler, chart, width)
         if fmt == "table":
             click.echo("prefixsim advise: ran the design search of the scenarios' `optimize:` "
                        "(`prefixsim search` is the command for it)", err=True)
         return
     traffic, _ = read_traffic(paths, None, strict, partial=False)   # advice on part of it would be on other traffic
     advice = run_advise(traffic)
-    click.echo(output.render(advice, fmt), nl=False)
+    click.echo(output.render(advice, fmt, cols), nl=False)
     if chart is not None:
         output.write_chart(advice, chart)

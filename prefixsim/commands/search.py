@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from prefixsim.commands.common import format_option, parse_price_date, parse_start_option
+from prefixsim.commands.common import format_option, output_width, parse_price_date, parse_start_option, width_option
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import check_outputs
 
@@ -24,7 +24,7 @@ def check_chart(chart: str | None, paths) -> None:
 
 
 def run_search(targets, fmt: str, out: str, no_write: bool, price_date, start, workers: int, executor: str,
-               scheduler, chart: str | None = None) -> None:
+               scheduler, chart: str | None = None, width: int | None = None) -> None:
     """Search the designs of `targets` (advise.grid.Targets), print them in `fmt`, then write the
     chart (the first scenario's) and the report folders (unless `no_write`)."""
     # lazy: the scenario runner and the charts load only when a search runs (`prefixsim --help` loads neither)
@@ -37,11 +37,11 @@ def run_search(targets, fmt: str, out: str, no_write: bool, price_date, start, w
                    f"({', '.join(targets.skipped)}); `prefixsim run` simulates {'them' if n > 1 else 'it'} as written",
                    err=True)
     files = list(targets.searched)
-    when, at = parse_price_date(price_date), parse_start_option(start)
+    when, at, cols = parse_price_date(price_date), parse_start_option(start), output_width(width)
     if not no_write:   # before anything runs: never a report folder over an input, nor over another kind
         pareto.check_folders(files, Path(out))
     grids = search(files, when, workers, executor, scheduler, at)
-    click.echo(pareto.output(grids, fmt), nl=False)
+    click.echo(pareto.output(grids, fmt, cols), nl=False)
     pareto.write_all(grids, None if no_write else Path(out), chart)
     if not no_write and fmt == "table":
         click.echo(f"\nreports written to {out.rstrip('/') or '/'}/", err=True)
@@ -77,8 +77,9 @@ def search_options(prefix: str = ""):
 @format_option
 @click.option("--chart", type=click.Path(dir_okay=False), default=None,
               help="Also write the first scenario's Pareto chart here (.png or .svg).")
+@width_option
 @search_options()
-def search(paths, fmt, chart, out, no_write, price_date, start, workers, executor, scheduler):
+def search(paths, fmt, chart, width, out, no_write, price_date, start, workers, executor, scheduler):
     """Design search: every combination of the values a scenario lists under `optimize:`, each
     design's cost and uncached critical-path tokens, the cheapest design and the Pareto front
     (docs/design-search.md). PATHS: scenario files, or folders (their scenarios without `optimize:`
@@ -93,4 +94,4 @@ def search(paths, fmt, chart, out, no_write, price_date, start, workers, executo
 
     check_chart(chart, paths)
     run_search(design_targets(paths, traffic=False), fmt, out, no_write, price_date, start, workers, executor,
-               scheduler, chart)
+               scheduler, chart, width)

@@ -70,7 +70,12 @@ def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bo
             if not cands:
                 return
             i = max(cands, key=lambda j: (widths[j], -j))
-            widths[i] = max(floor, word_w[i], widths[i] - (total(widths) - width))
+            # no lower than the next widest text column at first: the narrowing is shared, not one
+            # column squeezed to a word a line beside a wide one
+            nxt = max((widths[j] for j in cands if j != i), default=0)
+            widths[i] = max(floor, word_w[i], nxt, widths[i] - (total(widths) - width))
+            if widths[i] == nxt and nxt > max(floor, word_w[i]):
+                widths[i] -= 1 if total(widths) > width else 0
 
     if wrap_text is not None:
         narrow(wrap_text)

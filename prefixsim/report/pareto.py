@@ -3,7 +3,6 @@ front marked, as terminal text, Markdown, CSV or JSON, and the chart of cost aga
 critical-path tokens; the files go to one folder per scenario, swapped in whole."""
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from prefixsim.advise.grid import GridResult
 from prefixsim.core.dollars import usd, usd_cell
 from prefixsim.io.fsutil import check_outputs, check_replaceable, replace_folder, slug, write_files
 from prefixsim.report.charts import PALETTE, _figure, render_both
+from prefixsim.report.layout import DEFAULT_WIDTH, KEEP_TEXT, dropped_note, fit_dropping, min_width, wrap_block
 from prefixsim.report.folders import scenario_inputs
 from prefixsim.report.tables import csv_text, json_text
 from prefixsim.scenario.results import usd as usd_float
@@ -63,7 +63,11 @@ def _cell(key: str, v) -> str:
 TERMINAL = tuple(c for c in COLUMNS if c != "requests")
 
 
-def _table(rs: Sequence[dict], markdown: bool) -> str:
+#: What a narrow terminal leaves out first, named under the table: the design's name and cost stay.
+NARROW_DROPS = ("last_start_s", "critical_path_requests", "hit_rate", "vs_cheapest")
+
+
+def _table(rs: Sequence[dict], markdown: bool, width: int = DEFAULT_WIDTH) -> str:
     cols = COLUMNS if markdown else TERMINAL
     head = [HEADERS.get(c, c) for c in cols]
     body = [[_cell(c, r[c]) for c in cols] for r in rs]
@@ -74,12 +78,12 @@ def _table(rs: Sequence[dict], markdown: bool) -> str:
 
         sep = "|" + "|".join("---" if is_left else "---:" for is_left in left) + "|"
         return "\n".join([line(head), sep, *(line(r) for r in body)])
-    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(cols))]
-
-    def line(cells):
-        return "  ".join(c.ljust(w) if is_left else c.rjust(w) for c, w, is_left in zip(cells, widths, left)).rstrip()
-
-    return "\n".join([line(head), line(["-" * w for w in widths]), *(line(r) for r in body)])
+    # fitted as `run`'s comparison is (report/layout.py): a design's name on one line, else two, the
+    # columns the answer does not rest on left out first and named under the table
+    drops = [cols.index(c) for c in NARROW_DROPS if c in cols]
+    table, dropped = fit_dropping(head, body, [not x for x in left], width, left, drops, keep_text=KEEP_TEXT)
+    note = dropped_note(dropped, width, min_width(head, body, left, KEEP_TEXT))
+    return table + ("\n" + note if note else "")
 
 
 def _summary(g: GridResult) -> list[str]:
@@ -96,14 +100,15 @@ def _summary(g: GridResult) -> list[str]:
     return lines
 
 
-def text(g: GridResult, markdown: bool = False) -> str:
+def text(g: GridResult, markdown: bool = False, width: int = DEFAULT_WIDTH) -> str:
     """The terminal (or Markdown) report of one scenario's design search."""
     head = _summary(g)
     if markdown:
         return "\n".join([f"## {head[0]}", "", *(f"- {x}" for x in head[1:]), "", _table(rows(g), True), "",
                           f"_{DEFINITION}._"])
 
-    return "\n".join([*head, "", _table(rows(g), False), "", *textwrap.wrap(DEFINITION, 100)])
+    return "\n".join([*(wrap_block(x, width, "    ") for x in head), "", _table(rows(g), False, width), "",
+                      wrap_block(DEFINITION, min(width, 100))])
 
 
 def csv_rows(gs: Sequence[GridResult]) -> tuple[list[dict], list[str]]:
@@ -170,13 +175,13 @@ def write(g: GridResult, out_dir: Path) -> Path:
     return d
 
 
-def output(gs: Sequence[GridResult], fmt: str = "table") -> str:
+def output(gs: Sequence[GridResult], fmt: str = "table", width: int = DEFAULT_WIDTH) -> str:
     """What `prefixsim search` prints for `fmt` (table, markdown, csv or json), newline-terminated."""
     if fmt == "json":
         return json_text({"scenarios": [to_json(g) for g in gs]})
     if fmt == "csv":
         return csv_text(*csv_rows(gs))
-    return "\n\n".join(text(g, markdown=fmt == "markdown") for g in gs) + "\n"
+    return "\n\n".join(text(g, fmt == "markdown", width) for g in gs) + "\n"
 
 
 def check_folders(files: Sequence[str], out_dir: Path) -> None:
