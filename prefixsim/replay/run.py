@@ -122,6 +122,9 @@ class Summary:
     #: Recordings replayed after an earlier run of the same test (sources/earlier_run.py), and its calls.
     earlier_runs: int = 0
     earlier_calls: int = 0
+    #: --since/--until as given ("" when none) and how many replayed requests fell outside it (replay/window.py).
+    window: str = ""
+    left_out: int = 0
 
 
 @dataclass(frozen=True, slots=True)
