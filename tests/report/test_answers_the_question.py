@@ -15,7 +15,7 @@ from prefixsim.report.answer import answers, asks_dearest
 from prefixsim.report.build import least_title, scenario_summary
 from prefixsim.report.tables import winners
 from prefixsim.api import run_scenario
-from prefixsim.report import build
+from prefixsim.report import build, scenario_charts
 
 ROOT = Path(__file__).resolve().parents[2]
 DATE = ["--price-date", "2026-11-30"]
@@ -63,7 +63,7 @@ def test_the_invalidation_matrix_answers_its_question(monkeypatch):
     res = run_scenario(str(ROOT / "scenarios/invalidation-matrix.yaml"), dt.date(2026, 11, 30))
     assert scenario_summary(res)["answer"].startswith("dearest: model switched, $0.4746")
     titles = []   # the report's chart of the scenario, its title as drawn
-    monkeypatch.setattr(build, "stacked_bars", lambda title, *a, **k: titles.append(title))
-    monkeypatch.setattr(build, "render_both", lambda fig: (b"", b""))
+    monkeypatch.setattr(scenario_charts, "stacked_bars", lambda title, *a, **k: titles.append(title))
+    monkeypatch.setattr(scenario_charts, "render_both", lambda fig: (b"", b""))
     build.scenario_figures(res)
     assert titles == ["model switched costs the most: $0.4746, 2.89x tool added at the front"]
