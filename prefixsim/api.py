@@ -45,7 +45,7 @@ from prefixsim.replay.output import to_json as replay_to_json
 from prefixsim.report.replay import csv_text as replay_csv
 from prefixsim.report.replay import short_streams
 from prefixsim.report.replay import table_text as replay_table
-from prefixsim.providers.registry import PROVIDERS
+from prefixsim.providers.registry import PROVIDERS, priced_provider
 from prefixsim.report.pareto import output as designs_text
 from prefixsim.report.prices import render_prices
 from prefixsim.report.pareto import write_all as write_design_reports
@@ -108,7 +108,7 @@ def model_prices(model: str, provider: str | None = None, endpoint: str | None =
     UTC on `when` (default today), with the source of each (`prefixsim prices`)."""
     if provider is not None and provider not in PROVIDERS:
         raise UserError(f"unknown provider {provider!r} (valid: {', '.join(PROVIDERS)})")
-    return price_sheet(model, provider, endpoint, when)
+    return price_sheet(model, provider or priced_provider(model), endpoint, when)
 
 
 def prices_text(model: str, provider: str | None = None, endpoint: str | None = None,

@@ -10,7 +10,8 @@ from prefixsim.advise import Advice, Recommendation
 from prefixsim.core.dollars import usd
 from prefixsim.io.fsutil import write_files
 from prefixsim.report.charts import PALETTE, _figure, render_both
-from prefixsim.report.layout import fit
+from prefixsim.replay.money import short_keys
+from prefixsim.report.layout import dropped_note, fit_dropping, min_width, wrap_block
 from prefixsim.report.tables import DEFAULT_WIDTH, csv_text, json_text
 
 
@@ -101,8 +102,11 @@ def _cell(c: str, v) -> str:
     return str(v).replace("\n", "\\n")
 
 
-def _grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool) -> str:
+def _grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool, width: int = DEFAULT_WIDTH) -> str:
     head = [c.replace("_usd", " $").replace("_", " ") for c in cols]
+    if not markdown and "stream" in cols:   # a terminal shows streams as replay does (JSON keeps whole keys):
+        names = short_keys([str(r.get("stream")) for r in rows])   # a path no space breaks would split mid-word
+        rows = [{**r, "stream": names[str(r.get("stream"))]} for r in rows]
     body = [[_cell(c, r.get(c)) for c in cols] for r in rows]
     numeric = [c.endswith("_usd") or c in ("tokens", "requests", "percent", "rebuilds_avoided") for c in cols]
     if markdown:
@@ -111,11 +115,23 @@ def _grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool) -> str:
         return "\n".join([line(head), "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
                           *(line(r) for r in body)])
 
-    # text columns wrap so the table fits the fixed width (the same bytes in a pipe or a file)
-    return fit(head, body, numeric, DEFAULT_WIDTH, [not n for n in numeric])
+    # text columns wrap so the table fits the width (120 in a pipe or a file: the same bytes whoever runs
+    # it); on a narrow terminal the evidence columns go first, named under the table, before a text
+    # is squeezed to a word a line (layout.fit_dropping)
+    text = [not n for n in numeric]
+    drops = [list(cols).index(c) for c in NARROW_DROPS if c in cols]
+    table, dropped = fit_dropping(head, body, numeric, width, text, drops, keep_text=NARROW_TEXT)
+    note = dropped_note(dropped, width, min_width(head, body, text, NARROW_TEXT))
+    return table + ("\n" + note if note else "")
 
 
-def text(a: Advice, markdown: bool = False) -> str:
+#: The columns a narrow terminal leaves out first (the bytes before and after a break are evidence,
+#: the JSON keeps them), and the width a text column keeps before that happens.
+NARROW_DROPS = ("after", "before", "rebuilds_avoided", "percent", "requests")
+NARROW_TEXT = 24
+
+
+def text(a: Advice, markdown: bool = False, width: int = DEFAULT_WIDTH) -> str:
     at = a.attribution
     lost = f", of which {usd(at.lost_usd)} lost to the cache" if at is not None else ""
     parts = [f"predicted cost {usd(a.total_usd)}{lost}"]
@@ -125,10 +141,11 @@ def text(a: Advice, markdown: bool = False) -> str:
                 parts.append(("## " if markdown else "") + title + ("\n\n" if markdown else "\n")
                              + "no change the replay shows saving money")
             continue
-        parts.append(("## " if markdown else "") + title + ("\n\n" if markdown else "\n") + _grid(rows, cols, markdown))
+        parts.append((f"## {title}\n\n" if markdown else wrap_block(title, width) + "\n") + _grid(rows, cols, markdown, width))
     if a.waterfall:
         steps = " -> ".join(f"{usd(c)}" for _, c in a.waterfall)
-        parts.append(f"today {usd(a.total_usd)} -> {steps} (the best combination, one replay per step)")
+        line = f"today {usd(a.total_usd)} -> {steps} (the best combination, one replay per step)"
+        parts.append(line if markdown else wrap_block(line, width, "    "))
     return "\n\n".join(parts) + "\n"
 
 
@@ -154,13 +171,13 @@ def csv_rows(a: Advice) -> list[dict]:
     return out
 
 
-def render(a: Advice, fmt: str = "table") -> str:
+def render(a: Advice, fmt: str = "table", width: int = DEFAULT_WIDTH) -> str:
     """What `prefixsim advise` prints for `fmt` (table, markdown, csv or json), newline-terminated."""
     if fmt == "json":
         return json_text(to_json(a))
     if fmt == "csv":
         return csv_text(csv_rows(a), CSV_COLUMNS)
-    return text(a, markdown=fmt == "markdown")
+    return text(a, markdown=fmt == "markdown", width=width)
 
 
 def write_chart(a: Advice, path: str) -> None:

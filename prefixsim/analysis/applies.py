@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from prefixsim.errors import UserError
 from prefixsim.io.suggest import nearest
-from prefixsim.providers.registry import family_provider, get_policy
-from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, OPENAI_RULES, AutoRule
+from prefixsim.providers.registry import family_provider, get_policy, model_provider
+from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, CLAUDE_PLATFORMS, OPENAI_RULES, AutoRule, ClaudePlatform
 from prefixsim.scenario.studynames import OTHER_PROVIDER
 
 #: The families a model id is told by (family_provider), as the refusal of an unknown id names them.
@@ -51,14 +51,39 @@ def _automatic(provider: str, model: str, rule: AutoRule) -> str:
             f"{rule.min_tokens:,} tokens, {premium}, kept for as long as {provider} decides)")
 
 
+def _on_cloud(study: str, model: str, platform: ClaudePlatform) -> str:
+    """A Claude model on Bedrock or Vertex AI: the platform, unless its rules for the model differ
+    from what the study's closed form counts (the check against the runner would fail): Bedrock's
+    spaced checkpoints on Claude 3.x, a platform without the 1h TTL the ttl study weighs."""
+    where = "Bedrock" if platform.name == "bedrock" else "Vertex AI"
+    if platform.spaces(model):
+        raise UserError(f"breakeven {study} does not apply to {model}: {where} asks each of its checkpoints for "
+                        f"the model's minimum past the previous one, which the study's closed form does not count; "
+                        f"a scenario with model: {model} runs {where}'s rules")
+    if study == "ttl" and not platform.offers_1h(model):
+        raise UserError(f"breakeven ttl does not apply to {model}: {where} writes it only with the 5m TTL "
+                        f"(a 1h breakpoint is billed as 5m), so there is no TTL to choose")
+    return platform.name
+
+
 def study_provider(study: str, model: str) -> str:
     """The provider whose rules and prices `study` runs under for `model`: the one the model's id
-    names. A model of another provider than the study's, or an id no family names, is refused in one
-    line (UserError) saying why."""
+    names (registry.model_provider: `anthropic.claude-…-v1:0` is Claude on Bedrock, priced by AWS,
+    `claude-…@YYYYMMDD` Claude on Vertex AI). A model of another provider than the study's, or an id
+    no family names, is refused in one line (UserError) saying why."""
     wanted = OTHER_PROVIDER.get(study, "anthropic")
-    family = family_provider(model)
+    family = model_provider(model)   # as replay and a scenario infer it from the id (a Bedrock id: bedrock)
     if family == wanted:
         return wanted
+    if family in ("bedrock", "vertex"):   # Bedrock or Vertex AI: Claude there keeps Anthropic's rules, on its own
+        maker = family_provider(model)   # tables (minimum, 1h TTL) and at that cloud's prices
+        if wanted == "anthropic" and maker == "anthropic":
+            return _on_cloud(study, model, CLAUDE_PLATFORMS[family])
+        if maker != "anthropic":   # Amazon Nova and the rest of Bedrock's own models
+            raise UserError(f"breakeven {study} does not apply to {model}: it models "
+                            f"{'Gemini' if wanted == 'gemini' else 'Anthropic'}'s cache rules, and {model} is "
+                            f"{family}'s own model, with its own checkpoint rules (a scenario with model: {model} "
+                            f"runs them)")
     if family == "other":
         known = [*ANTHROPIC_MIN_TOKENS, *OPENAI_RULES, "deepseek-chat", "deepseek-reasoner"]
         near = nearest(model, known)
@@ -93,7 +118,7 @@ def not_applying(studies, model: str) -> dict[str, str]:
         try:
             study_provider(name, model)
         except UserError as e:
-            if family_provider(model) == "other":
+            if model_provider(model) == "other":
                 raise
             out[name] = e.message
     return out

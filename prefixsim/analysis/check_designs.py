@@ -18,6 +18,7 @@ from prefixsim.core.pricing import MTOK
 from prefixsim.core.tokens import TokenCounter, get_tokenizer
 from prefixsim.errors import UserError
 from prefixsim.model import Outcome
+from prefixsim.providers.registry import claude_platform
 from prefixsim.scenario.loader import load_runs
 from prefixsim.scenario.simulate import simulate
 
@@ -87,9 +88,10 @@ def play(doc: dict, price_date=None) -> dict[str, Played]:
 
 
 def common(model: str, ttl: str, ttft: float, sheet: dict | None, name: str) -> dict:
-    """Settings every study scenario shares: Anthropic's rules, the study's TTL on every breakpoint
+    """Settings every study scenario shares: Anthropic's rules on the Claude platform the model's id
+    names (a Bedrock id runs Bedrock's, as `prefixsim run` would), the study's TTL on every breakpoint
     (an application marking its own requests, not Claude Code's 5m-for-children preset)."""
-    doc = {"name": name, "provider": "anthropic", "model": model, "tokenizer": TOKENIZER,
+    doc = {"name": name, "provider": claude_platform(model), "model": model, "tokenizer": TOKENIZER,
            "breakpoints": ["system", "last_message"], "ttl": ttl, "ttft": ttft}
     if sheet:
         doc["prices"] = sheet

@@ -10,6 +10,7 @@ from typing import Mapping
 from prefixsim.core.pricing import MTOK, PriceBook, Rates
 from prefixsim.core.simulator import Simulator
 from prefixsim.model import Block, Call, Layer, Request
+from prefixsim.providers.tables import anthropic_min_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,13 @@ class Prices:
     write_1h: Decimal
     source: str
     rates: Rates | None = field(default=None, compare=False)   # with the long-context tiers
+    #: The Claude platform whose rules and prices apply (anthropic, bedrock, vertex): the one the
+    #: model's id names (registry.model_provider), as replay and a scenario infer it.
+    provider: str = "anthropic"
+
+    def min_tokens(self) -> int:
+        """The model's minimum cacheable prompt on its platform (Bedrock's can differ: Opus 4.7)."""
+        return int(anthropic_min_tokens(self.model, self.provider).value)
 
     def write(self, ttl: str) -> Decimal:
         return self.write_1h if ttl == "1h" else self.write_5m
@@ -45,7 +53,7 @@ def prices_for(model: str, sheet: Mapping[str, Mapping[str, object]] | None = No
     r: Rates = book.rates(model, provider)
     per = r.per_mtok()
     return Prices(model, per["input"] / MTOK, per["output"] / MTOK, per["cache_read"] / MTOK,
-                  per["cache_write_5m"] / MTOK, per["cache_write_1h"] / MTOK, r.source, r), book
+                  per["cache_write_5m"] / MTOK, per["cache_write_1h"] / MTOK, r.source, r, provider), book
 
 
 class Builder:
@@ -70,14 +78,15 @@ def request(model: str, blocks: list[Block], marks: list[int], ttl: str = "5m") 
     return Request(model=model, blocks=tuple(bl))
 
 
-def simulate_cost(calls: list[Call], book: PriceBook, ttft: float = 1.0, streams=None) -> Decimal:
-    """Input cost (USD) of the calls under Anthropic's rules, priced as `prefixsim run` prices them;
-    `streams` (a predicate on the stream name) picks which calls count."""
-    sim = Simulator("anthropic", tokenizer="approx", ttft=ttft, prices=book)
+def simulate_cost(calls: list[Call], book: PriceBook, ttft: float = 1.0, streams=None,
+                  provider: str = "anthropic") -> Decimal:
+    """Input cost (USD) of the calls under Anthropic's rules on `provider` (a Claude platform), priced as
+    `prefixsim run` prices them; `streams` (a predicate on the stream name) picks which calls count."""
+    sim = Simulator(provider, tokenizer="approx", ttft=ttft, prices=book)
     total = Decimal(0)
     for o in sim.run(calls):
         if streams is None or streams(o.call.stream):
-            total += o.cost_usd - o.usage.output_tokens * book.rates(o.call.request.model, "anthropic").output.base / MTOK
+            total += o.cost_usd - o.usage.output_tokens * book.rates(o.call.request.model, provider).output.base / MTOK
     return total
 
 

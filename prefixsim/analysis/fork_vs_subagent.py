@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from prefixsim.analysis.common import Prices, request_cost
-from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_min_tokens
+from prefixsim.providers.tables import ANTHROPIC_LOOKBACK
 from prefixsim.scenario.studyparams import DEFAULT_CHILDREN, PACE, ForkParams  # noqa: F401 (DEFAULT_CHILDREN: the studies read it here)
 
 #: blocks one tool-loop turn adds: the tool result, the reply's text and its tool_use
@@ -93,7 +93,7 @@ def _loop(p: Prices, f: ForkParams, minimum: int, lengths: tuple[int, ...], firs
 
 
 def fork_cost(p: Prices, f: ForkParams, shape: ForkShape) -> Decimal:
-    minimum = anthropic_min_tokens(p.model).value
+    minimum = p.min_tokens()
     reach = spawn_blocks(len(shape.lengths)) < ANTHROPIC_LOOKBACK.value
     if reach and shape.parent >= minimum:
         inherited = shape.parent
@@ -107,7 +107,7 @@ def fork_cost(p: Prices, f: ForkParams, shape: ForkShape) -> Decimal:
 
 
 def sub_cost(p: Prices, f: ForkParams, shape: SubShape) -> Decimal:
-    minimum = anthropic_min_tokens(p.model).value
+    minimum = p.min_tokens()
     total = Decimal(0)
     for i, lengths in enumerate(shape.lengths):
         first = shape.static if sibling_reads(i, f) and shape.static >= minimum else 0
@@ -123,7 +123,7 @@ def closed_form(p: Prices, f: ForkParams, history: int) -> tuple[Decimal, Decima
 def _kinks(p: Prices, f: ForkParams) -> list[int]:
     """Histories where fork(H) may change slope or jump: a prompt reaching the minimum or a price
     tier. Between two of them fork(H) is linear in H."""
-    minimum = anthropic_min_tokens(p.model).value
+    minimum = p.min_tokens()
     r = p.rates
     tiers = {s for t in ((r.input, r.cache_read, r.cache_write_5m, r.cache_write_1h) if r else ())
              for s, _ in t.tiers}

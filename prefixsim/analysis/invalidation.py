@@ -16,7 +16,6 @@ from decimal import Decimal
 
 from prefixsim.analysis.common import Builder, Prices, request, request_cost, simulate_cost
 from prefixsim.model import Call, Layer, Request
-from prefixsim.providers.tables import anthropic_min_tokens
 from prefixsim.scenario.studyparams import InvalidationParams
 
 KINDS = ("tools", "system", "messages", "model")
@@ -34,7 +33,7 @@ def extra_at(p: Prices, f: InvalidationParams, kind: str, static: int, before: i
     (`before`); after a tools or system change it reads nothing, after a messages-layer change only the
     static prefix (`static`, breakpoint on the system prompt). `changed`: the changed request's own
     prompt size, when the change does not keep it exactly."""
-    m = anthropic_min_tokens(p.model).value
+    m = p.min_tokens()
     usual = request_cost(p, f.ttl, m, length, before if before >= m else 0)
     # a messages-layer change still reads the static prefix, if an earlier request cached it (at turn 1
     # none did: the change then costs nothing extra, never less than nothing)
@@ -55,14 +54,17 @@ def _session(p: Prices, f: InvalidationParams, kind: str | None, turn: int) -> l
         if changed and kind == "messages":
             req = Request(req.model, req.blocks, (b"", b"", b'{"tool_choice":{"type":"any"}}'))
         if changed and kind == "model":
-            req = Request(req.model, req.blocks, req.layer_params, workspace="switched")  # another cache
+            # another cache: a salt keys it apart on every platform (a workspace would not on Bedrock or
+            # Vertex AI, whose caches are shared across the organisation, so the switch would read)
+            req = Request(req.model, req.blocks, req.layer_params, cache_salt="switched")
         calls.append(Call(t * 10.0, req))
     return calls
 
 
 def simulate(p: Prices, book, f: InvalidationParams, kind: str, turn: int) -> Decimal:
     """Cost of the session with the change at `turn` minus the same session without it."""
-    return simulate_cost(_session(p, f, kind, turn), book) - simulate_cost(_session(p, f, None, turn), book)
+    return (simulate_cost(_session(p, f, kind, turn), book, provider=p.provider)
+            - simulate_cost(_session(p, f, None, turn), book, provider=p.provider))
 
 
 def curve(p: Prices, f: InvalidationParams, turns: list[int]) -> list[dict]:

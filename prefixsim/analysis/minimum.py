@@ -10,19 +10,18 @@ import math
 from decimal import Decimal
 
 from prefixsim.analysis.common import Prices
-from prefixsim.providers.tables import anthropic_min_tokens
 from prefixsim.scenario.studyparams import MinimumParams
 
 
-def minimum(model: str) -> int:
-    return int(anthropic_min_tokens(model).value)
+def minimum(p: Prices) -> int:
+    return p.min_tokens()
 
 
 def closed_form(p: Prices, f: MinimumParams) -> tuple[Decimal, Decimal]:
     """(cost as sent, cost padded to the minimum) for n requests."""
-    m = max(minimum(p.model), f.prefix)
+    m = max(minimum(p), f.prefix)
     n = f.requests
-    as_sent = n * p.input * f.prefix if f.prefix < minimum(p.model) else p.write(f.ttl) * f.prefix + (n - 1) * p.read * f.prefix
+    as_sent = n * p.input * f.prefix if f.prefix < minimum(p) else p.write(f.ttl) * f.prefix + (n - 1) * p.read * f.prefix
     return as_sent, p.write(f.ttl) * m + (n - 1) * p.read * m
 
 
@@ -30,7 +29,7 @@ def cost_at(p: Prices, f: MinimumParams, prefix: int, lengths: list[int]) -> Dec
     """n requests whose first `prefix` tokens carry a breakpoint (the rest uncached), within the TTL of
     each other: the first writes the prefix, the others read it, if it reaches the minimum; else
     every request sends it uncached."""
-    m = minimum(p.model)
+    m = minimum(p)
     total = Decimal(0)
     for j, n in enumerate(lengths):
         read = prefix if j and prefix >= m else 0
@@ -40,7 +39,7 @@ def cost_at(p: Prices, f: MinimumParams, prefix: int, lengths: list[int]) -> Dec
 
 
 def requests_to_pay_off(p: Prices, prefix: int, ttl: str = "5m") -> int | None:
-    m = minimum(p.model)
+    m = minimum(p)
     gain = p.input * prefix - p.read * m
     if prefix >= m or gain <= 0:
         return None

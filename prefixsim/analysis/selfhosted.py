@@ -32,7 +32,6 @@ from prefixsim.errors import UserError
 from prefixsim.latency.defaults import default_for
 from prefixsim.latency.model import percentile
 from prefixsim.model import Call, Layer
-from prefixsim.providers.tables import anthropic_min_tokens
 from prefixsim.scenario.studyparams import SIM_SESSIONS, SelfHostedParams
 from prefixsim.serving.capacity import Load, Throughput, throughput
 from prefixsim.serving.enginehit import engine_hit
@@ -64,7 +63,7 @@ def session_cost(p: Prices, f: SelfHostedParams, static: int, sizes: list[int], 
     """One session's API cost (input and output) at the prompt sizes sent (`outputs`: each request's
     output tokens, default the design's): each turn reads the turn before it, the first the shared
     static prefix when `warm`, nothing when cold."""
-    m = anthropic_min_tokens(p.model).value
+    m = p.min_tokens()
     total, before = Decimal(0), (static if warm and static >= m else 0)
     for length, out in zip(sizes, outputs or [f.output] * len(sizes)):
         total += request_cost(p, f.ttl, m, length, before if before >= m else 0) + _output(p, out, length)

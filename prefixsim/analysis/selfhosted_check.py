@@ -47,7 +47,7 @@ def api_pairs(p: Prices, f: SelfHostedParams, sheet=None, when=None) -> list[tup
     pairs = [(closed, sum((o.cost_usd for o in main), Decimal(0)))]
     # warm: the second session starts once the first one's first response made its write readable
     calls = sh.session_calls(p.model, f, 2, 1.5)
-    sim = Simulator("anthropic", tokenizer="approx", ttft=1.0, prices=PriceBook(sheet, when=when))
+    sim = Simulator(p.provider, tokenizer="approx", ttft=1.0, prices=PriceBook(sheet, when=when))
     warm = sum((o.cost_usd for o in sim.run(calls) if o.call.stream == "s1"), Decimal(0))
     pairs.append((sh.session_cost(p, f, f.static, sh.lengths(f)), warm))
     return pairs

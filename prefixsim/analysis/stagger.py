@@ -12,7 +12,6 @@ from __future__ import annotations
 from decimal import Decimal
 
 from prefixsim.analysis.common import Prices, request_cost
-from prefixsim.providers.tables import anthropic_min_tokens
 from prefixsim.scenario.studyparams import StaggerParams
 
 
@@ -29,7 +28,7 @@ def cost_at(p: Prices, f: StaggerParams, delay: float, shared: int, lengths: lis
     """The same rule at given sizes (the shared prefix, each child's whole prompt), the model's
     minimum included: child i reads the shared prefix iff it is not a writer and the prefix reaches
     the minimum (the first child starts at t = 0, its write readable at ttft)."""
-    m = anthropic_min_tokens(p.model).value
+    m = p.min_tokens()
     return sum((request_cost(p, f.ttl, m, n, shared if i and not i * delay < f.ttft and shared >= m else 0)
                 for i, n in enumerate(lengths)), Decimal(0))
 

@@ -242,7 +242,7 @@ def invalidation(p: Prices, f: inv.InvalidationParams | None = None) -> Study:
 
 def minimum(p: Prices, f: mini.MinimumParams | None = None) -> Study:
     f = f or mini.MinimumParams()
-    m = mini.minimum(p.model)
+    m = mini.minimum(p)
     sizes = list(range(max(50, m // 20), m + 1, max(1, m // 40)))
     curve = mini.curve(p, f, sizes)
     table = [{"model": p.model, "minimum_tokens": m, "prefix_tokens": s,

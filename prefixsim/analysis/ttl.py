@@ -13,7 +13,6 @@ from decimal import Decimal
 
 from prefixsim.analysis.common import Prices
 from prefixsim.model import TTL_SECONDS
-from prefixsim.providers.tables import anthropic_min_tokens
 from prefixsim.scenario.studyparams import TTLParams
 
 
@@ -30,7 +29,7 @@ def cost_at(p: Prices, ttl: str, gaps: list[float], prefix: int, lengths: list[i
     """The same rule at given sizes: the prefix (a breakpoint on it) is read when the gap since the
     previous request is under the TTL, else written (sent uncached below the model's minimum); the
     rest of each prompt has no breakpoint and is sent uncached."""
-    m = anthropic_min_tokens(p.model).value
+    m = p.min_tokens()
     total = Decimal(0)
     for j, n in enumerate(lengths):
         read = prefix if j > 0 and gaps[j - 1] < TTL_SECONDS[ttl] and prefix >= m else 0

@@ -67,7 +67,7 @@ def verify(study: str, p: Prices, f, sheet=None, when=None, designs_: list | Non
         for turn in (2, max(2, f.turns // 3)):
             pairs.append((inv.closed_form(p, f, "model", turn), inv.simulate(p, book, f, "model", turn)))
     elif study == "minimum":
-        for size in (f.prefix, max(mini.minimum(m), f.prefix)):
+        for size in (f.prefix, max(mini.minimum(p), f.prefix)):
             played = designs.play(designs.resent(m, f.ttl, size, [fvs.PACE] * (f.requests - 1), sheet,
                                                  "study-minimum"), when)["default"]
             prefix, lengths = designs.resent_sizes(played)

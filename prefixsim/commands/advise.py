@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from prefixsim.commands.common import format_option, read_traffic
+from prefixsim.commands.common import format_option, output_width, read_traffic
 from prefixsim.commands.search import check_chart, run_search, search_options
 from prefixsim.errors import UserError
 
@@ -40,6 +40,7 @@ def advise(paths, fmt, chart, strict, out, no_write, price_date, start, workers,
     from prefixsim.advise.grid import design_targets
 
     check_chart(chart, paths)
+    cols = output_width(width)   # a bad --width is refused before anything is read
     targets = design_targets(paths)
     if targets is not None:
         run_search(targets, fmt, out, no_write, price_date, start, workers, executor, scheduler, chart, width, max_ttft)
@@ -47,12 +48,11 @@ def advise(paths, fmt, chart, strict, out, no_write, price_date, start, workers,
             click.echo("prefixsim advise: ran the design search of the scenarios' `optimize:` "
                        "(`prefixsim search` is the command for it)", err=True)
         return
-    for name, given in (("--max-ttft", max_ttft), ("--width", width)):
-        if given is not None:   # advice on traffic has no designs to bound, and its tables their own widths
-            raise UserError(f"{name} is an option of a design search (scenarios with `optimize:`), not of advice on "
-                            "traffic")
+    if max_ttft is not None:   # advice on traffic has no designs to bound
+        raise UserError("--max-ttft is an option of a design search (scenarios with `optimize:`), not of advice on "
+                        "traffic")
     traffic, _ = read_traffic(paths, None, strict, partial=False)   # advice on part of it would be on other traffic
     advice = run_advise(traffic)
-    click.echo(output.render(advice, fmt), nl=False)
+    click.echo(output.render(advice, fmt, cols), nl=False)
     if chart is not None:
         output.write_chart(advice, chart)

@@ -29,6 +29,12 @@ def format_option(f):
                         help=FORMAT_HELP)(f)
 
 
+def width_option(f):
+    """`--width` as the commands that print tables take it (output_width reads it)."""
+    return click.option("--width", type=int, metavar="COLUMNS",
+                        help="Fit tables to this width (default: the terminal's, or 120 when not a terminal).")(f)
+
+
 class TokenSize(click.ParamType):
     """A token count as every size option takes it (16, 30K, 1.5M, 30_000: core/sizes.py, exactly as a
     scenario's sizes), refused by the option's name outside [low, high]."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from prefixsim.commands.common import format_option
+from prefixsim.commands.common import format_option, output_width, width_option
 from prefixsim.errors import UserError
 
 
@@ -16,7 +16,8 @@ from prefixsim.errors import UserError
                                  "the model id's on Bedrock).")
 @click.option("--date", "date", help="Price date (YYYY-MM-DD; default today); rates at 07:00 UTC that day.")
 @format_option
-def prices(model, provider, endpoint, date, fmt):
+@width_option
+def prices(model, provider, endpoint, date, fmt, width):
     """Every rate prefixsim would use for MODEL (input, output, cache read, 5m and 1h writes), with the
     source of each: genai-prices' bundled data, a prefixsim overlay row, or a documented multiplier.
 
@@ -27,7 +28,7 @@ def prices(model, provider, endpoint, date, fmt):
       prefixsim prices claude-sonnet-4-5 --provider vertex --endpoint regional
     """
     from prefixsim.core.price_report import price_sheet, sheet_json
-    from prefixsim.providers.registry import PROVIDERS
+    from prefixsim.providers.registry import PROVIDERS, priced_provider
     from prefixsim.report.prices import render_prices
 
     import datetime as dt
@@ -38,10 +39,10 @@ def prices(model, provider, endpoint, date, fmt):
         raise UserError(f"--date {date!r} is not YYYY-MM-DD") from None
     if provider is not None and provider not in PROVIDERS:
         raise UserError(f"unknown provider {provider!r} (valid: {', '.join(PROVIDERS)})")
-    sheet = price_sheet(model, provider, endpoint, when)
+    sheet = price_sheet(model, provider or priced_provider(model), endpoint, when)
     if fmt == "json":
         import json
 
         click.echo(json.dumps(sheet_json(sheet), indent=2))
     else:
-        click.echo(render_prices(sheet, fmt=fmt), nl=fmt != "csv")
+        click.echo(render_prices(sheet, output_width(width), fmt), nl=fmt != "csv")

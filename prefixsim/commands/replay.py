@@ -8,11 +8,11 @@ import json
 
 import click
 
-from prefixsim.commands.common import TokenSize, failure, format_option, output_width, read_traffic
+from prefixsim.commands.common import TokenSize, failure, format_option, output_width, read_traffic, width_option
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import check_outputs
 from prefixsim.io.input_formats import FORMAT_LINES
-from prefixsim.report.layout import DEFAULT_WIDTH, REPLAY_WIDTH, wrap_block
+from prefixsim.report.layout import REPLAY_WIDTH, wrap_block
 
 SOURCES = FORMAT_LINES   # the input formats, one line each (prefixsim/io/input_formats.py)
 #: The largest block an engine trace's hash ids name (Mooncake's are 512 tokens, bailian's 16).
@@ -213,7 +213,8 @@ def _print(base, what_if, fmt: str, skipped=(), width: int = REPLAY_WIDTH, reque
 @click.argument("b", required=False, type=click.Path(exists=True))
 @click.option("--index", "indices", nargs=2, type=int, help="With one log file: compare these two requests (0-based).")
 @format_option
-def diff(a, b, indices, fmt):
+@width_option
+def diff(a, b, indices, fmt, width):
     """Where two requests' prefixes part, and what it costs on the next request.
 
     Give two request bodies (JSON files), or one log (JSONL or cassette) with --index I J.
@@ -226,6 +227,7 @@ def diff(a, b, indices, fmt):
     """
     from prefixsim.replay.diff import diff_requests, load_pair  # lazy: loaded only when `diff` runs
 
+    cols = output_width(width)
     left, right, provider = load_pair(a, b, indices)
     d = diff_requests(left, right, provider)
     if fmt == "json":
@@ -237,7 +239,7 @@ def diff(a, b, indices, fmt):
     elif fmt == "markdown":   # a fenced block: the caret lines up under the byte only in monospace
         click.echo(f"```\n{d.describe()}\n```")
     else:
-        click.echo("\n".join(line if len(line) <= DEFAULT_WIDTH else wrap_block(line, DEFAULT_WIDTH, "  ")
+        click.echo("\n".join(line if len(line) <= cols else wrap_block(line, cols, "  ")
                               for line in d.describe().splitlines()))
     if d.differ:   # as diff(1): 0 the same, 1 different, 2 trouble
         raise SystemExit(1)

@@ -72,7 +72,7 @@ def run(paths, examples, show_requests, by_stream, width, fmt, out, no_write, pr
         check_run_folders(files, out)
     results, failures = _run_files(files, when, workers, executor, scheduler, at, None if no_write else out)
     if fmt in ("json", "csv"):
-        click.echo(runs_output(results, fmt, show_requests and not summary_only), nl=False)
+        click.echo(runs_output(results, fmt, show_requests and not summary_only, when), nl=False)
     elif results:
         searched = _search_answers(results, when)
         click.echo("\n\n".join(scenario_text(r, markdown=fmt == "markdown", requests=show_requests and not summary_only,

@@ -40,7 +40,7 @@ def run_search(targets, fmt: str, out: str, no_write: bool, price_date, start, w
                    f"({', '.join(targets.skipped)}); `prefixsim run` simulates {'them' if n > 1 else 'it'} as written",
                    err=True)
     files = list(targets.searched)
-    when, at = parse_price_date(price_date), parse_start_option(start)
+    when, at, cols = parse_price_date(price_date), parse_start_option(start), output_width(width)
     if not no_write:   # before anything runs: never a report folder over an input, nor over another kind
         pareto.check_folders(files, Path(out))
     grids = [g.within(max_ttft) for g in search(files, when, workers, executor, scheduler, at)]

@@ -29,26 +29,12 @@ class PriceSheet:
     hours: str | None             # time-of-day prices in words (None: the same all day)
 
 
-def provider_for(model: str) -> str:
-    """The provider a bare model id is priced on when none is given."""
-    m = model.strip().lower().rsplit("/", 1)[-1]
-    if m.startswith("claude") or "anthropic." in m:
-        return "bedrock" if "anthropic." in m else "anthropic"
-    if m.startswith("deepseek"):
-        return "deepseek"
-    if m.startswith("gemini"):
-        return "gemini"
-    if m.startswith(("gpt", "o1", "o3", "o4")):
-        return "openai"
-    raise UserError(f"no provider known for model {model!r}; give one with --provider")
-
-
-def price_sheet(model: str, provider: str | None = None, endpoint: str | None = None,
+def price_sheet(model: str, provider: str, endpoint: str | None = None,
                 when: dt.date | None = None, start: dt.datetime | None = None) -> PriceSheet:
-    """The rates of `model` on `provider` (and endpoint) at the clock's start of `when`."""
+    """The rates of `model` on `provider` (and endpoint) at the clock's start of `when`; the provider a
+    bare id names is providers/registry.py's priced_provider (as every path infers it)."""
     if not model.strip():
         raise UserError("no model given")
-    provider = provider or provider_for(model)
     if endpoint is not None:
         if endpoint not in ENDPOINTS:
             raise UserError(f"unknown endpoint {endpoint!r} (valid: {', '.join(ENDPOINTS)})")

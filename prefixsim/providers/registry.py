@@ -2,6 +2,7 @@
 (`prefixsim.engines.policy`)."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from prefixsim.errors import UserError
@@ -65,3 +66,41 @@ def family_provider(model: str, strict: bool = False) -> str:
     if m.startswith(tuple(OPENAI_RULES) if strict else _OPENAI_NAMES):
         return "openai"
     return "other"
+
+
+#: A model id in a cloud's own spelling names the cloud that serves it, not only the maker: Bedrock's base
+#: ids and inference profiles (`anthropic.claude-…-v1:0`, `us.` / `eu.` / `apac.` / `us-gov.` / `global.`
+#: `anthropic.…`; `amazon.nova-…`) are priced only by AWS (genai-prices lists them under aws), and
+#: Vertex AI's `claude-…@YYYYMMDD` is its own spelling of a Claude model on Google Cloud.
+_BEDROCK_ID = re.compile(r"^(?:[a-z-]+\.)?(?:anthropic\.claude|amazon\.nova)-")
+_VERTEX_ID = re.compile(r"^claude-[a-z0-9.-]+@\d{8}$")
+
+
+def model_provider(model: str, strict: bool = False) -> str:
+    """The provider a model id alone names, the one place every path infers it (a replayed export, a
+    router log, a scenario without `provider:`, a break-even study, the report; issue 34): a cloud's
+    spelling names that cloud (bedrock, vertex), any other id its family's provider (family_provider)."""
+    m = model.strip().lower().rsplit("/", 1)[-1]
+    if _BEDROCK_ID.match(m):
+        return "bedrock"
+    if _VERTEX_ID.match(m):
+        return "vertex"
+    return family_provider(model, strict)
+
+
+def claude_platform(model: str) -> str:
+    """The Claude platform (anthropic, bedrock, vertex) whose rules and prices a Claude id's spelling
+    names: a break-even study's check scenario runs there, as the study's closed form prices there."""
+    p = model_provider(model)
+    return p if p in CLAUDE_PLATFORMS else "anthropic"
+
+
+def priced_provider(model: str) -> str:
+    """The provider `prefixsim prices` prices a bare model id on: the one its id names (model_provider),
+    or one line asking for --provider."""
+    if not model.strip():
+        raise UserError("no model given")
+    p = model_provider(model)
+    if p == "other":
+        raise UserError(f"no provider known for model {model!r}; give one with --provider")
+    return p

@@ -126,6 +126,8 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None, skippe
                         "cost_predicted_optimistic_usd": _money(span.cost_optimistic)})
         if span.cost_pessimistic is not None:
             summary["cost_predicted_pessimistic_usd"] = _money(span.cost_pessimistic)
+    if s.window:   # --since/--until: the requests it left out of the sums (replay/window.py)
+        summary["window"] = {"options": s.window, "left_out_requests": s.left_out}
     doc: dict = {"summary": summary}
     if what_if is not None:
         v = what_if.variant.summary.variant

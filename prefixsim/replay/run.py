@@ -124,6 +124,9 @@ class Summary:
     earlier_calls: int = 0
     #: Requests before which an entry was taken as kept warm by traffic outside the data (Record.kept).
     kept_outside: int = 0
+    #: --since/--until as given ("" when none) and how many replayed requests fell outside it (replay/window.py).
+    window: str = ""
+    left_out: int = 0
 
 
 @dataclass(frozen=True, slots=True)

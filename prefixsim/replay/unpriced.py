@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from prefixsim.core.pricing import PriceBook, Rates, Tiered
 from prefixsim.errors import UserError
-from prefixsim.providers.registry import family_provider
+from prefixsim.providers.registry import model_provider
 
 #: How the price source of an unpriced request begins (rows and summaries test for it).
 NO_PRICE = "no price: "
@@ -60,7 +60,7 @@ class Lenient:
         except UserError as e:
             if model in self.book.sheet:   # the sheet's row is wrong: the user's mistake, named
                 raise
-            named = family_provider(model, strict=True)
+            named = model_provider(model, strict=True)
             if named not in ("other", provider):
                 # Another provider's model through this one's API format (Claude Code behind a proxy
                 # that serves `gpt-4.1`): the model's own provider bills it, at its rates

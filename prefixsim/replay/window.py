@@ -4,7 +4,7 @@ kept and summed, so a window's figures are those of its requests as they really 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from prefixsim.errors import UserError
 from prefixsim.replay.run import Comparison, ReplayResult, _instant, _summarize, compare
@@ -14,6 +14,7 @@ from prefixsim.replay.run import Comparison, ReplayResult, _instant, _summarize,
 class Window:
     since: dt.datetime | None = None   # inclusive
     until: dt.datetime | None = None   # exclusive (a date given is its whole day)
+    text: str = field(default="", compare=False)   # the options as given, for the output to name
 
     def __bool__(self) -> bool:
         return self.since is not None or self.until is not None
@@ -44,7 +45,8 @@ def parse_bound(option: str, text: str | None, end: bool) -> dt.datetime | None:
 
 
 def window(since: str | None, until: str | None) -> Window:
-    w = Window(parse_bound("--since", since, False), parse_bound("--until", until, True))
+    text = " ".join(f"{k} {v}" for k, v in (("--since", since), ("--until", until)) if v is not None)
+    w = Window(parse_bound("--since", since, False), parse_bound("--until", until, True), text)
     if w.since is not None and w.until is not None and w.since >= w.until:
         raise UserError(f"--since {since} is not before --until {until}: the window holds no time")
     return w
@@ -58,7 +60,8 @@ def within(result: ReplayResult, w: Window, top: int = 5) -> ReplayResult:
     s = result.summary
     why: dict[tuple[str, str | None], str] = {(m, p): reason for m, p, _, reason in s.unpriced}
     summary = _summarize(rows, s.variant, set(s.price_sources), s.output_in_cost, top, why)
-    return ReplayResult(tuple(rows), summary)
+    # the output says how many requests the window left out (a request without a time is in none)
+    return ReplayResult(tuple(rows), replace(summary, window=w.text, left_out=len(result.rows) - len(rows)))
 
 
 def compared_within(c: Comparison | None, w: Window, top: int = 5) -> Comparison | None:

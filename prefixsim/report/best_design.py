@@ -71,13 +71,34 @@ class BestDesign:
             why = "; ".join(f"{d} {a} → {z} saves {usd(x)}" for d, a, z, x in self.choice_savings())
             lines = [f"best of {len(self.grid.designs)} designs: {b.name}, {usd(b.cost_usd)}{pareto.latency_text(b)}, {self.share:.1%} "
                      f"below the design as written ({usd(self.written_cost)})" + (f", because {why}" if why else "")]
-        fast = pareto.fastest(self.grid)
+        fast = self.fastest()
         if fast is None and b.ttft_p95_s is not None and len(self.grid.designs) > 1:   # the question asks both
             lines[0] += f"; also the fastest by {TTFT_STAT}"
         if fast is not None:
             lines.append(f"fastest: {fast.name}, {TTFT_STAT} {pareto.seconds_text(fast.ttft)} against "
                          f"{pareto.seconds_text(b.ttft)}, at {usd(fast.cost_usd)} (+{usd(fast.cost_usd - b.cost_usd)})")
         return lines
+
+    def fastest(self) -> Design | None:
+        """The fastest design by p95 TTFT, when it is not the best one (pareto.fastest)."""
+        return pareto.fastest(self.grid)
+
+    def to_json(self) -> dict:
+        """`run --format json`'s design-search answer: what the text's answer lines say, as figures
+        (every design of the search is `prefixsim search --format json`'s)."""
+        def design(d: Design) -> dict:
+            return {"name": d.name, "values": dict(d.values), "cost_usd": float(d.cost_usd),
+                    "uncached_critical_path_tokens": d.critical_tokens, "hit_rate": d.hit_rate,
+                    "ttft_p50_s": d.ttft_p50_s, "ttft_p95_s": d.ttft_p95_s}
+
+        fast = self.fastest()
+        saves = {d: float(x) for d, _, _, x in self.choice_savings()}   # None: no design of the search isolates it
+        return {"answer": self.answer_lines(), "designs": len(self.grid.designs), "best": design(self.best),
+                "as_written": {"variant": self.written, "cost_usd": float(self.written_cost)},
+                "saving_usd": float(max(self.saving, Decimal(0))), "saving_share": max(self.share, 0.0),
+                "changes": [{"dimension": d, "as_written": a, "best": z, "saves_usd": saves.get(d)}
+                            for d, a, z in self.changes],
+                "fastest": None if fast is None else design(fast)}
 
     def rows(self) -> list[dict]:
         """The designs a reviewer weighs: the cheapest, the Pareto front, and the design as written

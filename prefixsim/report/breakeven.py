@@ -22,9 +22,9 @@ from prefixsim.io.jsonfile import load_json
 from prefixsim.io.userfiles import MAX_YAML_BYTES
 from prefixsim.io.yamlfile import load_yaml
 from prefixsim.providers.gemini_explicit import default_study_model
-from prefixsim.providers.tables import anthropic_min_tokens
+from prefixsim.providers.tables import CLAUDE_PLATFORMS, anthropic_min_tokens
 from prefixsim.report.charts import line_figure, render_both
-from prefixsim.report.layout import fit_dropping, wrap_block
+from prefixsim.report.layout import dropped_note, fit_dropping, min_width, wrap_block
 from prefixsim.report.tables import DEFAULT_WIDTH, HEADERS, csv_text, fmt, grid
 from prefixsim.scenario.loader import input_boundary, locate
 from prefixsim.scenario.studycheck import parse_pairs
@@ -103,7 +103,11 @@ def _fitted(rows: list[dict], cols: list[str], width: int, asked: bool) -> str:
     if any(numeric) and (not asked or max(map(len, text.splitlines()), default=0) <= width):
         return text
     body = [[fmt(c, r.get(c)) for c in cols] for r in rows]
-    return fit_dropping([HEADERS.get(c, c) for c in cols], body, numeric, width, [not n for n in numeric])[0]
+    # a header wraps at spaces only: `fork_at_0_history_usd` reads `fork at 0 history $` where it must wrap
+    head = [HEADERS.get(c, c.replace("_usd", " $").replace("_", " ")) for c in cols]
+    table, dropped = fit_dropping(head, body, numeric, width, [not n for n in numeric])
+    note = dropped_note(dropped, width, min_width(head, body, [not n for n in numeric]))
+    return table + ("\n" + note if note else "")
 
 
 def load_gpus(path: str | None) -> dict | None:
@@ -209,8 +213,8 @@ def run_breakeven(study: str, out: str | Path | None = "reports/breakeven", mode
     model = model or "claude-sonnet-4-5"
     # the provider the model's id names, or one line saying why the study does not run for it
     provider = study_provider(study, model)
-    if provider == "anthropic":
-        anthropic_min_tokens(model)   # a misspelt Claude id: did-you-mean, before any parameter
+    if provider in CLAUDE_PLATFORMS:
+        anthropic_min_tokens(model, provider)   # a misspelt Claude id: did-you-mean, before any parameter
     rows = load_gpus(gpus)
     extra = {"gpu": tuple(rows)} if rows else None   # a --gpus file's own GPUs are choices too
     f, lists = parse_pairs(study, tuple(params), model, choices=extra)   # every bound, before any work

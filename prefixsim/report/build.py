@@ -8,20 +8,20 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from prefixsim.advise import advise
-from prefixsim.analysis.applies import not_applying
+from prefixsim.analysis.applies import not_applying, study_provider
 from prefixsim.analysis.common import prices_for
 from prefixsim.analysis.studies import check_line, run_study, shown as money_shown
 from prefixsim.analysis.verify import CheckFailed
-from prefixsim.core.dollars import usd
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import Folder, check_outputs, check_replaceable, slug, write_files
 from prefixsim.providers.tables import ANTHROPIC_MIN_TOKENS, anthropic_min_tokens, canonical_model
 from prefixsim.report.advice import report_section
-from prefixsim.report.answer import answers
+from prefixsim.report.answer import answers, asks_dearest
 from prefixsim.report.best_design import BestDesign, best_design, summary_answer
 from prefixsim.report.study_plan import study_designs
 from prefixsim.report.study_sizes import scenario_sizes, serving_sizes
-from prefixsim.report.charts import LineChart, Series, line_figure, render_both, stacked_bars
+from prefixsim.report.charts import line_figure, render_both
+from prefixsim.report.scenario_charts import cost_parts, gpu_parts, least_title, scenario_figures, sweep_chart  # noqa: F401 (the report's names)
 from prefixsim.report.folders import check_distinct, scenario_inputs
 from prefixsim.report.html import Figure, Section, markdown, page
 from prefixsim.report.tables import _sweep, comparison_rows, shown_rows, summary_columns, with_latency
@@ -41,110 +41,6 @@ COMPARISON = ("variant", "requests", "cache_read_input_tokens", "cache_creation_
               "output_tokens", "hit_rate", "cost_usd", "cost_no_cache_usd", "savings_vs_no_cache", "vs_cheapest")
 
 
-def cost_parts(res: ScenarioResult) -> tuple[list[str], dict[str, list[float]]]:
-    """Cost of each variant split by token class (USD), for the stacked bar chart."""
-    names, parts = [], {"cache reads": [], "cache writes": [], "uncached input": [], "output": []}
-    if any(v.summary().get("storage_usd") for v in res.variants):   # Gemini explicit caches: part of the total
-        parts["explicit-cache storage"] = []
-    for v in res.variants:
-        names.append(v.variant)
-        acc = dict.fromkeys(parts, 0.0)
-        if "explicit-cache storage" in parts:
-            acc["explicit-cache storage"] = float(v.summary().get("storage_usd") or 0.0)
-        for o in v.outcomes:
-            r = v.rates[o.call.request.model]
-            u = o.usage
-            p = u.prompt_tokens
-            acc["cache reads"] += float(u.cache_read * r.cache_read.at(p)) / 1e6
-            acc["cache writes"] += float(u.cache_write_5m * r.cache_write_5m.at(p) + u.cache_write_1h * r.cache_write_1h.at(p)) / 1e6
-            acc["uncached input"] += float(u.input_tokens * r.input.at(p)) / 1e6
-            acc["output"] += float(u.output_tokens * r.output.at(p)) / 1e6
-        for k in parts:
-            parts[k].append(acc[k])
-    return names, parts
-
-
-def gpu_parts(res: ScenarioResult) -> tuple[list[str], dict[str, list[float]], str]:
-    """Self-hosted variants' prefill, split into what the cache saved and what was computed: in
-    GPU-seconds at the scenario's prefill rate, or in tokens where no rate is given."""
-    engines = [v for v in res.variants if v.self_hosted]
-    rated = all(v.prefill_rate for v in engines)
-    # The bar is the prefill each design computes (what its table's GPU-s spent prints, the lower the
-    # better); what the cache saved is not work done, so it is not stacked onto the bar.
-    names, parts = [], {"prefill computed": []}
-    for v in engines:
-        s = v.summary()
-        names.append(v.variant)
-        if rated:
-            parts["prefill computed"].append(s["gpu_seconds_spent"])
-        else:
-            parts["prefill computed"].append(float(s["input_tokens"] + s["cache_creation_input_tokens"]))
-    return names, parts, "GPU-seconds of prefill" if rated else "prefill tokens"
-
-
-def least_title(names: list[str], parts: dict[str, list[float]], verb: str, fmt: str | Callable[[float], str],
-                totals: list[float] | None = None) -> str:
-    """A bar chart's title states its answer: the design with the shortest bar, its figure (`totals`,
-    the table's, else the sum of the parts) and the margin over the next ("fork is cheapest: $0.3374,
-    15% below sub-agents")."""
-    totals = totals or [sum(vals[i] for vals in parts.values()) for i in range(len(names))]
-    order = sorted(range(len(names)), key=lambda i: (totals[i], i))
-    best = order[0]
-    title = f"{names[best]} {verb}: {fmt(totals[best]) if callable(fmt) else fmt.format(totals[best])}"
-    if len(order) > 1 and totals[order[1]] > 0:
-        title += f", {1 - totals[best] / totals[order[1]]:.0%} below {names[order[1]]}"
-    return title
-
-
-def scenario_figures(res: ScenarioResult) -> list[Figure]:
-    """A bar per design: dollars by token class for provider APIs; prefill GPU-seconds for engines
-    (whose dollar cost is nothing, so a dollar chart would be empty bars)."""
-    figs = []
-    if any(not v.self_hosted for v in res.variants):
-        names, parts = cost_parts(res)
-        keep = [i for i, v in enumerate(res.variants) if not v.self_hosted]
-        names = [names[i] for i in keep]
-        parts = {k: [vals[i] for i in keep] for k, vals in parts.items()}
-        costs = {r["variant"]: r["cost_usd"] for r in res.comparison_rows()}
-        totals = [float(costs[n]) for n in names]
-        figs.append(Figure(f"{res.name}: cost by token class", render_both(stacked_bars(
-            least_title(names, parts, "is cheapest", usd, totals), names, parts, "total cost (USD)",
-            totals=totals))[0], f"{slug(res.name)}-cost"))
-    if any(v.self_hosted for v in res.variants):
-        names, parts, unit = gpu_parts(res)
-        total = "{:,.2f} GPU-s" if unit.startswith("GPU") else "{:,.0f} tokens"
-        figs.append(Figure(f"{res.name}: prefill per design", render_both(stacked_bars(
-            least_title(names, parts, "computes the least prefill", total), names, parts, unit, total=total))[0],
-            f"{slug(res.name)}-gpu"))
-    chart = sweep_chart(res)
-    if chart is not None:
-        figs.append(Figure(chart.title, render_both(line_figure(chart))[0], f"{slug(res.name)}-sweep"))
-    return figs
-
-
-#: What a swept metric is called on an axis and in a title.
-METRIC_AXIS = {"cost_usd": "total cost (USD)", "hit_rate": "token hit rate (cache read ÷ prompt)",
-               "cache_read_input_tokens": "cache read (tokens)", "cache_creation_input_tokens": "cache writes (tokens)"}
-METRIC_TITLE = {"cost_usd": "Cost", "hit_rate": "Token hit rate", "cache_read_input_tokens": "Cache reads",
-                "cache_creation_input_tokens": "Cache writes"}
-
-
-def sweep_chart(res: ScenarioResult) -> LineChart | None:
-    """A scenario with `sweep:` and `chart:` draws its metric against the swept value, one line per variant."""
-    if res.chart is None or not res.variants or res.variants[0].sweep_param is None:
-        return None
-    y = res.chart.y
-    lines: dict[str, tuple[list, list]] = {}
-    for v, s in zip(res.variants, res.comparison_rows()):
-        xs, ys = lines.setdefault(v.base_variant, ([], []))
-        xs.append(float(v.sweep_value))
-        ys.append(float(s[y]))
-    xlabel = res.chart.xlabel or res.chart.x.replace("_", " ")
-    # A title in words: "Cost by stagger (seconds)", never "cost_usd vs stagger".
-    title = res.chart.title or f"{METRIC_TITLE[y]} by {xlabel}"
-    return LineChart(title, xlabel, METRIC_AXIS[y], [Series(k, xs, ys) for k, (xs, ys) in lines.items()])
-
-
 def scenario_summary(res: ScenarioResult, best: BestDesign | None = None) -> dict[str, str]:
     """The report's opening row for a scenario: its question (`question:`, else the description's
     first sentence) and the answer with its margin: the best design its `optimize:` search finds, else
@@ -152,7 +48,7 @@ def scenario_summary(res: ScenarioResult, best: BestDesign | None = None) -> dic
     question = res.question or (res.description or "").strip().split(". ")[0].rstrip(".") or res.name
     if best is not None:
         return {"scenario": res.name, "question": question, "answer": summary_answer(best)}
-    lines = answers(comparison_rows(res), [v.self_hosted for v in res.variants], _sweep(res))
+    lines = answers(comparison_rows(res), [v.self_hosted for v in res.variants], _sweep(res), asks_dearest(res.question))
     return {"scenario": res.name, "question": question, "answer": lines[-1] if _sweep(res) else "; ".join(lines)}
 
 
@@ -240,7 +136,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
 
         summary = comparison_rows(res)
         reading = " ".join(a[:1].upper() + a[1:] + "." for a in answers(
-            summary, [v.self_hosted for v in res.variants], _sweep(res)))
+            summary, [v.self_hosted for v in res.variants], _sweep(res), asks_dearest(res.question)))
         shown = shown_rows(summary, _sweep(res) is not None)   # with TTFT and wait beside the cost, as `run`'s
         tables = [("comparison of variants", shown, with_latency(summary_columns(res, summary, True), shown)),
                   ("assumptions", scenario_assumptions(res), ("what", "value", "for"))]
@@ -260,7 +156,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     if skipped:   # a study that does not apply to --model says why, in one line, where it would be
         sections.append(Section(f"Break-even studies for {model}", "", f"Not run for {model}, each for its reason: "
                                 + "; ".join(skipped.values()) + ".", anchor="breakeven-not-applying"))
-    p = prices_for(model, when=when)[0] if designs else None
+    p = prices_for(model, when=when, provider=study_provider(designs[0][0], model))[0] if designs else None
     if p is not None:
         assumptions.append(("break-even studies priced with", p.source))
     failed = []
@@ -317,9 +213,11 @@ def _study_model(model: str, studies, when: dt.date) -> dict[str, str]:
     price of the model for the rest; a model no provider's family names is refused."""
     try:
         skipped = not_applying(sorted(studies), model)
-        if len(skipped) < len(set(studies)):   # the rest run on Anthropic's tables and the model's price
-            anthropic_min_tokens(model)
-            prices_for(model, when=when)
+        runs = sorted(set(studies) - set(skipped))
+        if runs:   # the rest run on Anthropic's tables and the model's price, on the platform its id names
+            provider = study_provider(runs[0], model)
+            anthropic_min_tokens(model, provider)
+            prices_for(model, when=when, provider=provider)
     except UserError as e:
         raise UserError(f"--model: {e.message}") from None
     return skipped

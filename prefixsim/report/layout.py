@@ -70,7 +70,12 @@ def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bo
             if not cands:
                 return
             i = max(cands, key=lambda j: (widths[j], -j))
-            widths[i] = max(floor, word_w[i], widths[i] - (total(widths) - width))
+            # no lower than the next widest text column at first: the narrowing is shared, not one
+            # column squeezed to a word a line beside a wide one
+            nxt = max((widths[j] for j in cands if j != i), default=0)
+            widths[i] = max(floor, word_w[i], nxt, widths[i] - (total(widths) - width))
+            if widths[i] == nxt and nxt > max(floor, word_w[i]):
+                widths[i] -= 1 if total(widths) > width else 0
 
     if wrap_text is not None:
         narrow(wrap_text)
@@ -116,6 +121,21 @@ def min_width(head: Sequence[str], body: Sequence[Sequence[str]], wrappable: Seq
     return total + GAP * (len(head) - 1)
 
 
+def two_line_width(body: Sequence[Sequence[str]], wrappable: Sequence[bool]) -> int:
+    """The narrowest text width at which every text cell takes at most two lines, broken at spaces
+    (never below MIN_TEXT or a cell's longest word); 0 for a table without text columns."""
+    out = 0
+    for i, is_text in enumerate(wrappable):
+        cells = [r[i] for r in body]
+        if not is_text or not cells:
+            continue
+        w, longest = max(MIN_TEXT, _longest_word(cells)), max(len(c) for c in cells)
+        while w < longest and any(len(_wrap(c, w)) > 2 for c in cells):
+            w += 1
+        out = max(out, min(w, longest))
+    return out
+
+
 def fit_dropping(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bool], width: int,
                  wrappable: Sequence[bool], drops: Sequence[int] = (), rule: bool = True,
                  right: Callable[[str, int], bool] | None = None, keep_text: int = MIN_TEXT,
@@ -144,8 +164,14 @@ def fit_dropping(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Se
     # MIN_TEXT, leaving out no more than that takes.
     roomy = drop_until(keep_text) and keep_text > MIN_TEXT   # then headers wrap before names narrow
     if not roomy and keep_text > MIN_TEXT:
+        # Else a name over two lines at most, the same columns going first: at 80 columns a design's
+        # name took one word a line ("fresh / sub-agents of / one type") beside a column of counts.
+        two = two_line_width(body, wrappable)
         keep[:], dropped[:] = range(len(head)), []
-        drop_until(MIN_TEXT)
+        roomy = two > MIN_TEXT and drop_until(two)
+        if not roomy:
+            keep[:], dropped[:] = range(len(head)), []
+            drop_until(MIN_TEXT)
     h, b, w = cut(head), [cut(r) for r in body], cut(wrappable)
     place = right and (lambda c, i: right(c, keep[i]))   # `right` sees the column's index in `head`
     text = fit(h, b, cut(numeric), width, w, rule, place, break_words=min_width(h, b, w) > width,

@@ -97,7 +97,7 @@ def _table(rs: Sequence[dict], markdown: bool, width: int = DEFAULT_WIDTH) -> st
         return "\n".join([line(head), sep, *(line(r) for r in body)])
     drops = [cols.index(c) for c in NARROW_DROPS if c in cols]
     text, dropped = fit_dropping(head, body, [not x for x in left], width, left, drops, keep_text=KEEP_TEXT)
-    note = dropped_note(dropped, width, min_width(head, body, left))
+    note = dropped_note(dropped, width, min_width(head, body, left, KEEP_TEXT))
     return text + ("\n" + note if note else "")
 
 
@@ -162,8 +162,9 @@ def text(g: GridResult, markdown: bool = False, width: int = DEFAULT_WIDTH) -> s
     if markdown:
         return "\n".join([f"## {head[0]}", "", *(f"- {x}" for x in head[1:]), "", _table(rows(g), True), "",
                           f"_{DEFINITION}._"])
+
     return "\n".join([*(wrap_block(x, width, "    ") for x in head), "", _table(rows(g), False, width), "",
-                      *textwrap.wrap(DEFINITION, min(width, 100))])
+                      wrap_block(DEFINITION, min(width, 100))])
 
 
 def csv_rows(gs: Sequence[GridResult]) -> tuple[list[dict], list[str]]:

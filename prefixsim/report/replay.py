@@ -7,16 +7,15 @@ trace's replay (`trace_text`). The JSON document is output.py's. Tables fit the 
 the scenario results and the report tables: a replay printed as text loads neither."""
 from __future__ import annotations
 
-import csv
 import importlib
 import importlib.util
-import io
 import json
 from decimal import Decimal
 from functools import partial
 from typing import TYPE_CHECKING
 
 from prefixsim.core.dollars import usd
+from prefixsim.report.csvout import csv_text as csv_text_of
 from prefixsim.errors import UserError
 from prefixsim.report.layout import DEFAULT_WIDTH, REPLAY_WIDTH, wrap_block
 from prefixsim.report.replay_grid import _n, _pct, _usd, grid
@@ -37,12 +36,8 @@ SHORT_PART = 8
 
 
 def rows_csv(rows: list[dict], cols: list[str]) -> str:
-    """Rows as CSV (here, not report/tables.py's: a replay loads no scenario tables, test_startup)."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
+    """Rows as CSV (report/csvout.py, not report/tables.py: a replay loads no scenario tables, test_startup)."""
+    return csv_text_of(rows, cols)
 
 
 def csv_text(result: ReplayResult, requests: bool = False, lost=None, by: str = "day") -> str:
@@ -53,9 +48,8 @@ def csv_text(result: ReplayResult, requests: bool = False, lost=None, by: str = 
         rows = by_rows(money(result, lost, by))
         return rows_csv(rows, list(rows[0]) if rows else [by])
     df = result.to_dataframe()
-    buf = io.StringIO()
-    df.to_csv(buf, index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-    return buf.getvalue()
+    records = df.astype(object).where(df.notna(), None).to_dict("records")   # NaN: an empty cell, as pandas wrote
+    return csv_text_of(records, list(df.columns))
 
 
 def short_streams(names) -> dict[str, str]:

@@ -36,7 +36,10 @@ def _span(result: ReplayResult) -> str:
     parts = [count(len({session_of(r.stream, r.path) for r in rows}), "session"),
              count(len({project_of(r.path) for r in rows}), "project"), count(len({r.model for r in rows}), "model")]
     when = "" if not days else f", {days[0]}" + ("" if len(days) == 1 else f" to {days[-1]}") + " UTC"
-    return f"{count(len(rows), 'request')}, " + ", ".join(parts) + when
+    s = result.summary
+    window = (f"; {count(s.left_out, 'request')} outside {s.window} left out of the sums (all are replayed: an "
+              "earlier one still warms the cache)") if s.window else ""
+    return f"{count(len(rows), 'request')}, " + ", ".join(parts) + when + window
 
 
 def headline(result: ReplayResult, m: Money, grid, wrap, markdown: bool) -> list[str]:

@@ -2,6 +2,7 @@
 swapped in whole once the scenario has run; and what `run` prints for its machine formats."""
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -9,7 +10,8 @@ from prefixsim.io.fsutil import check_outputs, check_replaceable, replace_folder
 from prefixsim.report.build import sweep_chart
 from prefixsim.report.charts import line_figure, render_both
 from prefixsim.report.folders import RUN_FILES, RUN_KIND, check_distinct, scenario_inputs
-from prefixsim.report.tables import csv_text, json_text, scenario_text
+from prefixsim.report.answer import answers, asks_dearest
+from prefixsim.report.tables import _sweep, comparison_rows, csv_text, json_text, scenario_text
 from prefixsim.scenario.results import (
     LATENCY_COLUMNS,
     REQUEST_COLUMNS,
@@ -57,12 +59,29 @@ def summary_columns(results: Sequence[ScenarioResult]) -> list[str]:
     return [*SUMMARY_COLUMNS, *(STORAGE_COLUMNS if stored else ()), "vs_cheapest", *(LATENCY_COLUMNS if timed else ())]
 
 
-def runs_output(results: Sequence[ScenarioResult], fmt: str, requests: bool = False) -> str:
-    """What `prefixsim run` prints for the machine formats: `json` (every scenario's document) or `csv`:
-    the comparison `table` prints, one row per variant of every scenario (summary.csv's columns), or
-    with `requests` (-v) every request of every variant."""
+def _answered(res: ScenarioResult, when: dt.date | None) -> dict:
+    """A scenario's JSON document with the answer the text prints: the design search's for a scenario
+    with `optimize:` (report/best_design.py, as `run` and the report answer it), else the comparison's."""
+    from prefixsim.report.best_design import best_design  # lazy: only a scenario with optimize: searches
+
+    best = best_design(res.path, res, when)
+    lines = best.answer_lines() if best is not None else answers(
+        comparison_rows(res), [v.self_hosted for v in res.variants], _sweep(res), asks_dearest(res.question))
+    doc = {**res.to_json(), "question": res.question, "answer": lines}
+    if best is not None:
+        doc["design_search"] = best.to_json()
+    return doc
+
+
+def runs_output(results: Sequence[ScenarioResult], fmt: str, requests: bool = False,
+                when: dt.date | None = None) -> str:
+    """What `prefixsim run` prints for the machine formats: `json` (every scenario's document, with
+    its question and the answer `table` prints under it; for a scenario with `optimize:` the design
+    search's answer, searched at `when`'s prices) or `csv`: the comparison `table` prints, one row per
+    variant of every scenario (summary.csv's columns), or with `requests` (-v) every request of every
+    variant."""
     if fmt == "json":
-        return json_text({"scenarios": [r.to_json() for r in results]})
+        return json_text({"scenarios": [_answered(r, when) for r in results]})
     if fmt == "csv" and requests:
         rows = [{"scenario": r.name, "variant": v.variant, **row} for r in results for v in r.variants
                 for row in v.rows()]

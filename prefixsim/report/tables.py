@@ -1,13 +1,12 @@
 """Results -> text: aligned terminal tables, Markdown, CSV and JSON, all deterministic."""
 from __future__ import annotations
 
-import csv
-import io
 import json
 from typing import Any, Collection, Sequence
 
 from prefixsim.core.dollars import usd_cell
-from prefixsim.report.answer import answers
+from prefixsim.report.answer import answers, asks_dearest
+from prefixsim.report.csvout import csv_text  # noqa: F401 (the commands and the report import it from here)
 from prefixsim.report.layout import DEFAULT_WIDTH, dropped_note, fit_dropping, footnote_causes, KEEP_TEXT, MIN_TEXT, min_width, wrap_block
 from prefixsim.scenario.results import GPU_COLUMNS, ScenarioResult
 from prefixsim.scenario.results import ranked_comparison as comparison_rows
@@ -264,13 +263,14 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
     shown = shown_rows(comp, sweep is not None)
     cols = with_latency(cols, shown)
     out.append(grid(shown, cols, True) if markdown else
-               _fit_grid(shown, cols, width, keep_text=KEEP_TEXT, bold=winners(comp) if bold else ()))
+               _fit_grid(shown, cols, width, keep_text=KEEP_TEXT, bold=winners(comp, asks_dearest(res.question)) if bold else ()))
     if markdown:
         out.append("")
     if res.question:   # the question first, so the line under it reads as its answer
         q = f"question: {res.question.strip()}"
         out.append(f"**{q}**" if markdown else wrap_block(q, width, "    "))
-    for line in answer if answer is not None else answers(comp, [v.self_hosted for v in res.variants], sweep):
+    most = asks_dearest(res.question)
+    for line in answer if answer is not None else answers(comp, [v.self_hosted for v in res.variants], sweep, most):
         out.append(line if markdown else wrap_block(line, width, "    "))
     return "\n".join(out)
 
@@ -279,9 +279,17 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
 REFERENCE_LABEL = " (reference)"
 
 
-def winners(comp: Sequence[dict]) -> set[int]:
-    """The rows the answer names cheapest: no reference, at 1.00x (each sweep value's own)."""
-    return {i for i, r in enumerate(comp) if not r.get("_reference") and r.get("vs_cheapest") == 1.0}
+def winners(comp: Sequence[dict], dearest: bool = False) -> set[int]:
+    """The rows the answer names first: the cheapest, no reference, at 1.00x (each sweep value's own);
+    `dearest` (the question asks what costs the most): the dearest design's (of each sweep value)."""
+    designs = [(i, r) for i, r in enumerate(comp) if not r.get("_reference")]
+    if not dearest:
+        return {i for i, r in designs if r.get("vs_cheapest") == 1.0}
+    top: dict = {}
+    for _, r in designs:
+        key = r.get("_sweep_value")
+        top[key] = max(top.get(key, r["vs_cheapest"]), r["vs_cheapest"])
+    return {i for i, r in designs if r["vs_cheapest"] == top[r.get("_sweep_value")]}
 
 
 def shown_rows(comp: Sequence[dict], sweep: bool) -> list[dict]:
@@ -296,15 +304,6 @@ def shown_rows(comp: Sequence[dict], sweep: bool) -> list[dict]:
 
 def _md_total(total: dict, cols: Sequence[str]) -> str:
     return "| " + " | ".join(total.get(c, "") for c in cols) + " |"
-
-
-def csv_text(rows: Sequence[dict], cols: Sequence[str]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(cols), extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow(r)
-    return buf.getvalue()
 
 
 def json_text(doc: Any) -> str:

@@ -15,7 +15,7 @@ from prefixsim.core.tokens import TOKENIZERS
 from prefixsim.errors import UserError
 from prefixsim.io.jsonfile import load_json
 from prefixsim.io.suggest import unknown
-from prefixsim.providers.registry import family_provider, PROVIDERS, get_policy
+from prefixsim.providers.registry import model_provider, PROVIDERS, get_policy
 from prefixsim.scenario.literal import conversation_problem
 from prefixsim.scenario.mistakes import Mistakes
 from prefixsim.scenario.schema import HistorySpec, Settings, ToolsSpec
@@ -68,10 +68,11 @@ def read_body(target: Path, shown: str | None = None) -> dict:
 
 
 def provider_of_model(model: Any) -> str | None:
-    """The provider a scenario without `provider:` runs under: the one its model's family names, as a
+    """The provider a scenario without `provider:` runs under: the one its model id names (a Bedrock or
+    Vertex spelling that cloud, else its family's provider: registry.model_provider), as a
     replay's model id does (issue 34 item 8: `model: gpt-4o` was "unknown Anthropic model"); None (the
     Claude API) for Claude and for a family no rules know, whose refusal then names the valid models."""
-    family = family_provider(str(model)) if model else "anthropic"
+    family = model_provider(str(model)) if model else "anthropic"
     return None if family in ("anthropic", "other") else family
 
 

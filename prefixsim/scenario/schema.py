@@ -373,7 +373,8 @@ class Scenario(Settings):
     name: str
     description: str | None = None
     question: str | None = Field(None, description="The design question the scenario answers, in one sentence; "
-                                                   "the report's summary opens with it and the answer.")
+                                                   "the report's summary opens with it and the answer (the dearest design "
+                                                   "first when it asks which costs the most).")
     variants: list[Variant] | None = None
     sweep: SweepSpec | None = None
     chart: ChartSpec | None = None

@@ -17,6 +17,7 @@ from typing import Any
 
 from prefixsim.errors import UserError, shown
 from prefixsim.model import Block, Call, Layer, Request, Usage
+from prefixsim.providers.registry import model_provider
 from prefixsim.sources import problems
 from prefixsim.sources.record import LATEST_EPOCH, Record, checked_usage, request_key, token_count
 
@@ -53,8 +54,9 @@ class Seen:
 
 
 def provider_of(name: str, model: str) -> str:
-    """The provider whose cache rules and prices apply: the export's provider name, else the model's
-    maker (a `claude` model is Anthropic's, a gpt / o-series one OpenAI's); a router's prefix
+    """The provider whose cache rules and prices apply: the export's provider name, else the one the
+    model id names (registry.model_provider: a Bedrock or Vertex spelling that cloud, a `claude` model
+    Anthropic, a gpt / o-series one OpenAI, an id no family names OpenAI's format); a router's prefix
     (`anthropic/claude-…`) names the maker too. A platform serving several makers' models (Vertex AI,
     Azure) names the platform only for the model it has rules for there."""
     known = PROVIDER_NAMES.get(name.strip().lower())
@@ -63,14 +65,10 @@ def provider_of(name: str, model: str) -> str:
         known = None   # Vertex AI serves Gemini as well: prefixsim's `vertex` is Claude on Vertex
     if known is not None and not (known == "openai" and "claude" in low):
         return known
-    if "claude" in low:
-        return "bedrock" if low.startswith(("anthropic.", "us.anthropic.", "eu.anthropic.", "apac.anthropic.")) \
-            else "anthropic"
-    if low.startswith("gemini"):
-        return "gemini"
-    if low.startswith("deepseek"):
-        return "deepseek"
-    return "openai"
+    named = model_provider(model)   # as every other path infers it from the id alone
+    if named != "other":
+        return named
+    return "anthropic" if "claude" in low else "openai"
 
 
 def model_name(model: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from prefixsim.errors import UserError, shown
 from prefixsim.model import PROMPT_END, Block, CachedRef, Layer, Request, Usage
-from prefixsim.providers.registry import family_provider
+from prefixsim.providers.registry import family_provider, model_provider
 from prefixsim.providers.gemini_tables import gemini_explicit_minimum
 from prefixsim.wire import openai as R
 
@@ -63,7 +63,7 @@ def provider_of(model: str, uri: str = "", response: Any = None) -> str:
         p = VENDORS[vendor]
         # a vendor's own model the tables do not know (openai/gpt-oss-120b) has no documented rules
         return p if p in ("mistral", "xai", "zai", "moonshot") or family_provider(model, strict=True) == p else "other"
-    return family_provider(model)
+    return model_provider(model)
 
 
 def router_model(model: Any) -> bool:

@@ -15,7 +15,7 @@ from prefixsim.scenario.schema import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 DATE = ["--price-date", "2026-11-30"]
-ANSWER = re.compile(r"^(?:\S+=\S+: |overall: |provider APIs |self-hosted )?(?:cheapest|least [\w ]+?): (.+?), ", re.M)
+ANSWER = re.compile(r"^(?:\S+=\S+: |overall: |provider APIs |self-hosted )?(?:cheapest|dearest|least [\w ]+?): (.+?), ", re.M)
 
 
 def _references() -> set[str]:
@@ -40,7 +40,8 @@ def test_run_scenarios_fits_150_lines_at_120_columns_and_crowns_no_reference(mon
     assert "baseline (no change) (reference)" in out and "(reference)" in out.split("seed-fork-chapter.yaml")[1]
     # the old answers: "cheapest: seed arithmetic (...)" and "cheapest: baseline (no change)"
     assert "cheapest: fork, siblings held until the first response begins (2 s), $0.3060" in " ".join(out.split())
-    assert "cheapest: tool_choice changed, $0.1352" in out
+    # the invalidation matrix asks which change costs the most: it is answered with the dearest
+    assert "dearest: model switched, $0.4746, 3.51x the cheapest" in out
 
 
 def test_question_is_printed_above_its_answer(monkeypatch):

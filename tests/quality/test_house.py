@@ -191,7 +191,7 @@ LAYERS = ["prefixsim", "model", "errors", "io", "_perf", "core", "providers", "w
           "scenario", "replay",
           # report's primitives (text layout, charts, the run tables) serve the studies and the advice
           # below the report builders (build, html, pareto, breakeven, replay) that sit on top of them
-          "report.layout", "report.charts", "report.answer", "report.tables",
+          "report.layout", "report.csvout", "report.charts", "report.answer", "report.tables",
           "analysis", "advise", "report", "examples", "templates", "commands", "api", "cli", "__main__"]
 MAY_IMPORT: dict[str, set[str]] = {layer: set(LAYERS[:i]) for i, layer in enumerate(LAYERS)}
 DATA = {"prefixsim.providers.tables"}

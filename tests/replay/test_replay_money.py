@@ -144,8 +144,23 @@ def test_since_and_until_keep_the_window_of_a_replay_of_everything(tmp_path):
         doc = json.loads(_run(str(path), "--format", "json", *args))
         assert [r["request_id"] for r in doc["requests"]] == ids, args
     text = _run(str(path), "--since", "2026-01-06")
-    assert text.startswith("2 requests, 1 session, 1 project, 1 model, 2026-01-06 UTC")
+    assert text.startswith("2 requests, 1 session, 1 project, 1 model, 2026-01-06 UTC;")
     assert "2026-01-05" not in text
+
+
+def test_a_window_says_how_many_requests_it_left_out(tmp_path):
+    """Before, `--since` printed the window's figures with nothing saying the rest of the data was
+    replayed but not counted; now the first line, and the JSON, say how many were left out."""
+    path = _two_days(tmp_path)
+    text = " ".join(_run(str(path), "--since", "2026-01-06").split())
+    assert text.startswith("2 requests, 1 session, 1 project, 1 model, 2026-01-06 UTC; 3 requests outside "
+                           "--since 2026-01-06 left out of the sums (all are replayed: an earlier one still warms "
+                           "the cache)")
+    doc = json.loads(_run(str(path), "--format", "json", "--since", "2026-01-05", "--until", "2026-01-05T10:16:00Z"))
+    assert doc["summary"]["window"] == {"options": "--since 2026-01-05 --until 2026-01-05T10:16:00Z",
+                                        "left_out_requests": 3}
+    assert "window" not in json.loads(_run(str(path), "--format", "json"))["summary"]
+    assert "left out of the sums" not in _run(str(path))
 
 
 @pytest.mark.parametrize("args,message", [
