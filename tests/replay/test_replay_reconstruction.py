@@ -406,3 +406,29 @@ def test_a_response_whose_blocks_cannot_be_rendered_is_one_iteration(tmp_path):
     path = _log(tmp_path, [{"request": body, "response": {"content": content, "usage": _usage(0, 2000, 5)}}])
     recs = load(path)
     assert len(recs) == 1
+
+
+def test_a_chain_through_a_tool_calls_progress_continues_the_conversation(tmp_path):
+    # issue 30: a tool call's progress (a sub-agent's, a hook's) is a chain of its own hanging off the
+    # line that made the call; the turn's stop_hook_summary follows its last record and the next typed
+    # message follows that. Taken for a rewind to the call's request, the next prompt read only that
+    # request's history (Xu-Wentao/dotfile 5abbc087 line 82, 2.1.78: 17,689 predicted, 29,754 read)
+    t = Transcript()
+    t.user(0, "explore the code with an agent")
+    t.call(0, "r0", 0, 20000)
+    call = t.last                                   # the line that made the tool call
+    t.user(30, [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "the agent's report"}])
+    t.call(30, "r1", 20000, 3000)                   # B 23,000: the turn's last request
+    parent = call
+    for k in range(3):                              # the agent's progress, under the call's line
+        uid = f"progress-{k}"
+        t.lines.append({"parentUuid": parent, "type": "progress", "isSidechain": False, "sessionId": t.session,
+                        "uuid": uid, "timestamp": stamp(5 + k), "data": {"type": "agent_progress"}})
+        parent = uid
+    t.last = parent
+    t.system(40, "stop_hook_summary")
+    t.user(60, "now write it up")
+    t.call(60, "r2", 23000, 400)                    # the API read the whole conversation
+    rows = {r.request_id: r for r in replay(load(t.write(tmp_path / "s.jsonl"), False)).rows}
+    assert (rows["r2"].predicted.cache_read, rows["r2"].predicted.cache_creation) == (23000, 400)
+    assert rows["r2"].cause.kind == ""

@@ -50,6 +50,20 @@ def not_yet_logged(parent: object, links: dict[str, str | None], said: set[str])
     return end if isinstance(end, str) and end not in said and end not in links else None
 
 
+def through_progress(parent: object, links: dict[str, str | None], said: set[str], progress: set[str]) -> bool:
+    """Whether a `parentUuid` chain reaches its message through a `progress` record. A tool call's
+    progress (a hook's, a sub-agent's) is logged as a chain of its own hanging off the line that made
+    the call, and the turn's closing records (`stop_hook_summary`) can follow it: the message such a
+    chain reaches is where the call was made, not the reply the next prompt follows."""
+    hops = 0
+    while isinstance(parent, str) and parent not in said and parent in links and hops < 10_000:
+        if parent in progress:
+            return True
+        parent = links[parent]
+        hops += 1
+    return False
+
+
 def reply_before(parent: object, links: dict[str, str | None], said: set[str],
                  reply_of: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
     """(stream, request id) of the latest response in the chain a `parentUuid` starts, passing over

@@ -51,7 +51,8 @@ from prefixsim.sources import problems
 from prefixsim.sources.claude_code import hookdump
 from prefixsim.sources.claude_code.automatic import by_provider
 from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
-from prefixsim.sources.claude_code.history import RERENDER_MARKERS, message_of, new_history, not_yet_logged, reply_before
+from prefixsim.sources.claude_code.history import (RERENDER_MARKERS, message_of, new_history, not_yet_logged, reply_before,
+                                                   through_progress)
 from prefixsim.sources.claude_code.message import not_only_tool_results as _not_only_tool_results
 from prefixsim.sources.claude_code.message import parts as _parts
 from prefixsim.sources.claude_code.message import text_of as _text_of
@@ -161,6 +162,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     notes = FileNotes()   # said once the file is read
     links: dict[str, str | None] = {}    # record uuid -> its parentUuid (the chain runs through non-message records)
     said: set[str] = set()               # uuids of user / assistant messages
+    progress: set[str] = set()           # uuids of `progress` records (a tool call's chain of its own)
     queued: dict[str, float] = {}        # injected text -> when the harness queued it (queue-operation)
     compacted: dict[str, float] = {}     # stream -> time of its latest compact_boundary
     requested: set[str] = set()          # streams that have made a request
@@ -214,6 +216,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if isinstance(uid, str):
             if typ in ("user", "assistant"):
                 said.add(uid)
+            elif typ == "progress":
+                progress.add(uid)
             links[uid] = o.get("parentUuid") if isinstance(o.get("parentUuid"), str) else None
         if typ == "queue-operation" and o.get("operation") == "enqueue" and isinstance(o.get("content"), str):
             when = _time_or_none(o.get("timestamp"))   # a record with no API call: never skipped for it
@@ -265,7 +269,10 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                     # A prompt that follows the reply of an earlier request than the stream's latest: the
                     # user rewound the conversation (checkpoint, edit): the history returns to that reply.
                     answered = reply_before(o.get("parentUuid"), links, said, reply_of)
-                    if answered is not None and answered[0] == stream and answered[1] != latest.get(stream):
+                    if answered is not None and through_progress(o.get("parentUuid"), links, said, progress):
+                        # the chain ran through a tool call's progress to the call's line: no rewind
+                        forks.pop(stream, None)
+                    elif answered is not None and answered[0] == stream and answered[1] != latest.get(stream):
                         forks[stream] = answered[1]
                     elif answered is not None:
                         forks.pop(stream, None)
