@@ -372,9 +372,8 @@ class Scenario(Settings):
 
     name: str
     description: str | None = None
-    question: str | None = Field(None, description="The design question the scenario answers, in one sentence; "
-                                                   "the report's summary opens with it and the answer (the dearest design "
-                                                   "first when it asks which costs the most).")
+    question: str | None = Field(None, description="The design question in one sentence; the report opens with it "
+                                                   "and its answer (the dearest first if it asks which costs most).")
     variants: list[Variant] | None = None
     sweep: SweepSpec | None = None
     chart: ChartSpec | None = None

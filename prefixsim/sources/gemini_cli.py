@@ -28,7 +28,7 @@ from prefixsim.errors import UserError
 from prefixsim.model import Usage
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code.calibrate import _iso
-from prefixsim.sources.claude_code.transcript import parse_time
+from prefixsim.sources.stamps import parse_time
 from prefixsim.sources.codex.calibrate import Calibrator
 from prefixsim.sources.codex.rollout import Raw
 from prefixsim.sources.files import check_regular, open_regular

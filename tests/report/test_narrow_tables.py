@@ -65,9 +65,11 @@ def test_the_design_search_fits_80_columns_and_names_what_it_leaves_out(monkeypa
                              capsys)
     assert code == 0, err
     assert "   1  ttl=1h stagger=hold spawn=subagent  0.6285" in out   # each design on one line
-    assert "(not shown at 80 columns: last start s, crit. reqs, hit; --width 97 shows them)" in out
+    assert ("(not shown at 80 columns: crit. reqs, last start s, hit, wait p50/p95, crit. uncached; --width 119 "
+            "shows them)") in " ".join(out.split())
     code, wide, _ = cli_run(["search", "scenarios/agent-design-space.yaml", "--no-write", *DATE], capsys)
-    assert "not shown" not in wide and "last start s" in wide   # 120 columns, not a terminal: every column
+    # 120 columns, not a terminal: every column (the best design's row ends with its hit rate and front mark)
+    assert "not shown" not in wide and re.search(r"ttl=1h stagger=hold spawn=subagent .* 572 +82\.2% +\*\n", wide)
 
 
 def test_advise_at_80_columns_splits_no_word_and_names_what_it_leaves_out(monkeypatch, capsys):

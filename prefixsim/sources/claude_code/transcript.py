@@ -39,7 +39,6 @@ Mechanisms read from the transcript, never from the usage of the request being p
 """
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -64,7 +63,8 @@ from prefixsim.sources.claude_code.file_notes import FileNotes
 from prefixsim.sources.claude_code.versions import drops_earlier_thinking, prompt_follows_cd
 from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
-from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, first_given, request_key
+from prefixsim.sources.record import Record, check_model, first_given, request_key
+from prefixsim.sources.stamps import parse_time, time_or_none
 
 #: Record types Claude Code writes that carry no API call; any other type is named in a note, since
 #: new versions add types (forward compatible, never fatal).
@@ -72,19 +72,6 @@ KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history
                          "progress", "attachment", "custom-title", "tag"})
 AGENT_TOOLS = ("Task", "Agent")
 THINKING = ("thinking", "redacted_thinking")
-
-
-def parse_time(stamp: object) -> float:
-    """An ISO timestamp in epoch seconds (UserError: not ISO text, or outside 1970-9999)."""
-    if isinstance(stamp, str):
-        try:
-            when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-            t = (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp()
-            if 0 <= t <= LATEST_EPOCH:
-                return t
-        except (ValueError, OverflowError):
-            pass
-    raise UserError(f"unreadable timestamp {shown(stamp)} (ISO 8601 text, from 1970 to 9999)")
 
 
 def files_for(path: Path, with_subagents: bool) -> list[tuple[Path, Path | None]]:
@@ -220,7 +207,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                 progress.add(uid)
             links[uid] = o.get("parentUuid") if isinstance(o.get("parentUuid"), str) else None
         if typ == "queue-operation" and o.get("operation") == "enqueue" and isinstance(o.get("content"), str):
-            when = _time_or_none(o.get("timestamp"))   # a record with no API call: never skipped for it
+            when = time_or_none(o.get("timestamp"))   # a record with no API call: never skipped for it
             if when is not None:
                 queued[o["content"].strip()] = when
         if typ not in ("user", "assistant", "system"):
@@ -232,7 +219,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if typ == "system":
             if o.get("subtype") == "compact_boundary":
                 pending[stream] = "compaction"
-                when = _time_or_none(o.get("timestamp"))
+                when = time_or_none(o.get("timestamp"))
                 if when is not None:
                     compacted[stream] = when
             return None
@@ -310,7 +297,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             # A later line of a logged request: its content blocks are not always written in time
             # order (a thinking block stamped after the tool call it precedes), and the response
             # began at the earliest of them
-            when = _time_or_none(o.get("timestamp"))
+            when = time_or_none(o.get("timestamp"))
             done = out[at[rid]]
             if when is not None and when < done.response:
                 start = min(done.start, when)
@@ -367,13 +354,6 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             out.append(raw)
     notes.say(where)
     return causal(out)
-
-
-def _time_or_none(stamp: object) -> float | None:
-    try:
-        return parse_time(stamp)
-    except UserError:
-        return None
 
 
 def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | None]] | None = None,
