@@ -55,3 +55,10 @@ def test_the_output_says_how_many_requests_it_moved(tmp_path):
     assert "2 requests read a prefix kept warm outside the data" in text
     text = " ".join(CliRunner().invoke(cli, ["replay", str(folder), "--requests", "--width", "100"]).output.split())
     assert "global cache scope" in text
+
+
+def test_only_the_latest_outcomes_decide(tmp_path):
+    # how many others run a version and model changes as they upgrade: once the latest cold requests
+    # read nothing, the prefix is no longer taken as kept (all of them counted, 8 reads outweighed 3)
+    reads = _first_reads(_folder(tmp_path, [11000] * 8 + [0] * 4))
+    assert reads[2:10] == [11000] * 8 and reads[10:] == [0, 0]

@@ -17,6 +17,11 @@ from prefixsim.sources.claude_code.versions import uncertain_cd
 from prefixsim.sources.record import Record
 
 
+#: How many of the latest outcomes decide whether a key's cross-session prefix is kept warm outside the
+#: data (Calibrator._outside): how many others run a version and model changes as they upgrade.
+KEPT_RECENT = 5
+
+
 @dataclass(frozen=True, slots=True)
 class Raw:
     """One deduplicated API call as the transcript shows it, before calibration."""
@@ -89,16 +94,15 @@ class Calibrator:
         #: shared key -> the latest system entry a read showed for a family of that key (any session):
         #: where a sub-agent's system prompt ends before its own session's siblings show it
         self.entry: dict[str, int] = {}
-        #: shared key -> (requests that read the cross-session prefix, requests that read nothing) when
+        #: shared key -> its latest KEPT_RECENT outcomes (1: read the cross-session prefix, 0: read nothing) when
         #: nothing in the data kept it cached: Claude Code's global cache scope, kept by others' traffic
-        self.kept: dict[str, tuple[int, int]] = {}
+        self.kept: dict[str, tuple[int, ...]] = {}
         self._kept_pending: list[tuple[float, int, str, int]] = []
 
     def _learn_until(self, now: float) -> None:
         while self._kept_pending and self._kept_pending[0][0] <= now:
             _, _, key, hit = heapq.heappop(self._kept_pending)
-            h, z = self.kept.get(key, (0, 0))
-            self.kept[key] = (h + hit, z + 1 - hit)
+            self.kept[key] = (*self.kept.get(key, ())[1 - KEPT_RECENT:], hit)
         while self._pending and self._pending[0][0] <= now:
             _, _, table, key, size, shared_key = heapq.heappop(self._pending)
             getattr(self, table)[key] = size
@@ -251,13 +255,14 @@ class Calibrator:
         last = self.generations.last.get(r.stream)
         if self.generations.warm(r.shared, r.stream, r.start) or (last and 0 <= r.start - last[0] < last[1]):
             return False
-        hits, zeros = self.kept.get(r.shared, (0, 0))
+        recent = self.kept.get(r.shared, ())
+        hits, zeros = sum(recent), len(recent) - sum(recent)
         shared, read = self.shared.get(r.shared, 0), r.usage.cache_read
         if read == 0:
             heapq.heappush(self._kept_pending, (r.response, r.order, r.shared, 0))
         elif (shared and read >= shared) or (not shared and first and read < size):
             heapq.heappush(self._kept_pending, (r.response, r.order, r.shared, 1))
-        return bool(shared) and hits > zeros + 1
+        return bool(shared) and hits > 2 * zeros + 1
 
     @staticmethod
     def _confirmed(st: _Stream) -> int | None:
