@@ -71,9 +71,12 @@ class _Stream:
     base: list[Block] | None = None
     marked: str = ""
     thinking: str = ""   # the setting its latest request was sent with
-    #: how many of `blocks` lead as the static prefix: 2 (the two entries), or 3 when the estimate runs
-    #: past what any read confirmed (`_static_blocks`: the rest is the first message's, the stream's own)
-    nstatic: int = 2
+
+    @property
+    def nstatic(self) -> int:
+        """How many of `blocks` lead as the static prefix: 2 (the two entries), or 3 when the estimate
+        runs past what any read confirmed (`_static_blocks`: the rest is the first message's)."""
+        return 3 if len(self.blocks) > 2 and self.blocks[2].data.startswith(b"cc-context|") else 2
 
 
 class Calibrator:
@@ -168,7 +171,7 @@ class Calibrator:
             static = min(static, size)
             epoch = prev.epoch + 1 if prev else 0
             blocks = self._static_blocks(r, static, verbatim is not None, confirmed, epoch)
-            st = _Stream(blocks, static, epoch, static, ttl, r.model, nstatic=len(blocks))
+            st = _Stream(blocks, static, epoch, static, ttl, r.model)
             _grow(st, size - static, r)
         else:
             st = prev
@@ -201,7 +204,6 @@ class Calibrator:
             # the stream now carries another version of the cross-session prefix (generations.py)
             st.blocks, st.base = [*self._static_blocks(r, st.static, confirmed=self._confirmed(st), epoch=st.epoch),
                                   *st.blocks[st.nstatic:]], None
-        st.nstatic = 3 if len(st.blocks) > 2 and st.blocks[2].data.startswith(b"cc-context|") else 2
         st.size, st.thinking = size, thinking
         st.marks[r.request_id] = (len(st.blocks), size)
         st.last = r.request_id
@@ -250,10 +252,11 @@ class Calibrator:
     def _outside(self, r: Raw, first: bool, size: int) -> bool:
         """Whether the cross-session prefix is taken as kept warm by traffic outside the data at `r`
         (nothing in the data used it within its TTL, the stream's own entries included), as the data's
-        earlier requests of the same key show: more read it when nothing in the data kept it than read
-        nothing. Also records what `r` shows, usable once its response is logged."""
-        last = self.generations.last.get(r.stream)
-        if self.generations.warm(r.shared, r.stream, r.start) or (last and 0 <= r.start - last[0] < last[1]):
+        latest requests of the same key show (KEPT_RECENT of them: more than twice as many read it when
+        nothing in the data kept it as read nothing, plus one). Also records what `r` shows, usable once
+        its response is logged."""
+        last = self.generations.last.get(r.stream)   # its own entries first: one lookup, before every stream's
+        if (last and 0 <= r.start - last[0] < last[1]) or self.generations.warm(r.shared, r.stream, r.start):
             return False
         recent = self.kept.get(r.shared, ())
         hits, zeros = sum(recent), len(recent) - sum(recent)
