@@ -88,8 +88,9 @@ def test_each_source_keeps_its_cause_accuracy(scores, source):
 def test_the_table_prints_cause_accuracy_next_to_the_tokens(scores):
     text = fidelity.table(scores, "source")
     head = text.splitlines()[0].split()
-    assert head[-2:] == ["causes", "right"] and head.index("WAPE") < head.index("causes")
-    assert [ln for ln in text.splitlines() if ln.startswith("claude-code/spotter")][0].split()[-2:] == ["160", "100.0%"]
+    assert head[-4:-2] == ["causes", "right"] and head.index("WAPE") < head.index("causes")
+    assert [ln for ln in text.splitlines() if ln.startswith("claude-code/spotter")][0].split()[-5:] == \
+        ["160", "100.0%", "0", "of", "4"]
 
 
 @pytest.mark.parametrize("source", sorted(PINNED))
@@ -111,3 +112,26 @@ def test_the_verdict_needs_both_exactness_and_a_lower_wape():
     assert t.verdict == "ties naive"
     t.add(6, 5, 6)
     assert t.verdict == "beats naive"
+
+
+def test_sessions_worse_than_naive_are_counted_apart_from_the_pooled_figure():
+    """Issue 30's bar is per session too: a source can beat naive pooled while a session of it is worse."""
+    s = fidelity.Score()
+    for _ in range(9):
+        s.add(100, 90, 100, "a")             # prefixsim exact, naive 10 % off
+    s.add(80, 100, 100, "b")                 # 20 % worse than naive in session b alone
+    s.add(0, 0, 0, "c")                      # nothing read: no WAPE, never counted
+    assert s.verdict == "beats naive" and s.sessions_worse == 1 and len(s.sessions) == 3
+    t = fidelity.Score()
+    t.add(1000, 1000, 1000, "b")             # the same session in another group: merged, then within 0.5 points
+    t.add(995, 1000, 1000, "b")
+    t.merge(s)
+    assert t.sessions["b"] == [25, 0, 2100] and t.sessions_worse == 1
+    assert fidelity._session("p/abc/subagents/agent-1.jsonl") == fidelity._session("p/abc.jsonl") == "p/abc"
+
+
+def test_shipped_sessions_worse_than_naive(scores):
+    worse = {k: (v.sessions_worse, len(v.sessions)) for k, v in scores.items() if v.sessions_worse}
+    # the one Gemini CLI session whose best-effort miss naive repeats (KNOWN_WORSE)
+    assert worse == {"gemini-cli": (1, 4)}
+    assert "worse sessions" in fidelity.table(scores, "source").splitlines()[0]
