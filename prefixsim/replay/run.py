@@ -124,6 +124,8 @@ class Summary:
     earlier_calls: int = 0
     #: Requests before which an entry was taken as kept warm by traffic outside the data (Record.kept).
     kept_outside: int = 0
+    #: Requests replayed after a call of a conversation whose transcript is not in the data (Record.absent).
+    absent_conversations: int = 0
     #: --since/--until as given ("" when none) and how many replayed requests fell outside it (replay/window.py).
     window: str = ""
     left_out: int = 0
@@ -199,7 +201,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
     usage_causes = UsageCauses(hour_streams)
     rows: list[ReplayRow] = []
     price_sources: set[str] = set()
-    warm = [0, 0, 0]   # recordings with an earlier run, its calls; requests after outside traffic
+    warm = [0, 0, 0, 0]   # recordings with an earlier run, its calls; requests after outside traffic, after an absent conversation
     for i, rec in enumerate(traffic):
         if rec.audit:
             rows.append(_audited(i, rec, prices, price_sources, output_in_cost, usage_causes))
@@ -227,8 +229,10 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
             warm[0] += bool(rec.earlier)
             warm[1] += len(rec.earlier)
             warm[2] += bool(rec.kept)
-            for c in (*rec.earlier, *rec.kept):   # an earlier run of a recording (sources/earlier_run.py), traffic
-                # outside the data keeping a shared entry warm (Record.kept): cache only
+            warm[3] += bool(rec.absent)
+            for c in (*rec.earlier, *rec.kept, *rec.absent):   # an earlier run of a recording (sources/earlier_run.py),
+                # traffic outside the data keeping a shared entry warm (Record.kept), a conversation whose
+                # transcript is not in the data (Record.absent): cache only
                 for s in (sim, alt) if alt is not None else (sim,):
                     s.step(apply_variant(c, variant, rec.main), at)
             out = sim.step(call, at)
@@ -262,7 +266,8 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
                         billed_usd=rec.billed_usd, cache_discount_usd=rec.cache_discount_usd,
                         cost_no_cache=out.cost_no_cache_usd + out.storage_usd))
     summary = replace(_summarize(rows, variant, price_sources, output_in_cost, top, prices.missing),
-                      earlier_runs=warm[0], earlier_calls=warm[1], kept_outside=warm[2])
+                      earlier_runs=warm[0], earlier_calls=warm[1], kept_outside=warm[2],
+                      absent_conversations=warm[3])
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
 

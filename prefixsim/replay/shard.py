@@ -121,7 +121,7 @@ def merge(results: Sequence[ReplayResult], variant: WhatIf, top: int) -> ReplayR
     summary = _summarize(rows, variant, sources, output_in_cost, top, why)
     # what the rows do not show: calls stepped into the cache with no row of their own
     summary = replace(summary, **{k: sum(getattr(res.summary, k) for res in results)
-                                  for k in ("earlier_runs", "earlier_calls", "kept_outside")})
+                                  for k in ("earlier_runs", "earlier_calls", "kept_outside", "absent_conversations")})
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
 

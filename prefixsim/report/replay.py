@@ -106,7 +106,8 @@ def accuracy(result: ReplayResult, width: int) -> list[str]:
             f"request): cache_read exactly right {mine.exact}/{mine.compared} ({_pct(mine.exact_rate)}), naive "
             f"{naive.exact}/{naive.compared} ({_pct(naive.exact_rate)}); WAPE {_pct(mine.wape)}{inside}, naive "
             f"{_pct(naive.wape)}; predicted cost {_cost(s, s.cost_predicted_usd)}.{shorter}"
-            f"{' ' + _earlier(s) if s.earlier_runs else ''}{' ' + _kept(s, short=True) if s.kept_outside else ''}")
+            f"{' ' + _earlier(s) if s.earlier_runs else ''}{' ' + _kept(s, short=True) if s.kept_outside else ''}"
+            f"{' ' + _absent(s, short=True) if s.absent_conversations else ''}")
     return ["\n" + wrap_block(text, width) + "\n"]
 
 
@@ -169,6 +170,19 @@ def _kept(s, short: bool = False) -> str:
             "read it in that state more often than not (docs/rules.md#a-prefix-kept-warm-outside-the-data).")
 
 
+def _absent(s, short: bool = False) -> str:
+    """That compaction calls were replayed after the latest request of a conversation whose transcript
+    is not in the data (Record.absent); `short`: the accuracy paragraph's clause."""
+    n = s.absent_conversations
+    if short:
+        return (f"{n:,} compaction call{'s' if n > 1 else ''} forked a conversation whose transcript is not in the "
+                "data (docs/rules.md#claude-code-harness).")
+    return (f"{n:,} compaction call{'s' if n > 1 else ''} forked a conversation whose transcript is not in the data "
+            "(deleted, or not copied, while its sub-agents' files stayed): replayed after that conversation's latest "
+            "request, as large as the compaction's prompt less its instruction, which no row shows "
+            "(docs/rules.md#claude-code-harness).")
+
+
 def _outside(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
     o, s = result.summary.outside, result.summary
     notes = []
@@ -176,6 +190,8 @@ def _outside(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
         notes.append(_earlier(s))
     if s.kept_outside:
         notes.append(_kept(s))
+    if s.absent_conversations:
+        notes.append(_absent(s))
     if o.requests:
         notes.append(
             f"{o.requests} request{'s' if o.requests > 1 else ''} read {o.tokens:,} tokens that no earlier "

@@ -55,6 +55,10 @@ class Record:
     #: request (own streams, no rows): a prefix shared beyond the data (Claude Code's global cache
     #: scope, sources/claude_code/calibrate.py: Calibrator._outside).
     kept: tuple[Call, ...] = ()
+    #: Calls of a conversation the data proves was sent though its transcript is not in the data,
+    #: stepped before this request (own stream, no row): the latest request of the conversation a Claude
+    #: Code compaction call forks (sources/claude_code/calibrate.py, docs/rules.md#claude-code-harness).
+    absent: tuple[Call, ...] = ()
     #: The source recorded the usage but not the prompt (an OpenTelemetry span or a gateway log
     #: without messages): nothing to replay, so the row is an audit of `observed`, no prediction.
     audit: bool = False

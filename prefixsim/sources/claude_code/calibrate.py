@@ -131,6 +131,11 @@ class Calibrator:
         thinking = parent.thinking if parent is not None else r.thinking
         params = _thinking_params(thinking)
         rewound = back is not None and size >= back[1]
+        # A compaction call forks a conversation the data has no request of: its transcript is not in the
+        # folder (Claude Code's cleanupPeriodDays sweep deletes a session's main transcript and leaves its
+        # subagents/ folder; a copy can leave out large files)
+        absent = r.kind == "compaction" and prev is None and r.parent is not None and r.parent not in self.streams
+        conversation: tuple[Call, ...] = ()
         if rewound:
             # A rewind: the history as request `fork` sent it, then its reply (as large as a later read
             # proved it cached, if one did), then what this request adds.
@@ -146,6 +151,22 @@ class Calibrator:
             # The compaction call sends the conversation itself plus its summary instruction.
             st = _Stream([*parent.blocks], parent.size, parent.epoch, parent.static, ttl, r.model)
             _grow(st, size - parent.size, r)
+        elif absent:
+            # That conversation's latest request, which its transcript would have logged, cached the
+            # conversation the compaction sends: its prompt less the instruction (the latest reply, which
+            # that request did not cache, is counted in; the data does not size it). The static part is
+            # what reads showed for the family, the rest the conversation's own. One call stands for that
+            # request, stepped before this one (Record.absent; docs/rules.md#claude-code-harness).
+            instruction = min(self.count_text(r.first_text), size)
+            static = self.learned.get(r.family) or self.shared.get(r.shared, 0) + self.own.get(r.shared, 0)
+            static = min(static, size - instruction)
+            st = _Stream(self._static_blocks(r, static), static, 0, static, ttl, r.model)
+            _grow(st, size - instruction - static, r)
+            conversation = (Call(t=r.start - 0.002, request=Request(model=r.model, blocks=tuple(_mark(st.blocks, ttl)),
+                                                                    layer_params=params),
+                                 stream=f"{r.parent}|absent", label=f"{r.parent}: latest request (transcript absent)",
+                                 ttft=0.001),)
+            _grow(st, instruction, r)
         elif prev is None or r.event or size < prev.size:
             static, verbatim = self.learned.get(r.family), None
             if static is None and prev is None and r.kind == "agent":
@@ -230,7 +251,7 @@ class Calibrator:
                     and not self.generations.warm(r.shared, r.stream, r.start):
                 # read the old version's prefix where nobody had written the new one: the old bytes
                 self.generations.observed(base, r.stream, r.response, r.order, other_bytes=False)
-        outside = self._outside(r, prev is None, size)
+        outside = not absent and self._outside(r, prev is None, size)
         self.generations.used_by(r.shared, r.stream, r.start, r.response, ttl)
         self.families.add(r.family)
         tail = (Block(Layer.MESSAGES, f"cc-tail|{r.request_id}".encode(), "tail after the last breakpoint",
@@ -246,7 +267,7 @@ class Calibrator:
                                                           layer_params=params),
                          stream=f"outside|{r.shared}", label="kept warm outside the data", ttft=0.001),)
         return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main",
-                      unlogged=unlogged, timed=True, kept=kept)
+                      unlogged=unlogged, timed=True, kept=kept, absent=conversation)
 
 
     def _outside(self, r: Raw, first: bool, size: int) -> bool:
