@@ -12,6 +12,18 @@ README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 
+#: What changes from day to day and release to release without changing a figure: genai-prices' "prices as
+#: of" date and its version (a page written under 0.2.3 stays true under 0.2.5 where the rates are the same).
+VOLATILE = ((re.compile(r"\d{4}-\d{2}-\d{2}"), "DATE"), (re.compile(r"genai-prices \d+\.\d+\.\d+"), "genai-prices VERSION"))
+
+
+def comparable(line: str) -> str:
+    """A printed or shown line with its VOLATILE parts named, and no trailing space."""
+    for pattern, name_ in VOLATILE:
+        line = pattern.sub(name_, line)
+    return line.rstrip()
+
+
 def name(page: Path) -> str:
     return page.relative_to(ROOT).as_posix()
 
