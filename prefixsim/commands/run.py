@@ -191,6 +191,6 @@ def schema(keys, section):
     if keys:
         from prefixsim.scenario.keysview import render
 
-        click.echo(render(doc, section), nl=False)
+        click.echo(render(doc, section, output_width(None)), nl=False)
         return
     click.echo(json.dumps(doc, indent=2))

@@ -11,6 +11,7 @@ from typing import Any
 
 from prefixsim.errors import UserError
 from prefixsim.io.suggest import unknown
+from prefixsim.report.layout import DEFAULT_WIDTH, wrap_block
 
 #: Section names of the nested parts, as a scenario file names their key (the model names are code's).
 SECTION_OF = {
@@ -29,11 +30,12 @@ def _ref_name(ref: str) -> str:
 
 
 def type_of(prop: dict[str, Any]) -> str:
-    """A JSON Schema type as a short phrase: `5m|1h`, `tokens`, `list of fork|subagent`, `{engine}`."""
+    """A JSON Schema type as a short phrase: `5m | 1h`, `tokens`, `list of fork | subagent`, `{engine}`
+    (a closed set's values apart, so a long one wraps between them)."""
     if "$ref" in prop:
         return "{" + _ref_name(prop["$ref"]) + "}"
     if "enum" in prop:
-        return "|".join(str(v) for v in prop["enum"])
+        return " | ".join(str(v) for v in prop["enum"])
     if "const" in prop:
         return str(prop["const"])
     if prop.get("format") == "duration":   # fields.py _DURATION_SCHEMA
@@ -74,7 +76,8 @@ def sections(schema: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
     return out
 
 
-def render(schema: dict[str, Any], only: str | None = None) -> str:
+def render(schema: dict[str, Any], only: str | None = None, width: int = DEFAULT_WIDTH) -> str:
+    """The page (or its section `only`), each line wrapped at spaces to `width`."""
     secs = sections(schema)
     if only is not None and only not in secs:
         raise UserError(unknown("section", only, secs, show=len(secs)))
@@ -82,12 +85,12 @@ def render(schema: dict[str, Any], only: str | None = None) -> str:
     for name, (line, props) in secs.items():
         if only is not None and name != only:
             continue
-        out.append(f"{name}: {line}" if line else f"{name}:")
+        out.append(wrap_block(f"{name}: {line}", width, "    ") if line else f"{name}:")
         for key, prop in props.items():
             default = f", default {_example(prop['default'])}" if prop.get("default") is not None else ""
-            out.append(f"  {key} ({type_of(prop)}{default})")
-            out.append(f"      {_line(prop)}")
+            out.append(wrap_block(f"{key} ({type_of(prop)}{default})", width, "      ", first="  "))
+            out.append(wrap_block(_line(prop), width, "      ", first="      "))
             if prop.get("examples"):
-                out.append(f"      e.g. {_example(prop['examples'][0])}")
+                out.append(wrap_block(f"e.g. {_example(prop['examples'][0])}", width, "          ", first="      "))
         out.append("")
     return "\n".join(out).rstrip() + "\n"
