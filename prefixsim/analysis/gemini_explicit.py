@@ -81,7 +81,10 @@ def study(p: Prices, f: ExplicitParams | None = None, book: PriceBook | None = N
                       "storage_usd": float(s * f.prefix * Decimal(str(t)))})
     mine = f.ttl_s / 3600
     at = costs(model, book, f.prefix, f.reads, mine)
-    table.append({"ttl_h": mine, "reads_per_hour": f.reads, **{f"{d}_usd": float(v) for d, v in at.items()}})
+    costed = {"ttl_h": mine, "reads_per_hour": f.reads, **{f"{d}_usd": float(v) for d, v in at.items()}}
+    # two questions, two tables: a row of costs under the crossing points' headers read as a crossing
+    tables = [("crossing points", table), (f"the prefix's cost at {f.reads:g} reads an hour, kept {mine:g} h", [costed])]
+    table = [*table, costed]
     series = [Series("no caching (= implicit, pessimistic)", list(READ_RATES),
                      [r["none_usd_per_read"] for r in curve if r["ttl_h"] == mine], ":"),
               Series("implicit, optimistic", list(READ_RATES),
@@ -98,7 +101,7 @@ def study(p: Prices, f: ExplicitParams | None = None, book: PriceBook | None = N
                "explicit cache buys certainty, not a lower best case." if ks is not None else
                f"On {model} the cached rate is not below the input rate: an explicit cache never pays.")
     return Study("gemini-explicit", "Gemini explicit context caching vs implicit and none", table, curve, chart,
-                 reading, {**asdict(f), "storage_source": s_source})
+                 reading, {**asdict(f), "storage_source": s_source}, tables)
 
 
 def check_pairs(p: Prices, book: PriceBook, f: ExplicitParams) -> list[tuple[Decimal, Decimal]]:
