@@ -91,10 +91,13 @@ def study(p: Prices, f: ExplicitParams | None = None, book: PriceBook | None = N
                      [r["implicit_optimistic_usd_per_read"] for r in curve if r["ttl_h"] == mine], "--")]
     series += [Series(f"explicit, kept {t:g} h", list(READ_RATES),
                       [r["explicit_usd_per_read"] for r in curve if r["ttl_h"] == t]) for t in ttls]
-    chart = LineChart(f"Explicit vs implicit caching, {_k(f.prefix)}-token prefix ({model})",
-                      "reads of the prefix per hour", "prefix cost per read (USD)", series, logx=True,
-                      note=f"prices: {p.source}; storage: {s_source}")
     ks = break_even_reads(model, book, f.prefix, mine)
+    chart = LineChart(f"Kept {mine:g} h, an explicit cache beats none past {float(ks):.1f} reads an hour; implicit "
+                      "caching, when it hits, costs less" if ks is not None else
+                      f"On {model} an explicit cache never pays",
+                      "reads of the prefix per hour", "prefix cost per read (USD)", series, logx=True,
+                      note=f"prices: {p.source}; storage: {s_source}",
+                      subtitle=f"Explicit vs implicit caching, {_k(f.prefix)}-token prefix ({model})")
     reading = (f"Kept {mine:g} h, an explicit cache of {_k(f.prefix)} tokens on {model} beats sending the prefix "
                f"uncached once it is read more than {float(ks):.1f} times an hour (storage "
                f"${float(s * MTOK):.2f}/MTok·h); implicit caching costs less whenever it hits, so the "

@@ -65,7 +65,7 @@ class LineChart:
     note: str = ""
     rug: Sequence[float] = ()   # observed x values drawn as ticks along the bottom (e.g. real gaps)
     rug_label: str = ""
-    subtitle: str = ""          # a study's parameters, in small type above the note
+    subtitle: str = ""          # what is plotted, and a study's parameters, in small type above the note
 
 
 def line_figure(c: LineChart):
@@ -94,7 +94,7 @@ def line_figure(c: LineChart):
         ax.plot(list(c.rug), [lo + 0.02 * (hi - lo)] * len(c.rug), "|", color="#000000", alpha=0.35,
                 markersize=12, label=c.rug_label or "observed")
         ax.set_ylim(lo, hi)
-    ax.set_title(c.title)
+    ax.set_title(c.title, wrap=True)   # the title is the chart's answer: a sentence, wrapped to the figure
     ax.set_xlabel(c.xlabel)
     ax.set_ylabel(c.ylabel)
     ax.legend(loc="best", fontsize=8.5)
