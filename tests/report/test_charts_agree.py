@@ -11,7 +11,7 @@ import pytest
 from prefixsim.api import run_scenario
 from prefixsim.report.breakeven import run_breakeven
 from prefixsim.report.build import cost_parts, gpu_parts, least_title
-from prefixsim.report.charts import stacked_bars
+from prefixsim.report.charts import LineChart, Series, line_figure, stacked_bars
 from prefixsim.scenario.studynames import BREAKEVEN_STUDIES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,3 +99,12 @@ def test_a_studys_chart_title_states_its_answer_with_the_readings_figures(study)
     figures = re.findall(r"\$?\d+(?:,\d{3})*(?:\.\d+)?%?", title)
     assert figures and all(f in s.reading for f in figures), (title, s.reading)
     assert s.chart.subtitle   # what is plotted
+
+
+def test_two_dollar_amounts_in_a_title_are_text_not_a_formula():
+    """An answer with two figures ("$0.0673 extra at turn 2, $0.5744 at turn 100") was drawn as TeX between
+    the dollar signs (italic, its spaces gone): charts draw text as text."""
+    chart = LineChart("A change costs $0.0673 extra at turn 2, $0.5744 at turn 100", "turn", "USD",
+                      [Series("a", [1, 2], [0.0, 1.0])])
+    title = line_figure(chart).axes[0].title
+    assert title.get_text() == chart.title and title.get_parse_math() is False
