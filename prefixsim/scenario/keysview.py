@@ -7,11 +7,10 @@ same facts."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from prefixsim.errors import UserError
 from prefixsim.io.suggest import unknown
-from prefixsim.report.layout import DEFAULT_WIDTH, wrap_block
 
 #: Section names of the nested parts, as a scenario file names their key (the model names are code's).
 SECTION_OF = {
@@ -50,7 +49,7 @@ def type_of(prop: dict[str, Any]) -> str:
         return "list of " + type_of(prop.get("items", {})) if prop.get("items") else "list"
     if kind == "object":
         names = prop.get("propertyNames", {}).get("enum")
-        return "map of " + "|".join(names) if names else "map"
+        return "map of " + " | ".join(names) if names else "map"
     return str(kind or "any")
 
 
@@ -76,8 +75,14 @@ def sections(schema: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
     return out
 
 
-def render(schema: dict[str, Any], only: str | None = None, width: int = DEFAULT_WIDTH) -> str:
-    """The page (or its section `only`), each line wrapped at spaces to `width`."""
+def _unwrapped(text: str, first: str, rest: str) -> str:
+    return first + text
+
+
+def render(schema: dict[str, Any], only: str | None = None,
+           wrap: Callable[[str, str, str], str] = _unwrapped) -> str:
+    """The page (or its section `only`); `wrap(text, first-line indent, continuation indent)` lays
+    out each line (the command's: at the terminal's width, report/layout.py; by default one line each)."""
     secs = sections(schema)
     if only is not None and only not in secs:
         raise UserError(unknown("section", only, secs, show=len(secs)))
@@ -85,12 +90,12 @@ def render(schema: dict[str, Any], only: str | None = None, width: int = DEFAULT
     for name, (line, props) in secs.items():
         if only is not None and name != only:
             continue
-        out.append(wrap_block(f"{name}: {line}", width, "    ") if line else f"{name}:")
+        out.append(wrap(f"{name}: {line}", "", "    ") if line else f"{name}:")
         for key, prop in props.items():
             default = f", default {_example(prop['default'])}" if prop.get("default") is not None else ""
-            out.append(wrap_block(f"{key} ({type_of(prop)}{default})", width, "      ", first="  "))
-            out.append(wrap_block(_line(prop), width, "      ", first="      "))
+            out.append(wrap(f"{key} ({type_of(prop)}{default})", "  ", "      "))
+            out.append(wrap(_line(prop), "      ", "      "))
             if prop.get("examples"):
-                out.append(wrap_block(f"e.g. {_example(prop['examples'][0])}", width, "          ", first="      "))
+                out.append(wrap(f"e.g. {_example(prop['examples'][0])}", "      ", "          "))
         out.append("")
     return "\n".join(out).rstrip() + "\n"
