@@ -9,7 +9,7 @@ from decimal import Decimal
 from prefixsim.advise import Advice, Recommendation
 from prefixsim.core.dollars import usd
 from prefixsim.io.fsutil import write_files
-from prefixsim.report.charts import PALETTE, _figure, render_both
+from prefixsim.report.charts import PALETTE, _figure, render_both, title_lines
 from prefixsim.replay.money import short_keys
 from prefixsim.report.layout import dropped_note, fit_dropping, min_width, wrap_block
 from prefixsim.report.tables import DEFAULT_WIDTH, csv_text, json_text
@@ -186,6 +186,13 @@ def write_chart(a: Advice, path: str) -> None:
     write_files({path: png if path.endswith(".png") else svg})
 
 
+def waterfall_title(a: Advice) -> str:
+    """The waterfall's answer: what the best combination costs against today."""
+    today, best = float(a.total_usd), float(a.waterfall[-1][1]) if a.waterfall else float(a.total_usd)
+    return (f"The best combination costs {usd(best)}, {1 - best / today:.0%} below today's {usd(today)}" if today
+            else f"The best combination costs {usd(best)}")
+
+
 def waterfall_figure(a: Advice):
     """Today's cost, one falling bar per change of the best combination (each the replay of the
     changes so far), and the best combination's cost (a matplotlib Figure on the Agg canvas)."""
@@ -205,7 +212,9 @@ def waterfall_figure(a: Advice):
     ax.set_xticks(xs)
     ax.set_xticklabels([textwrap.fill(x, 24) for x in labels], fontsize=7)
     ax.set_ylabel("cost of the traffic (USD)")
-    ax.set_title("From today's cost to the best combination (each step a replay)")
+    ax.set_title(title_lines(waterfall_title(a)))
     ax.grid(axis="x", visible=False)
-    fig.tight_layout()
+    fig.text(0.01, 0.01, "From today's cost to the best combination, each step a replay of the changes so far",
+             fontsize=7.5, color="#555555", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig

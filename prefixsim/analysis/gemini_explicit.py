@@ -81,24 +81,30 @@ def study(p: Prices, f: ExplicitParams | None = None, book: PriceBook | None = N
                       "storage_usd": float(s * f.prefix * Decimal(str(t)))})
     mine = f.ttl_s / 3600
     at = costs(model, book, f.prefix, f.reads, mine)
-    table.append({"ttl_h": mine, "reads_per_hour": f.reads, **{f"{d}_usd": float(v) for d, v in at.items()}})
+    costed = {"ttl_h": mine, "reads_per_hour": f.reads, **{f"{d}_usd": float(v) for d, v in at.items()}}
+    # two questions, two tables: a row of costs under the crossing points' headers read as a crossing
+    tables = [("crossing points", table), (f"the prefix's cost at {f.reads:g} reads an hour, kept {mine:g} h", [costed])]
+    table = [*table, costed]
     series = [Series("no caching (= implicit, pessimistic)", list(READ_RATES),
                      [r["none_usd_per_read"] for r in curve if r["ttl_h"] == mine], ":"),
               Series("implicit, optimistic", list(READ_RATES),
                      [r["implicit_optimistic_usd_per_read"] for r in curve if r["ttl_h"] == mine], "--")]
     series += [Series(f"explicit, kept {t:g} h", list(READ_RATES),
                       [r["explicit_usd_per_read"] for r in curve if r["ttl_h"] == t]) for t in ttls]
-    chart = LineChart(f"Explicit vs implicit caching, {_k(f.prefix)}-token prefix ({model})",
-                      "reads of the prefix per hour", "prefix cost per read (USD)", series, logx=True,
-                      note=f"prices: {p.source}; storage: {s_source}")
     ks = break_even_reads(model, book, f.prefix, mine)
+    chart = LineChart(f"Kept {mine:g} h, an explicit cache beats none past {float(ks):.1f} reads an hour; implicit "
+                      "caching, when it hits, costs less" if ks is not None else
+                      f"On {model} an explicit cache never pays",
+                      "reads of the prefix per hour", "prefix cost per read (USD)", series, logx=True,
+                      note=f"prices: {p.source}; storage: {s_source}",
+                      subtitle=f"Explicit vs implicit caching, {_k(f.prefix)}-token prefix ({model})")
     reading = (f"Kept {mine:g} h, an explicit cache of {_k(f.prefix)} tokens on {model} beats sending the prefix "
                f"uncached once it is read more than {float(ks):.1f} times an hour (storage "
                f"${float(s * MTOK):.2f}/MTok·h); implicit caching costs less whenever it hits, so the "
                "explicit cache buys certainty, not a lower best case." if ks is not None else
                f"On {model} the cached rate is not below the input rate: an explicit cache never pays.")
     return Study("gemini-explicit", "Gemini explicit context caching vs implicit and none", table, curve, chart,
-                 reading, {**asdict(f), "storage_source": s_source})
+                 reading, {**asdict(f), "storage_source": s_source}, tables)
 
 
 def check_pairs(p: Prices, book: PriceBook, f: ExplicitParams) -> list[tuple[Decimal, Decimal]]:

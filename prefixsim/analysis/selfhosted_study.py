@@ -82,13 +82,14 @@ def api_vs_selfhosted(p: Prices, f: SelfHostedParams, gpu: Gpu) -> Study:
         curve.append({"rate_per_s": r, "requests_per_day": r * DAY, "gpus": sh.replicas(q, r) * q.replica.tp,
                       "api_per_1m_usd": api * MILLION, "selfhosted_per_1m_usd": c * MILLION})
     marks = [Mark(first, api * MILLION, f"cheaper from {first:,.3g}/s")] if first else []
-    chart = LineChart(f"API ({p.model}) vs self-hosted ({served})", "requests a second (log scale)",
+    chart = LineChart(f"Self-hosting is cheaper than the API from {per_s(first)}" if first is not None else
+                      "Self-hosting is never cheaper than the API", "requests a second (log scale)",
                       "USD per 1M requests", [Series("API", rates, [r["api_per_1m_usd"] for r in curve]),
                                               Series(f"self-hosted, {gpu.name}", rates,
                                                      [r["selfhosted_per_1m_usd"] for r in curve], "--", steps=True)],
                       marks, logx=True, note=f"API prices: {p.source}; GPU: {usd(price)}/h",
-                      subtitle=f"sessions of {f.turns} turns, {_k(f.static)} static + {_k(f.growth)} a turn, "
-                               f"{f.output} output tokens")
+                      subtitle=f"API ({p.model}) vs self-hosted ({served}): sessions of {f.turns} turns, "
+                               f"{_k(f.static)} static + {_k(f.growth)} a turn, {f.output} output tokens")
     verdict = ("self-hosting is never cheaper: a request costs more on the GPUs at full load than on the API"
                if first is None else
                f"self-hosting costs less from {per_s(first)}" + ("" if always == first else

@@ -53,6 +53,17 @@ def _design_label(f: fvs.ForkParams, varied: list[str]) -> str:
     return ", ".join(out)
 
 
+def _fork_answer(answers: list[tuple[str, int | None]]) -> str:
+    """The chart's title: from what history a fresh sub-agent is cheaper, for each design compared."""
+    if len(answers) == 1:
+        h = answers[0][1]
+        return ("A fork is cheaper than a fresh sub-agent at every history" if h is None else
+                "A fresh sub-agent is cheaper than a fork at every history" if h == 0 else
+                f"A fresh sub-agent is cheaper than a fork past {_k(h)} tokens of history")
+    return ("A fresh sub-agent is cheaper than a fork past " +
+            ", ".join(f"{'never' if h is None else _k(h)} ({label})" for label, h in answers) + " tokens of history")
+
+
 def fork_designs(f: fvs.ForkParams, lists: dict[str, list] | None = None) -> list[fvs.ForkParams]:
     """Every combination of the listed values (-p children=3,4,6), in the order given; the default
     comparison is over children 1, 2, 5, 8, 16 when no children value is named."""
@@ -81,10 +92,11 @@ def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, lists: dict[str
     varied = [k for k in lists if len(lists[k]) > 1]
     hs = list(range(0, max_history + 1, max_history // 40))
     xs = [h for h in sorted({1000, *hs, max_history}) if h >= 1000]
-    table, curve, series, marks, sentences = [], [], [], [], []
+    table, curve, series, marks, sentences, answers = [], [], [], [], [], []
     for d in designs:
         label = _design_label(d, varied)
         h = fvs.crossing(p, d)
+        answers.append((label, h))
         sub = fvs.sub_cost(p, d, fvs.sub_shape(d))
         exceeded = fvs.spawn_blocks(d.children) >= fvs.ANTHROPIC_LOOKBACK.value
         row = {k: getattr(d, k) for k in dict.fromkeys(["children", "turns", *varied, *given])}
@@ -117,12 +129,13 @@ def fork_vs_subagent(p: Prices, f: fvs.ForkParams | None = None, lists: dict[str
                                                                   "lookback" if exceeded else "") + ".")
     every = "  ".join(f"{k} {getattr(f, k)}" for k in ("turns", "parent_static", "sub_static", "task", "directive",
                                                        "call", "growth", "ttl") if k not in varied)
-    chart = LineChart(f"Fork vs fresh sub-agent, {f.turns} turns per child ({p.model})" if "turns" not in varied
-                      else f"Fork vs fresh sub-agent ({p.model})",
+    chart = LineChart(_fork_answer(answers),
                       "parent history inherited by a fork (tokens, log scale)",
                       "fork cost ÷ sub-agent cost (above 1: sub-agent cheaper)",
                       series, marks, hlines=[(1.0, "break-even")], logx=True,
-                      note=f"prices: {p.source}", subtitle=every)
+                      note=f"prices: {p.source}",
+                      subtitle=(f"Fork vs fresh sub-agent, {f.turns} turns per child ({p.model})" if "turns" not in
+                                varied else f"Fork vs fresh sub-agent ({p.model})") + f"\n{every}")
     tier = min((t for t, _ in p.rates.input.tiers), default=None) if p.rates else None
     asked = "; ".join(f"{k} {', '.join(f'{v:g}' if isinstance(v, float) else str(v) for v in vs)}"
                       for k, vs in given.items())
@@ -165,9 +178,11 @@ def ttl(p: Prices, f: ttlmod.TTLParams | None = None, gaps: list[float] | None =
     series = [Series("5-minute writes", grid, [r["cost_5m_usd"] for r in curve], steps=True),
               Series("1-hour writes", grid, [r["cost_1h_usd"] for r in curve], "--", steps=True),
               Series("no caching", grid, [r["cost_no_cache_usd"] for r in curve], ":")]
-    chart = LineChart(f"Cost per request vs idle gap, {_k(f.prefix)}-token prefix ({p.model})",
+    chart = LineChart(f"A 5m write pays for itself after {n5} {'read' if n5 == 1 else 'reads'}, a 1h write after {n1}; "
+                      "between 5 and 60 minutes idle only a 1h write is still read",
                       "gap since the previous request (seconds, log scale)", "cost of the request's prefix (USD)",
-                      series, vlines=[(300, "5m TTL"), (3600, "1h TTL")], logx=True, note=f"prices: {p.source}")
+                      series, vlines=[(300, "5m TTL"), (3600, "1h TTL")], logx=True, note=f"prices: {p.source}",
+                      subtitle=f"Cost per request vs idle gap, {_k(f.prefix)}-token prefix ({p.model})")
     said = ", ".join(f"{g:g} s: {'never' if r['requests_for_1h_to_win'] == 'never' else 'from request ' + str(r['requests_for_1h_to_win'])}"
                      for g, r in zip(steady, wins))
     reading = (f"A 5-minute write pays for itself after {n5} read, a 1-hour write after {n1}. At a steady gap, "
@@ -203,10 +218,12 @@ def stagger(p: Prices, f: stg.StaggerParams | None = None) -> Study:
               "last_child_delay_s": (f.children - 1) * (d_star or f.ttft)}]
     series = [Series("staggered launch", delays, [r["input_cost_usd"] for r in curve], steps=True),
               Series("held until first response", delays, [held] * len(delays), "--")]
-    chart = LineChart(f"{f.children} parallel children sharing {_k(f.shared)} tokens, ttft {f.ttft:g} s ({p.model})",
+    chart = LineChart(f"Holding the siblings until the first response begins costs {usd(held)}, "
+                      f"{(1 - held / together):.0%} less than launching all {f.children} together",
                       "delay between consecutive launches (seconds)", "input cost of the first requests (USD)",
                       series, [Mark(0.0, together, f"launched together: {f.children} writes")],
-                      note=f"prices: {p.source}")
+                      note=f"prices: {p.source}", subtitle=f"{f.children} parallel children sharing {_k(f.shared)} "
+                                                           f"tokens, ttft {f.ttft:g} s ({p.model})")
     reading = (f"Launched together, all {f.children} children pay the write ({usd(together)}); holding the "
                f"siblings until the first response begins ({f.ttft:g} s) costs {usd(held)}, "
                f"{(1 - held / together):.0%} less, for {f.ttft:g} s of latency. Counted: the input cost of each "
@@ -227,9 +244,11 @@ def invalidation(p: Prices, f: inv.InvalidationParams | None = None) -> Study:
                                                                     max(2, f.turns)))]
     late = float(inv.closed_form(p, f, "tools", f.turns))
     early = float(inv.closed_form(p, f, "tools", 2))   # turn 1 has nothing cached to lose
-    chart = LineChart(f"Cost of one mid-session change ({p.model})",
+    chart = LineChart(f"A tool list or system prompt change costs {usd(early)} extra at turn 2, {usd(late)} at turn "
+                      f"{f.turns}",
                       f"turn at which the change happens ({_k(f.tools + f.system)} static, +{_k(f.growth)} a turn)",
-                      "extra cost of that request (USD)", series, note=f"prices: {p.source}")
+                      "extra cost of that request (USD)", series, note=f"prices: {p.source}",
+                      subtitle=f"Cost of one mid-session change ({p.model})")
     more = f", {late / early:.0f}x more" if early else ""
     reading = (f"Changing the tool list or system prompt at turn 2 costs {usd(early)} extra; at turn {f.turns} "
                f"it costs {usd(late)}{more} (at turn 1 nothing is cached yet), because everything after the "
@@ -253,9 +272,12 @@ def minimum(p: Prices, f: mini.MinimumParams | None = None) -> Study:
               Series("padded to the minimum", sizes, [r["padded_usd"] for r in curve], "--")]
     marks = [Mark(breakeven, next(r["padded_usd"] for r in curve if r["prefix_tokens"] == breakeven),
                   f"padding pays from {_k(breakeven)} tokens")] if breakeven else []
-    chart = LineChart(f"Below the {m:,}-token minimum of {p.model}", "prefix size (tokens)",
-                      f"cost of {f.requests} requests' prefix (USD)", series, marks, vlines=[(m, "minimum")],
-                      note=f"prices: {p.source}")
+    chart = LineChart(f"Nothing under {m:,} tokens is cached; over {f.requests} requests padding up to it pays from "
+                      f"{_k(breakeven)} tokens" if breakeven else
+                      f"Nothing under {m:,} tokens is cached, and over {f.requests} requests padding up to it never pays",
+                      "prefix size (tokens)", f"cost of {f.requests} requests' prefix (USD)", series, marks,
+                      vlines=[(m, "minimum")], note=f"prices: {p.source}",
+                      subtitle=f"Below the {m:,}-token minimum of {p.model}")
     reading = (f"{p.model} caches nothing below {m:,} tokens. Sent {f.requests} times, a prefix of "
                + (f"{_k(breakeven)} tokens or more is cheaper padded up to the minimum." if breakeven else
                   "any size below the minimum is cheaper sent as is.")

@@ -195,7 +195,7 @@ class Progress:
         self.total = total
         self.start = time.monotonic()
         self.enabled = sys.stderr.isatty()
-        self.shown = False
+        self.shown = 0   # the widest frame written, in columns
         self.delay = delay   # 0: from the first call (a command known to take seconds)
 
     def __call__(self, done: int, label: str = "") -> None:
@@ -204,11 +204,15 @@ class Progress:
         width = 30
         fill = int(width * done / max(self.total, 1))
         count = f"{done}/{self.total} " if self.total else ""   # no count before the steps are known
-        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {count}{label[:40]:<40}")
+        bar = f"[{'#' * fill}{'.' * (width - fill)}] {count}"
+        # short of the terminal's last column: a frame that fills it wraps, and `\r` leaves it behind
+        room = max(min(40, shutil.get_terminal_size((80, 24)).columns - 1 - len(bar)), 0)
+        frame = f"{bar}{label[:room]:<{room}}"
+        sys.stderr.write(f"\r{frame}")
         sys.stderr.flush()
-        self.shown = True
+        self.shown = max(self.shown, len(frame))
 
     def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * 90 + "\r")
+        if self.shown:   # the widest frame shown, blanked
+            sys.stderr.write("\r" + " " * self.shown + "\r")
             sys.stderr.flush()

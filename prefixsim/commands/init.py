@@ -31,7 +31,8 @@ def init(folder):
     _write_all(root, starter.read_bytes(), examples)
     shown = "" if folder == "." else f"cd {folder} && "
     click.echo(f"wrote {root / STARTER} and {len(examples)} examples in {root / 'examples'}/\n"
-               f"next: {shown}prefixsim run {STARTER}      (then edit it; `prefixsim run examples/` runs the examples)")
+               f"next: {shown}prefixsim run {STARTER}\n"
+               "      then edit it; `prefixsim run examples/` runs the examples")
 
 
 def _write_all(root: Path, starter: bytes, examples: dict[str, bytes]) -> None:

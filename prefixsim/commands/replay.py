@@ -137,7 +137,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
     if kind in sources.TRACE_FORMATS:
         from prefixsim.report.replay import trace_text
 
-        click.echo(trace_text(paths, kind, fmt, _capacities(capacity, kv_model), eviction, block_size), nl=False)
+        click.echo(trace_text(paths, kind, fmt, _capacities(capacity, kv_model), eviction, block_size, cols), nl=False)
         return
     traffic, failed = read_traffic(paths, source, strict, partial=True)
     if export_path:

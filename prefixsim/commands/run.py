@@ -189,8 +189,10 @@ def schema(keys, section):
         raise click.UsageError("a SECTION is shown by --keys (prefixsim schema --keys fork)")
     doc = Scenario.model_json_schema()
     if keys:
+        from prefixsim.report.layout import wrap_block
         from prefixsim.scenario.keysview import render
 
-        click.echo(render(doc, section), nl=False)
+        cols = output_width(None)   # the terminal's width (120 for a pipe)
+        click.echo(render(doc, section, lambda text, first, rest: wrap_block(text, cols, rest, first=first)), nl=False)
         return
     click.echo(json.dumps(doc, indent=2))

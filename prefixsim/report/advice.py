@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from prefixsim.advise import Advice
-from prefixsim.advise.output import tables, waterfall_figure
+from prefixsim.advise.output import tables, waterfall_figure, waterfall_title
 from prefixsim.core.dollars import usd
 from prefixsim.report.charts import render_both
 from prefixsim.report.html import Figure, Section
@@ -21,7 +21,7 @@ def report_section(a: Advice, paths) -> Section:
     else:
         reading = (f"The traffic costs {usd(a.total_usd)} as replayed; {lost} of it is lost to the cache. "
                    "No change the replays could test saves money.")
-    figures = [Figure("From today's cost to the best combination", render_both(waterfall_figure(a))[0],
+    figures = [Figure(waterfall_title(a), render_both(waterfall_figure(a))[0],
                       "what-to-change-waterfall", "Each bar is a replay of the same traffic with the changes so far.")] \
         if a.waterfall else []
     return Section("What to change", f"Traffic: {shown}. Every saving below is the difference between a replay "

@@ -3,6 +3,7 @@ labelled axes with units, crossing points annotated), the Agg backend, byte-iden
 from __future__ import annotations
 
 import io
+import textwrap
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -18,6 +19,8 @@ STYLE = {
     "axes.titlesize": 12, "axes.titleweight": "bold", "axes.grid": True, "grid.alpha": 0.3,
     "axes.spines.top": False, "axes.spines.right": False, "legend.frameon": False,
     "svg.hashsalt": "prefixsim", "path.simplify": False,
+    # text is text: two dollar amounts in a title ("$0.0673 ... $0.5744") are not a TeX formula between them
+    "text.parse_math": False,
 }
 
 
@@ -32,6 +35,16 @@ def _figure(figsize: tuple[float, float] | None = None):
     fig = Figure(figsize=figsize)
     FigureCanvasAgg(fig)
     return fig
+
+
+#: Characters of a bold 12-point title a line on an 8-inch figure (matplotlib's own wrap=True reads
+#: dollar signs as TeX whatever text.parse_math says).
+TITLE_CHARS = 72
+
+
+def title_lines(title: str) -> str:
+    """A chart's title, its answer in a sentence, over as many lines as the figure's width takes."""
+    return "\n".join(textwrap.wrap(title, TITLE_CHARS)) or title
 
 
 @dataclass
@@ -65,7 +78,7 @@ class LineChart:
     note: str = ""
     rug: Sequence[float] = ()   # observed x values drawn as ticks along the bottom (e.g. real gaps)
     rug_label: str = ""
-    subtitle: str = ""          # a study's parameters, in small type above the note
+    subtitle: str = ""          # what is plotted, and a study's parameters, in small type above the note
 
 
 def line_figure(c: LineChart):
@@ -94,7 +107,7 @@ def line_figure(c: LineChart):
         ax.plot(list(c.rug), [lo + 0.02 * (hi - lo)] * len(c.rug), "|", color="#000000", alpha=0.35,
                 markersize=12, label=c.rug_label or "observed")
         ax.set_ylim(lo, hi)
-    ax.set_title(c.title)
+    ax.set_title(title_lines(c.title))
     ax.set_xlabel(c.xlabel)
     ax.set_ylabel(c.ylabel)
     ax.legend(loc="best", fontsize=8.5)

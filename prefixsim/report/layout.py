@@ -65,16 +65,19 @@ def fit(head: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bo
         return sum(ws) + GAP * (n - 1)
 
     def narrow(floor: int) -> None:   # the widest text column first, down to `floor`
+        # a column whose cells are all narrower than `floor` goes down to them (its header wraps), as
+        # `min_width` counts it: a column of "n/a" or "$0.11" under a long header is not held at `floor`
+        low = [max(min(floor, cell_w[i]), word_w[i]) for i in range(n)]
         while total(widths) > width:
-            cands = [i for i in range(n) if wrappable[i] and widths[i] > max(floor, word_w[i])]
+            cands = [i for i in range(n) if wrappable[i] and widths[i] > low[i]]
             if not cands:
                 return
             i = max(cands, key=lambda j: (widths[j], -j))
             # no lower than the next widest text column at first: the narrowing is shared, not one
             # column squeezed to a word a line beside a wide one
             nxt = max((widths[j] for j in cands if j != i), default=0)
-            widths[i] = max(floor, word_w[i], nxt, widths[i] - (total(widths) - width))
-            if widths[i] == nxt and nxt > max(floor, word_w[i]):
+            widths[i] = max(low[i], nxt, widths[i] - (total(widths) - width))
+            if widths[i] == nxt and nxt > low[i]:
                 widths[i] -= 1 if total(widths) > width else 0
 
     if wrap_text is not None:
@@ -203,10 +206,12 @@ def footnote_causes(causes: list[str], room: int) -> tuple[list[str], list[str]]
     return cells, [f"[{k}] {c}" for c, k in notes.items()]
 
 
-def wrap_block(text: str, width: int, indent: str = "") -> str:
-    """A paragraph (or several) wrapped to `width`, continuation lines indented by `indent`."""
+def wrap_block(text: str, width: int, indent: str = "", first: str = "") -> str:
+    """A paragraph (or several) wrapped to `width` at spaces, continuation lines indented by `indent`
+    (and the first by `first`). A word is never split: one longer than the width (a path, a URL)
+    stands on a line of its own, and the terminal folds it, so it copies whole."""
     out = []
     for para in text.strip().splitlines():
-        out += textwrap.wrap(para, width, subsequent_indent=indent, break_long_words=True,
+        out += textwrap.wrap(para, width, initial_indent=first, subsequent_indent=indent, break_long_words=False,
                              break_on_hyphens=False) or [""]
     return "\n".join(out)

@@ -16,7 +16,7 @@ def render_prices(sheet: PriceSheet, width: int = 120, fmt: str = "table") -> st
     if fmt == "markdown":
         return "\n".join([f"**{title}**", "", grid(rows, ["rate", "usd_per_mtok", "source"], markdown=True), "",
                           f"Prices: {sheet.source}", *([f"Time-of-day prices: {sheet.hours}"] if sheet.hours else [])])
-    out = [title]
+    out = [wrap_block(title, width, "  ")]
     w = max(len(r.label) for r in sheet.rows)
     v = max(len(r.usd_per_mtok) for r in sheet.rows)
     for r in sheet.rows:

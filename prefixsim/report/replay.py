@@ -377,9 +377,10 @@ def table_text(result: ReplayResult, what_if: Comparison | None = None, markdown
     return "".join(out)
 
 
-def trace_text(paths, kind: str, fmt: str, capacities, eviction: str, block_size: int | None) -> str:
+def trace_text(paths, kind: str, fmt: str, capacities, eviction: str, block_size: int | None,
+               width: int = DEFAULT_WIDTH) -> str:
     """A Mooncake / bailian trace replayed on a serving engine's cache: JSON, or the table of each
-    capacity's hit rates (report/traces.py)."""
+    capacity's hit rates fitted to `width` (report/traces.py)."""
     if importlib.util.find_spec("prefixsim.engines.trace") is None:
         raise UserError(f"{kind} trace replay is not available in this version of prefixsim", str(paths[0]))
     # lazy: the engines load only for a trace (a transcript's replay loads none of them)
@@ -395,4 +396,4 @@ def trace_text(paths, kind: str, fmt: str, capacities, eviction: str, block_size
         return rows_csv(points, cols)
     from prefixsim.report.traces import render_text  # lazy: with the engines, for a trace only
 
-    return render_text(result)
+    return render_text(result, width)

@@ -112,17 +112,38 @@ METRIC_TITLE = {"cost_usd": "Cost", "hit_rate": "Token hit rate", "cache_read_in
                 "cache_creation_input_tokens": "Cache writes"}
 
 
+#: The best point of a swept metric: said of a line ("X at p=1 is cheapest") and of the only line
+#: ("Cheapest at p=1"), whether the least or the most is best, its format.
+METRIC_BEST: dict[str, tuple[str, str, Callable, Callable[[float], str]]] = {
+    "cost_usd": ("is cheapest", "Cheapest", min, usd),
+    "hit_rate": ("has the highest hit rate", "Highest hit rate", max, lambda v: f"{v:.1%}"),
+    "cache_read_input_tokens": ("reads the most from cache", "Most read from cache", max, lambda v: f"{v:,.0f} tokens"),
+    "cache_creation_input_tokens": ("writes the least to cache", "Least written to cache", min,
+                                    lambda v: f"{v:,.0f} tokens")}
+
+
 def sweep_chart(res: ScenarioResult) -> LineChart | None:
-    """A scenario with `sweep:` and `chart:` draws its metric against the swept value, one line per variant."""
+    """A scenario with `sweep:` and `chart:` draws its metric against the swept value, one line per
+    variant, titled with its best point ("fresh sub-agents at stagger=3 is cheapest: $0.3173", no
+    reference ever); what is plotted (the `chart:`'s own title, else "Cost by stagger (seconds)") is
+    said under it."""
     if res.chart is None or not res.variants or res.variants[0].sweep_param is None:
         return None
     y = res.chart.y
     lines: dict[str, tuple[list, list]] = {}
+    points = []
     for v, s in zip(res.variants, res.comparison_rows()):
         xs, ys = lines.setdefault(v.base_variant, ([], []))
         xs.append(float(v.sweep_value))
         ys.append(float(s[y]))
+        if not s.get("_reference"):
+            points.append((float(s[y]), v.base_variant, v.sweep_value))
     xlabel = res.chart.xlabel or res.chart.x.replace("_", " ")
-    # A title in words: "Cost by stagger (seconds)", never "cost_usd vs stagger".
-    title = res.chart.title or f"{METRIC_TITLE[y]} by {xlabel}"
-    return LineChart(title, xlabel, METRIC_AXIS[y], [Series(k, xs, ys) for k, (xs, ys) in lines.items()])
+    # what is plotted in words: "Cost by stagger (seconds)", never "cost_usd vs stagger"
+    plotted = res.chart.title or f"{METRIC_TITLE[y]} by {xlabel}"
+    verb, alone, pick, shown = METRIC_BEST[y]
+    value, name, at = pick(points or [(ys[0], k, xs[0]) for k, (xs, ys) in lines.items()], key=lambda t: t[0])
+    where = f"{res.variants[0].sweep_param}={at:g}" if isinstance(at, float) else f"{res.variants[0].sweep_param}={at}"
+    title = (f"{name} at {where} {verb}" if len(lines) > 1 else f"{alone} at {where}") + f": {shown(value)}"
+    return LineChart(title, xlabel, METRIC_AXIS[y], [Series(k, xs, ys) for k, (xs, ys) in lines.items()],
+                     subtitle=plotted)

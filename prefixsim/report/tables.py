@@ -89,8 +89,10 @@ def grid(rows: Sequence[dict], cols: Sequence[str], markdown: bool = False, max_
     return "\n".join([line(head), line(["-" * w for w in widths]), *(line(r) for r in body)])
 
 
-#: Columns left out, in this order, when a table cannot otherwise fit a narrow terminal.
-NARROW_DROPS = ("output_tokens", "wait", "cost_no_cache_usd", "savings_vs_no_cache", "ttft", "requests", "stream", "model")
+#: Columns left out, in this order, when a table cannot otherwise fit a narrow terminal (a documented
+#: range's optimistic hit rate before the stream: its cost $ (opt.) says what the answer rests on).
+NARROW_DROPS = ("output_tokens", "wait", "cost_no_cache_usd", "savings_vs_no_cache", "ttft", "requests",
+                "hit_rate_optimistic", "stream", "model")
 _TEXT_COLS = ("label", "stream", "model", "cause", "variant", "scenario")
 
 
@@ -214,8 +216,8 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
     comparison in ANSI bold (only for a terminal that takes it: commands/common.py emphasis).
     `answer`: the lines that answer the question instead of the comparison's (a scenario with
     `optimize:` is answered by its design search: report/best_design.py)."""
-    h = "## " if markdown else ""
-    out = [f"{h}{res.name}" + ("" if markdown else f"  ({res.path})")]
+    title = f"{res.name}  ({res.path})"   # on a terminal too narrow for both, the path under the name
+    out = [f"## {res.name}" if markdown else title if len(title) <= width else f"{res.name}\n  ({res.path})"]
     # The terminal leads with the question and its answer; the description is the report's (and
     # Markdown's), so a folder of scenarios reads on one screen per few scenarios.
     if res.description and (markdown or not res.question):
@@ -228,7 +230,7 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
             rows = v.rows()
             cols = request_columns(v, rows, not markdown)
             shown = "" if markdown or "model" in cols or not rows else f"  (model: {rows[0]['model']})"
-            out.append(f"{'### ' if markdown else ''}variant: {v.variant}{shown}")
+            out.append(f"### variant: {v.variant}" if markdown else wrap_block(f"variant: {v.variant}{shown}", width, "    "))
             if v.optimistic is not None:
                 note = MEASURED_NOTE if v.bound == "measured" else RANGE_NOTE
                 out.append(note if markdown else wrap_block(note, width))

@@ -3,6 +3,7 @@ hit-rate-vs-capacity chart."""
 from __future__ import annotations
 
 from prefixsim.errors import UserError
+from prefixsim.report.layout import DEFAULT_WIDTH, fit, wrap_block
 
 #: Okabe-Ito colour-blind-safe palette, as every prefixsim chart uses.
 _OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
@@ -12,11 +13,12 @@ def _fmt_capacity(c: int | None) -> str:
     return "unlimited" if c is None else f"{c:,}"
 
 
-def render_text(result: dict) -> str:
-    """Plain-text summary and capacity table of a `replay_trace` result, for a terminal."""
+def render_text(result: dict, width: int = DEFAULT_WIDTH) -> str:
+    """Plain-text summary and capacity table of a `replay_trace` result, for a terminal `width`
+    columns wide (the headers wrap at their spaces: layout.fit)."""
     s = result["summary"]
-    lines = [f"{s['format']} trace: {s['requests']:,} requests, {s['input_tokens']:,} input tokens, "
-             f"{s['blocks']:,} blocks of {s['block_size']} tokens; eviction {s['eviction']}"]
+    lines = [wrap_block(f"{s['format']} trace: {s['requests']:,} requests, {s['input_tokens']:,} input tokens, "
+                        f"{s['blocks']:,} blocks of {s['block_size']} tokens; eviction {s['eviction']}", width, "  ")]
     points = s.get("curve") or [s]
     saved = "prefill_gpu_seconds_saved" in points[0]
     head = ["capacity (tokens)", "hit rate (tokens)", "hit rate (blocks)", "hit tokens", "evictions"]
@@ -29,11 +31,8 @@ def render_text(result: dict) -> str:
         if saved:
             row.append(f"{p['prefill_gpu_seconds_saved']:,.1f}")
         body.append(row)
-    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(head)]
-    lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
-    lines.append("hit rate (tokens) = hit tokens / input tokens; (blocks) = hit blocks / blocks")
+    lines.append(fit(head, body, [True] * len(head), width, [False] * len(head)))
+    lines.append(wrap_block("hit rate (tokens) = hit tokens / input tokens; (blocks) = hit blocks / blocks", width))
     return "\n".join(lines) + "\n"
 
 

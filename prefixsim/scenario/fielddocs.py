@@ -171,7 +171,8 @@ FIELDS: dict[str, dict[str, tuple[str | None, Any]]] = {
     "ChartSpec": {
         "x": ("The swept parameter on the x axis.", "stagger"),
         "y": ("The quantity plotted against it.", "cost_usd"),
-        "title": ("Chart title (default: what is plotted).", "Cost by stagger"),
+        "title": ("What is plotted, said under the chart (default: \"Cost by <xlabel>\"); the title states the best point.",
+                  "Cost by stagger"),
         "xlabel": (None, "stagger (seconds)"),
     },
     "Scenario": {

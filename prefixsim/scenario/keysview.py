@@ -7,7 +7,7 @@ same facts."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from prefixsim.errors import UserError
 from prefixsim.io.suggest import unknown
@@ -29,11 +29,12 @@ def _ref_name(ref: str) -> str:
 
 
 def type_of(prop: dict[str, Any]) -> str:
-    """A JSON Schema type as a short phrase: `5m|1h`, `tokens`, `list of fork|subagent`, `{engine}`."""
+    """A JSON Schema type as a short phrase: `5m | 1h`, `tokens`, `list of fork | subagent`, `{engine}`
+    (a closed set's values apart, so a long one wraps between them)."""
     if "$ref" in prop:
         return "{" + _ref_name(prop["$ref"]) + "}"
     if "enum" in prop:
-        return "|".join(str(v) for v in prop["enum"])
+        return " | ".join(str(v) for v in prop["enum"])
     if "const" in prop:
         return str(prop["const"])
     if prop.get("format") == "duration":   # fields.py _DURATION_SCHEMA
@@ -48,7 +49,7 @@ def type_of(prop: dict[str, Any]) -> str:
         return "list of " + type_of(prop.get("items", {})) if prop.get("items") else "list"
     if kind == "object":
         names = prop.get("propertyNames", {}).get("enum")
-        return "map of " + "|".join(names) if names else "map"
+        return "map of " + " | ".join(names) if names else "map"
     return str(kind or "any")
 
 
@@ -74,7 +75,14 @@ def sections(schema: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
     return out
 
 
-def render(schema: dict[str, Any], only: str | None = None) -> str:
+def _unwrapped(text: str, first: str, rest: str) -> str:
+    return first + text
+
+
+def render(schema: dict[str, Any], only: str | None = None,
+           wrap: Callable[[str, str, str], str] = _unwrapped) -> str:
+    """The page (or its section `only`); `wrap(text, first-line indent, continuation indent)` lays
+    out each line (the command's: at the terminal's width, report/layout.py; by default one line each)."""
     secs = sections(schema)
     if only is not None and only not in secs:
         raise UserError(unknown("section", only, secs, show=len(secs)))
@@ -82,12 +90,12 @@ def render(schema: dict[str, Any], only: str | None = None) -> str:
     for name, (line, props) in secs.items():
         if only is not None and name != only:
             continue
-        out.append(f"{name}: {line}" if line else f"{name}:")
+        out.append(wrap(f"{name}: {line}", "", "    ") if line else f"{name}:")
         for key, prop in props.items():
             default = f", default {_example(prop['default'])}" if prop.get("default") is not None else ""
-            out.append(f"  {key} ({type_of(prop)}{default})")
-            out.append(f"      {_line(prop)}")
+            out.append(wrap(f"{key} ({type_of(prop)}{default})", "  ", "      "))
+            out.append(wrap(_line(prop), "      ", "      "))
             if prop.get("examples"):
-                out.append(f"      e.g. {_example(prop['examples'][0])}")
+                out.append(wrap(f"e.g. {_example(prop['examples'][0])}", "      ", "          "))
         out.append("")
     return "\n".join(out).rstrip() + "\n"

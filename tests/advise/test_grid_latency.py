@@ -112,7 +112,8 @@ def test_the_table_fits_the_width_and_names_what_it_leaves_out(two):
     wide = _search(two, "--width", "120").stdout
     narrow = _search(two, "--width", "60").stdout
     table = [x for x in narrow.splitlines() if x.startswith(("rank", "   1", "   2"))]
-    assert all(len(x) <= 60 for x in narrow.splitlines()), narrow
+    # a path longer than the width stands whole on a line of its own (layout.wrap_block splits no word)
+    assert all(len(x) <= 60 or len(x.split()) == 1 for x in narrow.splitlines()), narrow
     assert "TTFT" in narrow and "not shown at 60 columns" in narrow and table
     # the columns go in their stated order (pareto.NARROW_DROPS), cost and TTFT stay
     assert "(not shown at 60 columns: crit. reqs, last start s, hit,\nwait p50/p95, crit. uncached; --width 97" in narrow

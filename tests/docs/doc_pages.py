@@ -7,9 +7,22 @@ import re
 import shlex
 from pathlib import Path
 
+from conftest import unversioned
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+
+
+#: What changes from day to day without changing a figure: genai-prices' "prices as of" date; its release
+#: is left out as every expected output leaves it out (conftest.unversioned: a page written under 0.2.3
+#: stays true under 0.2.5 where the rates are the same).
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def comparable(line: str) -> str:
+    """A printed or shown line with its date named, its genai-prices release left out, no trailing space."""
+    return unversioned(DATE.sub("DATE", line)).rstrip()
 
 
 def name(page: Path) -> str:

@@ -6,13 +6,17 @@ Each runs in a temporary folder holding the repository's scenarios and tests/dat
 reports there, never into the checkout), as on a terminal of 80 and of 120 columns, and must end with
 its documented exit code: 0, or 1 for `diff` of two bodies that differ (as diff(1)); never 70 (an
 internal error) and never a traceback. A documented input the repository does not ship (a user's
-~/.claude/projects/, a gateway log, a dask scheduler) is the test's own, built here: PLACEHOLDERS."""
+~/.claude/projects/, a gateway log, a dask scheduler) is the test's own, built here: PLACEHOLDERS.
+
+What a command lays out for the terminal fits it (`layout_faults`): no line of its text wider than
+the terminal (or its --width), in characters, and no word broken across two lines."""
 from __future__ import annotations
 
 import json
 import re
 import shlex
 import shutil
+import textwrap
 from pathlib import Path
 
 import click
@@ -25,8 +29,15 @@ from prefixsim.cli import cli, main
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDTHS = (80, 120)
-#: Commands whose output does not depend on the terminal's width: run at one width only.
+#: Commands whose output does not depend on the terminal's width: run at one width only (and their text
+#: must fit the narrowest terminal, WIDTHS[0]: it is the same on every one).
 WIDTH_FREE = ("report", "init", "schema", "validate")
+#: Output no terminal lays out, exempt from the width and broken-word checks: JSON and CSV are for
+#: programs, Markdown for its renderer (a table row is one line by Markdown's rule), --help is laid out
+#: by click, and `schema` without --keys prints the JSON Schema.
+NOT_LAID_OUT = ("--format json", "--format csv", "--format markdown", "--help")
+#: A terminal on which nothing wraps: what a command prints there holds each of its words whole.
+WIDE = 1000
 
 #: A small real Claude Code session (the matrix replays it some 50 times).
 SESSION = "tests/data/claude-code/entire-cli/883595c929-0.jsonl"
@@ -279,18 +290,113 @@ def run_line(line: str, cwd: Path, width: int, scheduler, monkeypatch) -> list[R
     return results
 
 
-def _check(where: str, line: str, results: list[Result], cwd: Path) -> None:
+def _check(where: str, line: str, results: list[Result], cwd: Path, width: int, wide) -> None:
+    """Each command's exit code, then its layout at `width` (`wide()`: the line's results at WIDE
+    columns, run only when a broken word must be told from a wrap)."""
     assert results, f"{where}: no prefixsim command in {line!r}"
     for r in results:
         shown = f"{where}: `prefixsim {' '.join(r.args)}` exited {r.code}:\n{(r.stdout + r.stderr)[-3000:]}"
         assert r.code != 70 and "Traceback" not in r.stdout + r.stderr, shown
         assert r.code == expected_exit(r.args, cwd), shown
+    for k, r in enumerate(results):
+        faults = layout_faults(r, width, lambda: wide()[k].stdout)
+        assert not faults, (f"{where}: `prefixsim {' '.join(r.args)}` at {width} columns:\n" + "\n".join(faults[:12])
+                            + f"\n--- its output:\n{r.stdout[-3000:]}")
+
+
+#: Each documented line's results at WIDE columns, run once for all its widths.
+_WIDE: dict[str, list[Result]] = {}
+
+
+def _wide(line: str, tmp_path_factory, scheduler, monkeypatch):
+    """`line`'s results on a terminal WIDE columns wide, run (in a folder of its own) when first asked for."""
+    def get() -> list[Result]:
+        if line not in _WIDE:
+            here = tmp_path_factory.mktemp("wide")
+            _inputs(here)
+            _WIDE[line] = run_line(line, here, WIDE, scheduler, monkeypatch)
+        return _WIDE[line]
+    return get
+
+
+def width_free(args: list[str]) -> bool:
+    """A command whose text is the same on every terminal (WIDTH_FREE; `schema --keys` reads the width)."""
+    return bool(args) and args[0] in WIDTH_FREE and not (args[0] == "schema" and "--keys" in args)
+
+
+def laid_out_width(args: list[str], width: int) -> int | None:
+    """The width a command's stdout must fit on a terminal `width` columns wide: its --width when it is
+    given one, else the terminal's (WIDTHS[0] for a command that does not read it); None for output
+    no terminal lays out (NOT_LAID_OUT)."""
+    line = " ".join(args)
+    if any(x in f"{line} " for x in (f"{n} " for n in NOT_LAID_OUT)) or args[:1] == ["schema"] and "--keys" not in args:
+        return None
+    if "--width" in args:
+        return int(args[args.index("--width") + 1])
+    return min(WIDTHS) if width_free(args) else width
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_PUNCT = "()[],;:.'\"`"
+
+
+def _word_set(text: str) -> set[str]:
+    return {w.strip(_PUNCT) for w in text.split()}
+
+
+def broken_words(text: str, whole: str) -> list[str]:
+    """Words of `text` broken across two lines: a piece ending in a letter at the end of a line (prose)
+    or in a table cell (a word starting at the same column on the next line), continued on the next
+    line by a piece starting with a lowercase letter, the two joined a word, or part of one, that
+    `text` or `whole` (the same command on a terminal where nothing wraps) prints unbroken. A wrap at
+    a space never joins into a printed word (`an` + `hour`); a word cut to fit a column or a line does
+    (`gemini-ex` + `plicit.csv`). Joins under 6 letters are left alone (`in` + `to`)."""
+    words = _word_set(text) | _word_set(whole)
+    lines = [_ANSI.sub("", x) for x in text.splitlines()]
+    out = []
+    for a, b in zip(lines, lines[1:]):
+        above = {m.start(): m[0] for m in re.finditer(r"\S+", a)}
+        below = list(re.finditer(r"\S+", b))
+        pairs = [(above[m.start()], m[0]) for m in below if m.start() in above]   # a cell and its next line
+        if above and below:
+            pairs.append((a.split()[-1], below[0][0]))   # a line and the next
+        for x, y in dict.fromkeys(pairs):
+            joined = (x + y).strip(_PUNCT)
+            if re.search(r"[A-Za-z]$", x) and re.match(r"[a-z]", y) and len(joined) >= 6 \
+                    and any(joined in w for w in words):
+                out.append(f"{x!r} | {y!r}")
+    return out
+
+
+def layout_faults(r: Result, width: int, whole) -> list[str]:
+    """What of `r`'s output does not fit a terminal `width` columns wide: stdout lines wider than the
+    width it must fit (laid_out_width; a line of one word, a path longer than the terminal, cannot
+    wrap and is left alone), words broken across lines (`whole()`: its stdout at WIDE columns, asked
+    for only when a line pair might be one), and progress-bar frames (stderr, after each carriage
+    return) wider than the terminal. Other stderr lines are diagnostics, one each as `file:line:
+    message` or `prefixsim: message` so that editors and grep find them whole, and the list of files
+    written: left to the terminal."""
+    faults = []
+    fit = laid_out_width(r.args, width)
+    if fit is not None:
+        for line in _ANSI.sub("", r.stdout).splitlines():
+            if len(line) > fit and len(line.split()) > 1:
+                faults.append(f"{len(line)} > {fit} columns: {line}")
+        if re.search(r"[A-Za-z]\n\s*[a-z]", r.stdout):   # a line pair that might hold a broken word
+            faults += [f"a word broken across lines: {p}" for p in broken_words(r.stdout, whole())]
+    # a frame is what a carriage return overwrites: each piece of a stderr line but its first and last
+    frames = [f for line in r.stderr.split("\n") for f in line.split("\r")[1:-1]]
+    for frame in frames:
+        if len(frame) > width:
+            faults.append(f"a progress frame of {len(frame)} > {width} columns: {frame.strip()[:60]!r}")
+    return faults
 
 
 def _cases(lines):
     out = []
     for where, line in lines:
-        widths = (WIDTHS[-1],) if any(f"prefixsim {c}" in line for c in WIDTH_FREE) or "--format json" in line \
+        commands = [shlex.split(c)[1:] for c in re.findall(r"prefixsim [^&#>]*", line)]
+        widths = (WIDTHS[-1],) if all(width_free(c) for c in commands) or "--format json" in line \
             or "--format csv" in line or "--help" in line else WIDTHS
         out += [pytest.param(where, line, w, id=f"{w}:{line[10:70]}") for w in widths]
     return out
@@ -317,13 +423,38 @@ def test_every_placeholder_is_documented():
         assert k in text, f"{k}: no documented command names it"
 
 
+def test_a_word_cut_to_fit_is_told_from_a_wrap_at_a_space():
+    text = "wrote reports/breakeven/minimum.csv and the chart, once it is read more than 3.6 times an hour"
+    cut = "\n".join(textwrap.wrap(text, 22, break_long_words=True))   # a word longer than the line, cut
+    assert broken_words(cut, text) == ["'reports/breakeve' | 'n/minimum.csv'"]
+    assert broken_words(cut, "") == []   # nothing prints the word whole: no evidence
+    for width in range(20, 60):   # wraps at spaces: never
+        assert broken_words("\n".join(textwrap.wrap(text, width, break_long_words=False)), text) == []
+    table = "x  claude-son  $1\n   net-4-5\n{}  claude-sonnet-4-5  $2\n"   # a cell cut to its column
+    assert broken_words(table.format("y"), "") == ["'claude-son' | 'net-4-5'"]
+    wrapped = "implicit  never cheaper  $0.11\nexplicit  never         $0.45\n          cheaper\n"
+    assert broken_words(wrapped, "") == []   # a cell wrapped at its space
+
+
+def test_the_width_a_command_must_fit():
+    assert laid_out_width(["breakeven", "ttl"], 80) == 80
+    assert laid_out_width(["run", "x.yaml", "--width", "150"], 80) == 150
+    assert laid_out_width(["validate", "x.yaml"], 120) == min(WIDTHS)
+    assert laid_out_width(["schema", "--keys", "fork"], 120) == 120
+    assert laid_out_width(["schema"], 120) is None
+    assert laid_out_width(["run", "x.yaml", "--format", "json"], 80) is None
+    assert laid_out_width(["run", "x.yaml", "--format", "table"], 80) == 80
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("where,line,width", _cases(documented()))
-def test_documented_command_runs(where, line, width, workdir, scheduler, monkeypatch):
-    _check(where, line, run_line(line, workdir, width, scheduler, monkeypatch), workdir)
+def test_documented_command_runs(where, line, width, workdir, scheduler, monkeypatch, tmp_path_factory):
+    _check(where, line, run_line(line, workdir, width, scheduler, monkeypatch), workdir, width,
+           _wide(line, tmp_path_factory, scheduler, monkeypatch))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("where,line,width", _cases(format_lines() + whatif_lines()))
-def test_every_format_and_what_if_runs(where, line, width, workdir, scheduler, monkeypatch):
-    _check(where, line, run_line(line, workdir, width, scheduler, monkeypatch), workdir)
+def test_every_format_and_what_if_runs(where, line, width, workdir, scheduler, monkeypatch, tmp_path_factory):
+    _check(where, line, run_line(line, workdir, width, scheduler, monkeypatch), workdir, width,
+           _wide(line, tmp_path_factory, scheduler, monkeypatch))

@@ -6,8 +6,7 @@ import datetime as dt
 
 import pytest
 from click.testing import CliRunner
-from conftest import unversioned
-from doc_pages import ROOT, cli_examples
+from doc_pages import ROOT, cli_examples, comparable
 
 from prefixsim.cli import cli
 
@@ -29,9 +28,9 @@ def test_breakeven_example_prints_what_the_page_shows(args, shown, tmp_path, mon
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    printed = [unversioned(line.rstrip()) for line in result.output.splitlines()]
+    printed = [comparable(line) for line in result.output.splitlines()]
     for line in shown:
-        assert unversioned(line.rstrip()) in printed, f"the page shows {line!r}; `prefixsim {' '.join(args)}` does not print it"
+        assert comparable(line) in printed, f"the page shows {line!r}; `prefixsim {' '.join(args)}` does not print it"
     if args[1] != "fork-vs-subagent":   # the other studies have no list to answer line by line
         return
     # every listed value is answered in the reading

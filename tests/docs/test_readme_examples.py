@@ -1,19 +1,15 @@
 """The examples of README.md and docs/*.md run as written from the repository's root, against the
 shipped scenarios and the real traffic in tests/data, and print the lines the page shows: the
 Quickstart output, the `run`, `advise`, `breakeven` and `replay` examples are the tool's real output.
-Dates (genai-prices' "prices as of") are compared as DATE, so the pages stay true on any day; report
-files go to a temporary folder."""
-import re
+Dates (genai-prices' "prices as of") and genai-prices' version are compared as DATE and VERSION
+(doc_pages.comparable), so the pages stay true on any day and release of the same rates; report files
+go to a temporary folder."""
 
 import pytest
 from click.testing import CliRunner
-from conftest import unversioned
-from doc_pages import README, ROOT, cli_examples, name
+from doc_pages import README, ROOT, cli_examples, comparable, name
 
 from prefixsim.cli import cli
-
-DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
 
 def examples():
     """Each `$ prefixsim ...` example of README.md and docs/*.md: (page, command words, lines shown after it)."""
@@ -51,8 +47,8 @@ def test_doc_example_runs_and_prints_what_the_page_shows(page, args, shown, monk
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(cli, _writes_nowhere(args, tmp_path))
     assert result.exit_code == 0, result.output
-    printed = [unversioned(DATE.sub("DATE", line.rstrip())) for line in result.output.splitlines()]
+    printed = [comparable(line) for line in result.output.splitlines()]
     assert shown, f"{page} shows nothing after `prefixsim {' '.join(args)}`"
     for line in shown:
-        assert unversioned(DATE.sub("DATE", line.rstrip())) in printed, \
+        assert comparable(line) in printed, \
             f"{page} shows {line!r}; `prefixsim {' '.join(args)}` does not print it"

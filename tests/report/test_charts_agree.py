@@ -2,14 +2,17 @@
 the drawn figure, stacks to the total the comparison table prints; no bar or study curve plots a
 quantity with a sign its name does not allow; a bar chart's title states its answer."""
 import datetime as dt
+import re
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 from prefixsim.api import run_scenario
+from prefixsim.report.breakeven import run_breakeven
 from prefixsim.report.build import cost_parts, gpu_parts, least_title
-from prefixsim.report.charts import stacked_bars
+from prefixsim.report.charts import LineChart, Series, line_figure, stacked_bars
+from prefixsim.scenario.studynames import BREAKEVEN_STUDIES
 
 ROOT = Path(__file__).resolve().parents[2]
 WHEN = dt.date(2026, 11, 30)
@@ -81,3 +84,27 @@ def test_no_study_curve_plots_a_cost_below_zero(study):
     s, _ = run_study(study, p, f, lists, when=WHEN)
     for series in s.chart.series:
         assert min(series.y) >= 0, (study, series.label, min(series.y))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("study", ["fork-vs-subagent", "ttl", "stagger", "invalidation", "minimum", "gemini-explicit",
+                                   "api-vs-selfhosted"])
+def test_a_studys_chart_title_states_its_answer_with_the_readings_figures(study):
+    """Item 6: "Sub-agents are cheaper past 2.7 K tokens of history", not "Fork vs fresh sub-agent": the
+    title says what the curve shows, with figures the reading gives; what is plotted is said under it."""
+    assert study in BREAKEVEN_STUDIES
+    s = run_breakeven(study, None, price_date=WHEN).result
+    title = s.chart.title
+    assert re.search(r"\b(cheaper|costs?|pays|beats|never)\b", title), title
+    figures = re.findall(r"\$?\d+(?:,\d{3})*(?:\.\d+)?%?", title)
+    assert figures and all(f in s.reading for f in figures), (title, s.reading)
+    assert s.chart.subtitle   # what is plotted
+
+
+def test_two_dollar_amounts_in_a_title_are_text_not_a_formula():
+    """An answer with two figures ("$0.0673 extra at turn 2, $0.5744 at turn 100") was drawn as TeX between
+    the dollar signs (italic, its spaces gone): charts draw text as text."""
+    chart = LineChart("A change costs $0.0673 extra at turn 2, $0.5744 at turn 100", "turn", "USD",
+                      [Series("a", [1, 2], [0.0, 1.0])])
+    title = line_figure(chart).axes[0].title
+    assert title.get_text() == chart.title and title.get_parse_math() is False

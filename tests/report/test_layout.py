@@ -26,6 +26,21 @@ def test_a_text_column_narrows_to_its_longest_word_and_no_further():
     assert min_width(head, body, [True, True, False]) >= len("claude-code-viewer/fe5e1c67/agent-1")
 
 
+def test_a_text_column_of_short_cells_narrows_to_them_as_min_width_counts_it():
+    # breakeven gemini-explicit: words and money under long headers (text columns, as `_fitted` reads
+    # them) were held at 12 columns each, and the table printed 92 columns at --width 80
+    head = ["ttl h", "explicit beats no caching above reads per hour", "explicit vs implicit optimistic",
+            "storage $", "reads per hour", "none $", "implicit optimistic $", "explicit $"]
+    body = [["0.25", "6.94", "never cheaper", "$0.1125", "", "", "", ""],
+            ["1.0", "", "", "", "6", "$1.2000", "$0.3000", "$0.7700"]]
+    text_cols = [False] + [True] * 7
+    assert min_width(head, body, text_cols) <= 80
+    text = fit(head, body, [True] + [False] * 7, 80, text_cols)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    shown = " ".join(line for line in text.splitlines() if set(line) - {"-", " "})
+    assert _words(shown) <= _words(" ".join(head + [c for r in body for c in r]))   # no word split for it
+
+
 def test_a_table_that_cannot_fit_leaves_out_columns_in_order_and_says_which():
     head = ["key", "reqs", "hit", "cost $", "no-cache $"]
     body = [["-home-scott-projects-claude-config", "57", "87.9%", "$1.6606", "$5.4084"]]

@@ -141,7 +141,7 @@ def test_schema_keys_covers_every_step_and_the_scenario(capsys):
     assert code == 0
     for kind in STEP_KINDS:
         assert f"  {kind} (" in out
-    assert "  provider (anthropic|bedrock|" in out
+    assert "  provider (anthropic | bedrock | " in out
 
 
 def test_schema_keys_of_an_unknown_section_is_one_line_with_a_did_you_mean(capsys):
