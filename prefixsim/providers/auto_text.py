@@ -21,8 +21,9 @@ def describe_rule(name: str, r: AutoRule) -> dict[str, str]:
                          f"idle (optimistic: the *_optimistic figures), refreshed by a read; cap {cap}"),
            "source": r.source}
     if r.measured is not None:
-        out["retention"] = (f"best effort, a documented range from nothing read (pessimistic: no hit is promised) "
-                            f"to {r.ttl_optimistic:.0f} s idle (optimistic: the *_optimistic figures); the figures "
+        low = ("best effort, a documented range from nothing read (pessimistic: no hit is promised)" if not r.ttl
+               else f"a documented range from {r.ttl:.0f} s idle (pessimistic)")
+        out["retention"] = (f"{low} to {r.ttl_optimistic:.0f} s idle (optimistic: the *_optimistic figures); the figures "
                             f"shown: {r.measured.ttl:.0f} s idle, as public traffic shows; refreshed by a read; cap {cap}")
         out["documentation vs traffic"] = disagreement(r)
         out["measured"] = r.measured.source
@@ -33,8 +34,10 @@ def disagreement(r: AutoRule) -> str:
     """Where a measured rule's printed figures part from the documentation's."""
     m = r.measured
     assert m is not None
-    parts = [f"retention documented as best effort (no hit promised, kept up to {r.ttl_optimistic / 3600:.0f} h), "
-             f"read in traffic for {m.ttl / 60:.0f} min idle"]
+    kept = f"{m.ttl / 60:.0f} min" if m.ttl < 3600 else f"{m.ttl / 3600:.0f} h"
+    parts = [(f"retention documented as best effort (no hit promised, kept up to {r.ttl_optimistic / 3600:.0f} h)"
+              if not r.ttl else f"retention documented as a range, read as {r.ttl / 3600:.0f} to {r.ttl_optimistic / 3600:.0f} h")
+             + f", read in traffic for {kept} idle"]
     if m.min_tokens != r.min_tokens:
         parts.append(f"minimum documented {r.min_tokens:,}, seen {m.min_tokens:,}")
     if m.increment != r.increment:

@@ -152,11 +152,15 @@ def cause_note(policy: Policy, model: str, kind: str = "") -> str:
     described = policy.describe(model) if not note else {}
     if note or "measured" not in described:
         return note
+    best_effort = "best effort" in described["retention"]   # Gemini; else a documented range that reads (DeepSeek)
+    page = "docs/rules.md#google-gemini" if best_effort else f"docs/rules.md#{policy.name}"
     if kind == "below_minimum":
-        return f"minimum {described['minimum cacheable tokens']} (docs/rules.md#google-gemini)"
+        # only where the minimum is a figure traffic shows, or the rule is best effort throughout
+        shown = described["minimum cacheable tokens"]
+        return f"minimum {shown} ({page})" if best_effort or not shown.isdigit() else ""
     ttl = described["retention"].split("the figures shown: ", 1)[-1].split(" idle", 1)[0]
-    return (f"retention as public traffic shows, {ttl} idle; documented: best effort, no hit promised "
-            "(docs/rules.md#google-gemini)")
+    documented = "best effort, no hit promised" if best_effort else "a range (hours to days)"
+    return f"retention as public traffic shows, {ttl} idle; documented: {documented} ({page})"
 
 
 #: The figure of a rule that decides a cause of each kind (RULE_CAUSES): a note that names which

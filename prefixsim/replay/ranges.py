@@ -2,8 +2,9 @@
 
 A row whose provider's retention is a range has a second prediction at the optimistic end. Its
 printed figure is the range's pessimistic end, except under a rule that prints what public traffic
-shows (`AutoRule.measured`: Gemini's best-effort implicit cache, whose pessimistic end reads nothing):
-there the pessimistic end is the row's cost without caching."""
+shows (`AutoRule.measured`): there the pessimistic end is the row's own walk at that end where it still
+reads (DeepSeek's "hours to days", ReplayRow.cost_predicted_pessimistic), else its cost without caching
+(Gemini's best-effort implicit cache, whose pessimistic end reads nothing)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ class Range:
     bound: str                           # what the printed figures are: pessimistic, measured, or both (mixed)
     read_share_optimistic: float | None
     cost_optimistic: Decimal
-    cost_pessimistic: Decimal | None     # nothing read where the printed figure is measured; else None
+    cost_pessimistic: Decimal | None     # the pessimistic end where the printed figure is measured; else None
     measured: tuple[tuple[str, str], ...]   # (provider, model) printed as measured
 
 
@@ -72,8 +73,15 @@ def retention_range(rows: tuple[ReplayRow, ...] | list[ReplayRow]) -> Range | No
     low = None
     if shown:
         keys = set(shown)
-        low = sum(((r.cost_no_cache if r.cost_no_cache is not None else r.cost_predicted)
-                   if (r.provider, r.model) in keys else r.cost_predicted for r in ranged), Decimal(0))
+        low = sum((_pessimistic(r) if (r.provider, r.model) in keys else r.cost_predicted for r in ranged), Decimal(0))
     others = any(r.predicted_optimistic is not None and (r.provider, r.model) not in set(shown) for r in ranged)
     bound = "mixed" if shown and others else "measured" if shown else "pessimistic"
     return Range(bound, sum(u.cache_read for u in opt) / prompt if prompt else None, cost, low, tuple(shown))
+
+
+def _pessimistic(r: ReplayRow) -> Decimal:
+    """A measured row's cost at its range's pessimistic end: its own walk there where that end still
+    reads, else nothing read (a best-effort cache)."""
+    if r.cost_predicted_pessimistic is not None:
+        return r.cost_predicted_pessimistic
+    return r.cost_no_cache if r.cost_no_cache is not None else r.cost_predicted

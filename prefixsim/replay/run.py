@@ -79,6 +79,9 @@ class ReplayRow:
     unpriced: str = ""
     #: The cost had nothing been read (a best-effort cache's pessimistic end: Gemini implicit caching).
     cost_no_cache: Decimal | None = None
+    #: The cost at the pessimistic end of a range whose printed figure is neither end and whose pessimistic
+    #: end still reads (a measured rule over a documented retention: DeepSeek's "hours to days").
+    cost_predicted_pessimistic: Decimal | None = None
 
     @property
     def read_error(self) -> int | None:
@@ -196,7 +199,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
     prices = lenient(PriceBook(when=date, start=start) if prices is None else prices)
     # One simulator per provider: providers share no cache, and each prices with its own table. A
     # retention that is a documented range (OpenAI, DeepSeek) walks a second one at its optimistic end.
-    sims: dict[str, tuple[Simulator, Simulator | None]] = {}
+    sims: dict[str, tuple[Simulator, Simulator | None, Simulator | None]] = {}
     naive = Naive(hour_streams)
     usage_causes = UsageCauses(hour_streams)
     rows: list[ReplayRow] = []
@@ -223,8 +226,14 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
                 alt = (Simulator(provider=provider, tokenizer="approx", prices=prices,
                                  policy=get_policy(provider, "optimistic", listed_only=False))
                        if ranges and sim.policy.has_range() else None)
-                pair = sims[provider] = (sim, alt)
-            sim, alt = pair
+                # a printed figure that is neither end of a range whose pessimistic end still reads: a
+                # third walk there (with the provider's first model's rule, as its rules are its models')
+                low = (Simulator(provider=provider, tokenizer="approx", prices=prices,
+                                 policy=get_policy(provider, "pessimistic", listed_only=False))
+                       if alt is not None and _reads_at_both_ends(sim.policy, call.request.model) else None)
+                pair = sims[provider] = (sim, alt, low)
+            sim, alt, low = pair
+            walkers = tuple(s for s in pair if s is not None)
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
             warm[0] += bool(rec.earlier)
             warm[1] += len(rec.earlier)
@@ -233,18 +242,20 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
             for c in (*rec.earlier, *rec.kept, *rec.absent):   # an earlier run of a recording (sources/earlier_run.py),
                 # traffic outside the data keeping a shared entry warm (Record.kept), a conversation whose
                 # transcript is not in the data (Record.absent): cache only
-                for s in (sim, alt) if alt is not None else (sim,):
+                for s in walkers:
                     s.step(apply_variant(c, variant, rec.main), at)
             out = sim.step(call, at)
             if out.cause.kind in RULE_CAUSES and (note := cause_note(sim.policy, call.request.model, out.cause.kind)):
                 out = replace(out, cause=Cause(out.cause.kind, "; ".join(x for x in (out.cause.detail, note) if x)))
             opt = alt.step(call, at) if alt is not None else None
+            pes = low.step(call, at) if low is not None else None
             for it in rec.iterations:   # server tools: more model iterations under the same usage
                 it = apply_variant(it, variant, rec.main)
                 out = _joined(out, sim.step(it, at))
                 opt = _joined(opt, alt.step(it, at)) if alt is not None and opt is not None else opt
+                pes = _joined(pes, low.step(it, at)) if low is not None and pes is not None else pes
             for c in rec.unlogged:   # proven by this request's observation: they shape later requests only
-                for s in (sim, alt) if alt is not None else (sim,):
+                for s in walkers:
                     s.step(apply_variant(c, variant, rec.main), at)
             price_sources.add(out.price_source)
             obs = rec.observed
@@ -264,12 +275,25 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
                         out.cause, cost_obs, out.cost_usd + out.storage_usd, nv, rec.path, rec.line, provider,
                         opt and opt.usage, opt and opt.cost_usd + opt.storage_usd, out.storage_usd, priced,
                         billed_usd=rec.billed_usd, cache_discount_usd=rec.cache_discount_usd,
-                        cost_no_cache=out.cost_no_cache_usd + out.storage_usd))
+                        cost_no_cache=out.cost_no_cache_usd + out.storage_usd,
+                        cost_predicted_pessimistic=pes and pes.cost_usd + pes.storage_usd))
     summary = replace(_summarize(rows, variant, price_sources, output_in_cost, top, prices.missing),
                       earlier_runs=warm[0], earlier_calls=warm[1], kept_outside=warm[2],
                       absent_conversations=warm[3])
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
+
+
+def _reads_at_both_ends(policy, model: str) -> bool:
+    """Whether `model`'s printed figure is what traffic shows (a measured rule) over a documented range
+    whose pessimistic end still reads (a TTL above 0): its pessimistic end is then a walk of its own,
+    not the cost with nothing read (Gemini's best effort)."""
+    from prefixsim.providers.automatic import AutomaticPolicy   # lazy: only a ranged provider asks
+
+    if not isinstance(policy, AutomaticPolicy):
+        return False
+    rule = policy.rule_of(model)
+    return rule.measured is not None and rule.ttl > 0
 
 
 def _audited(i: int, rec: Record, prices: PriceBook, price_sources: set[str], output_in_cost: bool,

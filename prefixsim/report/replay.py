@@ -218,6 +218,14 @@ def _discount(b: Billed | None) -> str:
             f"{usd(abs(b.discount))}.")
 
 
+def _disagreements(span: Range) -> str:
+    """Each way the documentation and the traffic disagree, once, with the models it holds for."""
+    said: dict[str, list[str]] = {}
+    for p, m in span.measured:
+        said.setdefault(disagreement(p, m), []).append(m)
+    return "; ".join(f"{', '.join(models)}: {text}" for text, models in said.items())
+
+
 def _unread(result: ReplayResult, span: Range) -> str:
     """That a read the printed figure predicts is not certain: how often public traffic read nothing
     within its retention, and how many requests here read nothing where a read was predicted (what
@@ -245,14 +253,18 @@ def _notes(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
                                           f"{opt}", width) + "\n")
         else:
             which = ", ".join(m for _, m in span.measured)
+            best_effort = any(r.cost_predicted_pessimistic is None for r in result.rows
+                              if (r.provider, r.model) in set(span.measured) and not r.audit)
+            low = (f"{which}'s implicit caching is best effort (no hit is promised), so the range runs from nothing "
+                   f"read" if best_effort else f"{which}'s retention is documented as hours to days, so the range runs "
+                   "from an entry kept an hour idle")
+            pages = "docs/rules.md#google-gemini" if best_effort else "docs/rules.md#deepseek"
             out.append("\n" + wrap_block(
-                f"Retention is a documented range: {which}'s implicit caching is best effort (no hit is promised), "
-                f"so the range runs from nothing read (cost {_usd(span.cost_pessimistic)}) to every prefix kept "
-                f"24 hours; the predicted figures are neither end but what public traffic shows "
-                f"(docs/rules.md#google-gemini)"
+                f"Retention is a documented range: {low} (cost {_usd(span.cost_pessimistic)}) to every prefix kept "
+                f"24 hours; the predicted figures are neither end but what public traffic shows ({pages})"
                 + ("" if span.bound == "measured" else ", the other providers' figures the pessimistic end")
                 + f"; {opt} Where the documentation and that traffic disagree: "
-                + "; ".join(f"{m}: {disagreement(p, m)}" for p, m in span.measured) + "." + _unread(result, span),
+                + _disagreements(span) + "." + _unread(result, span),
                 width, "") + "\n")
     b = router_billing(result.rows)
     if b is not None and b.requests:

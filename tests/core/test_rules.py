@@ -192,14 +192,22 @@ def test_deepseek_64_token_units():
     assert s.step(Call(7, small)).usage.cache_read == 0         # < 64 tokens: never cached
 
 
-def test_deepseek_entries_kept_an_hour():
+def test_deepseek_entries_kept_an_hour_at_the_pessimistic_end_and_12_hours_as_traffic_shows():
+    """'Hours to days' (DS news0802) read as 1 h to 24 h; the printed figure is what public traffic shows,
+    12 h idle (docs/rules.md#deepseek): a follow-up 2 h later reads, one 12 h and a second later does not."""
+    from prefixsim.core.simulator import Simulator
+    from prefixsim.providers.registry import get_policy
+
     req = make_request([640], model="deepseek-chat", layers=[2])
+    for bound, kept in (("pessimistic", 3600), ("printed", 43200), ("optimistic", 86400)):
+        for gap, read in ((kept - 1, 640), (kept + 1, 0)):
+            s = Simulator(provider="deepseek", policy=get_policy("deepseek", bound), tokenizer="approx",
+                          prices=sim("deepseek", "deepseek-chat").prices)
+            s.step(Call(0, req))
+            assert s.step(Call(gap, req)).usage.cache_read == read, (bound, gap)
     s = sim("deepseek", "deepseek-chat")
     s.step(Call(0, req))
-    assert s.step(Call(3599, req)).usage.cache_read == 640
-    s = sim("deepseek", "deepseek-chat")
-    s.step(Call(0, req))
-    assert s.step(Call(3601, req)).usage.cache_read == 0
+    assert s.step(Call(7200, req)).usage.cache_read == 640   # the printed figure: read after two hours
 
 
 # --- the seeds' demo rules (provider: prefix) ---------------------------------------------------

@@ -120,11 +120,16 @@ def test_openai_optimistic_bound_reads_what_the_pessimistic_one_lost():
 
 
 def test_policy_constructors_default_to_the_printed_figure_which_is_the_pessimistic_end():
-    # the printed figure is the range's pessimistic end unless a rule prints what traffic shows (Gemini)
+    # the printed figure is the range's pessimistic end unless a rule prints what traffic shows (Gemini,
+    # DeepSeek's retention)
     assert openai().bound == deepseek().bound == "printed"
-    for rule in (openai().rule_of("gpt-4o"), deepseek().rule_of("deepseek-chat")):
-        assert rule.printed == "pessimistic" and rule.idle("printed") == rule.idle("pessimistic")
-        assert rule.minimum("printed") == rule.minimum("pessimistic") and rule.step("printed") == rule.increment
+    rule = openai().rule_of("gpt-4o")
+    assert rule.printed == "pessimistic" and rule.idle("printed") == rule.idle("pessimistic")
+    assert rule.minimum("printed") == rule.minimum("pessimistic") and rule.step("printed") == rule.increment
+    rule = deepseek().rule_of("deepseek-chat")   # only its retention is measured: its unit and minimum documented
+    assert rule.printed == "measured" and (rule.idle("pessimistic"), rule.idle("printed"), rule.idle("optimistic")) \
+        == (3600, 43200, 86400)
+    assert rule.minimum("printed") == rule.minimum("pessimistic") == 64 and rule.step("printed") == rule.increment == 64
     assert (openai().name, deepseek().name) == ("openai", "deepseek")
     with pytest.raises(AssertionError):
         openai("middle")

@@ -27,6 +27,8 @@ _STATED_BOTH = "minimum and retention undocumented: stated default"
 _UNDOC = "rules undocumented: stated default"
 _GEMINI_TTL = ("retention as public traffic shows, 600 s idle; documented: best effort, no hit promised "
                "(docs/rules.md#google-gemini)")
+_DEEPSEEK_TTL = ("retention as public traffic shows, 43200 s idle; documented: a range (hours to days) "
+                 "(docs/rules.md#deepseek)")
 _G3_FLASH_MIN = ("minimum 4096 as public traffic shows (the figures shown); 1024 documented: the documentation "
                  "and the traffic disagree; the *_optimistic figures apply 1024 (docs/rules.md#google-gemini)")
 
@@ -55,7 +57,8 @@ RULES = [
     Rule("openai", "gpt-5.5", 2048, 2048, 1800.0),
     # GPT-5.6: writes at breakpoints only (message ends), read at lookups, exact counts
     Rule("openai", "gpt-5.6", 1024, 1, 1800.0),
-    Rule("deepseek", "deepseek-chat", 64, 64, 3600.0),
+    # "hours to days" documented; the printed figure keeps an entry 12 h idle, as public traffic shows
+    Rule("deepseek", "deepseek-chat", 64, 64, 43200.0, ttl_note=_DEEPSEEK_TTL),
     Rule("gemini", "gemini-2.5-pro", 2048, 1, 600.0, below_note="minimum 2048 (docs/rules.md#google-gemini)",
          ttl_note=_GEMINI_TTL),
     Rule("gemini", "gemini-3-pro-preview", 4096, 4096, 600.0,
