@@ -20,7 +20,8 @@ from prefixsim.model import Block, Layer, Request
 from prefixsim.providers.auto_text import describe_rule
 from prefixsim.providers.base import Decision
 from prefixsim.providers.gemini_tables import gemini_rule
-from prefixsim.providers.tables import DEEPSEEK_RULE, AutoRule, openai_rule
+from prefixsim.providers.deepseek_tables import DEEPSEEK_RULE
+from prefixsim.providers.tables import AutoRule, openai_rule
 
 #: Parents whose next block is remembered (least recently written forgotten first), and the bytes of
 #: remembered block text at most: memory stays bounded on long traffic; a forgotten parent only loses

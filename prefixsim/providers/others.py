@@ -153,7 +153,7 @@ def cause_note(policy: Policy, model: str, kind: str = "") -> str:
     if note or "measured" not in described:
         return note
     best_effort = "best effort" in described["retention"]   # Gemini; else a documented range that reads (DeepSeek)
-    page = "docs/rules.md#google-gemini" if best_effort else f"docs/rules.md#{policy.name}"
+    page = "docs/rules.md#google-gemini" if best_effort else f"docs/rules.md#{described.get('provider', '')}"
     if kind == "below_minimum":
         # only where the minimum is a figure traffic shows, or the rule is best effort throughout
         shown = described["minimum cacheable tokens"]

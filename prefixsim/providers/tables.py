@@ -349,30 +349,6 @@ OPENAI_RULES: dict[str, AutoRule] = {
 }
 
 # DS = api-docs.deepseek.com/guides/kv_cache (current, V4 era, read 2026-11-30) and /news/news0802 (2024-08-02).
-#: DeepSeek's retention as public traffic shows it (docs/rules.md#deepseek): Claude Code on DeepSeek's
-#: Anthropic endpoint (LeoDChen's public ~/.claude/projects, deepseek-v4-pro and -flash, 2026), the next
-#: request of a conversation after an idle gap read the previous prompt in 9,321 of 9,396 gaps under 10
-#: min, 236 of 242 of 10 min-1 h, 41 of 46 of 1-12 h, 5 of 14 of 12-24 h, 0
-#: of 4 past 48 h. The documentation says only "hours to days".
-DEEPSEEK_MEASURED_TTL = 12 * 3600.0
-#: Follow-ups within those 12 hours that read nothing, of all of them (86 read less than the previous
-#: prompt).
-DEEPSEEK_MEASURED_UNREAD = (15, 9684)
-DEEPSEEK_RULE = AutoRule(
-    64, 64, 3600.0, 86400.0, float("inf"), False,
-    "DS kv_cache, docs/rules.md#deepseek: a hit needs a full match of a persisted 'cache prefix unit': the end of each request's "
-    "input, and the common prefix of two requests (readable from the next one); the end-of-output and "
-    "fixed-interval units are not modelled (no output text; interval unpublished). 64-token unit and "
-    "minimum from news0802 (not restated). Cleared unused after 'hours to days' (news0802): 1 h "
-    "pessimistic, 24 h optimistic; the figures shown keep an entry 12 h idle, as public traffic shows",
-    partial=False, writes="end", common_units=True,
-    measured=Measured(DEEPSEEK_MEASURED_TTL, 64,
-                      "OBS, docs/rules.md#deepseek (Claude Code on DeepSeek, LeoDChen's public sessions, 9,797 requests): "
-                      "the next request of a conversation read the previous prompt after 1-12 h idle in 41 of 46 gaps, "
-                      "after 12-24 h in 5 of 14, past 48 h in 0 of 4",
-                      output=True, increment=64, unread=DEEPSEEK_MEASURED_UNREAD))
-
-
 #: OpenAI's extended (24h) retention, by exact model id (O-PC "Retention defaults", @25f7cbb7, read
 #: 2026-11-30: gpt-5.5, gpt-5.5-pro, gpt-5.4, gpt-5.2, the gpt-5.1 family, gpt-5, gpt-5-codex, gpt-4.1).
 #: Not on it, so in_memory: gpt-5.4-mini / -nano, gpt-5.4-pro, gpt-5.2-pro, gpt-5-pro (and every -mini /

@@ -5,7 +5,7 @@ Library API (notebooks): `replay(records, ...)` -> ReplayResult with `.rows`, `.
 `.to_dataframe()`; `compare(base, variant)` -> cost and rebuild differences per stream;
 `to_json(result)` -> the document `prefixsim replay --format json` prints.
 
-Where things are: run.py (one replay: its rows, summary and comparison), naive.py (the baseline),
+Where things are: run.py (one replay: its rows and summary), compare.py (a what-if against it), naive.py (the baseline),
 whatif.py (the same traffic under another TTL or breakpoint policy), outside.py (reads of a cache no
 request in the data wrote), price_sources.py (what priced a replay), shard.py (a replay split by conversation across workers), diff.py (where
 two requests part), output.py (the JSON document).
@@ -14,15 +14,13 @@ from __future__ import annotations
 
 from prefixsim.replay.naive import Naive, naive_reads
 from prefixsim.replay.price_sources import joined_sources
+from prefixsim.replay.compare import Comparison, StreamDelta, compare
 from prefixsim.replay.run import (
     REBUILD_CAUSES,
-    Comparison,
     Figures,
     ReplayResult,
     ReplayRow,
-    StreamDelta,
     Summary,
-    compare,
     replay,
 )
 from prefixsim.replay.whatif import BREAKPOINT_POLICIES, TTL_CHOICES, WhatIf, apply_variant

@@ -16,7 +16,8 @@ from prefixsim.replay.ranges import retention_range
 if TYPE_CHECKING:
     from prefixsim.model import Usage
     from prefixsim.sources.problems import Problem
-    from prefixsim.replay.run import Comparison, ReplayResult, ReplayRow
+    from prefixsim.replay.compare import Comparison
+    from prefixsim.replay.run import ReplayResult, ReplayRow
 
 
 def usage_dict(u: Usage) -> dict[str, int]:

@@ -4,7 +4,8 @@ collector held back meanwhile (_perf/gc.py). What `prefixsim replay` prints is m
 from __future__ import annotations
 
 from prefixsim._perf.gc import few_collections
-from prefixsim.replay.run import Comparison, ReplayResult, compare, replay
+from prefixsim.replay.compare import Comparison, compare
+from prefixsim.replay.run import ReplayResult, replay
 from prefixsim.replay.whatif import WhatIf
 from prefixsim.sources.traffic import Traffic
 

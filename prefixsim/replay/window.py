@@ -7,7 +7,8 @@ import datetime as dt
 from dataclasses import dataclass, field, replace
 
 from prefixsim.errors import UserError
-from prefixsim.replay.run import Comparison, ReplayResult, _instant, _summarize, compare
+from prefixsim.replay.compare import Comparison, compare
+from prefixsim.replay.run import ReplayResult, _instant, _summarize
 
 
 @dataclass(frozen=True, slots=True)

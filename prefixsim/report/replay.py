@@ -20,16 +20,17 @@ from prefixsim.errors import UserError
 from prefixsim.report.layout import DEFAULT_WIDTH, REPLAY_WIDTH, wrap_block
 from prefixsim.report.replay_grid import _n, _pct, _usd, grid
 from prefixsim.report.replay_money import by_rows, by_table, headline, what_if_by
+from prefixsim.report.replay_ranges import range_notes
 from prefixsim.report.replay_requests import mismatches, requests_table
 from prefixsim.sources.earlier_run import GAP_SECONDS
 from prefixsim.replay.audit_causes import audit_losses
 from prefixsim.replay.billed import Billed, router_billing
 from prefixsim.replay.money import money, short_keys
-from prefixsim.replay.ranges import Range, disagreement, retention_range, unread
 from prefixsim.replay.unpriced import UNCLASSED, unclassed
 
 if TYPE_CHECKING:
-    from prefixsim.replay.run import Comparison, ReplayResult
+    from prefixsim.replay.compare import Comparison
+    from prefixsim.replay.run import ReplayResult
 
 #: Characters of each path part of a stream name shown in tables (the JSON keeps whole names).
 SHORT_PART = 8
@@ -218,54 +219,9 @@ def _discount(b: Billed | None) -> str:
             f"{usd(abs(b.discount))}.")
 
 
-def _disagreements(span: Range) -> str:
-    """Each way the documentation and the traffic disagree, once, with the models it holds for."""
-    said: dict[str, list[str]] = {}
-    for p, m in span.measured:
-        said.setdefault(disagreement(p, m), []).append(m)
-    return "; ".join(f"{', '.join(models)}: {text}" for text, models in said.items())
-
-
-def _unread(result: ReplayResult, span: Range) -> str:
-    """That a read the printed figure predicts is not certain: how often public traffic read nothing
-    within its retention, and how many requests here read nothing where a read was predicted (what
-    neither the data nor the documentation can tell: the provider's routing, its eviction)."""
-    seen = [u for u in (unread(p, m) for p, m in span.measured) if u is not None]
-    if not seen:
-        return ""
-    keys = set(span.measured)
-    here = sum(1 for r in result.rows if (r.provider, r.model) in keys and r.observed is not None
-               and r.observed.cache_read == 0 < r.predicted.cache_read)
-    missed, of = seen[0]
-    return (f" A read it predicts is not certain: in that traffic {missed:,} of {of:,} follow-ups within the "
-            "retention it shows read nothing, and nothing recorded tells which"
-            + (f"; here {here:,} request{'s' if here > 1 else ''} read nothing where a read is predicted."
-               if here else "."))
-
-
 def _notes(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
     s, out = result.summary, []
-    span = retention_range(result.rows)   # audited rows have no prediction at either end
-    if span is not None:
-        opt = f"at its optimistic end read share {_pct(span.read_share_optimistic)}, cost {_usd(span.cost_optimistic)}."
-        if span.cost_pessimistic is None:
-            out.append("\n" + wrap_block(f"Retention is a documented range: the predicted figures are its pessimistic end; "
-                                          f"{opt}", width) + "\n")
-        else:
-            which = ", ".join(m for _, m in span.measured)
-            best_effort = any(r.cost_predicted_pessimistic is None for r in result.rows
-                              if (r.provider, r.model) in set(span.measured) and not r.audit)
-            low = (f"{which}'s implicit caching is best effort (no hit is promised), so the range runs from nothing "
-                   f"read" if best_effort else f"{which}'s retention is documented as hours to days, so the range runs "
-                   "from an entry kept an hour idle")
-            pages = "docs/rules.md#google-gemini" if best_effort else "docs/rules.md#deepseek"
-            out.append("\n" + wrap_block(
-                f"Retention is a documented range: {low} (cost {_usd(span.cost_pessimistic)}) to every prefix kept "
-                f"24 hours; the predicted figures are neither end but what public traffic shows ({pages})"
-                + ("" if span.bound == "measured" else ", the other providers' figures the pessimistic end")
-                + f"; {opt} Where the documentation and that traffic disagree: "
-                + _disagreements(span) + "." + _unread(result, span),
-                width, "") + "\n")
+    out += range_notes(result, width)
     b = router_billing(result.rows)
     if b is not None and b.requests:
         out.append("\n" + wrap_block(

@@ -11,7 +11,8 @@ from prefixsim.replay.money import Group, Money, key_of, project_of, session_of,
 from prefixsim.report.replay_grid import _usd as usd
 
 if TYPE_CHECKING:
-    from prefixsim.replay.run import Comparison, ReplayResult
+    from prefixsim.replay.compare import Comparison
+    from prefixsim.replay.run import ReplayResult
 
 #: Groups a default table shows, the costliest; the rest are summed on one row (--requests shows all).
 MAX_GROUPS = 8

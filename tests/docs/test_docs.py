@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from doc_pages import PAGES
 
-from prefixsim.providers import others, tables
+from prefixsim.providers import deepseek_tables, others, tables
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "docs" / "rules.md"
@@ -69,7 +69,8 @@ KEYS = source_keys(RULES_TEXT)
 
 
 #: The modules that hold rule rows: tables.py, and the other providers' rules kept beside it.
-RULE_MODULES = {"prefixsim/providers/tables.py": tables, "prefixsim/providers/others.py": others}
+RULE_MODULES = {"prefixsim/providers/tables.py": tables, "prefixsim/providers/deepseek_tables.py": deepseek_tables,
+                "prefixsim/providers/others.py": others}
 
 
 def table_rows():

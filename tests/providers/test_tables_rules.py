@@ -7,8 +7,8 @@ import pytest
 from prefixsim.errors import UserError
 from prefixsim.providers import gemini_tables, tables
 from prefixsim.providers.gemini_tables import gemini_rule
+from prefixsim.providers.deepseek_tables import DEEPSEEK_RULE
 from prefixsim.providers.tables import (
-    DEEPSEEK_RULE,
     anthropic_config_layer,
     anthropic_min_tokens,
     anthropic_strips_thinking,
