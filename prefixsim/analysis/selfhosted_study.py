@@ -10,16 +10,13 @@ from prefixsim.analysis import selfhosted as sh
 from prefixsim.analysis.common import Prices
 from prefixsim.analysis.study import Study
 from prefixsim.analysis.study import k_tokens as _k
+from prefixsim.core.dollars import usd
 from prefixsim.report.charts import LineChart, Mark, Series
 from prefixsim.scenario.studyparams import SelfHostedParams
 from prefixsim.serving.gpus import Gpu
 
 MILLION = 1_000_000
 DAY = 86_400
-
-
-def usd(v: float) -> str:
-    return f"${v:,.2f}" if v >= 1 else f"${v:,.4f}"
 
 
 def _rate(rate: float) -> str:
@@ -38,7 +35,7 @@ def _sizes(pts: list[sh.Point]) -> list[dict]:
     return [{"gpus": pt.replica.tp, "kv_tokens": pt.replica.kv_tokens, "batch": pt.throughput.batch,
              "share_cached": round(pt.served.hit_rate, 6), "seconds": round(pt.throughput.seconds, 4),
              "requests_per_s": round(pt.throughput.requests_per_s, 3),
-             "per_1m_usd": round(pt.usd_per_request * MILLION, 2)} for pt in pts]
+             "per_1m_usd": round(pt.usd_per_request * MILLION, 6)} for pt in pts]
 
 
 def api_vs_selfhosted(p: Prices, f: SelfHostedParams, gpu: Gpu) -> Study:

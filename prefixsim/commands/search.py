@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from prefixsim.commands.common import Seconds, format_option, output_width, parse_price_date, parse_start_option
+from prefixsim.commands.common import Seconds, emphasis, format_option, output_width, parse_price_date, parse_start_option
 from prefixsim.errors import UserError
 from prefixsim.io.fsutil import check_outputs
 
@@ -33,7 +33,6 @@ def run_search(targets, fmt: str, out: str, no_write: bool, price_date, start, w
     from prefixsim.advise.grid import search
     from prefixsim.report import pareto
 
-    cols = output_width(width)
     if targets.skipped:
         n = len(targets.skipped)
         click.echo(f"prefixsim: skipped {n} scenario{'s' if n > 1 else ''} without `optimize:` "
@@ -44,7 +43,7 @@ def run_search(targets, fmt: str, out: str, no_write: bool, price_date, start, w
     if not no_write:   # before anything runs: never a report folder over an input, nor over another kind
         pareto.check_folders(files, Path(out))
     grids = [g.within(max_ttft) for g in search(files, when, workers, executor, scheduler, at)]
-    click.echo(pareto.output(grids, fmt, cols), nl=False)
+    click.echo(pareto.output(grids, fmt, cols, bold=emphasis()), nl=False)
     pareto.write_all(grids, None if no_write else Path(out), chart)
     if not no_write and fmt == "table":
         click.echo(f"\nreports written to {out.rstrip('/') or '/'}/", err=True)

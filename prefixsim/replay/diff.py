@@ -16,6 +16,7 @@ from prefixsim.core.simulator import Simulator
 from prefixsim.core.tokens import TokenCounter, get_tokenizer
 from prefixsim.errors import UserError
 from prefixsim.model import Call, Request
+from prefixsim.providers.tables import CLAUDE_PLATFORMS
 from prefixsim.sources.anthropic_log import split_entry
 from prefixsim.sources.files import check_regular
 from prefixsim.sources.problems import LINE_ERRORS, located_error, collecting
@@ -25,6 +26,8 @@ from prefixsim.wire.anthropic import render_anthropic
 EXCERPT = 40
 #: How far back an excerpt's start may move to begin at a word's start instead of inside it.
 WORD_BACK = 24
+#: Providers whose cache holds what a request's breakpoints mark (the others keep a prefix themselves).
+MARKED = tuple(CLAUDE_PLATFORMS)   # anthropic, bedrock (cachePoint), vertex
 #: B is sent this long after A (well inside a 5-minute TTL, after A's response began).
 GAP_S = 60.0
 
@@ -62,11 +65,17 @@ class PrefixDiff:
         """B is not the same request as A (what `diff` exits 1 for, as diff(1))."""
         return not self.same
 
+    @property
+    def marked(self) -> bool:
+        """The provider caches what breakpoints mark (Claude, Bedrock), not a prefix of its own choosing."""
+        return self.provider in MARKED
+
     def _read(self) -> str:
         if self.readable_tokens is None:
             return f"(how much the cache serves is not counted: {self.provider} rules do not know {self.model_a})"
         return (f"under {self.provider} rules B reads {self.readable_tokens:,} of its {self.tokens_b:,} tokens from "
-                "the cache A wrote (what A's breakpoints cover and the rules let B read)")
+                "the cache A wrote " + ("(what A's breakpoints cover and the rules let B read)" if self.marked else
+                                        "(the longest prefix of A's the rules keep and let B read)"))
 
     def describe(self) -> str:
         if self.same:
@@ -80,8 +89,9 @@ class PrefixDiff:
                  f"  A: {self.before}", f"  B: {self.after}", *([f"{pad}^"] if self.caret is not None else []),
                  f"shared prefix {self.shared_tokens:,} tokens; {self.rewritten_tokens:,} tokens after the parting "
                  "are written again on the next request"
-                 + (f" ({usd(self.cost_usd)} of extra write at {self.model_b}'s 5m rate)" if self.cost_usd is not None
-                    else ""),
+                 + (f" ({usd(self.cost_usd)} of extra write at {self.model_b}'s "
+                    + ("5m write rate)" if self.marked else "input rate (no write premium))")
+                    if self.cost_usd is not None else ""),
                  self._read()[:1].upper() + self._read()[1:] + "."]
         return "\n".join(lines)
 
@@ -194,7 +204,7 @@ def diff_requests(a: Request, b: Request, provider: str = "anthropic") -> Prefix
                           same, provider, read, total_b)
     cost = None
     try:
-        rates = PriceBook().rates(b.model, "anthropic")
+        rates = PriceBook().rates(b.model, provider)   # an automatic cache's write is at the input rate
         cost = float((total_b - shared) * rates.cache_write_5m.base / 1_000_000)
     except UserError:
         pass

@@ -82,7 +82,8 @@ def pair(r: dict, key: str) -> str:
     return "" if p50 is None else f"{seconds(p50)}/{seconds(p95)}"
 
 
-def _table(rs: Sequence[dict], markdown: bool, width: int = DEFAULT_WIDTH) -> str:
+def _table(rs: Sequence[dict], markdown: bool, width: int = DEFAULT_WIDTH, bold: bool = False) -> str:
+    """The designs' table; with `bold`, the cheapest (rank 1 and any tied with it) set in bold."""
     cols = SHOWN if markdown else TERMINAL
     if not any(r["ttft_p50_s"] is not None for r in rs):   # no latency model (an engine without a rate)
         cols = tuple(c for c in cols if c not in ("ttft", "wait"))
@@ -96,7 +97,8 @@ def _table(rs: Sequence[dict], markdown: bool, width: int = DEFAULT_WIDTH) -> st
         sep = "|" + "|".join("---" if is_left else "---:" for is_left in left) + "|"
         return "\n".join([line(head), sep, *(line(r) for r in body)])
     drops = [cols.index(c) for c in NARROW_DROPS if c in cols]
-    text, dropped = fit_dropping(head, body, [not x for x in left], width, left, drops, keep_text=KEEP_TEXT)
+    best = [i for i, r in enumerate(rs) if r["cost_usd"] == rs[0]["cost_usd"]] if bold and rs else []
+    text, dropped = fit_dropping(head, body, [not x for x in left], width, left, drops, keep_text=KEEP_TEXT, bold=best)
     note = dropped_note(dropped, width, min_width(head, body, left, KEEP_TEXT))
     return text + ("\n" + note if note else "")
 
@@ -152,9 +154,10 @@ def _summary(g: GridResult) -> list[str]:
     return lines
 
 
-def text(g: GridResult, markdown: bool = False, width: int = DEFAULT_WIDTH) -> str:
+def text(g: GridResult, markdown: bool = False, width: int = DEFAULT_WIDTH, bold: bool = False) -> str:
     """The terminal (or Markdown) report of one scenario's design search; the terminal's table fitted to
-    `width`. Under a bound no design meets, one line that says so."""
+    `width`, its cheapest design in bold with `bold` (a terminal's). Under a bound no design meets, one
+    line that says so."""
     if not g.designs:
         line = none_meet(g)
         return f"## {g.scenario}\n\n{line}" if markdown else wrap_block(line, width, "    ")
@@ -163,7 +166,7 @@ def text(g: GridResult, markdown: bool = False, width: int = DEFAULT_WIDTH) -> s
         return "\n".join([f"## {head[0]}", "", *(f"- {x}" for x in head[1:]), "", _table(rows(g), True), "",
                           f"_{DEFINITION}._"])
 
-    return "\n".join([*(wrap_block(x, width, "    ") for x in head), "", _table(rows(g), False, width), "",
+    return "\n".join([*(wrap_block(x, width, "    ") for x in head), "", _table(rows(g), False, width, bold), "",
                       wrap_block(DEFINITION, min(width, 100))])
 
 
@@ -259,14 +262,14 @@ def write(g: GridResult, out_dir: Path) -> Path:
     return d
 
 
-def output(gs: Sequence[GridResult], fmt: str = "table", width: int = DEFAULT_WIDTH) -> str:
+def output(gs: Sequence[GridResult], fmt: str = "table", width: int = DEFAULT_WIDTH, bold: bool = False) -> str:
     """What `prefixsim search` prints for `fmt` (table, markdown, csv or json), newline-terminated;
-    the terminal's tables fitted to `width`."""
+    the terminal's tables fitted to `width`, each cheapest design in bold with `bold` (table only)."""
     if fmt == "json":
         return json_text({"scenarios": [to_json(g) for g in gs]})
     if fmt == "csv":
         return csv_text(*csv_rows(gs))
-    return "\n\n".join(text(g, markdown=fmt == "markdown", width=width) for g in gs) + "\n"
+    return "\n\n".join(text(g, markdown=fmt == "markdown", width=width, bold=bold and fmt == "table") for g in gs) + "\n"
 
 
 def check_folders(files: Sequence[str], out_dir: Path) -> None:

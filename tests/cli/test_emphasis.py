@@ -65,3 +65,23 @@ def test_run_is_bold_on_a_terminal_only(monkeypatch):
     assert [line for line in out.splitlines() if BOLD in line] == \
         [next(line for line in out.splitlines() if line.startswith(f"{BOLD}ttl 1h"))]
     assert "\x1b" not in CliRunner().invoke(cli, [*args, "--format", "markdown"], color=True).output
+
+
+def test_search_sets_its_cheapest_design_in_bold_on_a_terminal_only(monkeypatch):
+    """`run` set its winning row in bold; `search` (and `advise` given a scenario), whose first row is
+    the answer, did not."""
+    import prefixsim.commands.search as search_command
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    runs = [[*args, "--no-write", *DATE] for args in (["search", "scenarios/agent-design-space.yaml"],
+                                                        ["advise", "scenarios/agent-design-space.yaml"])]
+    plain = [CliRunner().invoke(cli, args, color=True).output for args in runs]
+    assert plain[0] and not any("\x1b" in p for p in plain)   # not a terminal: no codes
+    monkeypatch.setattr(search_command, "emphasis", lambda: True)
+    for args, before in zip(runs, plain):
+        out = CliRunner().invoke(cli, args, color=True).output
+        bold = [line for line in out.splitlines() if BOLD in line]
+        assert len(bold) == 1 and bold[0].startswith(f"{BOLD}   1  ") and bold[0].endswith(RESET), bold
+        assert out.replace(BOLD, "").replace(RESET, "") == before   # the same layout, column for column
+        assert "\x1b" not in CliRunner().invoke(cli, [*args, "--format", "markdown"], color=True).output

@@ -6,11 +6,13 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from prefixsim.analysis.studies import shown
 from prefixsim.cli import cli
 from prefixsim.core.dollars import usd, usd_cell
+from prefixsim.scenario.studynames import BREAKEVEN_STUDIES
 
 ROOT = Path(__file__).resolve().parents[2]
 MONEY = re.compile(r"\$-?[\d,]*\.(\d+)")
@@ -56,3 +58,19 @@ def test_every_dollar_figure_printed_has_four_decimals(monkeypatch, tmp_path):
     assert check and {len(m.group(1)) for line in check for m in MONEY.finditer(line)} == {9}
     places = {len(m.group(1)) for line in lines if line not in check for m in MONEY.finditer(line)}
     assert places == {4}, places
+
+
+RATE = re.compile(r"\$-?[\d,]*\.(\d+)(?!\d|/)")   # a figure, not a rate such as $4.50/MTok·h or $2.69/h
+
+
+@pytest.mark.parametrize("study", BREAKEVEN_STUDIES)
+def test_every_studys_dollar_figures_have_four_decimals(study, monkeypatch, tmp_path):
+    """api-vs-selfhosted printed `$17,550.00` in one table and `$1,600.8900` in the next for the same
+    cost per 1M requests, and "$2.69 a GPU-hour for $0.0016" in one sentence: one precision everywhere."""
+    monkeypatch.chdir(ROOT)
+    out = CliRunner().invoke(cli, ["breakeven", study, "--out", str(tmp_path), "--width", "400",
+                                   "--price-date", "2026-11-30"])
+    assert out.exit_code == 0, out.output
+    lines = [line for line in out.stdout.splitlines() if not line.startswith("closed form vs")]
+    places = {len(m.group(1)) for line in lines for m in RATE.finditer(line)}
+    assert places <= {4}, (study, places)

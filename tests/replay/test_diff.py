@@ -1,5 +1,6 @@
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from prefixsim.cli import cli
@@ -104,3 +105,18 @@ def test_a_caret_under_the_first_differing_byte_and_excerpts_start_at_a_word(tmp
     data = render_anthropic(a).blocks[d.block].data.decode()
     start = data.index(shown.removesuffix("…"))
     assert start == 0 or not (data[start - 1].isalnum() or data[start - 1] == "_"), d.before   # a word's start
+
+
+def test_an_automatic_caches_parting_is_priced_under_its_own_rules():
+    """Two requests of an OpenAI log: the extra write was priced at Anthropic's rates, so for gpt-4o
+    it was left out, and the readable count was said to be what A's breakpoints cover (OpenAI's cache
+    has none). The tokens after the parting cost the input rate there: no write premium."""
+    gpt = {**BASE, "model": "gpt-4o", "system": "You are a careful coding agent. " * 240}
+    other = {**gpt, "messages": [{"role": "user", "content": "What is 3+3? Answer briefly."}]}
+    d = diff_requests(render_anthropic(gpt), render_anthropic(other), "openai")
+    assert d.block is not None and d.readable_tokens > 0
+    assert d.cost_usd == pytest.approx(d.rewritten_tokens * 2.5 / 1_000_000)   # gpt-4o's input rate, $2.50/MTok
+    text = d.describe()
+    assert "breakpoints" not in text and "gpt-4o's input rate (no write premium)" in text, text
+    claude = diff_requests(render_anthropic(BASE), render_anthropic({**BASE, "system": "You are terse!"}))
+    assert "claude-sonnet-4-5's 5m write rate" in claude.describe()
