@@ -1,8 +1,9 @@
 """TTL choice: 5-minute vs 1-hour writes as a function of the gap between requests.
 
 A request that comes `gap` seconds after the previous one (which read or wrote the prefix P) reads
-P if gap < ttl, else writes it again (A-PC: the lifetime runs from the start of the last request
-that read or wrote it). Per request:  cost_ttl(gap) = r·P if gap < ttl else w_ttl·P.
+P if gap < ttl + grace, else writes it again (A-PC: the lifetime runs from the start of the last
+request that read or wrote it, and the TTL is a minimum: public traffic reads 5 s past it,
+providers/tables.py: anthropic_lifetime). Per request:  cost_ttl(gap) = r·P if gap < life else w_ttl·P.
 Against no caching, a write pays for itself after k* = (w/p − 1) / (1 − r/p) reads: 0.28 -> 1 read
 for 5m (1.25x), 1.11 -> 2 reads for 1h (2x), as A-PC / A-PR state.
 """
@@ -12,12 +13,12 @@ import math
 from decimal import Decimal
 
 from prefixsim.analysis.common import Prices
-from prefixsim.model import TTL_SECONDS
+from prefixsim.providers.tables import anthropic_lifetime
 from prefixsim.scenario.studyparams import TTLParams
 
 
 def per_request(p: Prices, f: TTLParams, ttl: str, gap: float) -> Decimal:
-    return (p.read if gap < TTL_SECONDS[ttl] else p.write(ttl)) * f.prefix
+    return (p.read if gap < anthropic_lifetime(ttl) else p.write(ttl)) * f.prefix
 
 
 def closed_form(p: Prices, f: TTLParams, ttl: str, gaps: list[float]) -> Decimal:
@@ -32,7 +33,7 @@ def cost_at(p: Prices, ttl: str, gaps: list[float], prefix: int, lengths: list[i
     m = p.min_tokens()
     total = Decimal(0)
     for j, n in enumerate(lengths):
-        read = prefix if j > 0 and gaps[j - 1] < TTL_SECONDS[ttl] and prefix >= m else 0
+        read = prefix if j > 0 and gaps[j - 1] < anthropic_lifetime(ttl) and prefix >= m else 0
         write = prefix - read if prefix >= m else 0
         total += p.input_cost(n, read, write, n - read - write, ttl)
     return total
@@ -53,8 +54,8 @@ def curve(p: Prices, f: TTLParams, gaps: list[float]) -> list[dict]:
 def requests_for_1h_to_win(p: Prices, gap: float) -> int | None:
     """Requests at a steady gap after which 1h writes cost less in total than 5m writes (None: never)."""
     w5, w1, r = p.write_5m, p.write_1h, p.read
-    per5 = r if gap < TTL_SECONDS["5m"] else w5
-    per1 = r if gap < TTL_SECONDS["1h"] else w1
+    per5 = r if gap < anthropic_lifetime("5m") else w5
+    per1 = r if gap < anthropic_lifetime("1h") else w1
     if per1 >= per5:
         return None
     # w1 + (n-1)·per1 < w5 + (n-1)·per5  <=>  n - 1 > (w1 - w5) / (per5 - per1)
@@ -67,4 +68,5 @@ def distribution(p: Prices, f: TTLParams, gaps: list[float]) -> dict:
     c5, c1 = closed_form(p, f, "5m", gaps), closed_form(p, f, "1h", gaps)
     return {"requests": n, "expected_5m_usd": float(c5 / n), "expected_1h_usd": float(c1 / n),
             "cheaper": "1h" if c1 < c5 else "5m",
-            "share_gaps_5m_to_1h": sum(1 for g in gaps if 300 <= g < 3600) / len(gaps) if gaps else 0.0}
+            "share_gaps_5m_to_1h": sum(1 for g in gaps if anthropic_lifetime("5m") <= g < anthropic_lifetime("1h"))
+            / len(gaps) if gaps else 0.0}

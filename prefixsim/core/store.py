@@ -52,6 +52,7 @@ class Entry:
     depth: int = -1   # block index of the digest in its chain (-1: not on a chain; prefix reads skip it)
     seen: int = 0     # prefix reads up to this index of Store._reads are applied
     cap: float = float("inf")   # no refresh keeps the entry past this time (a maximum lifetime from its write)
+    grace: float = 0.0   # seconds past its TTL the entry is still read (the TTL is a minimum: Anthropic)
 
 
 class Store:
@@ -102,7 +103,7 @@ class Store:
                 for t, path, hit in todo:
                     # the same refresh `touch` gives, if the entry lay on the read prefix and was live
                     if hit >= depth and e.available_at <= t + CLOCK_SLACK and t < e.expires_at and path[depth] == d:
-                        e.expires_at = min(max(e.expires_at, t + e.ttl), e.cap)
+                        e.expires_at = min(max(e.expires_at, t + e.ttl + e.grace), e.cap)
                         e.last_used = t
             e.seen = len(reads)
         return e
@@ -163,7 +164,7 @@ class Store:
         """A read refreshes the entry's lifetime from this request's start (A-PC)."""
         e = self._entry(d)
         assert e is not None, "touch of a digest never written"
-        e.expires_at = min(max(e.expires_at, now + e.ttl), e.cap)
+        e.expires_at = min(max(e.expires_at, now + e.ttl + e.grace), e.cap)
         e.last_used = now
         if self.capacity is not None:
             self._entries.move_to_end(d)  # type: ignore[attr-defined]
@@ -192,17 +193,19 @@ class Store:
                 self.touch(d, now)
 
     def write(self, d: bytes, tokens: int, now: float, available_at: float, ttl: float, depth: int = -1,
-              max_lifetime: float = float("inf")) -> None:
+              max_lifetime: float = float("inf"), grace: float = 0.0) -> None:
         """Write (or refresh) the entry of `d`, the digest at block index `depth` of its chain.
 
         `max_lifetime` caps the entry's life from this write whatever reads refresh it (O-PC in_memory:
-        "up to one hour"); a live entry keeps the cap of the write that created it."""
+        "up to one hour"); a live entry keeps the cap of the write that created it. `grace`: seconds
+        past the TTL (from this write or any later read) the entry is still read."""
         e = self._entry(d)
         if e is not None and e.expires_at > now:
             # A parallel request wrote the same prefix: the earliest response makes it readable.
             e.available_at = min(e.available_at, available_at)
             e.ttl = max(e.ttl, ttl)
-            e.expires_at = min(max(e.expires_at, now + ttl), e.cap)
+            e.grace = max(e.grace, grace)
+            e.expires_at = min(max(e.expires_at, now + ttl + grace), e.cap)
             e.last_used = now
         else:
             if e is not None:
@@ -211,8 +214,8 @@ class Store:
                 self._owner_born.setdefault(self._owner.get(d, SHARED), []).append(len(self._born))
                 self._born.append((d, depth))
             cap = now + max_lifetime
-            self._entries[d] = Entry(tokens, now, available_at, min(now + ttl, cap), ttl, now, depth,
-                                     len(self._reads), cap)
+            self._entries[d] = Entry(tokens, now, available_at, min(now + ttl + grace, cap), ttl, now, depth,
+                                     len(self._reads), cap, grace)
             self._used += tokens
             self._evicted.pop(d, None)
         if self.capacity is not None:

@@ -12,6 +12,7 @@ from prefixsim.providers.base import Decision
 from prefixsim.providers.tables import (
     ANTHROPIC_LOOKBACK,
     ANTHROPIC_MAX_BREAKPOINTS,
+    ANTHROPIC_TTL_GRACE,
     CLAUDE_API,
     ClaudePlatform,
     NO_AUTOMATIC,
@@ -84,7 +85,9 @@ class AnthropicPolicy:
                + ("; on this platform each checkpoint needs it past the previous checkpoint" if self.spaces(model) else ""),
                "breakpoints": f"at most {ANTHROPIC_MAX_BREAKPOINTS.value}; writes only at breakpoints",
                "lookback": f"{ANTHROPIC_LOOKBACK.value} blocks per breakpoint ({ANTHROPIC_LOOKBACK.source})",
-               "ttl": "5m default or 1h, refreshed by a hit, counted from request start (A-PC)"}
+               "ttl": "5m default or 1h, refreshed by a hit, counted from request start (A-PC); read "
+                      f"{ANTHROPIC_TTL_GRACE.value} s past it, as public traffic shows (the TTL is a minimum: "
+                      "docs/rules.md#anthropic-ttl-and-refresh)"}
         if not p.offers_1h(model):
             out["ttl"] = f"5m only on {p.name} for {model}: a 1h breakpoint is written and billed as 5m"
         if p is not CLAUDE_API:
@@ -127,7 +130,7 @@ class AnthropicPolicy:
                 if i > hit:
                     later.append((i, ttl))
         for i, ttl in later:
-            store.write(digests[i], cum[i], now, available_at, TTL_SECONDS[ttl], i)
+            store.write(digests[i], cum[i], now, available_at, TTL_SECONDS[ttl], i, grace=ANTHROPIC_TTL_GRACE.value)
         # A-PC mixed-TTL billing: A = highest hit, B = highest 1h breakpoint after A, C = last breakpoint.
         b = max((cum[i] for i, ttl in later if ttl == "1h"), default=read)
         c = cum[later[-1][0]] if later else read

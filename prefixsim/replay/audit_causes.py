@@ -16,9 +16,9 @@ from decimal import Decimal
 from typing import Any, Iterable
 
 from prefixsim.errors import UserError
-from prefixsim.model import TTL_SECONDS, Cause, CauseKind, Usage
+from prefixsim.model import Cause, CauseKind, Usage
 from prefixsim.providers.registry import get_policy
-from prefixsim.providers.tables import CLAUDE_PLATFORMS
+from prefixsim.providers.tables import CLAUDE_PLATFORMS, anthropic_lifetime
 from prefixsim.sources.record import Record
 
 _UNKNOWN = "the prompt is not recorded, so whether the prefix changed or the entry was evicted is unknown"
@@ -84,7 +84,7 @@ def _limits(provider: str, model: str, hour: bool) -> tuple[float, int, str, int
                 STATED_DEFAULT.increment)
     if policy.name in CLAUDE_PLATFORMS:
         ttl = "1h" if hour else "5m"
-        return float(TTL_SECONDS[ttl]), int(policy.minimum(model).value), f"ttl {ttl}", 0  # type: ignore[attr-defined]
+        return anthropic_lifetime(ttl), int(policy.minimum(model).value), f"ttl {ttl}", 0  # type: ignore[attr-defined]
     rule = policy.rule_of(model)  # type: ignore[attr-defined]
     return rule.ttl_optimistic, rule.min_tokens, f"{rule.ttl_optimistic:.0f} s retained at most", max(1, rule.increment)
 

@@ -18,6 +18,20 @@ def test_a_5m_write_over_a_live_1h_entry_keeps_its_hour():
     assert s.state(b"d", 3599) is EntryState.LIVE and s.state(b"d", 3600) is EntryState.EXPIRED
 
 
+def test_a_grace_keeps_an_entry_past_its_ttl_from_every_write_and_read():
+    """ANTHROPIC_TTL_GRACE: the TTL is a minimum; an entry is read up to `grace` seconds past it,
+    counted from its latest write or read, and its `ttl` stays the TTL the request asked for."""
+    s = Store()
+    s.write(b"d", 1000, now=0, available_at=1, ttl=300, depth=0, grace=5)
+    e = s.get(b"d")
+    assert (e.ttl, e.expires_at) == (300, 305)
+    assert s.state(b"d", 304.9) is EntryState.LIVE and s.state(b"d", 305) is EntryState.EXPIRED
+    s.touch(b"d", 200)
+    assert s.get(b"d").expires_at == 505
+    s.touch_prefix([b"d"], 0, 400)   # a logged read, applied when the entry is next looked at
+    assert s.get(b"d").expires_at == 705 and s.state(b"d", 704.9) is EntryState.LIVE
+
+
 def test_a_1h_write_over_a_live_5m_entry_extends_it_to_the_hour():
     s = Store()
     s.write(b"d", 1000, now=0, available_at=1, ttl=300)

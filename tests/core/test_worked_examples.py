@@ -77,11 +77,18 @@ def test_e6_hit_refreshes_ttl(prices):
 
 
 def test_e7_lifetime_counts_from_request_start(prices):
+    """E7 with the TTL's grace (ANTHROPIC_TTL_GRACE, 5 s: the TTL is a minimum, and public traffic reads
+    up to about 311 s; docs/rules.md#anthropic-ttl-and-refresh): the lifetime counts from the start of
+    the request, not the end of its 4-minute answer, so the next request past 305 s misses (E7's 301 s
+    reads). Counted from the answer's end it would read until 540 s."""
     s = sim(prices)
     s.step(Call(0, make_request([4000, 100], {2: "5m"}), output_tokens=8000, ttft=1.0))
-    r = s.step(Call(301, make_request([4000, 100], {2: "5m"})))
+    r = s.step(Call(306, make_request([4000, 100], {2: "5m"})))
     assert split(r) == (0, 0, 4100, 0)
     assert r.cause.kind == CauseKind.TTL_EXPIRED
+    s = sim(prices)
+    s.step(Call(0, make_request([4000, 100], {2: "5m"}), output_tokens=8000, ttft=1.0))
+    assert split(s.step(Call(301, make_request([4000, 100], {2: "5m"})))) == (4100, 0, 0, 0)
 
 
 def test_e8_automatic_mode(prices):

@@ -79,16 +79,17 @@ def test_a_hit_at_block_0_is_a_hit_whatever_follows_it(tmp_path, platform):
     assert [o.read_blocks for o in out] == [0, 1, 1, 1]
 
 
-# --- ttl_expired: at the TTL, one second before, the slack's edge, through the lookback ----------
+# --- ttl_expired: the TTL and its grace, one second before, the slack's edge, through the lookback --
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("gap,cause", [
-    (299, ""),
-    (300, f"ttl_expired (entry at {A} idle 300 s >= ttl 300 s{SLACK})"),   # expires at 300 s exactly
+    (300, ""),    # the TTL is a minimum: read at 300 s (ANTHROPIC_TTL_GRACE, 5 s)
+    (304, ""),
+    (305, f"ttl_expired (entry at {A} idle 305 s > ttl 300 s{SLACK})"),   # expires 5 s past the TTL exactly
     (315, f"ttl_expired (entry at {A} idle 315 s > ttl 300 s{SLACK})"),   # 15 s slack (ANTHROPIC_TTL_SLACK)
     (316, f"ttl_expired (entry at {A} idle 316 s > ttl 300 s)"),
 ])
-def test_a_5m_entry_expires_at_300_s_and_says_its_idle_time(tmp_path, platform, gap, cause):
+def test_a_5m_entry_expires_5_s_past_300_s_and_says_its_idle_time(tmp_path, platform, gap, cause):
     assert causes(platform, [req(0, ("A", 2000, "5m")), req(gap, ("A", 2000, "5m"))], tmp_path) == ["cold", cause]
 
 
@@ -101,15 +102,15 @@ def test_a_1h_entry_expires_at_3600_s(tmp_path, platform):
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_reading_a_5m_entry_at_a_1h_breakpoint_keeps_it_5m(tmp_path, platform):
     # only breakpoints past the hit write (A-PC): the read refreshes the entry for its own 5 minutes
-    reqs = [req(0, ("A", 2000, "5m")), req(10, ("A", 2000, "1h")), req(10 + 301, ("A", 2000, "5m"))]
-    assert causes(platform, reqs, tmp_path) == ["cold", "", f"ttl_expired (entry at {A} idle 301 s > ttl 300 s{SLACK})"]
+    reqs = [req(0, ("A", 2000, "5m")), req(10, ("A", 2000, "1h")), req(10 + 305, ("A", 2000, "5m"))]
+    assert causes(platform, reqs, tmp_path) == ["cold", "", f"ttl_expired (entry at {A} idle 305 s > ttl 300 s{SLACK})"]
     assert [usage(o) for o in simulated(platform, reqs)] == [(0, 0, 2000, 0), (2000, 0, 0, 0), (0, 0, 2000, 0)]
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_the_idle_time_counts_from_the_last_read(tmp_path, platform):
-    reqs = [req(0, ("A", 2000, "5m")), req(200, ("A", 2000, "5m")), req(200 + 301, ("A", 2000, "5m"))]
-    assert causes(platform, reqs, tmp_path) == ["cold", "", f"ttl_expired (entry at {A} idle 301 s > ttl 300 s{SLACK})"]
+    reqs = [req(0, ("A", 2000, "5m")), req(200, ("A", 2000, "5m")), req(200 + 305, ("A", 2000, "5m"))]
+    assert causes(platform, reqs, tmp_path) == ["cold", "", f"ttl_expired (entry at {A} idle 305 s > ttl 300 s{SLACK})"]
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)

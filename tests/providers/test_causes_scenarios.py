@@ -23,13 +23,14 @@ def _prompt(row):
 
 
 @pytest.mark.parametrize("provider", PLATFORMS)
-def test_a_scenario_s_request_at_the_ttl_misses_and_one_second_before_reads(tmp_path, provider):
-    # the next request starts a wait plus one pace (15 s) after the previous one
-    at = _rows(tmp_path, provider, 2000, ["request: 1", "wait: 285s", "request: 1"])
-    assert [r["t"] for r in at] == [0.0, 300.0]
-    assert at[1]["cause"] == f"ttl_expired (entry at system[0] idle 300 s >= ttl 300 s{SLACK})"
+def test_a_scenario_s_request_at_the_ttl_and_its_grace_misses_and_one_second_before_reads(tmp_path, provider):
+    # the next request starts a wait plus one pace (15 s) after the previous one; the TTL is a minimum,
+    # an entry is read 5 s past it (ANTHROPIC_TTL_GRACE): one rule in a scenario as in a replay
+    at = _rows(tmp_path, provider, 2000, ["request: 1", "wait: 290s", "request: 1"])
+    assert [r["t"] for r in at] == [0.0, 305.0]
+    assert at[1]["cause"] == f"ttl_expired (entry at system[0] idle 305 s > ttl 300 s{SLACK})"
     assert at[1]["cache_read_input_tokens"] == 0
-    before = _rows(tmp_path, provider, 2000, ["request: 1", "wait: 284s", "request: 1"])
+    before = _rows(tmp_path, provider, 2000, ["request: 1", "wait: 289s", "request: 1"])
     assert before[1]["cause"] == "" and before[1]["cache_read_input_tokens"] == before[0]["cache_creation_input_tokens"]
 
 

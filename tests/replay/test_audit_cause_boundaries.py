@@ -52,13 +52,14 @@ def test_reading_everything_kept_is_no_miss_and_one_token_less_is():
     assert short[1] == 1500 and short[0].kind == "prefix_changed"
 
 
-def test_the_ttl_edge_is_the_gap_equal_to_the_ttl():
+def test_the_ttl_edge_is_the_gap_equal_to_the_ttl_and_its_grace():
+    # as the simulator counts it: the TTL and 5 s past it (providers/tables.py: anthropic_lifetime)
     lost = Usage(input_tokens=10, cache_write_5m=20_000)
-    assert _causes([_rec(0, W), _rec(300, lost)])[1] == (Cause("ttl_expired", "idle 300 s > ttl 5m; from usage"), 20_000)
-    assert _causes([_rec(0, W), _rec(299.5, lost)])[1][0].kind == "prefix_changed"
+    assert _causes([_rec(0, W), _rec(305, lost)])[1] == (Cause("ttl_expired", "idle 305 s > ttl 5m; from usage"), 20_000)
+    assert _causes([_rec(0, W), _rec(304.5, lost)])[1][0].kind == "prefix_changed"
     # a stream that wrote 1h keeps its entry for the hour
-    assert _causes([_rec(0, W), _rec(3599, lost)], hour={"s"})[1][0].kind == "prefix_changed"
-    assert _causes([_rec(0, W), _rec(3600, lost)], hour={"s"})[1] == (Cause("ttl_expired", "idle 3,600 s > ttl 1h; from usage"), 20_000)
+    assert _causes([_rec(0, W), _rec(3604, lost)], hour={"s"})[1][0].kind == "prefix_changed"
+    assert _causes([_rec(0, W), _rec(3605, lost)], hour={"s"})[1] == (Cause("ttl_expired", "idle 3,605 s > ttl 1h; from usage"), 20_000)
 
 
 def test_a_short_prompt_after_a_loss_is_below_the_minimum_and_lost_nothing():
@@ -109,7 +110,7 @@ def test_a_provider_without_rules_takes_the_stated_default():
     assert got == (STATED_DEFAULT.ttl_optimistic, STATED_DEFAULT.min_tokens, f"{STATED_DEFAULT.ttl_optimistic:.0f} s",
                    STATED_DEFAULT.increment)
     # Claude reports its writes: no unit
-    assert UsageCauses(set()).limits("anthropic", SONNET, True) == (3600.0, 1024, "ttl 1h", 0)
+    assert UsageCauses(set()).limits("anthropic", SONNET, True) == (3605.0, 1024, "ttl 1h", 0)
 
 
 def test_the_replay_names_the_same_causes_as_the_class():
