@@ -22,6 +22,22 @@ PRICE_DATE = dt.date(2026, 11, 30)
 UPSTREAM_RELEASE = re.compile(r"genai-prices \d+(?:\.\d+)+")
 
 
+def replay_says(path) -> tuple[dict, str, str]:
+    """What `prefixsim replay PATH` says: its JSON summary, its text and its text with --requests (each
+    text's white space folded, so a sentence is found whatever the wrapping), at 100 columns."""
+    import json
+
+    from click.testing import CliRunner
+
+    from prefixsim.cli import cli
+
+    out = CliRunner().invoke(cli, ["replay", str(path), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    texts = [" ".join(CliRunner().invoke(cli, ["replay", str(path), *more, "--width", "100"]).output.split())
+             for more in ([], ["--requests"])]
+    return json.loads(out.stdout)["summary"], texts[0], texts[1]
+
+
 def unversioned(text: str) -> str:
     """`text` with the genai-prices release it names left out (UPSTREAM_RELEASE)."""
     return UPSTREAM_RELEASE.sub("genai-prices <release>", text)

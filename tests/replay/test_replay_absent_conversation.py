@@ -6,12 +6,10 @@ folder can leave large files out: a session's `subagents/agent-acompact-*.jsonl`
 without its `<session>.jsonl`. The compaction still forks that conversation, whose latest request
 cached it; before, the replay took the compaction for a cold start and predicted no read (12 of 13
 such calls in a public source read 93.5-99.1 % of their prompt)."""
-import json
 
 from cc_fixtures import Transcript
-from click.testing import CliRunner
+from conftest import replay_says
 
-from prefixsim.cli import cli
 from prefixsim.replay import replay
 from prefixsim.sources import load
 
@@ -77,11 +75,7 @@ def test_each_compaction_of_an_absent_conversation_forks_its_own(tmp_path):
 
 
 def test_the_output_says_how_many(tmp_path):
-    folder = _folder(tmp_path, with_main=False)
-    out = CliRunner().invoke(cli, ["replay", str(folder), "--format", "json"])
-    assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout)["summary"]["absent_conversation_requests"] == 1
-    text = " ".join(CliRunner().invoke(cli, ["replay", str(folder), "--width", "100"]).output.split())
+    summary, text, with_requests = replay_says(_folder(tmp_path, with_main=False))
+    assert summary["absent_conversation_requests"] == 1
     assert "1 compaction call forked a conversation whose transcript is not in the data" in text
-    text = " ".join(CliRunner().invoke(cli, ["replay", str(folder), "--requests", "--width", "100"]).output.split())
-    assert "replayed after that conversation's latest request" in text
+    assert "replayed after that conversation's latest request" in with_requests

@@ -4,9 +4,9 @@ Claude Code marks the cross-session part of its system prompt with a global cach
 users' traffic can keep it cached while nothing in a user's own data does. Whether it is warm is
 learned from the data: a session that started when nothing in the data kept it either read it or
 read nothing."""
-import json
 
 from cc_fixtures import Transcript
+from conftest import replay_says
 
 from prefixsim.replay import replay
 from prefixsim.sources import load
@@ -43,18 +43,10 @@ def test_reads_of_nothing_outweigh_it(tmp_path):
 
 
 def test_the_output_says_how_many_requests_it_moved(tmp_path):
-    from click.testing import CliRunner
-
-    from prefixsim.cli import cli
-
-    folder = _folder(tmp_path, [11000] * 4)
-    out = CliRunner().invoke(cli, ["replay", str(folder), "--format", "json"])
-    assert out.exit_code == 0, out.output
-    assert json.loads(out.output)["summary"]["kept_outside_requests"] == 2
-    text = " ".join(CliRunner().invoke(cli, ["replay", str(folder), "--width", "100"]).output.split())
+    summary, text, with_requests = replay_says(_folder(tmp_path, [11000] * 4))
+    assert summary["kept_outside_requests"] == 2
     assert "2 requests read a prefix kept warm outside the data" in text
-    text = " ".join(CliRunner().invoke(cli, ["replay", str(folder), "--requests", "--width", "100"]).output.split())
-    assert "global cache scope" in text
+    assert "global cache scope" in with_requests
 
 
 def test_only_the_latest_outcomes_decide(tmp_path):
