@@ -79,7 +79,7 @@ def run(paths, examples, show_requests, by_stream, width, fmt, out, no_write, pr
                                               width=cols, by_stream=by_stream, bold=fmt == "table" and emphasis(),
                                               answer=searched.get(r.path)) for r in results))
         if not no_write and fmt == "table":
-            click.echo(f"\nreports written to {out.rstrip('/') or '/'}/", err=True)
+            click.echo(f"reports written to {out.rstrip('/') or '/'}/", err=True)
     if failures:
         names = ", ".join(f.path or "?" for f in failures)
         raise UserError(f"{len(failures)} of {len(files)} scenario files failed: {names}")
@@ -118,9 +118,7 @@ def _search_answers(results, when) -> dict[str, list[str]]:
         if scenario_runs(r.path)[0].scenario.optimize is not None:
             b = best_design(r.path, r, when)
             if b is not None:
-                out[r.path] = b.answer_lines()
-                click.echo(f"{r.name}: answered by its optimize: search (`prefixsim search` lists every design)",
-                           err=True)
+                out[r.path] = b.answer_lines()   # "best of N designs: ...": the search answers, said so
     return out
 
 

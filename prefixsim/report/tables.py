@@ -8,6 +8,7 @@ from prefixsim.core.dollars import usd_cell
 from prefixsim.report.answer import answers, asks_dearest
 from prefixsim.report.csvout import csv_text  # noqa: F401 (the commands and the report import it from here)
 from prefixsim.report.layout import DEFAULT_WIDTH, dropped_note, fit_dropping, footnote_causes, KEEP_TEXT, MIN_TEXT, min_width, wrap_block
+from prefixsim.providers.deepseek_tables import DEEPSEEK_MEASURED_TTL
 from prefixsim.scenario.results import GPU_COLUMNS, ScenarioResult
 from prefixsim.scenario.results import ranked_comparison as comparison_rows
 
@@ -29,11 +30,17 @@ RANGE_NOTE = ("retention is a documented range: read / hit / cost $ are the pess
 MEASURED_NOTE = ("Gemini implicit caching is best effort, a documented range from nothing read (the no-cache cost) "
                  "to every prefix kept 24 h (the (opt.) columns); read / hit / cost $ are what public traffic shows "
                  "(docs/rules.md#google-gemini; the assumptions say where it and the documentation disagree)")
+#: A variant under DeepSeek's retention as traffic shows it (`VariantResult.bound` "measured" too).
+DEEPSEEK_NOTE = (f"DeepSeek's retention is documented as hours to days, read as 1 h to 24 h (the (opt.) columns its 24 h "
+                 f"end); read / hit / cost $ are what public traffic shows, an entry kept {DEEPSEEK_MEASURED_TTL / 3600:.0f} h "
+                 "idle (docs/rules.md#deepseek; the assumptions say where it and the documentation disagree)")
 #: The same notes in a line each, for the terminal's comparison (the report and Markdown keep the above).
 SHORT_NOTES = {RANGE_NOTE: "(opt.): the optimistic end of a documented retention range; read / hit / cost $ the "
                            "pessimistic end",
                MEASURED_NOTE: "Gemini implicit: read / hit / cost $ as traffic shows; (opt.): every prefix "
                               "kept 24 h (docs/rules.md#google-gemini)",
+               DEEPSEEK_NOTE: f"DeepSeek: read / hit / cost $ as traffic shows, kept {DEEPSEEK_MEASURED_TTL / 3600:.0f} h "
+                              "idle; (opt.): kept 24 h (docs/rules.md#deepseek)",
                STORAGE_NOTE: "storage $: an explicit cache's storage, included in cost $"}
 TERMINAL_REQUEST = ("label", "stream", "model", "cache_read_input_tokens", "cache_write_5m_tokens",
                     "cache_write_1h_tokens", "input_tokens", "output_tokens", "hit_rate", "cost_usd", "cause")
@@ -45,6 +52,14 @@ TERMINAL_ENGINE_REQUEST = ("label", "stream", "model", "cache_read_input_tokens"
                            "hit_rate", *GPU_COLUMNS, "cost_usd", "cause")
 TERMINAL_ENGINE_SUMMARY = ("variant", "requests", "cache_read_input_tokens", "input_tokens", "output_tokens",
                            "hit_rate", *GPU_COLUMNS, "cost_usd")
+
+
+def _range_note(v) -> str:
+    """What a variant's figures are, its retention being a range: the pessimistic end, or what traffic
+    shows (a measured rule: Gemini's best-effort implicit cache, DeepSeek's retention)."""
+    if v.bound != "measured":
+        return RANGE_NOTE
+    return DEEPSEEK_NOTE if v.assumptions.get("provider") == "deepseek" else MEASURED_NOTE
 
 
 def fmt(key: str, v: Any) -> str:
@@ -232,7 +247,7 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
             shown = "" if markdown or "model" in cols or not rows else f"  (model: {rows[0]['model']})"
             out.append(f"### variant: {v.variant}" if markdown else wrap_block(f"variant: {v.variant}{shown}", width, "    "))
             if v.optimistic is not None:
-                note = MEASURED_NOTE if v.bound == "measured" else RANGE_NOTE
+                note = _range_note(v)
                 out.append(note if markdown else wrap_block(note, width))
             if "storage_usd" in cols:
                 out.append(STORAGE_NOTE if markdown else wrap_block(STORAGE_NOTE, width))
@@ -256,9 +271,8 @@ def scenario_text(res: ScenarioResult, markdown: bool = False, requests: bool = 
         if len(out) > 1:   # a blank line after what came before, none under the scenario's name
             out.append("")
         out.append(f"{'### ' if markdown else ''}{title}")
-    for note, bound in ((RANGE_NOTE, "pessimistic"), (MEASURED_NOTE, "measured")):
-        if any(v.optimistic is not None and v.bound == bound for v in res.variants):
-            out.append(note if markdown else wrap_block(SHORT_NOTES[note], width))
+    for note in dict.fromkeys(_range_note(v) for v in res.variants if v.optimistic is not None):
+        out.append(note if markdown else wrap_block(SHORT_NOTES[note], width))
     if any("storage_usd" in r for r in comp):
         out.append(STORAGE_NOTE if markdown else wrap_block(SHORT_NOTES[STORAGE_NOTE], width))
     cols = summary_columns(res, comp, not markdown)

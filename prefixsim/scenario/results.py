@@ -99,8 +99,9 @@ class VariantResult:
     #: The same calls replayed under the optimistic end of a retention range (None: no range); the
     #: outcomes above are the pessimistic end, the figures shown by default.
     optimistic: list[Outcome] | None = None
-    #: What the outcomes above are when there is a range: its "pessimistic" end, or "measured" (a
-    #: best-effort cache whose pessimistic end reads nothing, i.e. cost_no_cache_usd: Gemini implicit).
+    #: What the outcomes above are when there is a range: its "pessimistic" end, or "measured" (what
+    #: public traffic shows, between the ends: Gemini's best-effort implicit cache, whose pessimistic end
+    #: reads nothing, i.e. cost_no_cache_usd; DeepSeek's retention, 12 h where 1 h to 24 h is documented).
     bound: str = "pessimistic"
     #: Each request's time to first token and each turn's wait (None: an engine with no prefill rate).
     latency: Any = None

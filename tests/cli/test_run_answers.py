@@ -44,6 +44,18 @@ def test_run_scenarios_fits_150_lines_at_120_columns_and_crowns_no_reference(mon
     assert "dearest: model switched, $0.4746, 3.51x the cheapest" in out
 
 
+def test_run_scenarios_says_on_stderr_only_where_its_reports_went(monkeypatch, tmp_path):
+    """With its reports written, stderr adds one line to the 150 of stdout at 120 columns: where the
+    reports went (a line saying the design search answered a scenario repeated what its answer says,
+    and a blank line stood before the report folder's)."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("COLUMNS", "120")
+    result = CliRunner().invoke(cli, ["run", "scenarios/", "--out", str(tmp_path / "r"), *DATE])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [f"reports written to {tmp_path / 'r'}/"]
+    assert len(result.stdout.splitlines()) <= 150
+
+
 def test_question_is_printed_above_its_answer(monkeypatch):
     monkeypatch.chdir(ROOT)
     out = CliRunner().invoke(cli, ["run", "scenarios/compaction.yaml", "--no-write", *DATE]).stdout
