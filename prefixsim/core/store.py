@@ -54,6 +54,11 @@ class Entry:
     cap: float = float("inf")   # no refresh keeps the entry past this time (a maximum lifetime from its write)
     grace: float = 0.0   # seconds past its TTL the entry is still read (the TTL is a minimum: Anthropic)
 
+    @property
+    def life(self) -> float:
+        """Seconds a write or read keeps the entry: its TTL and the grace past it."""
+        return self.ttl + self.grace
+
 
 class Store:
     """Digest -> Entry. Expired entries stay visible (as EXPIRED) so a miss can say why.
@@ -100,10 +105,11 @@ class Store:
                     mine = self._lane_reads.get(owner, [])
                     todo = [reads[i] for i in mine[bisect_left(mine, e.seen):]]
                 self.scanned += len(todo)
+                life = e.life
                 for t, path, hit in todo:
                     # the same refresh `touch` gives, if the entry lay on the read prefix and was live
                     if hit >= depth and e.available_at <= t + CLOCK_SLACK and t < e.expires_at and path[depth] == d:
-                        e.expires_at = min(max(e.expires_at, t + e.ttl + e.grace), e.cap)
+                        e.expires_at = min(max(e.expires_at, t + life), e.cap)
                         e.last_used = t
             e.seen = len(reads)
         return e
@@ -164,7 +170,7 @@ class Store:
         """A read refreshes the entry's lifetime from this request's start (A-PC)."""
         e = self._entry(d)
         assert e is not None, "touch of a digest never written"
-        e.expires_at = min(max(e.expires_at, now + e.ttl + e.grace), e.cap)
+        e.expires_at = min(max(e.expires_at, now + e.life), e.cap)
         e.last_used = now
         if self.capacity is not None:
             self._entries.move_to_end(d)  # type: ignore[attr-defined]

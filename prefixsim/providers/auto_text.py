@@ -66,3 +66,10 @@ def _minimum_text(r: AutoRule) -> str:
     return (f"{shown} as public traffic shows (the figures shown{' and the *_optimistic ones' if opt == shown else ''}); "
             f"{r.min_tokens} documented: the documentation and the traffic disagree"
             + ("" if opt == shown else f"; the *_optimistic figures apply {opt}"))
+
+
+def best_effort(described: dict[str, str]) -> bool:
+    """Whether a described automatic rule is best effort, its pessimistic end reading nothing (Gemini),
+    rather than a documented retention that still reads there (DeepSeek): the one test a cause note
+    and a scenario's table make of a measured rule."""
+    return "best effort" in described.get("retention", "")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from prefixsim.providers.auto_text import best_effort
 from prefixsim.providers.base import Policy
 from prefixsim.providers.tables import AutoRule, Sourced
 
@@ -152,14 +153,14 @@ def cause_note(policy: Policy, model: str, kind: str = "") -> str:
     described = policy.describe(model) if not note else {}
     if note or "measured" not in described:
         return note
-    best_effort = "best effort" in described["retention"]   # Gemini; else a documented range that reads (DeepSeek)
-    page = "docs/rules.md#google-gemini" if best_effort else f"docs/rules.md#{described.get('provider', '')}"
+    gemini = best_effort(described)   # else a documented range that still reads at its pessimistic end (DeepSeek)
+    page = "docs/rules.md#google-gemini" if gemini else f"docs/rules.md#{described.get('provider', '')}"
     if kind == "below_minimum":
         # only where the minimum is a figure traffic shows, or the rule is best effort throughout
         shown = described["minimum cacheable tokens"]
-        return f"minimum {shown} ({page})" if best_effort or not shown.isdigit() else ""
+        return f"minimum {shown} ({page})" if gemini or not shown.isdigit() else ""
     ttl = described["retention"].split("the figures shown: ", 1)[-1].split(" idle", 1)[0]
-    documented = "best effort, no hit promised" if best_effort else "a range (hours to days)"
+    documented = "best effort, no hit promised" if gemini else "a range (hours to days)"
     return f"retention as public traffic shows, {ttl} idle; documented: {documented} ({page})"
 
 

@@ -134,6 +134,10 @@ class Summary:
     left_out: int = 0
 
 
+#: Summary fields counting calls stepped into the cache with no row (summed across shards as they are).
+STEPPED_UNSEEN = ("earlier_runs", "earlier_calls", "kept_outside", "absent_conversations")
+
+
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
     rows: tuple[ReplayRow, ...]
@@ -204,7 +208,8 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
     usage_causes = UsageCauses(hour_streams)
     rows: list[ReplayRow] = []
     price_sources: set[str] = set()
-    warm = [0, 0, 0, 0]   # recordings with an earlier run, its calls; requests after outside traffic, after an absent conversation
+    # the calls stepped with no row of their own, counted by the Summary field that says so
+    unseen = dict.fromkeys(STEPPED_UNSEEN, 0)
     for i, rec in enumerate(traffic):
         if rec.audit:
             rows.append(_audited(i, rec, prices, price_sources, output_in_cost, usage_causes))
@@ -235,10 +240,10 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
             sim, alt, low = pair
             walkers = tuple(s for s in pair if s is not None)
             at = _instant(rec.timestamp) or prices.start   # each request priced at its own time
-            warm[0] += bool(rec.earlier)
-            warm[1] += len(rec.earlier)
-            warm[2] += bool(rec.kept)
-            warm[3] += bool(rec.absent)
+            unseen["earlier_runs"] += bool(rec.earlier)
+            unseen["earlier_calls"] += len(rec.earlier)
+            unseen["kept_outside"] += bool(rec.kept)
+            unseen["absent_conversations"] += bool(rec.absent)
             for c in (*rec.earlier, *rec.kept, *rec.absent):   # an earlier run of a recording (sources/earlier_run.py),
                 # traffic outside the data keeping a shared entry warm (Record.kept), a conversation whose
                 # transcript is not in the data (Record.absent): cache only
@@ -278,8 +283,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
                         cost_no_cache=out.cost_no_cache_usd + out.storage_usd,
                         cost_predicted_pessimistic=pes and pes.cost_usd + pes.storage_usd))
     summary = replace(_summarize(rows, variant, price_sources, output_in_cost, top, prices.missing),
-                      earlier_runs=warm[0], earlier_calls=warm[1], kept_outside=warm[2],
-                      absent_conversations=warm[3])
+                      **unseen)
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
 

@@ -26,7 +26,7 @@ from prefixsim.core.invariants import replay_adds_up
 from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError
 from prefixsim.providers.tables import canonical_model
-from prefixsim.replay.run import ReplayResult, _instant, _summarize, replay
+from prefixsim.replay.run import STEPPED_UNSEEN, ReplayResult, _instant, _summarize, replay
 from prefixsim.replay.whatif import WhatIf
 from prefixsim.scenario.parallel import dask_client
 from prefixsim.sources.record import Record
@@ -121,7 +121,7 @@ def merge(results: Sequence[ReplayResult], variant: WhatIf, top: int) -> ReplayR
     summary = _summarize(rows, variant, sources, output_in_cost, top, why)
     # what the rows do not show: calls stepped into the cache with no row of their own
     summary = replace(summary, **{k: sum(getattr(res.summary, k) for res in results)
-                                  for k in ("earlier_runs", "earlier_calls", "kept_outside", "absent_conversations")})
+                                  for k in STEPPED_UNSEEN})
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
 

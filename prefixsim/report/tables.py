@@ -8,6 +8,7 @@ from prefixsim.core.dollars import usd_cell
 from prefixsim.report.answer import answers, asks_dearest
 from prefixsim.report.csvout import csv_text  # noqa: F401 (the commands and the report import it from here)
 from prefixsim.report.layout import DEFAULT_WIDTH, dropped_note, fit_dropping, footnote_causes, KEEP_TEXT, MIN_TEXT, min_width, wrap_block
+from prefixsim.providers.auto_text import best_effort
 from prefixsim.providers.deepseek_tables import DEEPSEEK_MEASURED_TTL
 from prefixsim.scenario.results import GPU_COLUMNS, ScenarioResult
 from prefixsim.scenario.results import ranked_comparison as comparison_rows
@@ -59,7 +60,7 @@ def _range_note(v) -> str:
     shows (a measured rule: Gemini's best-effort implicit cache, DeepSeek's retention)."""
     if v.bound != "measured":
         return RANGE_NOTE
-    return DEEPSEEK_NOTE if v.assumptions.get("provider") == "deepseek" else MEASURED_NOTE
+    return MEASURED_NOTE if best_effort(v.assumptions) else DEEPSEEK_NOTE
 
 
 def fmt(key: str, v: Any) -> str:
