@@ -27,6 +27,8 @@ class LatencyFits:
         return fitted_document({f.model: (f.latency, {"requests": f.used, "residuals_s": f.residuals,
                                                       "held_back": f.held, "mae_held_s": f.mae_held,
                                                       "mae_constant_s": f.mae_constant,
+                                                      "generation_s_per_1k": f.generation_s_per_1k,
+                                                      "left_out_generation_unknown": f.ungenerated,
                                                       "beats_constant": f.beats_constant})
                                 for f in self.fits if f.latency is not None})
 
@@ -44,7 +46,7 @@ def samples(records: Iterable[Record]) -> tuple[dict[str, list[Sample]], int, in
             unobserved += 1
             continue
         by_model.setdefault(canonical_model(r.call.request.model), []).append(
-            Sample(u.input_tokens + u.cache_creation, u.cache_read, float(r.call.ttft)))
+            Sample(u.input_tokens + u.cache_creation, u.cache_read, float(r.call.ttft), r.generated))
     return by_model, untimed, unobserved
 
 

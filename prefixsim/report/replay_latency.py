@@ -15,7 +15,8 @@ def _s(x: float) -> str:
 def latency_text(fits: LatencyFits, width: int) -> str:
     out = ["", "time to first token (overhead + a x uncached + b x cached tokens; uncached: input and cache "
                "writes), fitted per model id to each request's start and its first response line, least absolute "
-               "deviations"]
+               "deviations; a transcript writes that line once its content block is complete, so the block's "
+               "generation (g x its tokens) is fitted beside it and left out of the time to first token"]
     if fits.untimed:
         out.append(f"{fits.untimed:,} requests not fitted: their source logs no response time (only Claude Code "
                    "transcripts and Codex rollouts time a request)")
@@ -28,6 +29,9 @@ def latency_text(fits: LatencyFits, width: int) -> str:
         head = f"{f.model}: {f.n:,} requests"
         if f.repeated:
             head += f", {f.repeated:,} with equal start and response stamps left out"
+        if f.ungenerated:
+            head += (f", {f.ungenerated:,} left out whose first line holds a block the transcript does not show "
+                     "(thinking logged without its text)")
         out.append(head)
         if f.latency is None:
             out.append(f"  no fit: {f.refused}")
@@ -36,13 +40,17 @@ def latency_text(fits: LatencyFits, width: int) -> str:
         fixed = f" ({'; '.join(f.notes)})" if f.notes else ""
         out.append(f"  fit        {lm.overhead_s:.3g} s + {lm.uncached_s_per_1k:.3g} s/1K uncached + "
                    f"{lm.cached_s_per_1k:.3g} s/1K cached, on {f.used:,} requests{fixed}")
+        if f.generation_s_per_1k > 0:
+            out.append(f"  generated  the first line's block at {1000 / f.generation_s_per_1k:,.0f} tokens/s "
+                       f"(g {f.generation_s_per_1k:.3g} s/1K), not part of the time to first token")
         r = {k: round(v, 2) + 0.0 for k, v in f.residuals.items()}   # + 0.0: no "-0.00"
         out.append(f"  residuals  measured - fitted: p5 {r['p5']:+.2f} s, p50 {r['p50']:+.2f} s, p95 {r['p95']:+.2f} s")
         verdict = "beats it" if f.beats_constant else \
-            "does not beat it: these times carry too little of the prompt's size to fit (thinking, the first " \
-            "block's generation, queueing sit in them); trust the fit's coefficients no more than a constant"
-        out.append(f"  held back  every {HOLD}th request ({f.held:,}), the fit on the rest: median absolute error "
-                   f"{f.mae_held:.3f} s; a constant (their median, {f.constant:.2f} s) {f.mae_constant:.3f} s: {verdict}")
+            "does not beat it: these times carry too little of the prompt's size to fit (queueing and time the " \
+            "log does not show sit in them); trust the fit's coefficients no more than a constant"
+        out.append(f"  held back  each request once ({f.held:,}, {HOLD} folds by position), predicted by the fit on "
+                   f"the others: median absolute error {f.mae_held:.3f} s; a constant (the others' median, about "
+                   f"{f.constant:.2f} s) {f.mae_constant:.3f} s: {verdict}")
         with_cache, without = fits.saved[f.model]
         saved = without - with_cache
         share = f" ({saved / without:.1%})" if without else ""

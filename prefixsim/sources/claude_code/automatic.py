@@ -67,7 +67,7 @@ class Automatic:
                     ttft=max(r.response - r.start, 0.001), parent=r.parent,
                     event="compaction" if r.event == "compaction" else None)
         return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False,
-                      main=r.kind == "main", provider=provider, timed=True)
+                      main=r.kind == "main", provider=provider, timed=True, generated=r.generated)
 
 
 def by_provider(ordered: Iterable, breakpoints: Callable[..., Record]) -> Iterator[Record]:

@@ -46,6 +46,7 @@ class Raw:
     env: str = ""        # the working directory the system prompt names (its session part changes with it)
     thinking: str = ""   # the turn's thinking setting ("" off): a change invalidates the messages (or all)
     folder: str = ""     # the directory the session was launched in (its project's MCP servers and settings)
+    generated: int | None = 0   # output tokens written by the response's earliest line (generated.py)
 
 
 def _iso(t: float) -> str:
@@ -267,7 +268,7 @@ class Calibrator:
                                                           layer_params=params),
                          stream=f"outside|{r.shared}", label="kept warm outside the data", ttft=0.001),)
         return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main",
-                      unlogged=unlogged, timed=True, kept=kept, absent=conversation)
+                      unlogged=unlogged, timed=True, generated=r.generated, kept=kept, absent=conversation)
 
 
     def _outside(self, r: Raw, first: bool, size: int) -> bool:

@@ -60,6 +60,7 @@ from prefixsim.sources.claude_code.order import causal
 from prefixsim.sources.claude_code.sniff import is_transcript_array
 from prefixsim.sources.claude_code.thinking import TurnSettings
 from prefixsim.sources.claude_code.file_notes import FileNotes
+from prefixsim.sources.claude_code.generated import add, generated_tokens
 from prefixsim.sources.claude_code.versions import drops_earlier_thinking, prompt_follows_cd
 from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
@@ -169,6 +170,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     settings = TurnSettings()            # the thinking setting of each stream's turns
     out: list[Raw] = []
     at: dict[str, int] = {}              # request id -> its call's index in `out` (this file's calls)
+    through: dict[str, int | None] = {}  # request id -> tokens its lines so far hold (generated.py)
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
     def stream_of(o: dict) -> tuple[str, str]:
@@ -296,12 +298,14 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
         if rid in at:
             # A later line of a logged request: its content blocks are not always written in time
             # order (a thinking block stamped after the tool call it precedes), and the response
-            # began at the earliest of them
+            # began at the earliest of them, by which every block before it was generated
             when = time_or_none(o.get("timestamp"))
             done = out[at[rid]]
+            through[rid] = add(through[rid], generated_tokens(msg.get("content")))
             if when is not None and when < done.response:
                 start = min(done.start, when)
-                out[at[rid]] = replace(done, response=when, start=start, timestamp=_iso(start))
+                out[at[rid]] = replace(done, response=when, start=start, timestamp=_iso(start),
+                                       generated=through[rid])
             return None
         if rid and rid in seen and msg.get("model") != "<synthetic>":
             notes.repeat(rid, n)   # a resumed session repeats the calls before it: counted once
@@ -314,6 +318,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             problems.skip(where, n, f"request {rid} has no usage (nothing to compare with)")
             return None
         response = parse_time(o.get("timestamp"))
+        through[rid] = generated_tokens(msg.get("content"))
         parent = o.get("parentUuid")
         parent_stamp = stamps.get(parent) if isinstance(parent, str) else None
         start = min(response, parse_time(parent_stamp)) if parent_stamp else response
@@ -344,7 +349,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                    prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
                    text, order_start + len(out), f"{version}|{family}|{model}",
                    fork or strip, env=turn_cwd.get(stream, "") if skind == "main" else "", thinking=think,
-                   folder=launched.get(stream, ""))
+                   folder=launched.get(stream, ""), generated=through[rid])
 
     lines = hookdump.iter_elements(path) if hookdump.is_array_file(path) else iter_jsonl(path)
     for n, o in lines:
