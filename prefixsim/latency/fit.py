@@ -139,13 +139,16 @@ def fit_model(model: str, samples: Sequence[Sample]) -> Fit:
     x, y = _design(usable)
     r = y - x @ beta
     fit.generation_s_per_1k = round(float(beta[3]), 6)
-    fit.latency = LatencyModel(*(round(float(b), 6) for b in beta[:3]),
+    overhead, a, b = (round(float(v), 6) for v in beta[:3])
+    fit.latency = LatencyModel(overhead, a, b,
                                source=f"fitted by prefixsim replay --latency to {len(usable)} requests of {model}")
     fit.notes = notes
     fit.residuals = {f"p{q}": round(float(percentile([float(v) for v in r], q)), 4) for q in (5, 50, 95)}
     # Each request is held back once (fold k: the k-th, (k+HOLD)-th, ... request) and predicted by the
     # fit on the others, and by their median: a check on a few held-back requests decides nothing
-    fitted, constant, measured = [], [], []
+    fitted: list[float] = []
+    constant: list[float] = []
+    measured: list[float] = []
     for k in range(HOLD):
         train = [s for i, s in enumerate(usable) if i % HOLD != k]
         held = [s for i, s in enumerate(usable) if i % HOLD == k]
