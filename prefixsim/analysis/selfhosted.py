@@ -30,7 +30,7 @@ from prefixsim.analysis.common import Builder, Prices, request, request_cost
 from prefixsim.core.pricing import MTOK
 from prefixsim.errors import UserError
 from prefixsim.latency.defaults import default_for
-from prefixsim.latency.model import percentile
+from prefixsim.latency.model import LatencyModel, percentile
 from prefixsim.model import Call, Layer
 from prefixsim.scenario.studyparams import SIM_SESSIONS, SelfHostedParams
 from prefixsim.serving.capacity import Load, Throughput, throughput
@@ -75,9 +75,10 @@ def api_per_request(p: Prices, f: SelfHostedParams) -> Decimal:
     return session_cost(p, f, f.static, lengths(f)) / f.turns
 
 
-def api_ttft_p95(p: Prices, f: SelfHostedParams) -> float:
-    """p95 time to first token of a warm session's requests, the model's default latency (A-LP)."""
-    lm = default_for(p.model)
+def api_ttft_p95(p: Prices, f: SelfHostedParams, latency: LatencyModel | None = None) -> float:
+    """p95 time to first token of a warm session's requests: under `latency` (a scenario's own, its
+    `latency:` section), else the model's default (A-LP)."""
+    lm = latency or default_for(p.model)
     sizes, before = lengths(f), [f.static, *lengths(f)[:-1]]
     return percentile([lm.ttft(length - read, read) for length, read in zip(sizes, before)], 95)
 

@@ -11,6 +11,7 @@ from prefixsim.analysis.common import Prices
 from prefixsim.analysis.study import Study
 from prefixsim.analysis.study import k_tokens as _k
 from prefixsim.core.dollars import usd
+from prefixsim.latency.model import LatencyModel
 from prefixsim.report.charts import LineChart, Mark, Series
 from prefixsim.scenario.studyparams import SelfHostedParams
 from prefixsim.serving.gpus import Gpu
@@ -38,7 +39,9 @@ def _sizes(pts: list[sh.Point]) -> list[dict]:
              "per_1m_usd": round(pt.usd_per_request * MILLION, 6)} for pt in pts]
 
 
-def api_vs_selfhosted(p: Prices, f: SelfHostedParams, gpu: Gpu) -> Study:
+def api_vs_selfhosted(p: Prices, f: SelfHostedParams, gpu: Gpu, latency: LatencyModel | None = None) -> Study:
+    """The study; `latency`: the API side's latency model where a scenario sets one (its `latency:`),
+    else the model's default."""
     api = float(sh.api_per_request(p, f))
     pts = sh.points(f, gpu)
     first, always = sh.crossing(pts, api)
@@ -54,7 +57,7 @@ def api_vs_selfhosted(p: Prices, f: SelfHostedParams, gpu: Gpu) -> Study:
         {"figure": "prompt tokens read from the cache", "api": f"{api_hit:.1%}", "self-hosted": f"{best.served.hit_rate:.1%}"},
         {"figure": "cost per 1M requests (GPUs at full load)", "api": usd(api * MILLION),
          "self-hosted": f"{usd(best.usd_per_request * MILLION)} ({best.replica.tp} GPUs a replica)"},
-        {"figure": "time to first token, p95", "api": f"{sh.api_ttft_p95(p, f):.2f} s",
+        {"figure": "time to first token, p95", "api": f"{sh.api_ttft_p95(p, f, latency):.2f} s",
          "self-hosted": f"{best.ttft_p95():.2f} s (prefill, no queue)"},
     ]
     at_rate = [
@@ -103,8 +106,10 @@ def api_vs_selfhosted(p: Prices, f: SelfHostedParams, gpu: Gpu) -> Study:
         f"{f.compute_efficiency:g} of peak FLOPs and {f.memory_efficiency:g} of peak bandwidth; every GPU-second "
         "paid for, none idle by design, no headroom for bursts, no queueing, no attention FLOPs over the context, "
         "no tensor-parallel communication; the reply's KV, which the engines keep, is recomputed next turn; "
-        f"time to first token: the API's from {p.model}'s default latency model (docs/rules.md#latency), the "
-        "GPUs' their prefill alone. "
+        f"time to first token: the API's from "
+        + (f"the scenario's latency model ({latency.source})" if latency is not None
+           else f"{p.model}'s default latency model (docs/rules.md#latency)")
+        + ", the GPUs' their prefill alone. "
         f"Left out: that {f.open_model} is not {p.model} (quality is yours to weigh), engineering and operations, "
         "egress. GPU price: " + (f"-p gpu_hour_usd={price:g}" if f.gpu_hour_usd else gpu.price_source) + ".")
     params = asdict(f)

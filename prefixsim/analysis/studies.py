@@ -297,15 +297,17 @@ def check_line(check: dict) -> str:
             f"${check['max_abs_diff_usd']:.9f} (tolerance ${check['tolerance_usd']:.9f}): {verdict}")
 
 
-def run_study(study: str, p, f, lists: dict, sheet_doc=None, when=None, steady=None, observed=None, gpus=None):
+def run_study(study: str, p, f, lists: dict, sheet_doc=None, when=None, steady=None, observed=None, gpus=None,
+              latency=None):
     """(Study, check) for one study's parameters, as `breakeven` and `report` show it (`gpus`: the
-    GPU catalogue api-vs-selfhosted reads, with a --gpus file's rows)."""
+    GPU catalogue api-vs-selfhosted reads, with a --gpus file's rows; `latency`: the API side's
+    latency model a scenario naming it sets, else the model's default)."""
     if study == "api-vs-selfhosted":
         from prefixsim.analysis.selfhosted_study import api_vs_selfhosted   # lazy: the serving layer
         from prefixsim.serving.gpus import gpu
 
         g = gpu(f.gpu, gpus)
-        return api_vs_selfhosted(p, f, g), verify(study, p, f, sheet_doc, when, gpu=g)
+        return api_vs_selfhosted(p, f, g, latency), verify(study, p, f, sheet_doc, when, gpu=g)
     if study == "gemini-explicit":   # priced with Gemini's storage table (a sheet may override it)
 
         s = explicit(p, f, book=PriceBook(sheet_doc, when=when))

@@ -163,7 +163,8 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     for name, label, f, lists, caption in designs:
         tell(done, steps, f"break-even: {name}")
         done += 1
-        s, check = run_study(name, p, f, lists, when=when)
+        s, check = run_study(name, p, f, lists, when=when,
+                             latency=_scenario_latency(files, results, label, p.model) if name in SERVING_STUDIES else None)
         if not check["ok"]:
             failed.append(f"{name} ({label})")
         anchor = f"breakeven-{name}" + (f"-{slug(label)}" if label else "")
@@ -236,3 +237,20 @@ def _first_model(results: list[ScenarioResult]) -> str | None:
 
 def _png(name: str) -> bool:
     return name.endswith(".png")
+
+
+def _scenario_latency(files: list[str], results: list[ScenarioResult], label: str, model: str):
+    """The latency model the scenario named `label` sets for `model` (its `latency:` section), or None
+    where it sets none (the study takes the model's default) or its fitted file has no such model."""
+    from prefixsim.scenario.latency_book import latency_book   # lazy: only a serving study asks
+
+    for f, res in zip(files, results):
+        run = load_runs(f)[0]
+        if res.name != label or run.settings.latency is None:
+            continue
+        book = latency_book(run.settings.latency, run.path)
+        try:
+            return None if book is None else book.for_model(model)
+        except UserError:
+            return None
+    return None

@@ -83,3 +83,22 @@ def test_a_bad_value_is_one_line_at_its_line_and_gemini_explicit_is_still_refuse
         main(["validate", str(f)])
     err = capsys.readouterr().err
     assert e.value.code == 2 and "unknown study 'gemini-explicit'" in err and "api-vs-selfhosted" in err
+
+
+def test_the_api_sides_time_to_first_token_is_the_scenarios_latency_model(tmp_path):
+    """A scenario with `latency:` prices its API side's wait with it, not the model's default: with 5 s
+    overhead and nothing per token every request takes 5 s, so the p95 is 5.00 s, and the text says whose."""
+    own = tmp_path / "own.yaml"
+    own.write_text(SCENARIO.format(pace="20s", studies="{rate: 2}")
+                   + "latency: {overhead_s: 5, uncached_s_per_1k: 0, cached_s_per_1k: 0}\n")
+    _, md = build_report([str(own)], str(tmp_path / "out") + "/", when=WHEN)
+    section = md.read_text().split("## Break-even: API vs self-hosted", 1)[1]
+    row = next(x for x in section.splitlines() if "time to first token, p95" in x)
+    assert "| 5.00 s |" in row, row
+    assert "time to first token: the API's from the scenario's latency model (the scenario's latency: section)" \
+        in section
+
+
+def test_without_latency_the_api_side_is_the_models_default(page):
+    section = page.split("## Break-even: API vs self-hosted", 1)[1]
+    assert "time to first token: the API's from claude-sonnet-4-5's default latency model" in section
