@@ -129,13 +129,16 @@ class Summary:
     kept_outside: int = 0
     #: Requests replayed after a call of a conversation whose transcript is not in the data (Record.absent).
     absent_conversations: int = 0
+    #: New user turns replayed after the prompt-suggestion request of the turn before (Record.ended).
+    prompt_suggestions: int = 0
     #: --since/--until as given ("" when none) and how many replayed requests fell outside it (replay/window.py).
     window: str = ""
     left_out: int = 0
 
 
 #: Summary fields counting calls stepped into the cache with no row (summed across shards as they are).
-STEPPED_UNSEEN = ("earlier_runs", "earlier_calls", "kept_outside", "absent_conversations")
+STEPPED_UNSEEN = ("earlier_runs", "earlier_calls", "kept_outside", "absent_conversations",
+                  "prompt_suggestions")
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +247,8 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
             unseen["earlier_calls"] += len(rec.earlier)
             unseen["kept_outside"] += bool(rec.kept)
             unseen["absent_conversations"] += bool(rec.absent)
-            for c in (*rec.earlier, *rec.kept, *rec.absent):   # an earlier run of a recording (sources/earlier_run.py),
+            unseen["prompt_suggestions"] += bool(rec.ended)
+            for c in (*rec.earlier, *rec.kept, *rec.absent, *rec.ended):   # an earlier run of a recording (sources/earlier_run.py),
                 # traffic outside the data keeping a shared entry warm (Record.kept), a conversation whose
                 # transcript is not in the data (Record.absent): cache only
                 for s in walkers:

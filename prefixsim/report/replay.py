@@ -108,7 +108,8 @@ def accuracy(result: ReplayResult, width: int) -> list[str]:
             f"{naive.exact}/{naive.compared} ({_pct(naive.exact_rate)}); WAPE {_pct(mine.wape)}{inside}, naive "
             f"{_pct(naive.wape)}; predicted cost {_cost(s, s.cost_predicted_usd)}.{shorter}"
             f"{' ' + _earlier(s) if s.earlier_runs else ''}{' ' + _kept(s, short=True) if s.kept_outside else ''}"
-            f"{' ' + _absent(s, short=True) if s.absent_conversations else ''}")
+            f"{' ' + _absent(s, short=True) if s.absent_conversations else ''}"
+            f"{' ' + _suggested(s, short=True) if s.prompt_suggestions else ''}")
     return ["\n" + wrap_block(text, width) + "\n"]
 
 
@@ -184,6 +185,19 @@ def _absent(s, short: bool = False) -> str:
             "(docs/rules.md#claude-code-harness).")
 
 
+def _suggested(s, short: bool = False) -> str:
+    """That new user turns were replayed after the prompt-suggestion request of the turn before
+    (Record.ended); `short`: the accuracy paragraph's clause."""
+    n = s.prompt_suggestions
+    if short:
+        return (f"{n:,} new user turn{'s' if n > 1 else ''} read what a prompt-suggestion request cached "
+                "(docs/rules.md#claude-code-harness).")
+    return (f"{n:,} new user turn{'s' if n > 1 else ''} followed the prompt-suggestion request Claude Code sends when a "
+            "turn ends, which its transcript does not log: it caches the turn through its reply as the next turn "
+            "sends it, so the turn reads all but what the user typed; taken as sent where the session's latest new "
+            "turn read past what its logged requests cached (docs/rules.md#claude-code-harness).")
+
+
 def _outside(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
     o, s = result.summary.outside, result.summary
     notes = []
@@ -193,6 +207,8 @@ def _outside(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
         notes.append(_kept(s))
     if s.absent_conversations:
         notes.append(_absent(s))
+    if s.prompt_suggestions:
+        notes.append(_suggested(s))
     if o.requests:
         notes.append(
             f"{o.requests} request{'s' if o.requests > 1 else ''} read {o.tokens:,} tokens that no earlier "

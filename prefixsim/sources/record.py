@@ -59,6 +59,10 @@ class Record:
     #: stepped before this request (own stream, no row): the latest request of the conversation a Claude
     #: Code compaction call forks (sources/claude_code/calibrate.py, docs/rules.md#claude-code-harness).
     absent: tuple[Call, ...] = ()
+    #: A call the harness sends when a user turn ends that its transcript does not log, caching the
+    #: conversation through the turn's last reply (Claude Code; sources/claude_code/calibrate.py:
+    #: Calibrator._turn_end), stepped before this request (own stream, no row).
+    ended: tuple[Call, ...] = ()
     #: The source recorded the usage but not the prompt (an OpenTelemetry span or a gateway log
     #: without messages): nothing to replay, so the row is an audit of `observed`, no prediction.
     audit: bool = False

@@ -139,4 +139,5 @@ def each_call(r: Record, f) -> Record:
     """`r` with `f` applied to its request and to every call stepped with it (one list, so a new kind
     of stepped call cannot be left out of a rename or a rebase)."""
     return replace(r, call=f(r.call), iterations=tuple(map(f, r.iterations)), unlogged=tuple(map(f, r.unlogged)),
-                   earlier=tuple(map(f, r.earlier)), kept=tuple(map(f, r.kept)), absent=tuple(map(f, r.absent)))
+                   earlier=tuple(map(f, r.earlier)), kept=tuple(map(f, r.kept)), absent=tuple(map(f, r.absent)),
+                   ended=tuple(map(f, r.ended)))

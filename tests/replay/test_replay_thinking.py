@@ -78,7 +78,7 @@ def test_versions_that_keep_every_turns_thinking_read_the_whole_conversation(tmp
     assert (r3.predicted.cache_read, r3.predicted.cache_creation) == (21100, 300)
 
 
-@pytest.mark.parametrize("version", ["2.0.28", "2.1.40", "unknown"])
+@pytest.mark.parametrize("version", ["2.0.28", "2.1.17", "2.1.40", "unknown"])
 def test_versions_before_keep_the_api_default_and_drop_it(tmp_path, version):
     t = _turns(tmp_path, "claude-sonnet-4-5-20250929")
     t.user(60, "next question")
@@ -87,10 +87,10 @@ def test_versions_before_keep_the_api_default_and_drop_it(tmp_path, version):
     assert (r3.predicted.cache_read, r3.predicted.cache_creation) == (20000, 950)
 
 
-@pytest.mark.parametrize("version,said", [("2.0.28", False), ("2.0.29", True), ("2.1.40", True), ("2.1.41", False),
-                                          ("unknown", False)])
+@pytest.mark.parametrize("version,said", [("2.0.28", False), ("2.1.17", False), ("2.1.18", True), ("2.1.40", True),
+                                          ("2.1.41", False), ("unknown", False)])
 def test_turns_replayed_under_the_unconfirmed_thinking_band_say_so(tmp_path, version, said):
-    # Between 2.0.28 (seen dropping) and 2.1.41 (seen keeping) no public transcript shows what the
+    # Between 2.1.17 (seen dropping) and 2.1.41 (seen keeping) no public transcript shows what the
     # harness sent: the replay drops the thinking there, and a note says it is unconfirmed.
     from prefixsim.sources.problems import collecting
     t = _turns(tmp_path, "claude-sonnet-4-5-20250929")
@@ -102,7 +102,7 @@ def test_turns_replayed_under_the_unconfirmed_thinking_band_say_so(tmp_path, ver
     notes = [str(p) for p in found.notes if "unconfirmed" in p.message]
     assert notes == ([f"{path}:{notes[0].split(':')[1]}: 1 new user turn of Claude Code {version} replayed without "
                       "the earlier turns' thinking, as the API default drops it: unconfirmed (no public transcript "
-                      "between 2.0.28 and 2.1.41 shows whether the harness kept it; 2.0.28 and earlier drop it, "
+                      "between 2.1.17 and 2.1.41 shows whether the harness kept it; 2.1.17 and earlier drop it, "
                       "2.1.41 and later keep it; docs/rules.md#claude-code-harness)"] if said else [])
 
 

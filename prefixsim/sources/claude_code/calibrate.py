@@ -20,6 +20,9 @@ from prefixsim.sources.record import Record
 #: How many of the latest outcomes decide whether a key's cross-session prefix is kept warm outside the
 #: data (Calibrator._outside): how many others run a version and model changes as they upgrade.
 KEPT_RECENT = 5
+#: A new user turn whose read passes what its logged requests cached by more than this many tokens read
+#: into the reply before it: what the harness's end-of-turn request cached (`Calibrator._turn_end`).
+TURN_END_SLACK = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,9 @@ class Raw:
     thinking: str = ""   # the turn's thinking setting ("" off): a change invalidates the messages (or all)
     folder: str = ""     # the directory the session was launched in (its project's MCP servers and settings)
     generated: int | None = 0   # output tokens written by the response's earliest line (generated.py)
+    said: int | None = None     # a request opening a user turn: tokens of the text typed (else None)
+    stripped: bool = False      # its prompt leaves out earlier turns' thinking (`fork` is where it returns)
+    suggests: bool = False      # its harness version may send the prompt-suggestion request (versions.py)
 
 
 def _iso(t: float) -> str:
@@ -102,6 +108,10 @@ class Calibrator:
         #: nothing in the data kept it cached: Claude Code's global cache scope, kept by others' traffic
         self.kept: dict[str, tuple[int, ...]] = {}
         self._kept_pending: list[tuple[float, int, str, int]] = []
+        #: stream -> whether its latest new user turn read past what its logged requests cached, into the
+        #: reply before it (a request the harness sends at a turn's end cached it: `_turn_end`)
+        self.turn_end: dict[str, bool] = {}
+        self.replied: dict[str, float] = {}   # stream -> its latest request's response time
 
     def _learn_until(self, now: float) -> None:
         while self._kept_pending and self._kept_pending[0][0] <= now:
@@ -118,6 +128,10 @@ class Calibrator:
     def step(self, r: Raw) -> Record:
         base = r.shared
         r = replace(r, shared=self.generations.key(base, r.stream, r.start, r.parent, r.folder))
+        if r.event == "lookback" and r.stripped and r.said is not None and self.turn_end.get(r.stream):
+            # the turn's first thinking request lies past the API's lookback, but the harness's end-of-turn
+            # request cached the turn as this one sends it, near its end (`_turn_end`)
+            r = replace(r, event=None)
         self._learn_until(r.start)
         u = r.usage
         size = u.cache_read + u.cache_creation
@@ -127,6 +141,8 @@ class Calibrator:
         parent = self.streams.get(r.parent) if r.parent and prev is None else None
         back = prev.marks.get(r.fork) if prev is not None and r.fork and not r.event else None
         unlogged: tuple[Call, ...] = ()
+        ended: tuple[Call, ...] = ()
+        logged: int | None = None   # a new user turn: the most its logged requests cached of its prompt
         # The compaction call is the conversation plus an instruction, sent with its settings (it reads the
         # conversation's cache whatever its own file's lines state)
         thinking = parent.thinking if parent is not None else r.thinking
@@ -147,6 +163,9 @@ class Calibrator:
             if base < reply <= size:
                 st.blocks.append(_reply_block(r.stream, st.epoch, r.fork, reply - base))
                 base = reply
+            if r.stripped and r.said is not None:   # a new turn without the earlier turns' thinking
+                logged = base
+                ended, base = self._turn_end(st, r, base, size, params, ttl)
             _grow(st, size - base, r)
         elif parent is not None and size >= parent.size:
             # The compaction call sends the conversation itself plus its summary instruction.
@@ -191,6 +210,8 @@ class Calibrator:
                     # where the system entry ends, as a sibling type's read showed it (else the estimate)
                     confirmed = self.entry.get(r.shared, static)
             static = min(static, size)
+            if r.event == "lookback" and r.stripped and r.said is not None:
+                logged = static   # only the static prefix is findable from what the logged requests cached
             epoch = prev.epoch + 1 if prev else 0
             blocks = self._static_blocks(r, static, verbatim is not None, confirmed, epoch)
             st = _Stream(blocks, static, epoch, static, ttl, r.model)
@@ -220,6 +241,8 @@ class Calibrator:
                 unlogged = (Call(t=r.start, request=Request(model=r.model, blocks=tuple(reply), layer_params=params),
                                  stream=f"{r.stream}|unlogged", label=f"{prev.last} reply", ttft=0.001,
                                  parent=r.stream),)
+            if r.said is not None and r.fork is None and not r.event:
+                logged = prev.size   # evidence only: the turn keeps its thinking, so the previous prompt is read
             _grow(st, size - prev.size, r)
         if st.blocks and st.blocks[0].data.startswith(b"cc-shared|") and st.blocks[0].data != \
                 f"cc-shared|{r.shared}".encode():
@@ -267,8 +290,35 @@ class Calibrator:
             kept = (Call(t=r.start - 0.002, request=Request(model=r.model, blocks=(request.blocks[0].with_breakpoint(ttl),),
                                                           layer_params=params),
                          stream=f"outside|{r.shared}", label="kept warm outside the data", ttft=0.001),)
+        if logged is not None and r.suggests:
+            # what this turn shows of the harness's end-of-turn request, for the stream's later turns
+            if u.cache_read > logged + TURN_END_SLACK:
+                self.turn_end[r.stream] = True
+            elif u.cache_read >= logged * 0.9:
+                self.turn_end[r.stream] = False
+        self.replied[r.stream] = r.response
         return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main",
-                      unlogged=unlogged, timed=True, generated=r.generated, kept=kept, absent=conversation)
+                      unlogged=unlogged, timed=True, generated=r.generated, kept=kept, absent=conversation,
+                      ended=ended)
+
+    def _turn_end(self, st: _Stream, r: Raw, base: int, size: int, params, ttl: str) -> tuple[tuple[Call, ...], int]:
+        """A request the harness sends when a turn ends, which the transcript does not log: it caches the
+        conversation through the turn's last reply, as the next turn sends it (earlier thinking left out
+        where that turn leaves it out). Taken as sent before `r`, a new user turn, where the stream's latest
+        new turn read past what its logged requests cached; then `r` reads all but what the user typed.
+        Returns (that call, or none; where `r`'s own part begins)."""
+        top = size - min(r.said or 0, size)
+        if not self.turn_end.get(r.stream) or top <= base:
+            return (), base
+        b = Block(Layer.MESSAGES, f"cc-turn-end|{r.stream}|{st.epoch}|{st.last}".encode(),
+                  f"the turn through {st.last}'s reply, as the next turn sends it", tokens=top - base)
+        st.blocks.append(b)
+        if st.base is not None:
+            st.base.append(b)
+        when = min(self.replied.get(r.stream, r.start) + 0.001, r.start - 0.002)
+        call = Call(t=when, request=Request(model=r.model, blocks=tuple(_mark(st.blocks, ttl)), layer_params=params),
+                    stream=f"{r.stream}|turn-end", label=f"end of the turn of {st.last} (not logged)", ttft=0.001)
+        return (call,), top
 
 
     def _outside(self, r: Raw, first: bool, size: int) -> bool:

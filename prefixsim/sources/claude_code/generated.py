@@ -52,3 +52,13 @@ def generated_tokens(content: object) -> int | None:
 def add(a: int | None, b: int | None) -> int | None:
     """Generation through two lines of one response: unknown if either is."""
     return None if a is None or b is None else a + b
+
+
+def text_tokens(content: object) -> int:
+    """Tokens of a user message's text (its string, or its text blocks): what the user typed."""
+    if isinstance(content, str):
+        return _counter()(content) if content else 0
+    if not isinstance(content, list):
+        return 0
+    return sum(_counter()(p["text"]) for p in content
+               if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"])

@@ -60,8 +60,8 @@ from prefixsim.sources.claude_code.order import causal
 from prefixsim.sources.claude_code.sniff import is_transcript_array
 from prefixsim.sources.claude_code.thinking import TurnSettings
 from prefixsim.sources.claude_code.file_notes import FileNotes
-from prefixsim.sources.claude_code.generated import add, generated_tokens
-from prefixsim.sources.claude_code.versions import drops_earlier_thinking, prompt_follows_cd
+from prefixsim.sources.claude_code.generated import add, generated_tokens, text_tokens
+from prefixsim.sources.claude_code.versions import drops_earlier_thinking, prompt_follows_cd, suggests_prompts
 from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
 from prefixsim.sources.record import Record, check_model, first_given, request_key
@@ -171,6 +171,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     out: list[Raw] = []
     at: dict[str, int] = {}              # request id -> its call's index in `out` (this file's calls)
     through: dict[str, int | None] = {}  # request id -> tokens its lines so far hold (generated.py)
+    typed: dict[str, int] = {}           # stream -> tokens of the user text typed since its latest request
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
     def stream_of(o: dict) -> tuple[str, str]:
@@ -233,6 +234,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             new_turn = says and not o.get("isMeta")
             if new_turn:
                 rename(settings.user_line(stream, o.get("thinkingMetadata")))
+                # what the user typed since the stream's latest request (Raw.said, calibrate.py: turn_end)
+                typed[stream] = typed.get(stream, 0) + text_tokens(msg.get("content"))
             cwd = o.get("cwd") if isinstance(o.get("cwd"), str) else None
             version = o.get("version") if isinstance(o.get("version"), str) else ""
             if new_turn and cwd is not None and stream == "main" and prompt_follows_cd(version):
@@ -349,7 +352,8 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
                    prefix + "main" if skind == "compaction" else None, pending.pop(stream, None),
                    text, order_start + len(out), f"{version}|{family}|{model}",
                    fork or strip, env=turn_cwd.get(stream, "") if skind == "main" else "", thinking=think,
-                   folder=launched.get(stream, ""), generated=through[rid])
+                   folder=launched.get(stream, ""), generated=through[rid], said=typed.pop(stream, None),
+                   stripped=strip is not None and fork is None, suggests=suggests_prompts(version))
 
     lines = hookdump.iter_elements(path) if hookdump.is_array_file(path) else iter_jsonl(path)
     for n, o in lines:

@@ -13,15 +13,19 @@ behaviour and says so.
 
 On the models whose API default keeps only the last assistant turn's thinking (providers.tables.
 ANTHROPIC_KEEPS_THINKING), a new user turn drops the earlier turns' thinking blocks, so it reads the
-previous prompt only up to the first request whose response thought (A-TH). Up to 2.0.28 Claude Code
+previous prompt only up to the first request whose response thought (A-TH). Up to 2.1.17 Claude Code
 sent that default: in the public 2.0.22-2.0.28 transcripts (tests/data, Sonnet 4.5) 0 of 12 such turns
-read the whole previous prompt. From 2.1.41 it asks to keep every turn's thinking (the API's
-`clear_thinking_20251015` edit with `keep: "all"`, which the API names the setting that maximizes
-cache hits: platform.claude.com/docs/en/build-with-claude/context-editing): on Sonnet 4.5 in
+read the whole previous prompt; and after a turn that thought 1,000 tokens or more, the new turn's prompt
+is shorter than the previous request's (its thinking left out) in 62 of 67 such turns of 2.0.0-2.0.28
+and 23 of 25 of 2.0.76-2.1.17 (entireio/cli; issue 30). From 2.1.41 it asks to keep every turn's thinking
+(the API's `clear_thinking_20251015` edit with `keep: "all"`, which the API names the setting that
+maximizes cache hits: platform.claude.com/docs/en/build-with-claude/context-editing): on Sonnet 4.5 in
 `Eduardodmb/ClaudeWork` @7545331a, 94 of 130 such turns of 2.1.41 and 257 of 281 of 2.1.122-2.1.150
 read the whole previous prompt, thinking included (the rest read up to the first thinking request or
-only the static prefix: an expired cache; issue 30). Between 2.0.29 and 2.1.40 no public transcript
-shows either: the replay drops the thinking there, as the API default does.
+only the static prefix: an expired cache; issue 30), and 3 of 4 after 1,000 tokens of thinking were not
+shorter. Between 2.1.18 and 2.1.40 no public transcript shows either: the replay drops the thinking
+there, as the API default does. (Where the turns of 2.0.76-2.1.17 read past the dropped thinking, a
+prompt-suggestion request cached the turn as the next one sends it: `suggests_prompts`.)
 """
 from __future__ import annotations
 
@@ -34,7 +38,9 @@ RENDERS_NEW_DIRECTORY = (2, 1, 15)
 #: The first version seen keeping earlier turns' thinking blocks on a model that would drop them.
 KEEPS_EARLIER_THINKING = (2, 1, 41)
 #: The last version seen dropping them (sending the API default).
-LAST_DROPPING_THINKING = (2, 0, 28)
+LAST_DROPPING_THINKING = (2, 1, 17)
+#: The first version seen sending a prompt-suggestion request when a turn ends (`suggests_prompts`).
+SUGGESTS_PROMPTS_FROM = (2, 0, 74)
 
 
 _VERSION = re.compile(r"v?(\d+(?:\.\d+)*)")
@@ -74,3 +80,18 @@ def uncertain_thinking(version: str) -> bool:
     the replay drops it there, as the API default does, unconfirmed."""
     v = parsed(version)
     return v is not None and LAST_DROPPING_THINKING < v < KEEPS_EARLIER_THINKING
+
+
+def suggests_prompts(version: str) -> bool:
+    """Whether a version may send the prompt-suggestion request when a turn ends: after Claude responds,
+    Claude Code asks the model for the user's likely next prompt (the grey text in the input, Tab
+    accepts it; `promptSuggestionEnabled` turns it off, and a server-side flag decides it too:
+    anthropics/claude-code#30991). That request sends the conversation through the reply as the next
+    turn will (earlier thinking dropped where the next turn drops it) and caches it; the transcript
+    does not log it. In the public transcripts a new user turn within 290 s read past what its logged
+    requests cached, into the reply before it, in 845 of 1,433 turns of 2.0.74-2.1.53 (entireio/cli,
+    gregszero/ned, 404-NFYet/adelie-investment; Eduardodmb/ClaudeWork's 2.1.41 sessions 6 of 95: the
+    setting or flag off), in 41 of 1,218 up to 2.0.29 and 17 of 449 from 2.1.78; none between. Whether
+    a session sends it is the session's (calibrate.py: Calibrator._turn_end learns it from its turns)."""
+    v = parsed(version)
+    return v is not None and v >= SUGGESTS_PROMPTS_FROM
