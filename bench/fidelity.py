@@ -32,7 +32,7 @@ DATA = ROOT / "tests" / "data"
 #: The shipped sources: each Claude Code repository apart, and each provider's recordings.
 SHIPPED = [*(f"claude-code/{p.name}" for p in sorted((DATA / "claude-code").iterdir()) if p.is_dir()),
            "anthropic-api", "openai-api", "deepseek-api", "gemini-api", "crewai-api", "codex", "bedrock-api",
-           "router-api", "litellm", "gemini-cli", "langfuse"]
+           "router-api", "litellm", "gemini-cli", "langfuse", "opencode"]
 
 
 GROUPINGS = ("source", "version", "provider")

@@ -141,13 +141,14 @@ def _looks(p: Path) -> str:
 
 
 def _opencode(p: Path) -> bool:
-    """OpenCode's data dir or storage folder, its database, or an `opencode export` document."""
+    """OpenCode's data dir or storage folder, its database, an `opencode export` document, or an event
+    stream (any name: a client keeps it as .json, .jsonl or the SSE text)."""
     from prefixsim.sources.opencode import storage   # lazy: other replays never load it
 
     if p.is_dir():
         return storage.storage_root(p) is not None or storage.database(p) is not None
     return p.is_file() and (storage.is_database(p) or (p.suffix == ".json" and (
-        storage.is_export(p) or storage.session_file(p) is not None)))
+        storage.is_export(p) or storage.session_file(p) is not None)) or storage.is_events(p))
 
 
 def _gemini_cli_json(p: Path) -> bool:
@@ -236,9 +237,9 @@ def _read_one(p: Path, fmt: str) -> list[Record]:
         from prefixsim.sources import gemini_cli   # lazy: other replays never load it
         return gemini_cli.load(p)
     if fmt == "opencode":
-        from prefixsim.sources.opencode import steps   # lazy: other replays never load it
+        from prefixsim.sources.opencode import steps, storage   # lazy: other replays never load them
         if not _opencode(p):
-            raise UserError(f"not an OpenCode session (an export, opencode.db or a storage folder); {_looks(p)}", str(p))
+            raise UserError(f"{storage.NOT_OPENCODE}; {_looks(p)}", str(p))
         return steps.load(p)
     if fmt == "bedrock":
         from prefixsim.sources import bedrock_log   # lazy: only a Bedrock file loads its reader

@@ -39,6 +39,9 @@ PINNED = {
     "gemini-cli": (48, 7, 8, 0.243914, 0.325286),
     # two real Langfuse traces (LangGraph.js, OpenAI Agents SDK) of prompts below OpenAI's minimum: no reads
     "langfuse": (4, 4, 4, None, None),
+    # two real OpenCode event streams (opencode.nvim's recordings): Copilot's Claude read as twice its
+    # prompt (the old OpenCode kept the reads inside `input`), Anthropic's 2 tokens over
+    "opencode": (6, 1, 2, 0.587408, 0.179403),
 }
 #: source -> (requests whose cause the data proves, those the replay names rightly): issue 37's
 #: cause accuracy next to the token figures (bench/cause_evidence.py says what counts as proof).
@@ -49,7 +52,7 @@ PINNED_CAUSES = {
     "claude-code/scripts-and-tools": (14, 14), "claude-code/spotter": (160, 160), "codex": (0, 0),
     "crewai-api": (3, 3),
     "deepseek-api": (0, 0), "gemini-api": (0, 0), "gemini-cli": (0, 0), "langfuse": (1, 1), "litellm": (0, 0),
-    "openai-api": (0, 0), "router-api": (1, 1),
+    "openai-api": (0, 0), "router-api": (1, 1), "opencode": (4, 4),
 }
 #: Sources the replay is known to be worse than naive on, and why; the test below fails once one is
 #: no longer worse, so the entry goes when the gap closes (issue 30 asks for none).
@@ -59,6 +62,12 @@ KNOWN_WORSE = {
     # after a cold one read nothing, which naive gets by repeating that cold read (7 exact against 8;
     # tests/data/README.md, docs/rules.md#google-gemini)
     "gemini-cli": "best-effort implicit caching: a miss after a miss, which naive repeats",
+    # OpenCode before `getUsage` subtracted cached tokens (issues #1937, #3314) stored a GitHub Copilot
+    # step's `input` with its reads inside; the reader takes `input` as uncached, as later versions
+    # store it, so the planning stream's prompts are rebuilt about twice too long and its reads
+    # predicted at the previous prompt's end (tests/data/README.md, docs/rules.md#opencode-sessions);
+    # the permission stream's first prompt caches its 2 uncached tokens, read 2 over (naive exact)
+    "opencode": "an old OpenCode's Copilot input held its cache reads; 2 uncached tokens cached",
 }
 
 
@@ -132,6 +141,7 @@ def test_sessions_worse_than_naive_are_counted_apart_from_the_pooled_figure():
 
 def test_shipped_sessions_worse_than_naive(scores):
     worse = {k: (v.sessions_worse, len(v.sessions)) for k, v in scores.items() if v.sessions_worse}
-    # the one Gemini CLI session whose best-effort miss naive repeats (KNOWN_WORSE)
-    assert worse == {"gemini-cli": (1, 4)}
+    # the one Gemini CLI session whose best-effort miss naive repeats, the OpenCode stream whose Copilot
+    # input held its reads (KNOWN_WORSE)
+    assert worse == {"gemini-cli": (1, 4), "opencode": (1, 2)}
     assert "worse sessions" in fidelity.table(scores, "source").splitlines()[0]
