@@ -19,7 +19,7 @@ FORMAT_LINES = {
     "otel": "OpenTelemetry OTLP JSON (GenAI spans, Claude Code api_request events)",
     "litellm": "LiteLLM StandardLoggingPayload JSONL",
     "langfuse": "Langfuse observation exports (GENERATIONs)",
-    "opencode": "OpenCode sessions (data dir, storage, opencode.db, opencode export, event stream)",
+    "opencode": "OpenCode sessions (data dir, storage, opencode.db, export, event stream)",
     "mooncake": "Mooncake engine traces",
     "bailian": "Alibaba bailian engine traces",
 }
