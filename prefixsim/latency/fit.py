@@ -1,5 +1,5 @@
 """The latency model fitted to measured requests: a robust fit of ttft = overhead + a*uncached +
-b*cached, plus g*generated where the measured time ends at a line written once a content block was
+b*cached, plus g*generated (characters) where the measured time ends at a line written once a content block was
 complete (a Claude Code transcript writes a response's first line after its first block is generated,
 so that block's decoding sits in the measured time and is taken out of the time to first token),
 least absolute deviations by iteratively reweighted least squares (the median's
@@ -29,7 +29,7 @@ LABELS = ("overhead", "uncached", "cached", "generated")
 @dataclass(frozen=True, slots=True)
 class Sample:
     """One measured request: tokens the cache did not serve, tokens it served, seconds from its start to
-    the line that times its response, and the output tokens generated before that line was written (0:
+    the line that times its response, and the output characters generated before that line was written (0:
     the time ends at the first token; None: the source does not show them, e.g. a thinking block whose
     text the transcript leaves empty)."""
 
@@ -47,7 +47,7 @@ class Fit:
     n: int                                   # requests measured
     repeated: int = 0                        # of them, with equal start and response stamps (left out)
     ungenerated: int = 0                     # of them, whose generation before the timed line is unknown (left out)
-    generation_s_per_1k: float = 0.0         # seconds per 1,000 tokens generated before the timed line (not TTFT)
+    generation_s_per_1k: float = 0.0         # seconds per 1,000 characters generated before the timed line (not TTFT)
     latency: LatencyModel | None = None      # the fit on every usable request
     residuals: dict[str, float] = field(default_factory=dict)   # p5, p50, p95 of measured - fitted, s
     held: int = 0                            # requests held back for the check

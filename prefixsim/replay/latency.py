@@ -27,7 +27,7 @@ class LatencyFits:
         return fitted_document({f.model: (f.latency, {"requests": f.used, "residuals_s": f.residuals,
                                                       "held_back": f.held, "mae_held_s": f.mae_held,
                                                       "mae_constant_s": f.mae_constant,
-                                                      "generation_s_per_1k": f.generation_s_per_1k,
+                                                      "generation_s_per_1k_chars": f.generation_s_per_1k,
                                                       "left_out_generation_unknown": f.ungenerated,
                                                       "beats_constant": f.beats_constant})
                                 for f in self.fits if f.latency is not None})

@@ -16,7 +16,7 @@ def latency_text(fits: LatencyFits, width: int) -> str:
     out = ["", "time to first token (overhead + a x uncached + b x cached tokens; uncached: input and cache "
                "writes), fitted per model id to each request's start and its first response line, least absolute "
                "deviations; a transcript writes that line once its content block is complete, so the block's "
-               "generation (g x its tokens) is fitted beside it and left out of the time to first token"]
+               "generation (g x its characters) is fitted beside it and left out of the time to first token"]
     if fits.untimed:
         out.append(f"{fits.untimed:,} requests not fitted: their source logs no response time (only Claude Code "
                    "transcripts and Codex rollouts time a request)")
@@ -41,8 +41,10 @@ def latency_text(fits: LatencyFits, width: int) -> str:
         out.append(f"  fit        {lm.overhead_s:.3g} s + {lm.uncached_s_per_1k:.3g} s/1K uncached + "
                    f"{lm.cached_s_per_1k:.3g} s/1K cached, on {f.used:,} requests{fixed}")
         if f.generation_s_per_1k > 0:
-            out.append(f"  generated  the first line's block at {1000 / f.generation_s_per_1k:,.0f} tokens/s "
-                       f"(g {f.generation_s_per_1k:.3g} s/1K), not part of the time to first token")
+            chars = 1000 / f.generation_s_per_1k
+            out.append(f"  generated  the first line's block at {chars:,.0f} characters/s (about {chars / 4:,.0f} "
+                       f"tokens/s at 4 a token; g {f.generation_s_per_1k:.3g} s/1K characters), not part of the time "
+                       "to first token")
         r = {k: round(v, 2) + 0.0 for k, v in f.residuals.items()}   # + 0.0: no "-0.00"
         out.append(f"  residuals  measured - fitted: p5 {r['p5']:+.2f} s, p50 {r['p50']:+.2f} s, p95 {r['p95']:+.2f} s")
         verdict = "beats it" if f.beats_constant else \

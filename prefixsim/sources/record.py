@@ -79,7 +79,7 @@ class Record:
     #: The source timed the request: `call.ttft` is its response's stamp less its start's (Claude Code
     #: transcripts, Codex rollouts), not a default; `replay --latency` fits only such requests.
     timed: bool = False
-    #: Output tokens the response generated before the line that times it was written (a Claude Code
+    #: Output characters the response generated before the line that times it was written (a Claude Code
     #: transcript writes a response's first line once its first content block is complete): 0 where the
     #: time ends at the first token, None where the source does not show them (a thinking block logged
     #: without its text). `replay --latency` takes their decoding out of the time to first token.

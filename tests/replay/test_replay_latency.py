@@ -26,18 +26,19 @@ def test_a_claude_code_session_is_fitted_and_checked_against_a_constant(capsys, 
     assert "claude-opus-4-6: 140 requests" in text and "claude-sonnet-4-5: 12 requests" in text
     # each of the 140 held back once, predicted by the fit on the other 112: it beats their median's error
     assert "held back  each request once (140, 5 folds by position), predicted by the fit\n             on the " \
-           "others: median absolute error 0.488 s; a constant (the\n             others' median, about 3.56 s) " \
+           "others: median absolute error 0.468 s; a constant (the\n             others' median, about 3.56 s) " \
            "0.814 s: beats it" in text
-    # the first line's block is generated at 44 tokens/s, and that is not part of the time to first token
-    assert "generated  the first line's block at 44 tokens/s (g 22.6 s/1K), not part of" in text
-    # 12 requests, and the fit does not beat the constant: said, in so many words
-    assert "0.376 s; a constant (the\n             others' median, about 2.77 s) 0.306 s: does not beat it" in text
-    assert "caching saved 166 s (29.9%)" in text
+    # the first line's block is generated at 189 characters a second, not part of the time to first token
+    assert "generated  the first line's block at 189 characters/s (about 47 tokens/s at 4" in text
+    # the sub-agent's 12 requests: the fit beats the constant too
+    assert "0.267 s; a constant (the\n             others' median, about 2.77 s) 0.306 s: beats it" in text
+    assert "caching saved 128 s (24.5%)" in text
     doc = json.loads(out_file.read_text())
     opus = doc["models"]["claude-opus-4-6"]
     assert doc["format"] == "prefixsim-latency" and opus["requests"] == 140 and opus["held_back"] == 140
-    assert (opus["mae_held_s"], opus["mae_constant_s"], opus["beats_constant"]) == (0.4882, 0.814, True)
-    assert opus["generation_s_per_1k"] == pytest.approx(22.5935, abs=1e-4) and opus["left_out_generation_unknown"] == 0
+    assert (opus["mae_held_s"], opus["mae_constant_s"], opus["beats_constant"]) == (0.4682, 0.814, True)
+    assert opus["generation_s_per_1k_chars"] == pytest.approx(5.3019, abs=1e-4)
+    assert opus["left_out_generation_unknown"] == 0
     assert "wrote the fitted latency model of 2 model id(s)" in err
     # the file is what a scenario's `latency: {from: ...}` reads, for the same model id
     (tmp_path / "s.yaml").write_text("name: fitted\nmodel: claude-opus-4-6\nlatency: {from: fitted.json}\n"
@@ -80,6 +81,18 @@ def test_held_back_error_against_a_constant_on_every_claude_code_session_of_test
         model = block.split(":")[0]
         held = block.split("median absolute error ")[1]
         got[model] = (float(held.split(" s;")[0]), float(held.split(") ")[1].split(" s:")[0]), "beats it" in held)
-    assert got == {"claude-sonnet-4": (0.287, 0.485, True), "claude-opus-4-6": (0.46, 0.788, True),
-                   "claude-opus-4-5": (0.285, 0.522, True), "claude-sonnet-4-5": (0.55, 1.353, True),
-                   "claude-haiku-4-5": (0.301, 0.709, True), "claude-opus-4": (0.405, 0.575, True)}
+    assert got == {"claude-sonnet-4": (0.287, 0.485, True), "claude-opus-4-6": (0.446, 0.788, True),
+                   "claude-opus-4-5": (0.305, 0.522, True), "claude-sonnet-4-5": (0.553, 1.353, True),
+                   "claude-haiku-4-5": (0.249, 0.709, True), "claude-opus-4": (0.424, 0.575, True)}
+
+
+def test_a_fit_that_does_not_beat_the_constant_says_so():
+    from prefixsim.latency.fit import Fit
+    from prefixsim.latency.model import LatencyModel
+    from prefixsim.replay.latency import LatencyFits
+    from prefixsim.report.replay_latency import latency_text
+    fit = Fit("m", 12, latency=LatencyModel(1.0, 0.1, 0.01), residuals={"p5": -0.1, "p50": 0.0, "p95": 0.2}, held=12,
+              mae_held=0.376, mae_constant=0.306, constant=2.77)
+    text = " ".join(latency_text(LatencyFits(fits=[fit], saved={"m": (10.0, 12.0)}), 100).split())
+    assert "median absolute error 0.376 s; a constant (the others' median, about 2.77 s) 0.306 s: does not beat it: " \
+           "these times carry too little of the prompt's size to fit" in text

@@ -49,7 +49,7 @@ class Raw:
     env: str = ""        # the working directory the system prompt names (its session part changes with it)
     thinking: str = ""   # the turn's thinking setting ("" off): a change invalidates the messages (or all)
     folder: str = ""     # the directory the session was launched in (its project's MCP servers and settings)
-    generated: int | None = 0   # output tokens written by the response's earliest line (generated.py)
+    generated: int | None = 0   # output characters written by the response's earliest line (generated.py)
     said: int | None = None     # a request opening a user turn: tokens of the text typed (else None)
     stripped: bool = False      # its prompt leaves out earlier turns' thinking (`fork` is where it returns)
     suggests: bool = False      # its harness version may send the prompt-suggestion request (versions.py)

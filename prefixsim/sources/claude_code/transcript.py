@@ -60,7 +60,7 @@ from prefixsim.sources.claude_code.order import causal
 from prefixsim.sources.claude_code.sniff import is_transcript_array
 from prefixsim.sources.claude_code.thinking import TurnSettings
 from prefixsim.sources.claude_code.file_notes import FileNotes
-from prefixsim.sources.claude_code.generated import add, generated_tokens, text_tokens
+from prefixsim.sources.claude_code.generated import add, generated_chars, text_tokens
 from prefixsim.sources.claude_code.versions import drops_earlier_thinking, prompt_follows_cd, suggests_prompts
 from prefixsim.sources.files import check_regular, not_regular
 from prefixsim.sources.jsonl import iter_jsonl
@@ -170,7 +170,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
     settings = TurnSettings()            # the thinking setting of each stream's turns
     out: list[Raw] = []
     at: dict[str, int] = {}              # request id -> its call's index in `out` (this file's calls)
-    through: dict[str, int | None] = {}  # request id -> tokens its lines so far hold (generated.py)
+    through: dict[str, int | None] = {}  # request id -> characters its lines so far hold (generated.py)
     typed: dict[str, int] = {}           # stream -> tokens of the user text typed since its latest request
     where = str(path)   # one string shared by the file's calls: a walk keeps every call
 
@@ -304,7 +304,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             # began at the earliest of them, by which every block before it was generated
             when = time_or_none(o.get("timestamp"))
             done = out[at[rid]]
-            through[rid] = add(through[rid], generated_tokens(msg.get("content")))
+            through[rid] = add(through[rid], generated_chars(msg.get("content")))
             if when is not None and when < done.response:
                 start = min(done.start, when)
                 out[at[rid]] = replace(done, response=when, start=start, timestamp=_iso(start),
@@ -321,7 +321,7 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             problems.skip(where, n, f"request {rid} has no usage (nothing to compare with)")
             return None
         response = parse_time(o.get("timestamp"))
-        through[rid] = generated_tokens(msg.get("content"))
+        through[rid] = generated_chars(msg.get("content"))
         parent = o.get("parentUuid")
         parent_stamp = stamps.get(parent) if isinstance(parent, str) else None
         start = min(response, parse_time(parent_stamp)) if parent_stamp else response
