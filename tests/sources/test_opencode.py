@@ -158,6 +158,38 @@ def test_the_sqlite_database_is_read_read_only(tmp_path):
     assert db.read_bytes() == before
 
 
+def test_each_layout_reads_the_sessions_opencode_version(tmp_path):
+    """The version decides whether `tokens.input` holds the cached tokens (docs/rules.md#opencode-sessions):
+    an OpenAI session of 0.15.8 stored input 6,000 with 4,000 of it read."""
+    from prefixsim.sources.opencode import storage
+
+    info = session("ses_v", 0) | {"version": "0.15.8"}
+    messages = [user("msg_1", "ses_v", 100),
+                assistant("msg_2", "ses_v", "msg_1", 200, [(tokens(6000, 4000, 0), 0)], provider="openai", model="gpt-5")]
+    write_storage(tmp_path / "storage", [(info, messages)])
+    export = tmp_path / "ses_v.json"
+    export.write_text(json.dumps({"info": info, "messages": [{"info": m, "parts": p} for m, p in messages]}))
+    db = tmp_path / "db" / "opencode.db"
+    db.parent.mkdir()
+    con = sqlite3.connect(db)
+    con.executescript("CREATE TABLE session (id TEXT PRIMARY KEY, parent_id TEXT, version TEXT, time_created INTEGER);"
+                      "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, data TEXT);"
+                      "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, data TEXT);")
+    con.execute("INSERT INTO session VALUES (?,?,?,?)", ("ses_v", None, "0.15.8", T0))
+    for m, parts in messages:
+        con.execute("INSERT INTO message VALUES (?,?,?)", (m["id"], "ses_v", json.dumps(m)))
+        for prt in parts:
+            con.execute("INSERT INTO part VALUES (?,?,?,?)", (prt["id"], m["id"], "ses_v", json.dumps(prt)))
+    con.commit()
+    con.close()
+    for path in (tmp_path / "storage", export, db):
+        assert [s.version for s in storage.load(path)] == ["0.15.8"]
+        with collecting() as found:
+            [r] = load(path)
+        assert (r.observed.input_tokens, r.observed.cache_read, r.observed.prompt_tokens) == (2000, 4000, 6000)
+        assert any("read as including the cached tokens: its recorded version 0.15.8" in str(n) for n in found.notes)
+
+
 def test_a_malformed_file_is_skipped_and_named_and_the_rest_replays(tmp_path):
     root = tmp_path / "storage"
     write_storage(root, [MAIN])

@@ -8,11 +8,16 @@ What the source (`packages/opencode/src/session/`) says, and what is read from i
   message, later ones one assistant message per step; either way each `step-finish` is one request.
   An assistant message without any (an export or a version that kept only the message) is one request
   with the message's `tokens`; tokens all zero (an aborted or failed call) is no request.
-- the usage (`Session.getUsage`): `tokens.input` is the uncached input for every provider (OpenCode
-  subtracts `cache.read` and `cache.write` where the provider counts them inside the input: all but
-  Anthropic and Bedrock), `cache.read` / `cache.write` the cached and written tokens, `output` the
-  response (reasoning included: the AI SDK's outputTokens), `reasoning` that share again. The prompt is
-  input + cache.read + cache.write.
+- the usage (`Session.getUsage`): `tokens.input` is the uncached input for every provider in current
+  versions (OpenCode subtracts `cache.read` and `cache.write` where the AI SDK counts them inside the
+  input), `cache.read` / `cache.write` the cached and written tokens, `output` the response (reasoning
+  included: the AI SDK's outputTokens), `reasoning` that share again. The prompt is input + cache.read +
+  cache.write. Two ranges of versions stored `input` with the cached tokens inside (`_semantics`):
+  every provider but Anthropic and Bedrock before 1.0.62 (the subtraction came with commit c8bda598,
+  PR #4256, 2025-11-12), and Anthropic and Bedrock in 1.3.4 and 1.3.5 (AI SDK v6, c33d9996, made their
+  input inclusive too; 72c77d0e, PR #19758, subtracts it from 1.3.6 on). Such a session's prompt is
+  `input` itself and its uncached part input - cache.read - cache.write; which a session is, its
+  recorded `version` says, or else its data.
 - a step starts at its assistant message's `time.created` (the first step) or when the previous step's
   tools finished (`state.time.end`: their results are what the next step sends); its response begins at
   its first text or reasoning part.
@@ -28,6 +33,7 @@ non-system messages, which `_anthropic` places on the rebuilt blocks.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -76,19 +82,116 @@ def _rules(provider: object, model: object) -> tuple[str, str]:
     return known, check_model(name, known)
 
 
-def _tokens(t: object) -> tuple[int, int, Usage]:
-    """(prompt, output, observed usage) of a `tokens` object."""
+def _counts(t: object) -> tuple[int, int, int, int]:
+    """(input, cache read, cache write, output) as a `tokens` object stores them."""
     if not isinstance(t, dict):
         raise UserError("tokens is not an object")
     cache = t.get("cache") or {}
     if not isinstance(cache, dict):
         raise UserError("tokens.cache is not an object")
-    inp = token_count(t.get("input"), "tokens.input")
-    read = token_count(cache.get("read"), "tokens.cache.read")
-    write = token_count(cache.get("write"), "tokens.cache.write")
-    out = token_count(t.get("output"), "tokens.output")
+    return (token_count(t.get("input"), "tokens.input"), token_count(cache.get("read"), "tokens.cache.read"),
+            token_count(cache.get("write"), "tokens.cache.write"), token_count(t.get("output"), "tokens.output"))
+
+
+def _tokens(t: object, inclusive: bool = False) -> tuple[int, int, Usage]:
+    """(prompt, output, observed usage) of a `tokens` object; `inclusive`: its `input` holds the cache
+    read and write (the versions `_semantics` names), so the prompt is `input` and the uncached part
+    what is left of it."""
+    inp, read, write, out = _counts(t)
+    if inclusive and inp >= read + write:
+        inp -= read + write
     return inp + read + write, out, checked_usage(Usage(input_tokens=inp, cache_write_5m=write, cache_read=read,
                                                         output_tokens=out))
+
+
+#: OpenCode provider ids whose AI SDK package reported input without the cached tokens (`getUsage`'s
+#: `excludesCachedTokens`: provider metadata `anthropic` or `bedrock`, which Vertex AI's Claude shares).
+EXCLUDING = frozenset({"anthropic", "amazon-bedrock", "google-vertex-anthropic"})
+#: The first release whose `getUsage` subtracted the cached tokens of every other provider (c8bda598,
+#: 2025-11-12; release v1.0.62, 2025-11-13), and the releases that kept Anthropic's and Bedrock's inside
+#: (AI SDK v6, c33d9996, from v1.3.4, 2026-03-29; fixed by 72c77d0e in v1.3.6, the same day).
+SUBTRACTS_FROM = (1, 0, 62)
+EXCLUDING_INCLUSIVE = ((1, 3, 4), (1, 3, 6))
+#: How far a read may pass the previous request's input before it proves that input left the reads
+#: out (a few tokens of framing; a read is the previous prompt less its last tokens).
+SLACK = 32
+
+
+def _release(version: str | None) -> tuple[int, int, int] | None:
+    """A release's (major, minor, patch); None for no version or a development build (0.0.0-…)."""
+    m = re.match(r"(\d+)\.(\d+)\.(\d+)", version or "")
+    v = tuple(int(g) for g in m.groups()) if m else None
+    return v if v and v != (0, 0, 0) else None
+
+
+def _by_version(release: tuple[int, int, int], excluding: bool) -> bool:
+    """Whether that release stored this provider class's `input` with the cached tokens inside."""
+    if excluding:
+        return EXCLUDING_INCLUSIVE[0] <= release < EXCLUDING_INCLUSIVE[1]
+    return release < SUBTRACTS_FROM
+
+
+def _by_data(steps: list[tuple[int, int, int]]) -> tuple[bool | None, str]:
+    """(inclusive, why) from a session's (input, read, write) in request order; None where the data
+    decides nothing. Inclusive input is the whole prompt, so it is never below its reads and writes, and
+    a read (a prefix of what was sent before) never passes the previous request's input; uncached input
+    is what the reads left, so a later read runs past the previous input by that request's own reads."""
+    prev: tuple[int, int, int] | None = None
+    shown = ""
+    for k, (inp, read, write) in enumerate(steps, start=1):
+        if inp < read + write:
+            return False, f"request {k}'s input {inp:,} is below its cache read and write {read + write:,}"
+        if prev is not None and prev[0] > 0 and read > prev[0] + SLACK:
+            return False, f"request {k} read {read:,}, more than request {k - 1}'s whole input {prev[0]:,}"
+        if not shown and prev is not None and prev[1] > SLACK and read > SLACK:
+            shown = (f"each input holds its reads and writes, and request {k} read {read:,} after request "
+                     f"{k - 1} read {prev[1]:,}: within that request's input {prev[0]:,}, where an uncached "
+                     f"input would have left {prev[0] + prev[1]:,} cached")
+        prev = (inp, read, write)
+    return (True, shown) if shown else (None, "")
+
+
+def _semantics(s: Session, where: str) -> dict[bool, bool]:
+    """Whether each provider class of the session (Anthropic-like: True) stores `input` with the cached
+    tokens inside: by the session's recorded version, or where it has none by its data, else as OpenCode
+    stores it now (uncached); a note says which and why, for each class that read or wrote a cache. A
+    proof in the data outweighs the version (a session created by one version and continued by another)."""
+    steps: dict[bool, list[tuple[int, int, int]]] = {}
+    for m in sorted(s.messages, key=lambda m: (_ms(_time_of(m.info)) or 0, str(m.info.get("id", "")))):
+        if m.info.get("role") != "assistant":
+            continue
+        excluding = m.info.get("providerID") in EXCLUDING
+        for tokens, _, _ in _steps(m):
+            try:
+                inp, read, write, out = _counts(tokens)
+            except UserError:
+                continue   # named when the message is read
+            if inp or read or write or out:
+                steps.setdefault(excluding, []).append((inp, read, write))
+    release = _release(s.version)
+    out: dict[bool, bool] = {}
+    for excluding, seen in steps.items():
+        found, why = _by_data(seen)
+        if release is not None:
+            inclusive = _by_version(release, excluding)
+            reason = f"its recorded version {s.version} " + (
+                ("stored Anthropic's and Bedrock's input with the cached tokens inside (1.3.4 and 1.3.5)"
+                 if excluding else "stored this provider's input with the cached tokens inside (before 1.0.62)")
+                if inclusive else "stores the input without them")
+            if found is False and inclusive:
+                inclusive, reason = False, f"{reason}, but {why} (a later version continued the session?)"
+        elif found is not None:
+            inclusive, reason = found, f"no recorded version; {why}"
+        else:
+            inclusive = False
+            reason = ("no recorded version and nothing in the data decides: read as OpenCode stores it "
+                      "since 1.0.62 (1.3.6 for Anthropic and Bedrock)")
+        out[excluding] = inclusive
+        if any(r or w for _, r, w in seen):
+            kind = "Anthropic/Bedrock" if excluding else "non-Anthropic"
+            problems.note(where, None, f"session {s.id}: {kind} tokens.input read as "
+                          f"{'including' if inclusive else 'excluding'} the cached tokens: {reason}")
+    return out
 
 
 def _ms(value: object) -> float | None:
@@ -135,6 +238,7 @@ def parse(s: Session, stream: str, kind: str, seen: set[str], order: int) -> lis
     forked session's copies of its parent's messages (same times, same tokens) are read once."""
     out: list[Raw] = []
     st: dict = {"turn": False, "first": "", "event": None, "at": _ms(s.created)}
+    inclusive = _semantics(s, s.where)
     messages = sorted(s.messages, key=lambda m: (_ms(_time_of(m.info)) or 0, str(m.info.get("id", ""))))
 
     def one(m: Message) -> None:
@@ -152,7 +256,7 @@ def parse(s: Session, stream: str, kind: str, seen: set[str], order: int) -> lis
         mine: list[Raw] = []   # kept only once the whole message reads: a message is skipped whole
         state = dict(st)
         for i, (tokens, ended, began) in enumerate(_steps(m)):
-            prompt, output, usage = _tokens(tokens)
+            prompt, output, usage = _tokens(tokens, inclusive.get(info.get("providerID") in EXCLUDING, False))
             if prompt == 0 and output == 0:
                 continue   # an aborted or failed step: no usage to compare
             provider, model = (provider, model) if provider else _rules(info.get("providerID"), info.get("modelID"))

@@ -5,7 +5,7 @@ OpenCode (`packages/opencode/src/storage/`) has kept sessions three ways:
 - JSON storage, the versions before the SQLite move: under `<data>/storage/`, `session/<projectID>/<id>.json`,
   `message/<sessionID>/<id>.json`, `part/<messageID>/<id>.json` (`storage.ts`). Ids are
   `Identifier.ascending` (a time prefix), so name order is creation order.
-- SQLite, later versions: `<data>/opencode.db`, tables `session` (`id`, `parent_id`, `time_created`),
+- SQLite, later versions: `<data>/opencode.db`, tables `session` (`id`, `parent_id`, `time_created`, `version`),
   `message` and `part` (`id`, `message_id`, `session_id`, the rest of the object as JSON in `data`); the
   first start of such a version migrates the JSON storage into it (`json-migration.ts`), which stays on
   disk. Read here with sqlite3 in read-only mode: the replay never writes to a user's database.
@@ -68,6 +68,8 @@ class Session:
     created: float         # ms
     where: str
     messages: list[Message] = field(default_factory=list)
+    #: the OpenCode version that created it (session info's `version`; None where the layout keeps none)
+    version: str | None = None
 
 
 def _json_file(path: Path, banner: bool = False) -> object:
@@ -160,7 +162,8 @@ def _from_export(path: Path) -> Session:
     info = _obj(doc.get("info"), "the export's info")
     if not isinstance(doc.get("messages"), list):
         raise UserError("an OpenCode export has a `messages` list", str(path))
-    s = Session(str(info.get("id") or path.stem), _parent(info.get("parentID")), _time(info), str(path))
+    s = Session(str(info.get("id") or path.stem), _parent(info.get("parentID")), _time(info), str(path),
+                version=_version(info))
     for i, m in enumerate(doc["messages"]):
         def one(m: object = m) -> Message:
             m = _obj(m, "a message")
@@ -179,6 +182,12 @@ def _parent(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _version(info: dict) -> str | None:
+    """The OpenCode version a session's info records (`version`, set when the session is created)."""
+    v = info.get("version")
+    return v.strip() if isinstance(v, str) and v.strip() else None
+
+
 def session_file(path: Path) -> Path | None:
     """The storage root of a session file given alone (`storage/session/<projectID>/<id>.json`)."""
     if path.suffix == ".json" and path.parent.parent.name == "session" and len(path.parents) > 2:
@@ -192,7 +201,7 @@ def _from_storage(root: Path, only: str | None = None) -> list[Session]:
     for f in sorted((root / "session").glob("*/*.json")):
         info = problems.guarded(str(f), None, lambda f=f: _obj(_json_file(f), "a session file"))
         if info is not None:
-            sessions.append(Session(f.stem, _parent(info.get("parentID")), _time(info), str(f)))
+            sessions.append(Session(f.stem, _parent(info.get("parentID")), _time(info), str(f), version=_version(info)))
     if only is not None:
         keep = {only}
         for _ in sessions:   # a sub-agent's sub-agents too, however deep
@@ -224,9 +233,12 @@ def _from_db(db: Path) -> list[Session]:
         raise UserError(f"cannot open the OpenCode database: {e}", where) from None
     try:
         sessions = {}
-        for sid, parent, created in _rows(con, where, "SELECT id, parent_id, time_created FROM session ORDER BY id"):
+        columns = {row[1] for row in _rows(con, where, "PRAGMA table_info(session)")}
+        version = "version" if "version" in columns else "NULL"   # the session's OpenCode version, where kept
+        for sid, parent, created, v in _rows(con, where, "SELECT id, parent_id, time_created, "
+                                                         f"{version} FROM session ORDER BY id"):
             when = created if isinstance(created, (int, float)) and not isinstance(created, bool) else 0
-            sessions[sid] = Session(str(sid), _parent(parent), float(when), where)
+            sessions[sid] = Session(str(sid), _parent(parent), float(when), where, version=_version({"version": v}))
         parts: dict[str, list[dict]] = {}
         for pid, mid, data in _rows(con, where, "SELECT id, message_id, data FROM part ORDER BY message_id, id"):
             p = problems.guarded(where, None, _row, data, where=f"part {pid}")
@@ -423,7 +435,7 @@ def _from_events(path: Path) -> list[Session]:
     gone = {sid for sid, (info, _) in fold.sessions.items() if info.get("deleted") is True}
     for sid, (info, _) in fold.sessions.items():
         if sid not in gone:
-            sessions[sid] = Session(sid, _parent(info.get("parentID")), _time(info), where)
+            sessions[sid] = Session(sid, _parent(info.get("parentID")), _time(info), where, version=_version(info))
     for mid in sorted(fold.messages):
         info, line = fold.messages[mid]
         sid = info["sessionID"]
