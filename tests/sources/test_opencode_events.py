@@ -217,7 +217,7 @@ def test_a_file_of_another_format_is_refused_naming_the_event_stream_among_the_l
 def test_replay_help_lists_the_event_stream_under_source():
     res = CliRunner().invoke(cli, ["replay", "--help"])
     line = next(x for x in res.output.splitlines() if x.strip().startswith("opencode:"))
-    assert "event stream" in line and "opencode export" in line
+    assert "event stream" in line and "export" in line
 
 
 def versioned(tmp_path, steps, version=None, provider="openai", model="gpt-5"):
