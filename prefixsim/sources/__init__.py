@@ -143,12 +143,12 @@ def _looks(p: Path) -> str:
 def _opencode(p: Path) -> bool:
     """OpenCode's data dir or storage folder, its database, an `opencode export` document, or an event
     stream (any name: a client keeps it as .json, .jsonl or the SSE text)."""
-    from prefixsim.sources.opencode import storage   # lazy: other replays never load it
+    from prefixsim.sources.opencode import events, storage   # lazy: other replays never load them
 
     if p.is_dir():
         return storage.storage_root(p) is not None or storage.database(p) is not None
     return p.is_file() and (storage.is_database(p) or (p.suffix == ".json" and (
-        storage.is_export(p) or storage.session_file(p) is not None)) or storage.is_events(p))
+        storage.is_export(p) or storage.session_file(p) is not None)) or events.is_events(p))
 
 
 def _gemini_cli_json(p: Path) -> bool:

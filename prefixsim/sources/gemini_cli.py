@@ -27,7 +27,7 @@ from prefixsim.core.tokens import remembered_count
 from prefixsim.errors import UserError
 from prefixsim.model import Usage
 from prefixsim.sources import problems
-from prefixsim.sources.claude_code.calibrate import _iso
+from prefixsim.sources.claude_code.raw import _iso
 from prefixsim.sources.stamps import parse_time
 from prefixsim.sources.codex.calibrate import Calibrator
 from prefixsim.sources.codex.rollout import Raw

@@ -14,7 +14,7 @@ from prefixsim import sources
 from prefixsim.core import sharedseq
 from prefixsim.core import simulator as runner
 from prefixsim.replay import replay, to_json
-from prefixsim.sources.claude_code import calibrate
+from prefixsim.sources.claude_code import calibrate, stream
 
 
 def long_session(tmp_path, requests=150):
@@ -55,7 +55,7 @@ def test_sharing_and_cutting_in_place_change_no_outcome(tmp_path, monkeypatch):
     assert sum(r.predicted.cache_read for r in result.rows) > 0
     shared = json.dumps(to_json(result), sort_keys=True)
     # flat tuples per request, and a runner whose views copy the stream's lists before cutting them
-    monkeypatch.setattr(calibrate, "MIN_SHARED", 10**9)
+    monkeypatch.setattr(stream, "MIN_SHARED", 10**9)
     real = runner.view
 
     def copying(req, d0, ref, own, *a, **k):
@@ -91,7 +91,7 @@ def test_real_sessions_give_the_same_outcome_as_requests_built_afresh(folder, mo
     shared = json.dumps(to_json(replay(sources.open_many([root], None, errors=[]))), sort_keys=True)
 
     def afresh(st, ttl, tail):
-        return (*calibrate._mark(st.blocks, ttl), *tail)
+        return (*stream._mark(st.blocks, ttl), *tail)
 
     monkeypatch.setattr(calibrate, "_request_blocks", afresh)
     flat = json.dumps(to_json(replay(sources.open_many([root], None, errors=[]))), sort_keys=True)

@@ -11,7 +11,7 @@ from cc_fixtures import Transcript, stamp
 
 from prefixsim.replay import replay
 from prefixsim.sources import load
-from prefixsim.sources.claude_code.calibrate import Raw
+from prefixsim.sources.claude_code.raw import Raw
 from prefixsim.sources.claude_code.order import MIN_TTFT, causal
 
 

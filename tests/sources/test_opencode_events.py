@@ -10,7 +10,7 @@ from conftest import cli_run, data_file, replay_says
 from prefixsim.cli import cli
 from prefixsim.replay import replay
 from prefixsim.sources import _kinds, detect, load
-from prefixsim.sources.opencode import storage
+from prefixsim.sources.opencode import events, storage
 from prefixsim.sources.problems import collecting
 
 PLANNING = data_file("opencode", "opencode-nvim-planning.json")
@@ -189,19 +189,19 @@ def test_detection_never_confuses_an_event_stream_with_another_format(tmp_path):
         {"info": message("msg_01", "user", 0)["properties"]["info"], "parts": []}]}
     export = tmp_path / "export.json"
     export.write_text(json.dumps(doc))
-    assert storage.is_export(export) and not storage.is_events(export)
-    assert not storage.is_export(PLANNING) and storage.is_events(PLANNING)
+    assert storage.is_export(export) and not events.is_events(export)
+    assert not storage.is_export(PLANNING) and events.is_events(PLANNING)
     # every other real file in tests/data keeps its own format
     for other in [data_file("codex").iterdir().__next__(), data_file("gemini-cli", "gemini-cli-pomodoro-timer.json"),
                   data_file("langfuse", "langgraph-js-2025-10-30.trace.json"),
                   data_file("litellm", "standard_logging_payload.json"),
                   data_file("claude-code", "claude-code-stuffs", "chat.json")]:
-        assert not storage.is_events(other), other
+        assert not events.is_events(other), other
         assert detect(other) != "opencode"
     # events of another bus ({type, properties} without OpenCode's ses_ ids) are not OpenCode's
     alien = tmp_path / "bus.jsonl"
     alien.write_text(json.dumps({"type": "message.updated", "properties": {"info": {"id": "m1", "sessionID": "s1"}}}) + "\n")
-    assert not storage.is_events(alien)
+    assert not events.is_events(alien)
     # and no other reader claims a line of an OpenCode stream
     assert list(_kinds(as_jsonl(PLANNING, tmp_path))) == []
 

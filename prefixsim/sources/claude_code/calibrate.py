@@ -3,16 +3,16 @@ observed usage (`Calibrator`): the two static entries, the history grown by what
 breakpoints where the harness puts them (the rules are in claude_code.py's docstring)."""
 from __future__ import annotations
 
-import datetime as dt
 import heapq
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import lru_cache
 
 import xxhash
 
-from prefixsim.core.sharedseq import MIN_SHARED, PrefixTuple
 from prefixsim.model import Block, Call, Layer, Request, Usage
 from prefixsim.sources.claude_code.generations import Generations
+from prefixsim.sources.claude_code.raw import Raw
+from prefixsim.sources.claude_code.stream import _grow, _mark, _reply_block, _request_blocks, _Stream
 from prefixsim.sources.claude_code.versions import uncertain_cd
 from prefixsim.sources.record import Record
 
@@ -23,67 +23,6 @@ KEPT_RECENT = 5
 #: A new user turn whose read passes what its logged requests cached by more than this many tokens read
 #: into the reply before it: what the harness's end-of-turn request cached (`Calibrator._turn_end`).
 TURN_END_SLACK = 10
-
-
-@dataclass(frozen=True, slots=True)
-class Raw:
-    """One deduplicated API call as the transcript shows it, before calibration."""
-
-    request_id: str
-    stream: str
-    kind: str            # main | agent | compaction
-    family: str          # who shares the static prefix
-    model: str
-    start: float
-    response: float
-    usage: Usage
-    timestamp: str
-    path: str
-    line: int
-    parent: str | None   # the stream a compaction call forks
-    event: str | None    # compaction | rerender | None: the history before this call was replaced
-    first_text: str      # visible text of the stream's first user message (for the static estimate)
-    order: int
-    shared: str = ""     # who shares the cross-session prefix: harness version, main or agent type, model
-    fork: str | None = None   # the earlier request of the stream whose reply this prompt follows (a rewind)
-    env: str = ""        # the working directory the system prompt names (its session part changes with it)
-    thinking: str = ""   # the turn's thinking setting ("" off): a change invalidates the messages (or all)
-    folder: str = ""     # the directory the session was launched in (its project's MCP servers and settings)
-    generated: int | None = 0   # output characters written by the response's earliest line (generated.py)
-    said: int | None = None     # a request opening a user turn: tokens of the text typed (else None)
-    stripped: bool = False      # its prompt leaves out earlier turns' thinking (`fork` is where it returns)
-    suggests: bool = False      # its harness version may send the prompt-suggestion request (versions.py)
-
-
-def _iso(t: float) -> str:
-    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-@dataclass(slots=True)
-class _Stream:
-    blocks: list[Block]   # the stream's own list, grown in place (`_grow`); replaced, never cut
-    size: int          # B of the last request
-    epoch: int
-    static: int
-    ttl: str
-    model: str
-    #: this epoch's requests: request id -> (blocks, size) of the history it sent (a rewind returns there)
-    marks: dict[str, tuple[int, int]] = field(default_factory=dict)
-    #: request id -> size of its prompt through its reply, as a later read proved it cached
-    replies: dict[str, int] = field(default_factory=dict)
-    last: str = ""
-    # `blocks` with the two static entries marked with `marked` (their TTL), grown with it: the base
-    # every request of the stream shares its leading blocks with (`_request_blocks`). Whenever
-    # `blocks` is replaced (a rewind, better-measured static entries) it is reset to None.
-    base: list[Block] | None = None
-    marked: str = ""
-    thinking: str = ""   # the setting its latest request was sent with
-
-    @property
-    def nstatic(self) -> int:
-        """How many of `blocks` lead as the static prefix: 2 (the two entries), or 3 when the estimate
-        runs past what any read confirmed (`_static_blocks`: the rest is the first message's)."""
-        return 3 if len(self.blocks) > 2 and self.blocks[2].data.startswith(b"cc-context|") else 2
 
 
 class Calibrator:
@@ -381,50 +320,6 @@ def _thinking_params(thinking: str) -> tuple[bytes, bytes, bytes]:
     """The layer parameters of a turn's thinking setting: a change invalidates the messages, on every
     model (providers.tables.THINKING_LAYER)."""
     return (b"", b"", f"thinking={thinking}".encode()) if thinking else (b"", b"", b"")
-
-
-def _reply_block(stream: str, epoch: int, request_id: str, tokens: int) -> Block:
-    return Block(Layer.MESSAGES, f"cc-reply|{stream}|{epoch}|{request_id}".encode(), f"reply of {request_id}",
-                 tokens=tokens)
-
-
-def _grow(st: _Stream, delta: int, r: Raw) -> None:
-    """The history block a request added (`delta` tokens), appended in place: requests refer to the
-    stream's lists by their first k items only (`_request_blocks`), which appending never changes."""
-    if delta <= 0:
-        return
-    i = len(st.blocks)
-    b = Block(Layer.MESSAGES, f"cc-hist|{r.stream}|{st.epoch}|{i}|{r.request_id}".encode(),
-              f"history[{i + 1 - st.nstatic}] (added by {r.request_id})", tokens=delta)
-    st.blocks.append(b)
-    if st.base is not None:
-        st.base.append(b)
-
-
-def _request_blocks(st: _Stream, ttl: str, tail: tuple[Block, ...]) -> tuple[Block, ...] | PrefixTuple:
-    """The request's blocks: breakpoints on the two static entries and the last history block, none
-    elsewhere, then `tail`. Past MIN_SHARED blocks, the stream's marked base up to the last history
-    block and the rest, by reference (sharedseq.PrefixTuple): no per-request copy of the history, and
-    the runner finds what two requests share without comparing it."""
-    if st.base is None or st.marked != ttl:   # a new epoch, or the harness's TTL changed: marked anew
-        st.base = [st.blocks[0].with_breakpoint(ttl), st.blocks[1].with_breakpoint(ttl), *st.blocks[2:]]
-        st.marked = ttl
-    base = st.base
-    k = max(len(base) - 1, 2)
-    own = (base[-1].with_breakpoint(ttl),) + tail if len(base) > 2 else tail
-    if k < MIN_SHARED:
-        return (*base[:k], *own)
-    return PrefixTuple(base, k, own)
-
-
-def _mark(blocks: list[Block], ttl: str) -> list[Block]:
-    """Breakpoints on the two static entries and the last history block, none elsewhere (a stream's
-    blocks carry none, so only those are replaced: no per-block work on a long history)."""
-    out = list(blocks)
-    out[0] = out[0].with_breakpoint(ttl)
-    out[1] = out[1].with_breakpoint(ttl)
-    out[-1] = out[-1].with_breakpoint(ttl)
-    return out
 
 
 def _ttl_of(u: Usage, default: str) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from prefixsim.sources.claude_code.calibrate import Raw, _iso
+from prefixsim.sources.claude_code.raw import Raw, _iso
 
 #: The least time from a request's start to its response (and so to its cache write being readable).
 MIN_TTFT = 0.001

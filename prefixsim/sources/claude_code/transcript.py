@@ -49,7 +49,8 @@ from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thin
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code import hookdump
 from prefixsim.sources.claude_code.automatic import by_provider
-from prefixsim.sources.claude_code.calibrate import Calibrator, Raw, _iso
+from prefixsim.sources.claude_code.calibrate import Calibrator
+from prefixsim.sources.claude_code.raw import Raw, _iso
 from prefixsim.sources.claude_code.history import (RERENDER_MARKERS, message_of, new_history, not_yet_logged, reply_before,
                                                    through_progress)
 from prefixsim.sources.claude_code.message import not_only_tool_results as _not_only_tool_results

@@ -28,7 +28,7 @@ import xxhash
 from prefixsim.errors import UserError, shown
 from prefixsim.model import Usage
 from prefixsim.sources import problems
-from prefixsim.sources.claude_code.calibrate import _iso
+from prefixsim.sources.claude_code.raw import _iso
 from prefixsim.sources.stamps import parse_time
 from prefixsim.sources.files import check_regular
 from prefixsim.sources.jsonl import iter_jsonl

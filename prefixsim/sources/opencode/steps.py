@@ -44,11 +44,11 @@ from prefixsim.errors import UserError, shown
 from prefixsim.model import Usage
 from prefixsim.providers.model_ids import canonical_model
 from prefixsim.sources import problems
-from prefixsim.sources.claude_code.calibrate import _iso
+from prefixsim.sources.claude_code.raw import _iso
 from prefixsim.sources.codex.calibrate import Calibrator
 from prefixsim.sources.codex.rollout import Raw
 from prefixsim.sources.opencode import storage
-from prefixsim.sources.opencode.storage import Message, Session
+from prefixsim.sources.opencode.session import Message, Session
 from prefixsim.sources.record import Record, check_model, checked_usage, token_count
 
 #: OpenCode provider ids whose rules are known by name (any other: judged by the model id).
