@@ -71,9 +71,10 @@ def write_storage(root, sessions):
 MAIN = (session("ses_a", 0), [
     user("msg_01", "ses_a", 1000),
     # two steps in one message (the tool's result is the second step's new input), then a new turn
-    assistant("msg_02", "ses_a", "msg_01", 1100, [(tokens(3, 0, 14000), 2), (tokens(3, 14003, 600), 0)]),
+    # Anthropic reads what the step before wrote; its 3 uncached tokens lay past its last breakpoint
+    assistant("msg_02", "ses_a", "msg_01", 1100, [(tokens(3, 0, 14000), 2), (tokens(3, 14000, 603), 0)]),
     user("msg_03", "ses_a", 20_000, "now the docs"),
-    assistant("msg_04", "ses_a", "msg_03", 20_100, [(tokens(3, 14606, 500), 0)]),
+    assistant("msg_04", "ses_a", "msg_03", 20_100, [(tokens(3, 14603, 503), 0)]),
 ])
 CHILD = (session("ses_b", 3500, parent="ses_a"), [
     user("msg_11", "ses_b", 3500, "explore the repo"),
@@ -90,7 +91,7 @@ def test_json_storage_replays_each_step_under_anthropic_breakpoints(tmp_path):
     assert {r.provider for r in records} == {"anthropic"}
     # tokens.input is the uncached part; the prompt is input + cache read + cache write
     assert [r.observed.prompt_tokens for r in records] == [14003, 9005, 14606, 15109]
-    assert [r.observed.cache_read for r in records] == [0, 0, 14003, 14606]
+    assert [r.observed.cache_read for r in records] == [0, 0, 14000, 14603]
     # the second step starts when its tool finished (2 s after its text began)
     assert records[2].call.t - records[0].call.t > 3.9
     # one session file given alone: that session and its sub-agent's
@@ -226,7 +227,7 @@ def test_a_compaction_starts_a_new_epoch(tmp_path):
     compaction[1].append({"id": "prt_msg_05_1", "messageID": "msg_05", "sessionID": sid, "type": "compaction",
                           "auto": True})
     messages = [*MAIN[1], compaction,
-                assistant("msg_06", sid, "msg_05", 30_100, [(tokens(3, 15109, 0, out=900), 0)], summary=True,
+                assistant("msg_06", sid, "msg_05", 30_100, [(tokens(3, 15106, 0, out=900), 0)], summary=True,
                           mode="compaction", agent="compaction"),
                 user("msg_07", sid, 40_000, "continue"),
                 assistant("msg_08", sid, "msg_07", 40_100, [(tokens(3, 13999, 1500), 0)])]
@@ -239,7 +240,7 @@ def test_a_compaction_starts_a_new_epoch(tmp_path):
     assert records[3].call.request.blocks[1].tokens == records[4].call.request.blocks[1].tokens
     assert sum(b.tokens for b in records[4].call.request.blocks) == 15502
     rows = replay(records).rows
-    assert rows[3].predicted.cache_read == 15109
+    assert rows[3].predicted.cache_read == 15106   # all but the turn's 3 uncached tokens, past its breakpoint
     assert rows[4].predicted.cache_read == 13999   # the static prefix, at the second system message's breakpoint
 
 

@@ -63,8 +63,8 @@ def test_the_permission_stream_replays_a_sub_agents_two_claude_steps():
     assert {(r.provider, r.call.request.model) for r in records} == {("anthropic", "claude-sonnet-4-5")}
     assert {r.call.stream for r in records} == {CHILD}   # named under its parent's session
     rows = replay(records).rows
-    # the second reads what the first wrote, 2 over: the rebuilt first prompt caches its 2 uncached tokens
-    assert [(r.predicted.cache_read, r.predicted.cache_write_5m) for r in rows] == [(0, 24675), (24675, 2716)]
+    # the second reads what the first wrote: the first prompt's 2 uncached tokens lay past its last breakpoint
+    assert [(r.predicted.cache_read, r.predicted.cache_write_5m) for r in rows] == [(0, 24673), (24673, 2712)]
     assert [r.naive_read for r in rows] == [0, 24673]
 
 

@@ -41,7 +41,7 @@ import xxhash
 
 from prefixsim.core.tokens import remembered_count
 from prefixsim.errors import UserError, shown
-from prefixsim.model import Usage
+from prefixsim.model import Block, Usage
 from prefixsim.providers.model_ids import canonical_model
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code.raw import _iso
@@ -309,14 +309,26 @@ def raws(sessions: list[Session]) -> list[Raw]:
     return out
 
 
-def _anthropic(rec: Record) -> Record:
+def _anthropic(rec: Record, splits: dict[bytes, tuple[Block, Block]]) -> Record:
     """OpenCode's cache_control on an Anthropic request: the two system messages (here the cross-session
     prefix, tools and provider prompt, and the session's own system part) and the last two messages
-    (the latest blocks); Anthropic does not cache the generated output, so the reply is no `output`."""
+    (the latest blocks); Anthropic does not cache the generated output, so the reply is no `output`.
+    What the request did not read or write (`input_tokens`) lies after its last breakpoint: the end of
+    its last block, split off as a tail the breakpoint stops before, and split the same way wherever a
+    later request sends that block (`splits`: a block's bytes -> its cached head and its tail)."""
     req = rec.call.request
-    blocks = list(req.blocks)
-    marks = {i for i in (0, 1) if i < len(blocks) and (blocks[i].tokens or 0) > 0}
-    marks |= {i for i in range(max(2, len(blocks) - 2), len(blocks))}
+    blocks = [part for b in req.blocks for part in (splits.get(b.data) or (b,))]
+    tail = rec.observed.input_tokens if rec.observed is not None else 0
+    last = blocks[-1] if blocks else None
+    if last is not None and 0 < tail < (last.tokens or 0) and last.data not in splits:
+        head = replace(last, data=last.data + b"|head", tokens=last.tokens - tail, sees=None)
+        rest = replace(last, data=last.data + b"|tail", path=f"{last.path}: its end, after the last breakpoint",
+                       tokens=tail, sees=None)
+        splits[last.data] = (head, rest)
+        blocks[-1:] = [head, rest]
+    end = len(blocks) - 1 if blocks and blocks[-1].data.endswith(b"|tail") else len(blocks)
+    marks = {i for i in (0, 1) if i < end and (blocks[i].tokens or 0) > 0}
+    marks |= set(range(max(2, end - 2), end))
     for i in marks:
         blocks[i] = blocks[i].with_breakpoint("5m")
     call = replace(rec.call, request=replace(req, blocks=tuple(blocks), output=()))
@@ -331,4 +343,5 @@ def load(path: Path) -> list[Record]:
 def records(ordered: list[Raw]) -> list[Record]:
     """Records of calls given in start order, their prompts rebuilt (`Calibrator`), Anthropic's marked."""
     step = Calibrator(remembered_count("cl100k_base")).step
-    return [_anthropic(rec) if r.provider in CLAUDE else rec for r, rec in ((r, step(r)) for r in ordered)]
+    splits: dict[bytes, tuple[Block, Block]] = {}
+    return [_anthropic(rec, splits) if r.provider in CLAUDE else rec for r, rec in ((r, step(r)) for r in ordered)]
