@@ -4,8 +4,10 @@ thinking dropped on the models that drop it) and caches it, so the next user tur
 the user typed. A session sends it or not (a setting, a server flag): the replay takes it as sent where
 the session's latest new turn read past what its logged requests cached, and only from the version
 first seen sending it. Transcripts built here; sizes follow from the rule."""
+import datetime as dt
+
 import pytest
-from cc_fixtures import Transcript
+from cc_fixtures import T0, Transcript, stamp
 
 from conftest import replay_says
 from prefixsim import sources
@@ -45,7 +47,8 @@ def _session(first_read_past: bool = True) -> Transcript:
     t.user(70, RESULT)
     t.call(70, "r5", 21450, 400, model=SONNET, content=[THINK, TEXT])
     t.user(120, SECOND)
-    t.call(120, "r6", 20950, 750, model=SONNET, content=[THINK, TEXT])
+    read = 21700 - _typed(SECOND) if first_read_past else 20950   # as the session showed before
+    t.call(120, "r6", read, 21700 - read, model=SONNET, content=[THINK, TEXT])
     return t
 
 
@@ -105,3 +108,39 @@ def test_past_the_apis_lookback_the_suggestion_still_reads_the_whole_turn(tmp_pa
     t.call(200, "b", b - _typed(SECOND), _typed(SECOND), model=SONNET, content=[THINK, TEXT])
     rows = _rows(t, tmp_path, "2.1.17")
     assert rows["b"].predicted.cache_read == b - _typed(SECOND)
+
+
+def _second(session: str, at: float, cwd: str | None = None) -> Transcript:
+    """Another session of the same shape, `at` seconds later, its first new turn reading all but the question."""
+    t = _session()
+    t.session = session
+    for line in t.lines:
+        line["sessionId"] = session
+        if "uuid" in line:
+            line["uuid"] = f"{session}-{line['uuid']}"
+        if line.get("parentUuid"):
+            line["parentUuid"] = f"{session}-{line['parentUuid']}"
+        if "requestId" in line:
+            line["requestId"] = f"{session}-{line['requestId']}"
+            line["message"]["id"] = f"{session}-{line['message']['id']}"
+        if cwd:
+            line["cwd"] = cwd
+        when = dt.datetime.fromisoformat(line["timestamp"].replace("Z", "+00:00"))
+        line["timestamp"] = stamp((when - T0).total_seconds() + at)
+    return t
+
+
+@pytest.mark.parametrize("cwd", [None, "/elsewhere"])
+def test_a_sessions_first_turn_takes_what_earlier_sessions_showed(tmp_path, cwd):
+    # The setting and the server's flag are the user's: a later session's first new turn, where its own
+    # turns have shown nothing yet, is replayed as its project's latest session showed (else any's)
+    first, later = _session(), _second("s2", 1000, cwd)
+    for t in (first, later):
+        for line in t.lines:
+            line["version"] = "2.1.17"
+    folder = tmp_path / "proj"
+    first.write(folder / "s1.jsonl")
+    later.write(folder / "s2.jsonl")
+    rows = {r.request_id: r for r in replay(sources.open_many([folder])).rows}
+    assert rows["s2-r3"].predicted.cache_read == 20950 - _typed(FIRST)
+    assert rows["r3"].predicted.cache_read == 20000   # the first session's first turn: nothing shown before it

@@ -50,6 +50,11 @@ class Calibrator:
         #: stream -> whether its latest new user turn read past what its logged requests cached, into the
         #: reply before it (a request the harness sends at a turn's end cached it: `_turn_end`)
         self.turn_end: dict[str, bool] = {}
+        #: the same, latest of any session launched in a folder, and of any session at all (1 or 0), each
+        #: known once that turn's response is logged: the setting and the server's flag are the user's,
+        #: so a session's first turn takes its project's latest, else the latest anywhere (`_suggests`)
+        self.suggests_in: dict[str, int] = {}
+        self.suggests_any: dict[str, int] = {}
         self.replied: dict[str, float] = {}   # stream -> its latest request's response time
 
     def _learn_until(self, now: float) -> None:
@@ -67,11 +72,11 @@ class Calibrator:
     def step(self, r: Raw) -> Record:
         base = r.shared
         r = replace(r, shared=self.generations.key(base, r.stream, r.start, r.parent, r.folder))
-        if r.event == "lookback" and r.stripped and r.said is not None and self.turn_end.get(r.stream):
+        self._learn_until(r.start)
+        if r.event == "lookback" and r.stripped and r.said is not None and self._suggests(r):
             # the turn's first thinking request lies past the API's lookback, but the harness's end-of-turn
             # request cached the turn as this one sends it, near its end (`_turn_end`)
             r = replace(r, event=None)
-        self._learn_until(r.start)
         u = r.usage
         size = u.cache_read + u.cache_creation
         prev = self.streams.get(r.stream)
@@ -230,11 +235,13 @@ class Calibrator:
                                                           layer_params=params),
                          stream=f"outside|{r.shared}", label="kept warm outside the data", ttft=0.001),)
         if logged is not None and r.suggests:
-            # what this turn shows of the harness's end-of-turn request, for the stream's later turns
-            if u.cache_read > logged + TURN_END_SLACK:
-                self.turn_end[r.stream] = True
-            elif u.cache_read >= logged * 0.9:
-                self.turn_end[r.stream] = False
+            # what this turn shows of the harness's end-of-turn request, for the stream's later turns and,
+            # once its response is logged, other sessions' first
+            seen = True if u.cache_read > logged + TURN_END_SLACK else False if u.cache_read >= logged * 0.9 else None
+            if seen is not None:
+                self.turn_end[r.stream] = seen
+                for table, key in (("suggests_in", r.folder), ("suggests_any", "")):
+                    heapq.heappush(self._pending, (r.response, r.order, table, key, int(seen), r.shared))
         self.replied[r.stream] = r.response
         return Record(call, r.request_id, r.timestamp, u, r.path, r.line, output_final=False, main=r.kind == "main",
                       unlogged=unlogged, timed=True, generated=r.generated, kept=kept, absent=conversation,
@@ -247,7 +254,7 @@ class Calibrator:
         new turn read past what its logged requests cached; then `r` reads all but what the user typed.
         Returns (that call, or none; where `r`'s own part begins)."""
         top = size - min(r.said or 0, size)
-        if not self.turn_end.get(r.stream) or top <= base:
+        if not self._suggests(r) or top <= base:
             return (), base
         b = Block(Layer.MESSAGES, f"cc-turn-end|{r.stream}|{st.epoch}|{st.last}".encode(),
                   f"the turn through {st.last}'s reply, as the next turn sends it", tokens=top - base)
@@ -259,6 +266,14 @@ class Calibrator:
                     stream=f"{r.stream}|turn-end", label=f"end of the turn of {st.last} (not logged)", ttft=0.001)
         return (call,), top
 
+
+    def _suggests(self, r: Raw) -> bool:
+        """Whether `r`'s session is taken to send the prompt-suggestion request: as its latest new turn
+        showed, else as the latest of its project's sessions, else of any session (none: no)."""
+        seen = self.turn_end.get(r.stream)
+        if seen is None:
+            seen = bool(self.suggests_in.get(r.folder, self.suggests_any.get("", 0)))
+        return seen
 
     def _outside(self, r: Raw, first: bool, size: int) -> bool:
         """Whether the cross-session prefix is taken as kept warm by traffic outside the data at `r`

@@ -92,6 +92,7 @@ def suggests_prompts(version: str) -> bool:
     requests cached, into the reply before it, in 845 of 1,433 turns of 2.0.74-2.1.53 (entireio/cli,
     gregszero/ned, 404-NFYet/adelie-investment; Eduardodmb/ClaudeWork's 2.1.41 sessions 6 of 95: the
     setting or flag off), in 41 of 1,218 up to 2.0.29 and 17 of 449 from 2.1.78; none between. Whether
-    a session sends it is the session's (calibrate.py: Calibrator._turn_end learns it from its turns)."""
+    a session sends it is the user's (calibrate.py: Calibrator._suggests learns it from the session's turns,
+    else its project's, else any session's)."""
     v = parsed(version)
     return v is not None and v >= SUGGESTS_PROMPTS_FROM
