@@ -5,7 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from prefixsim.providers.auto_text import describe_rule, disagreement
+from prefixsim.providers.auto_text import best_effort, describe_rule, disagreement
+from prefixsim.providers.deepseek_tables import DEEPSEEK_RULE
 from prefixsim.providers.gemini_tables import GEMINI_RULES
 from prefixsim.providers.tables import AutoRule, Measured
 
@@ -97,3 +98,27 @@ def test_a_measured_rule_that_reads_the_reply_back_says_nothing_of_it():
     assert describe_rule("p", r)["hit increment"] == ("multiples of 1024 tokens as public traffic shows (the figures "
                                                       "shown); multiples of 128 tokens at the optimistic end")
     assert disagreement(r).endswith("; reads in whole 1,024-token units (undocumented)")
+
+
+def test_a_documented_range_and_a_traffic_retention_in_hours():
+    # DeepSeek: "hours to days" read as 1 to 24 h, 12 h idle in traffic
+    assert disagreement(DEEPSEEK_RULE) == ("retention documented as a range, read as 1 to 24 h, read in traffic for "
+                                           "12 h idle")
+    # an hour idle is said in hours, just under it in minutes; each figure rounded from the hours (1.5 -> 2, 3.5 -> 4)
+    r = replace(PLAIN, ttl=5400.0, ttl_optimistic=12600.0, increment=1,
+                measured=Measured(3600.0, 1024, "EVIDENCE", output=True))
+    assert disagreement(r) == "retention documented as a range, read as 2 to 4 h, read in traffic for 1 h idle"
+    r = replace(r, measured=Measured(5400.0, 1024, "EVIDENCE", output=True))
+    assert disagreement(r).endswith("read in traffic for 2 h idle")
+    r = replace(r, measured=Measured(3599.0, 1024, "EVIDENCE", output=True))
+    assert disagreement(r).endswith("read in traffic for 60 min idle")
+    # best effort, kept up to 1.5 h: said as 2 h
+    r = replace(r, ttl=0.0, ttl_optimistic=5400.0)
+    assert disagreement(r).startswith("retention documented as best effort (no hit promised, kept up to 2 h),")
+
+
+def test_best_effort_reads_only_a_retention_that_says_so():
+    assert best_effort(describe_rule("gemini", GEMINI_RULES["gemini-2.5-pro"]))
+    assert not best_effort(describe_rule("deepseek", DEEPSEEK_RULE))
+    # a description without a retention (a Claude policy's says "ttl") is not best effort
+    assert not best_effort({"provider": "anthropic", "ttl": "5m default or 1h"})

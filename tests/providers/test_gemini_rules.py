@@ -20,6 +20,8 @@ def test_a_documented_rule_prints_its_minimum_and_the_traffics_retention():
     assert r.min_tokens_optimistic is None and r.minimum("optimistic") == 2048
     m = r.measured
     assert (m.ttl, m.min_tokens, m.source, m.increment, m.output) == (600.0, 2048, g.OBS, 1, False)
+    # how often a follow-up within those 10 minutes read nothing (the replay's ranges print it)
+    assert m.unread == g.MEASURED_UNREAD == (116, 2700)
     assert r.idle("printed") == 600.0 and r.idle("pessimistic") == 0.0 and r.idle("optimistic") == 86400.0
 
 

@@ -32,6 +32,12 @@ class Described:
     ("UNDOC, docs: figures undocumented; stated default", "rules undocumented: stated default"),
     ("UNDOC, nothing is said", "rules undocumented: stated default"),
     ("X-PC: (undocumented)", "rules undocumented: stated default"),
+    # the clause is the text after the last ": " and the last "(", its trailing commas stripped
+    ("X-PC, docs: automatic: minimum undocumented", "minimum undocumented: stated default"),
+    ("BR-PC: cached models (listed) (minimum undocumented)", "minimum undocumented: stated default"),
+    ("X-PC: retention, undocumented: 5 min", "retention undocumented: stated default"),
+    # a source without the ": " after its key keeps its whole head (the key's letters included)
+    ("X-PC retention undocumented", "X-PC retention undocumented: stated default"),
     ("X-PC: automatic, documented", ""),
 ])
 def test_a_note_names_the_first_figure_its_source_leaves_undocumented(source, note):
@@ -80,6 +86,12 @@ def test_a_measured_rule_says_what_public_traffic_shows_beside_the_documentation
     # a retention that names no figures shown is quoted up to its idle time
     bare = Described(source="G-IC: documented", measured="yes", retention="60 min idle")
     assert cause_note(bare, "m", "evicted").startswith("retention as public traffic shows, 60 min idle;")
+    # the idle time is the first one after "the figures shown: ", and a rule that is not best effort
+    # names its own provider's page
+    twice = Described(source="DS: documented", measured="yes", provider="deepseek",
+                      retention="1 h idle; the figures shown: 12 h idle (the figures shown: 3 h idle at most)")
+    assert cause_note(twice, "m", "ttl_expired") == ("retention as public traffic shows, 12 h idle; documented: "
+                                                     "a range (hours to days) (docs/rules.md#deepseek)")
     # an unmeasured, documented rule adds nothing
     assert cause_note(Described(source="G-IC: documented", retention="x"), "m", "ttl_expired") == ""
 

@@ -31,6 +31,8 @@ CANONICAL = [
     ("claude-opus-4-0", "claude-opus-4"),                                # -0 alias of a major version
     ("claude-opus-4-1", "claude-opus-4-1"),
     ("openai/GPT-4.1", "gpt-4.1"),                                       # other ids: last path part, lowercased
+    ("anthropic/claude-sonnet-4.5", "claude-sonnet-4-5"),                # a router's dotted version
+    ("claude-3.5-haiku", "claude-haiku-3-5"),                            # dotted, old style
     ("publishers/anthropic/models/claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),   # Vertex resource path
 ]
 
