@@ -120,10 +120,12 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
     # the studies no scenario names run at the design scenario's sizes: the first with `optimize:`,
     # else the report's only scenario (report/study_sizes.py)
     sizer = next((i for i, b in enumerate(bests) if b is not None), 0 if len(results) == 1 else None)
-    sized = None if sizer is None else (results[sizer].name, scenario_sizes(results[sizer], load_runs(files[sizer])[0]))
+    runs = [load_runs(f)[0] for f in files]
+    sized = None if sizer is None else (results[sizer].name, scenario_sizes(results[sizer], runs[sizer]))
     # a scenario naming api-vs-selfhosted: its own sizes where its `studies:` leaves a parameter out
-    serving = {res.name: serving_sizes(res, load_runs(f)[0]) for f, res in zip(files, results)
-               if any(n in SERVING_STUDIES for n in load_runs(f)[0].scenario.studies or {})}
+    named = [(res, run) for res, run in zip(results, runs) if any(n in SERVING_STUDIES for n in run.scenario.studies or {})]
+    serving_runs = {res.name: run for res, run in named}
+    serving = {res.name: serving_sizes(res, run) for res, run in named}
     if sized is not None or serving:
         designs = study_designs(files, params, sized, serving)
     for res, best in zip(results, bests):
@@ -164,7 +166,7 @@ def build_report(paths: list[str], output: str | os.PathLike, model: str | None 
         tell(done, steps, f"break-even: {name}")
         done += 1
         s, check = run_study(name, p, f, lists, when=when,
-                             latency=_scenario_latency(files, results, label, p.model) if name in SERVING_STUDIES else None)
+                             latency=_scenario_latency(serving_runs.get(label), p.model) if name in SERVING_STUDIES else None)
         if not check["ok"]:
             failed.append(f"{name} ({label})")
         anchor = f"breakeven-{name}" + (f"-{slug(label)}" if label else "")
@@ -239,18 +241,17 @@ def _png(name: str) -> bool:
     return name.endswith(".png")
 
 
-def _scenario_latency(files: list[str], results: list[ScenarioResult], label: str, model: str):
-    """The latency model the scenario named `label` sets for `model` (its `latency:` section), or None
-    where it sets none (the study takes the model's default) or its fitted file has no such model."""
+def _scenario_latency(run, model: str):
+    """The latency model a scenario naming a serving study (`run`, its Run) sets for `model` (its
+    `latency:` section), or None where it sets none (the study takes the model's default) or its fitted
+    file has no such model."""
     from prefixsim.scenario.latency_book import latency_book   # lazy: only a serving study asks
 
-    for f, res in zip(files, results):
-        run = load_runs(f)[0]
-        if res.name != label or run.settings.latency is None:
-            continue
-        book = latency_book(run.settings.latency, run.path)
-        try:
-            return None if book is None else book.for_model(model)
-        except UserError:
-            return None
+    if run is None or run.settings.latency is None:
+        return None
+    book = latency_book(run.settings.latency, run.path)
+    try:
+        return None if book is None else book.for_model(model)
+    except UserError:
+        return None
     return None

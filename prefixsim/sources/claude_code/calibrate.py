@@ -12,7 +12,7 @@ import xxhash
 from prefixsim.model import Block, Call, Layer, Request, Usage
 from prefixsim.sources.claude_code.generations import Generations
 from prefixsim.sources.claude_code.raw import Raw
-from prefixsim.sources.claude_code.stream import _grow, _mark, _reply_block, _request_blocks, _Stream
+from prefixsim.sources.claude_code.stream import _append, _grow, _mark, _reply_block, _request_blocks, _Stream
 from prefixsim.sources.claude_code.versions import uncertain_cd
 from prefixsim.sources.record import Record
 
@@ -256,11 +256,8 @@ class Calibrator:
         top = size - min(r.said or 0, size)
         if not self._suggests(r) or top <= base:
             return (), base
-        b = Block(Layer.MESSAGES, f"cc-turn-end|{r.stream}|{st.epoch}|{st.last}".encode(),
-                  f"the turn through {st.last}'s reply, as the next turn sends it", tokens=top - base)
-        st.blocks.append(b)
-        if st.base is not None:
-            st.base.append(b)
+        _append(st, Block(Layer.MESSAGES, f"cc-turn-end|{r.stream}|{st.epoch}|{st.last}".encode(),
+                          f"the turn through {st.last}'s reply, as the next turn sends it", tokens=top - base))
         when = min(self.replied.get(r.stream, r.start) + 0.001, r.start - 0.002)
         call = Call(t=when, request=Request(model=r.model, blocks=tuple(_mark(st.blocks, ttl)), layer_params=params),
                     stream=f"{r.stream}|turn-end", label=f"end of the turn of {st.last} (not logged)", ttft=0.001)

@@ -47,8 +47,12 @@ def _grow(st: _Stream, delta: int, r: Raw) -> None:
     if delta <= 0:
         return
     i = len(st.blocks)
-    b = Block(Layer.MESSAGES, f"cc-hist|{r.stream}|{st.epoch}|{i}|{r.request_id}".encode(),
-              f"history[{i + 1 - st.nstatic}] (added by {r.request_id})", tokens=delta)
+    _append(st, Block(Layer.MESSAGES, f"cc-hist|{r.stream}|{st.epoch}|{i}|{r.request_id}".encode(),
+                      f"history[{i + 1 - st.nstatic}] (added by {r.request_id})", tokens=delta))
+
+
+def _append(st: _Stream, b: Block) -> None:
+    """`b` at the end of the stream's history and of its marked base (if made)."""
     st.blocks.append(b)
     if st.base is not None:
         st.base.append(b)

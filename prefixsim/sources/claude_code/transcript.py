@@ -233,12 +233,14 @@ def _parse_file(path: Path, agent: str | None, kind: str, seen: set[str], agent_
             sent[stream] = sent.get(stream, 0) + _parts(msg.get("content"))
             says = _not_only_tool_results(msg.get("content"))   # text: a new turn for the API
             new_turn = says and not o.get("isMeta")
+            version = o.get("version") if isinstance(o.get("version"), str) else ""
             if new_turn:
                 rename(settings.user_line(stream, o.get("thinkingMetadata")))
-                # what the user typed since the stream's latest request (Raw.said, calibrate.py: turn_end)
-                typed[stream] = typed.get(stream, 0) + text_tokens(msg.get("content"))
+                # what the user typed since the stream's latest request (Raw.said), counted only where a
+                # prompt suggestion can have cached all but it (calibrate.py: Calibrator._turn_end)
+                typed[stream] = typed.get(stream, 0) + (text_tokens(msg.get("content"))
+                                                        if suggests_prompts(version) else 0)
             cwd = o.get("cwd") if isinstance(o.get("cwd"), str) else None
-            version = o.get("version") if isinstance(o.get("version"), str) else ""
             if new_turn and cwd is not None and stream == "main" and prompt_follows_cd(version):
                 if turn_cwd.get(stream, cwd) != cwd and stream in requested:
                     # The system prompt names the working directory; a turn started in another one
