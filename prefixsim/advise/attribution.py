@@ -98,25 +98,38 @@ def _reads(traffic: Traffic, variant: WhatIf) -> ReplayResult:
 def attribute(traffic: Traffic, base: ReplayResult, run=_reads) -> Attribution:
     """Attribution of `base`, the replay of `traffic` as recorded; `run` replays the oracle."""
     oracle = run(Rewritten(traffic, timeless), WhatIf())
-    prices = prices_for(traffic)
-    classes = [[0, Decimal(0)] for _ in CLASSES]
-    causes: dict[str, list] = defaultdict(lambda: [0, Decimal(0), Decimal(0)])
-    streams: dict[str, list] = {}
-    parted: dict[tuple[str, str], list] = {}
-    lost: list[Decimal] = []
-    paths: list[str] = []
-    storage = Decimal(0)   # a Gemini explicit cache's storage, billed on its creation
-    last: dict[str, tuple[Request, int]] = {}   # stream -> its previous request and what it cached
+    acc = Attributing(traffic)
     for rec, row, orow in zip(traffic, base.rows, oracle.rows, strict=True):
+        acc.add(rec, row, orow)
+    return acc.result()
+
+
+class Attributing:
+    """Attribution summed one request at a time: its record, its row as replayed, the oracle's row
+    (`attribute` walks the three together; paired.replay_with_losses steps it in the replay's own
+    pass over the traffic)."""
+
+    def __init__(self, traffic: Traffic) -> None:
+        self.prices = prices_for(traffic)
+        self.classes = [[0, Decimal(0)] for _ in CLASSES]
+        self.causes: dict[str, list] = defaultdict(lambda: [0, Decimal(0), Decimal(0)])
+        self.streams: dict[str, list] = {}
+        self.parted: dict[tuple[str, str], list] = {}
+        self.lost: list[Decimal] = []
+        self.paths: list[str] = []
+        self.storage = Decimal(0)   # a Gemini explicit cache's storage, billed on its creation
+        self.last: dict[str, tuple[Request, int]] = {}   # stream -> its previous request and what it cached
+
+    def add(self, rec, row, orow) -> None:
         p = row.predicted
-        rates = prices.rates(row.model, row.provider, _instant(row.timestamp) or prices.start)
+        rates = self.prices.rates(row.model, row.provider, _instant(row.timestamp) or self.prices.start)
         for k, (n, usd) in enumerate(zip((p.input_tokens, p.cache_write_5m, p.cache_write_1h, p.cache_read,
                                           p.output_tokens), class_costs(p, rates))):
-            classes[k][0] += n
-            classes[k][1] += usd
-        storage += row.storage_usd
+            self.classes[k][0] += n
+            self.classes[k][1] += usd
+        self.storage += row.storage_usd
         cached = p.cache_read + p.cache_creation
-        ref = last.get(row.stream) or last.get(rec.call.parent or "")
+        ref = self.last.get(row.stream) or self.last.get(rec.call.parent or "")
         ideal = max(p.cache_read, orow.predicted.cache_read)
         kind = row.cause.kind
         if kind in PARTING and ref is not None and row.provider in CLAUDE_PLATFORMS:
@@ -130,32 +143,35 @@ def attribute(traffic: Traffic, base: ReplayResult, run=_reads) -> Attribution:
             path = group_path(d.path)
             # a transcript's blocks stand for logged sizes: their bytes are no content to show
             before, after = (d.before, d.after) if rec.main is None else (SIZES_ONLY, "")
-            b = parted.setdefault((d.layer, path), [before, after, [], Decimal(0), Decimal(-1)])
+            b = self.parted.setdefault((d.layer, path), [before, after, [], Decimal(0), Decimal(-1)])
             b[2].append(row.index)
             b[3] += loss
             if loss > b[4]:
                 b[0], b[1], b[4] = before, after, loss
-        lost.append(loss)
-        paths.append(path)
-        c = causes[kind or "hit"]
+        self.lost.append(loss)
+        self.paths.append(path)
+        c = self.causes[kind or "hit"]
         c[0] += 1
         c[1] += row.cost_predicted
         c[2] += loss
-        s = streams.setdefault(row.stream, [0, Decimal(0), Decimal(0)])
+        s = self.streams.setdefault(row.stream, [0, Decimal(0), Decimal(0)])
         s[0] += 1
         s[1] += row.cost_predicted
         s[2] += loss
-        last[row.stream] = (rec.call.request, cached)
-    order = lambda t: (-t[3], -t[2], t[0])  # noqa: E731  (most lost, then most cost, then name)
-    breakers = sorted((Breaker(layer, path, v[0], v[1], tuple(v[2]), v[3]) for (layer, path), v in parted.items()),
-                      key=lambda b: (-b.lost_usd, b.layer, b.path))
-    by_class = [(name, n, usd) for name, (n, usd) in zip(CLASSES, classes)]
-    if storage:
-        by_class.append(("explicit cache storage", None, storage))
-    return Attribution(tuple(by_class),
-                       tuple(sorted(((k, *v) for k, v in causes.items()), key=order)),
-                       tuple(sorted(((k, *v) for k, v in streams.items()), key=order)),
-                       tuple(breakers), tuple(lost), tuple(paths))
+        self.last[row.stream] = (rec.call.request, cached)
+
+    def result(self) -> Attribution:
+        order = lambda t: (-t[3], -t[2], t[0])  # noqa: E731  (most lost, then most cost, then name)
+        breakers = sorted((Breaker(layer, path, v[0], v[1], tuple(v[2]), v[3])
+                           for (layer, path), v in self.parted.items()),
+                          key=lambda b: (-b.lost_usd, b.layer, b.path))
+        by_class = [(name, n, usd) for name, (n, usd) in zip(CLASSES, self.classes)]
+        if self.storage:
+            by_class.append(("explicit cache storage", None, self.storage))
+        return Attribution(tuple(by_class),
+                           tuple(sorted(((k, *v) for k, v in self.causes.items()), key=order)),
+                           tuple(sorted(((k, *v) for k, v in self.streams.items()), key=order)),
+                           tuple(breakers), tuple(self.lost), tuple(self.paths))
 
 
 def losses(traffic: Traffic, base: ReplayResult, run=_reads) -> list[Decimal]:

@@ -120,7 +120,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
     # lazy: the readers and the replay load only when the command runs (`prefixsim --help` loads neither)
     from prefixsim import sources
     from prefixsim.replay import WhatIf
-    from prefixsim.replay.paired import replay_traffic
+    from prefixsim.replay.paired import replay_traffic, replay_with_losses
     from prefixsim.replay.window import compared_within, window, within
 
     span = window(since, until)   # a bad date is refused before anything is read
@@ -146,10 +146,14 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
         n = export_mooncake(traffic, export_path)
         click.echo(f"wrote {n:,} requests to {export_path} (Mooncake trace)", err=True)
     variant = WhatIf(ttl=ttl, model=model, provider=provider, breakpoints=breakpoints)
-    base, what_if = replay_traffic(traffic, variant, top, workers, executor, scheduler)
-    # the money table counts what was lost (csv prints its rows): one more replay
+    # the money table counts what was lost (csv prints its rows): one more replay, the oracle's
     money_shown = fmt in ("table", "markdown") or (fmt == "csv" and not show_requests)
-    lost = _lost(traffic, base, top, workers, executor, scheduler) if money_shown else None
+    lost: list | None = None
+    if money_shown and workers == 1 and executor == "local" and not scheduler:
+        base, what_if, lost = replay_with_losses(traffic, variant, top)   # one pass: read and calibrated once
+    else:
+        base, what_if = replay_traffic(traffic, variant, top, workers, executor, scheduler)
+        lost = _lost(traffic, base, top, workers, executor, scheduler) if money_shown else None
     if span:
         kept = {r.index for r in base.rows if span.holds(r.timestamp)}
         lost = None if lost is None else [x for r, x in zip(base.rows, lost) if r.index in kept]
@@ -182,12 +186,11 @@ def _latency(traffic, span, width: int | None, out: str | None) -> None:
 
 def _lost(traffic, base, top: int, workers: int, executor: str, scheduler: str | None):
     """Each request's money lost to the cache (advise/attribution.py: one more replay of the traffic,
-    with nothing expiring or pending, sharded as the replay was)."""
+    with nothing expiring or pending, sharded as the replay was; a serial replay walks it with the
+    others, paired.replay_with_losses)."""
     from prefixsim.advise.attribution import losses  # lazy: only for the text of a replay
-
-    if workers == 1 and executor == "local" and not scheduler:
-        return losses(traffic, base)
     from prefixsim.replay.shard import replay_sharded  # lazy, as in replay_traffic
+
 
     return losses(traffic, base, lambda t, v: replay_sharded(t, [v], top, workers, executor, scheduler)[0])
 
