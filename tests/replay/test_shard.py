@@ -1,5 +1,7 @@
 """`replay --workers N` / `--executor dask`: traffic split by cache namespace (and the streams that
 join namespaces), replayed in shards and merged into exactly the serial output."""
+import os
+
 import pytest
 from click.testing import CliRunner
 from conftest import data_file
@@ -77,10 +79,17 @@ def test_sharded_replay_in_worker_processes(monkeypatch):
 def test_dask_cluster_gives_the_serial_output(monkeypatch):
     distributed = pytest.importorskip("distributed")
     serial = _replay("--format", "json")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
+    # two worker processes on loopback, as a cluster's are: the shards are pickled to them and back
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        pids = set(client.run(os.getpid).values())
+        assert len(pids) == 2 and os.getpid() not in pids
         assert _replay("--format", "json", "--executor", "dask", "--scheduler", cluster.scheduler_address,
                        "--workers", "3") == serial
+        # the shards ran in the two processes, not in this one
+        ran = client.run(lambda dask_worker: dask_worker.state.executed_count)
+        assert sum(ran.values()) == 3   # three shards, each replayed in a worker process
 
 
 def test_one_namespace_is_replayed_in_this_process(monkeypatch):

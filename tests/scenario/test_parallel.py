@@ -32,10 +32,14 @@ def test_workers_give_the_serial_output(serial):
 @pytest.mark.slow
 def test_dask_cluster_gives_the_serial_output(serial):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
+    # two worker processes on loopback, as a cluster's are: each loads the scenario files itself
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
         p = prefixsim("run", *FILES, "--format", "json", "--no-write", "--price-date", "2026-11-30",
                       "--executor", "dask", "--scheduler", cluster.scheduler_address)
+        ran = client.run(lambda dask_worker: dask_worker.state.executed_count)
+    assert len(ran) == 2 and sum(ran.values()) >= 2   # the runs went to the worker processes
     assert p.returncode == 0, p.stderr
     assert p.stdout == serial
 
