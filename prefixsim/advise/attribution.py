@@ -106,7 +106,7 @@ def attribute(traffic: Traffic, base: ReplayResult, run=_reads) -> Attribution:
 
 class Attributing:
     """Attribution summed one request at a time: its record, its row as replayed, the oracle's row
-    (`attribute` walks the three together; paired.replay_with_losses steps it in the replay's own
+    (`attribute` walks the three together; advise.one_pass.replay_with_losses steps it in the replay's own
     pass over the traffic)."""
 
     def __init__(self, traffic: Traffic) -> None:

@@ -120,7 +120,8 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
     # lazy: the readers and the replay load only when the command runs (`prefixsim --help` loads neither)
     from prefixsim import sources
     from prefixsim.replay import WhatIf
-    from prefixsim.replay.paired import replay_traffic, replay_with_losses
+    from prefixsim.advise.one_pass import replay_with_losses
+    from prefixsim.replay.paired import designs_of, replay_traffic
     from prefixsim.replay.window import compared_within, window, within
 
     span = window(since, until)   # a bad date is refused before anything is read
@@ -149,11 +150,19 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
     # the money table counts what was lost (csv prints its rows): one more replay, the oracle's
     money_shown = fmt in ("table", "markdown") or (fmt == "csv" and not show_requests)
     lost: list | None = None
-    if money_shown and workers == 1 and executor == "local" and not scheduler:
-        base, what_if, lost = replay_with_losses(traffic, variant, top)   # one pass: read and calibrated once
+    planned = None
+    if workers != 1 or executor != "local" or scheduler:
+        from prefixsim.replay.shard import dask_client, sharding  # lazy: only a sharded replay plans
+
+        dask_client(executor, scheduler)   # the options' mistakes before any work
+        planned = sharding(traffic, designs_of(variant), workers, executor)
+    if planned is None and money_shown:   # one pass: read and calibrated once for all three replays
+        base, what_if, lost = replay_with_losses(traffic, variant, top)
+    elif planned is None:
+        base, what_if = replay_traffic(traffic, variant, top)
     else:
-        base, what_if = replay_traffic(traffic, variant, top, workers, executor, scheduler)
-        lost = _lost(traffic, base, top, workers, executor, scheduler) if money_shown else None
+        base, what_if = replay_traffic(traffic, variant, top, workers, executor, scheduler, planned)
+        lost = _lost(traffic, base, top, workers, executor, scheduler, planned) if money_shown else None
     if span:
         kept = {r.index for r in base.rows if span.holds(r.timestamp)}
         lost = None if lost is None else [x for r, x in zip(base.rows, lost) if r.index in kept]
@@ -184,15 +193,17 @@ def _latency(traffic, span, width: int | None, out: str | None) -> None:
                    f"to {out}", err=True)
 
 
-def _lost(traffic, base, top: int, workers: int, executor: str, scheduler: str | None):
+def _lost(traffic, base, top: int, workers: int, executor: str, scheduler: str | None, planned):
     """Each request's money lost to the cache (advise/attribution.py: one more replay of the traffic,
     with nothing expiring or pending, sharded as the replay was; a serial replay walks it with the
-    others, paired.replay_with_losses)."""
+    others, advise.one_pass.replay_with_losses)."""
     from prefixsim.advise.attribution import losses  # lazy: only for the text of a replay
     from prefixsim.replay.shard import replay_sharded  # lazy, as in replay_traffic
 
 
-    return losses(traffic, base, lambda t, v: replay_sharded(t, [v], top, workers, executor, scheduler)[0])
+    # the designs' split holds for the oracle (its one design, the recorded one, is among them), over its records
+    return losses(traffic, base,
+                  lambda t, v: replay_sharded(t, [v], top, workers, executor, scheduler, planned.over(t))[0])
 
 
 def _print(base, what_if, fmt: str, skipped=(), width: int = REPLAY_WIDTH, requests: bool = False, lost=None,

@@ -59,7 +59,7 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
 
 class Walk:
     """One replay stepped a request at a time (`replay` walks one). Several can share one pass over
-    the traffic (paired.replay_with_losses: the recorded design, a what-if and the oracle): each pass
+    the traffic (advise.one_pass.replay_with_losses: the recorded design, a what-if and the oracle): each pass
     re-reads a transcript's calls and calibrates them again, which the walks need not repeat."""
 
     def __init__(self, traffic: Traffic, variant: WhatIf = WhatIf(), prices: PriceBook | Lenient | None = None,

@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
+from prefixsim._perf.cores import free_cores
 from prefixsim.core.invariants import replay_adds_up
 from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError
@@ -45,6 +46,14 @@ class Plan:
     shard: tuple[int, ...]
     shards: list[list[tuple[int, Record]]]
     parts: int   # connected parts found (shards hold one or more)
+
+    def over(self, traffic: Traffic) -> Plan:
+        """The same split of another walk of the same requests, e.g. rewritten (advise/rewrite.py,
+        in their order): each request to the shard it had, as the records that walk gives."""
+        groups: list[list[tuple[int, Record]]] = [[] for _ in self.shards]
+        for i, (k, rec) in enumerate(zip(self.shard, traffic, strict=True)):
+            groups[k].append((i, rec))
+        return Plan(self.shard, groups, self.parts)
 
 
 def plan(traffic: Traffic, shards: int, variants: Sequence[WhatIf] = (WhatIf(),)) -> Plan:
@@ -142,8 +151,8 @@ def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[lis
 
 
 def shard_count(workers: int, executor: str, requests: int) -> int:
-    """Shards worth making: none locally for small traffic or one worker (0 or -1: one per core);
-    on a cluster, `workers` shards (0 or -1: 64, split among the cluster's workers)."""
+    """Shards worth making: none locally for small traffic or one worker (0 or -1: one per core that
+    is free, `free_cores`); on a cluster, `workers` shards (0 or -1: 64, split among the cluster's workers)."""
     if workers < -1:
         raise UserError(f"--workers must be a count of processes, 0 or -1 for every core; got {workers}")
     if executor == "dask":
@@ -151,19 +160,37 @@ def shard_count(workers: int, executor: str, requests: int) -> int:
     if requests < MIN_SHARDED:
         return 1
     cores = os.cpu_count() or 1
-    return max(1, min(cores if workers in (0, -1) else workers, cores))
+    return max(1, min(free_cores() if workers in (0, -1) else workers, cores))
+
+
+def sharding(traffic: Traffic, variants: Sequence[WhatIf], workers: int = 1, executor: str = "local") -> Plan | None:
+    """The plan a sharded replay would follow, or None when it would replay in this process: small
+    traffic or one worker (`shard_count`), one namespace named by every request's head (no walk
+    needed to know it is one part), or one part found by the walk."""
+    n = shard_count(workers, executor, len(traffic))
+    if n < 2 or _one_namespace(traffic):
+        return None
+    p = plan(traffic, n, variants)
+    return p if len(p.shards) > 1 else None
+
+
+def _one_namespace(traffic: Traffic) -> bool:
+    """Whether every request's head names the same namespace (then so does every what-if of them:
+    a variant maps one namespace to one)."""
+    names = {h.ns for part in traffic.parts for h in part.heads}
+    return len(names) == 1 and None not in names
 
 
 def replay_sharded(traffic: Traffic, variants: Sequence[WhatIf], top: int = 5, workers: int = 1,
-                   executor: str = "local", scheduler: str | None = None) -> list[ReplayResult]:
+                   executor: str = "local", scheduler: str | None = None, planned: Plan | None = None) -> list[ReplayResult]:
     """One ReplayResult per variant, identical to `replay(traffic, v, top=top)` for each, the shards
     replayed by `workers` local processes or on the dask cluster at `scheduler`. This process reads
     the traffic and builds its requests once; each shard gets its requests (pickled: a request's
-    blocks are shared with its stream's other requests, so a shard costs its distinct blocks)."""
+    blocks are shared with its stream's other requests, so a shard costs its distinct blocks).
+    `planned`: a plan already made (`sharding`) for these variants or a superset of them."""
     mapper = _mapper(workers, executor, scheduler)
-    n = shard_count(workers, executor, len(traffic))
-    p = plan(traffic, n, variants) if n > 1 else None
-    if p is None or len(p.shards) < 2:   # one namespace, or not worth a worker: this process replays it
+    p = planned if planned is not None else sharding(traffic, variants, workers, executor)
+    if p is None:   # one namespace, or not worth a worker: this process replays it
         return [replay(traffic, v, top=top) for v in variants]
     output_in_cost, start = True, None
     for h in traffic.heads():   # as replay() derives them from the whole traffic

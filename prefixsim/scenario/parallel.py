@@ -13,6 +13,7 @@ import time
 from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
+from prefixsim._perf.cores import free_cores
 from prefixsim.errors import UserError
 from prefixsim.scenario.grid import design_runs
 from prefixsim.scenario.loader import load_runs
@@ -56,9 +57,9 @@ def _simulate_runs(path: str, first: int, stop: int, price_date: dt.date | None,
 
 
 #: Seconds a local pool costs before its first result: process start, imports, the tokenizer and the
-#: scenario files loaded again in each worker (loky; 2-6 s on a loaded 2-core machine, bench/scaleout.py).
-POOL_COST = 2.5
-
+#: scenario files loaded again in each worker (loky; 2-6 s on a loaded 2-core machine, bench/scaleout.py;
+#: `run scenarios/ --workers 2` measured 3.8 s of it at load 2-3 on 2026-12-08).
+POOL_COST = 4.0
 
 def dask_client(executor: str, scheduler: str | None):
     """dask.distributed's Client class for `--executor dask` (None for local runs), once the executor
@@ -93,31 +94,43 @@ def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[lis
     return lambda tasks, clock: _local(tasks, workers, clock)
 
 
+#: Runs timed before the pool is considered: one run's time says little of the next (a scenario's
+#: runs took 0.001-0.75 s in scenarios/).
+MIN_TIMED = 3
+
+
 def _local(tasks: list, workers: int, clock: tuple) -> Iterator:
-    """`tasks`' results in order, serially until the pool pays: at each file's start, the runs so far
-    predict the rest (their median; the first run is left out: it pays this process's one-time loads, which the
-    workers pay in POOL_COST); the pool starts only when the rest, shared by `workers` processes,
-    would end sooner even after paying POOL_COST. Each worker then takes whole files (or, when fewer
-    files than workers are left, contiguous slices of their runs): a file is loaded once per worker."""
+    """`tasks`' results in order, serially until the pool pays: after each run, once MIN_TIMED runs
+    are timed, the runs so far predict the rest, and the pool starts only when the rest, shared by
+    `workers` processes, would end sooner even after paying POOL_COST. A file's first run pays its
+    own loads (its texts generated and counted: 0.02-0.75 s in scenarios/, its later runs 0.001-0.05
+    s), so first runs predict the files not yet started and later runs the later runs left (each
+    class by its median; the very first run is left out: it pays this process's one-time loads,
+    which the workers pay in POOL_COST). Each worker then takes whole files (or, when fewer files
+    than workers are left, contiguous slices of their runs): a file is loaded once per worker."""
     files: list[list] = []   # [path, first index, stop]
     for p, i in tasks:
         if files and files[-1][0] == p and files[-1][2] == i:
             files[-1][2] += 1
         else:
             files.append([p, i, i + 1])
-    timed: list[float] = []   # seconds of each run after the first
+    firsts: list[float] = []   # seconds of each file's first run, the very first left out
+    laters: list[float] = []   # ... and of its later runs
     for k, (path, first, stop) in enumerate(files):
-        left = sum(b - a for _, a, b in files[k:])
-        if timed and left > 1:
-            rest = statistics.median(timed) * left   # the median: later runs still warm up (imports)
-            if rest > POOL_COST + rest / workers:
-                yield from _pool(files[k:], workers, clock)
-                return
         for i in range(first, stop):
+            if len(firsts) + len(laters) >= MIN_TIMED:
+                unstarted = files[k + 1:]
+                later = (stop - i - (i == first)) + sum(b - a - 1 for _, a, b in unstarted)
+                starts = len(unstarted) + (i == first)
+                f, g = (statistics.median(x or y) for x, y in ((firsts, laters), (laters, firsts)))
+                rest = f * starts + g * later
+                if starts + later > 1 and rest > POOL_COST + rest / workers:
+                    yield from _pool([[path, i, stop], *unstarted], workers, clock)
+                    return
             began = time.perf_counter()
             out = _simulate(path, i, *clock)
             if k or i > first:
-                timed.append(time.perf_counter() - began)
+                (firsts if i == first else laters).append(time.perf_counter() - began)
             yield out
 
 
@@ -136,9 +149,10 @@ def _pool(files: list[list], workers: int, clock: tuple) -> Iterator:
 
 def local_workers(asked: int, tasks: int) -> int:
     """Processes worth starting: never more than the tasks, nor than the cores (more only queue and
-    each costs a Python start-up and memory); 0 or -1 asks for one per core."""
+    each costs a Python start-up and memory); 0 or -1 asks for one per core that no other process
+    keeps busy (_perf.cores.free_cores: on a busy machine, this process alone)."""
     cores = os.cpu_count() or 1
-    return max(1, min(cores if asked in (0, -1) else asked, cores, tasks))
+    return max(1, min(free_cores() if asked in (0, -1) else asked, cores, tasks))
 
 
 def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: int = 1, executor: str = "local",

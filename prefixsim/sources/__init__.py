@@ -340,7 +340,8 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: Seen, prefix: s
     raws = _transcript.raws(p, subagents, sessions, alone)
     # Every call still shapes its stream's blocks; a request another path had is only left out.
     dropped = seen.repeats(raws)
-    heads = [Head(r.start, r.timestamp, r.stream, r.usage.cache_write_1h > 0, False)
+    # a transcript's namespace is its model's (no workspace or salt; the model names the provider)
+    heads = [Head(r.start, r.timestamp, r.stream, r.usage.cache_write_1h > 0, False, ("claude-code", r.model))
              for r in raws if r.request_id not in dropped]
     parts.append(Part(heads, lambda: (x for x in _transcript.calibrated(raws) if x.request_id not in dropped)))
     return parts
@@ -352,7 +353,7 @@ def _codex_part(p: Path, seen: set[str], prefix: str) -> Part:
 
     raws = [r for r in sessions.raws(p, prefix) if r.request_id not in seen]
     seen.update(r.request_id for r in raws)
-    heads = [Head(r.start, r.timestamp, r.stream, False, True) for r in raws]
+    heads = [Head(r.start, r.timestamp, r.stream, False, True, ("codex", r.model)) for r in raws]
     return Part(heads, lambda: sessions.calibrated(raws))
 
 

@@ -26,11 +26,16 @@ class Head:
     stream: str
     wrote_1h: bool       # observed usage wrote at the 1h TTL
     output_final: bool
+    #: The cache namespace the request was sent in, as far as reading it told (None: not known until
+    #: walked): equal for two heads only if their requests share a namespace. A replay split into
+    #: shards (replay/shard.py) is not planned when every head names the same one.
+    ns: object = None
 
     @classmethod
     def of(cls, r: Record) -> Head:
+        req = r.call.request
         return cls(r.call.t, r.timestamp, r.call.stream, r.observed is not None and r.observed.cache_write_1h > 0,
-                   r.output_final)
+                   r.output_final, (r.provider, req.model, req.workspace, req.cache_salt))
 
 
 @dataclass(frozen=True, slots=True)

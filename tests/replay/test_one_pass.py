@@ -1,6 +1,6 @@
 """`prefixsim replay` prints its money from three replays of the traffic: as recorded, a what-if, and
 the oracle that measures what was lost. A serial replay steps all three in one pass over the traffic
-(paired.replay_with_losses), so a transcript is read and calibrated once: the results must be those
+(advise/one_pass.py), so a transcript is read and calibrated once: the results must be those
 of the three separate replays, and an error the one they raise first."""
 import pytest
 from conftest import data_file
@@ -9,7 +9,8 @@ from prefixsim.advise.attribution import losses
 from prefixsim.commands.common import read_traffic
 from prefixsim.errors import UserError
 from prefixsim.replay import WhatIf, replay
-from prefixsim.replay.paired import replay_traffic, replay_with_losses
+from prefixsim.advise.one_pass import replay_with_losses
+from prefixsim.replay.paired import replay_traffic
 from prefixsim.sources.traffic import Traffic
 
 CLAUDE = str(data_file("claude-code", "spotter", "short.jsonl").parent.parent)   # every Claude Code folder

@@ -142,3 +142,104 @@ def test_a_failing_request_is_reported_as_serially(monkeypatch):
     with pytest.raises(UserError) as sharded:
         shard.replay_sharded(Traffic.of(recs), [WhatIf(), bad], workers=2)
     assert str(sharded.value) == str(serial.value)
+
+
+class _Walks(Traffic):
+    walks = 0
+
+    def __iter__(self):
+        _Walks.walks += 1
+        return super().__iter__()
+
+
+def test_one_namespace_named_by_every_head_is_not_planned(monkeypatch):
+    """Heads that all name one namespace make one part: no planning walk (it cost a whole replay's
+    reading and calibration of a one-model transcript folder before the serial replay walked it again)."""
+    monkeypatch.setattr(shard, "MIN_SHARDED", 0)
+    monkeypatch.setattr(shard, "plan", lambda *a: pytest.fail("planned"))
+    one = _Walks(Traffic.of([_rec(i, f"s{i}", "claude-sonnet-4-5") for i in range(6)]).parts)
+    _Walks.walks = 0
+    assert shard.sharding(one, [WhatIf(), WhatIf(ttl="1h")], workers=2) is None
+    assert _Walks.walks == 0
+
+
+def test_heads_that_differ_or_are_unknown_are_planned(monkeypatch):
+    monkeypatch.setattr(shard, "MIN_SHARDED", 0)
+    two = Traffic.of([_rec(0, "a", "claude-sonnet-4-5"), _rec(1, "b", "claude-sonnet-4-5", workspace="w2")])
+    p = shard.sharding(two, [WhatIf()], workers=2)
+    assert p is not None and p.parts == 2
+    # a head whose namespace is not known until walked (None) is planned too: here one part
+    from dataclasses import replace
+    unknown = Traffic.of([_rec(i, f"s{i}", "claude-sonnet-4-5") for i in range(3)])
+    unknown.parts = [replace(pt, heads=[replace(h, ns=None) for h in pt.heads]) for pt in unknown.parts]
+    assert shard.sharding(unknown, [WhatIf()], workers=2) is None   # planned: one part found by the walk
+
+
+def test_a_transcript_head_names_its_model(monkeypatch):
+    from prefixsim.commands.common import read_traffic
+
+    traffic = read_traffic([str(data_file("claude-code", "spotter", "short.jsonl"))], None, False, partial=True)[0]
+    names = {h.ns for pt in traffic.parts for h in pt.heads}
+    assert names == {("claude-code", r.call.request.model) for r in traffic}
+
+
+def _counting(monkeypatch, make=None):
+    """`prefixsim replay` with its traffic counted per walk (`make`: traffic of the test's own instead)."""
+    from prefixsim.commands import replay as command
+
+    real = command.read_traffic
+
+    def counted(*a, **k):
+        traffic, failed = real(*a, **k)
+        out = _Walks((make() if make else traffic).parts)
+        out.skipped = traffic.skipped
+        return out, failed
+
+    monkeypatch.setattr(command, "read_traffic", counted)
+    monkeypatch.setattr(shard, "MIN_SHARDED", 0)
+    monkeypatch.setattr(shard, "_mapper", lambda *a: pytest.fail("sharded"))
+    _Walks.walks = 0
+
+
+@pytest.mark.slow
+def test_workers_on_one_model_replay_in_one_pass(monkeypatch):
+    """`--workers 2` on a one-model transcript: no planning walk, and the recorded design, the
+    what-if and the oracle in one pass, as serially (it walked four times before: plan, recorded,
+    what-if, oracle)."""
+    path = str(data_file("claude-code", "spotter", "short.jsonl"))
+    serial = _replay_at(path, "--ttl", "1h")
+    _counting(monkeypatch)
+    assert _replay_at(path, "--ttl", "1h", "--workers", "2") == serial
+    assert _Walks.walks == 1
+
+
+def test_workers_on_one_part_replay_in_one_pass_after_planning(monkeypatch):
+    """Two models in one stream (a switch) are one part, found by the planning walk: then the three
+    replays share one more pass."""
+    recs = [_rec(i, "main", m) for i, m in enumerate(["claude-sonnet-4-5", "claude-opus-4-1"] * 3)]
+    path = str(data_file("claude-code", "spotter", "short.jsonl"))
+    _counting(monkeypatch, lambda: Traffic.of(recs))
+    _replay_at(path, "--workers", "2")
+    assert _Walks.walks == 2
+
+
+def _replay_at(path, *args):
+    out = CliRunner().invoke(cli, ["replay", path, "--width", "100", *args])
+    assert out.exit_code == 0, out.output
+    return out.output
+
+
+@pytest.mark.parametrize("cores, load, free", [(2, 0.0, 2), (2, 1.0, 2), (2, 1.6, 1), (2, 2.0, 1), (2, 7.5, 1),
+                                               (8, 3.2, 5), (8, 0.0, 8), (1, 0.0, 1)])
+def test_workers_zero_takes_the_cores_no_other_process_keeps_busy(monkeypatch, cores, load, free):
+    """This process counts in the load while it reads: one core's worth of load is its own."""
+    from prefixsim._perf import cores as module
+    from prefixsim.scenario.parallel import local_workers
+
+    monkeypatch.setattr(module.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(module.os, "getloadavg", lambda: (load, load, load))
+    assert module.free_cores() == free
+    assert local_workers(0, 100) == free and local_workers(-1, 1) == 1   # `run --workers 0` alike
+    monkeypatch.setattr(shard, "MIN_SHARDED", 0)
+    assert shard.shard_count(0, "local", 10) == free
+    assert shard.shard_count(2, "local", 10) == min(2, cores)   # a count asked for is taken, up to the cores

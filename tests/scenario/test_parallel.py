@@ -99,8 +99,26 @@ def test_a_pool_that_pays_takes_slices_of_whole_files_and_gives_the_serial_outpu
     want = _json(run_paths(FILES * 2, date))
     monkeypatch.setattr(parallel, "POOL_COST", 0.0)
     monkeypatch.setattr(joblib, "Parallel", recording)
+    assert [len(parallel.scenario_runs(f)) for f in FILES] == [2, 2]
     assert _json(run_paths(FILES * 2, date, workers=2)) == want
-    # the first file ran here (its runs after the first measure the work); the other three went to the pool
+    # four runs ran here (the very first, then three timed: MIN_TIMED); the other two files went to the pool
     chunks = [args[:3] for _, args, _ in tasks]
-    assert [c[0] for c in chunks] == [FILES[1], FILES[0], FILES[1]]
-    assert all(c[1] == 0 and c[2] == len(parallel.scenario_runs(c[0])) for c in chunks)
+    assert chunks == [(FILES[0], 0, 2), (FILES[1], 0, 2)]
+    # with two runs timed, the pool starts within the second file: the rest of it is a slice of its own
+    tasks.clear()
+    monkeypatch.setattr(parallel, "MIN_TIMED", 2)
+    assert _json(run_paths(FILES * 2, date, workers=2)) == want
+    assert [args[:3] for _, args, _ in tasks] == [(FILES[1], 1, 2), (FILES[0], 0, 2), (FILES[1], 0, 2)]
+
+
+def test_one_run_timed_does_not_start_a_pool(monkeypatch):
+    """A scenario's runs took 0.001-0.75 s in scenarios/: one of them predicted the rest at 35 s, and
+    `run scenarios/ --workers 2` started a pool that made it 1.4x slower than serial."""
+    from prefixsim.scenario import parallel
+
+    times = iter([0.0, 0.1, 0.1, 0.85, 0.85, 0.9] + [0.9 + k * 0.001 for k in range(100)])
+    monkeypatch.setattr(parallel.time, "perf_counter", lambda: next(times))
+    monkeypatch.setattr(parallel, "_simulate", lambda path, i, *clock: (path, i))
+    monkeypatch.setattr(parallel, "_pool", lambda *a: pytest.fail("a pool was started"))
+    tasks = [("a.yaml", 0), ("b.yaml", 0)] + [("c.yaml", i) for i in range(40)]
+    assert list(parallel._local(tasks, 2, (None, None, False))) == tasks
