@@ -146,3 +146,22 @@ def test_a_gemini_model_on_vertex_ai_keeps_geminis_rules(tmp_path):
     p = tmp_path / "trace.json"
     p.write_text(json.dumps(traces([call(1, "gemini-2.5-flash"), call(2, "claude-sonnet-4-5@20250929")])))
     assert [r.provider for r in load(p)] == ["gemini", "vertex"]
+
+
+def test_agent_and_tool_spans_are_never_calls_whatever_model_they_name(tmp_path):
+    """A collector may copy the agent's model onto every span (kagent does for Claude Code's tool and
+    interaction spans): an agent or tool operation is no call, even with messages or summed counts,
+    and a span that names a model but records neither usage nor a prompt is noted, not read."""
+    model = {"gen_ai.request.model": "claude-sonnet-4-20250514", "gen_ai.provider.name": "anthropic"}
+    agent = span(7, {**model, "gen_ai.operation.name": "invoke_agent", "gen_ai.usage.input_tokens": 10290,
+                     "gen_ai.usage.output_tokens": 200, "gen_ai.input.messages": json.dumps([U1])})
+    tool = span(8, {**model, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "Bash"})
+    step = span(9, {**model, "span.type": "tool.blocked_on_user"})
+    p = tmp_path / "trace.json"
+    p.write_text(json.dumps(traces([agent, openllmetry(1, 0, 5000, 0, 4990), tool, step, dict(step, spanId="f" * 16),
+                                    openllmetry(2, 30, 5300, 4990, 300)])))
+    with collecting() as found:
+        records = load(p)
+    assert [r.observed.cache_read for r in records] == [0, 4990]
+    assert [str(n) for n in found.notes] == [f"{p}:1: 2 spans name a model but record neither usage nor a prompt "
+                                             "(tool or agent steps): not read as calls"]
