@@ -21,6 +21,11 @@ write them. The prompt, where recorded: OpenLLMetry's `gen_ai.prompt.N.role` / `
 (with `gen_ai.system_instructions`). The stream is the session (`session.id`,
 `gen_ai.conversation.id`, `langfuse.session.id`), else the trace. docs/rules.md#opentelemetry-genai-spans.
 
+Claude Code's own traces (its beta tracing) make each API call a `claude_code.llm_request` span with
+the counts of its event below (`model`, `input_tokens` uncached, `cache_read_tokens`,
+`cache_creation_tokens`, `output_tokens`, `request_id`, `session.id`); such a span is a call, read from
+those counts when no GenAI usage key is set (a collector recipe may copy them there). docs/rules.md#opentelemetry-genai-spans.
+
 Claude Code's event carries `model`, `input_tokens` (uncached, as Anthropic counts), `output_tokens`,
 `cache_read_tokens`, `cache_creation_tokens`, `cost_usd`, `duration_ms` and `session.id`, never the
 prompt: each is audited per session. docs/rules.md#claude-code-telemetry-events.
@@ -55,6 +60,9 @@ _PROVIDER = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.syste
 #: `gen_ai.operation.name` values of spans that are never a model call (the conventions' agent and tool
 #: operations): an agent span's messages are the agent's, its counts the sum of the calls below it.
 _NOT_CALLS = frozenset({"invoke_agent", "create_agent", "execute_tool"})
+
+#: The name of the span Claude Code's own tracing gives each API call.
+_CLAUDE_CODE_CALL = "claude_code.llm_request"
 
 #: What `span_seen` gives for a span that names a model but records neither usage nor a prompt.
 NOTHING = object()
@@ -183,8 +191,13 @@ def span_seen(span: object, rattrs: dict) -> Seen | None | object:
     a = attributes(span.get("attributes"))
     if a.get("gen_ai.operation.name") in _NOT_CALLS:
         return None   # an agent or tool span, whatever model or counts it carries
-    model = next((a[k] for k in _MODEL_KEYS if isinstance(a.get(k), str) and a[k]), None)
+    native = span.get("name") == _CLAUDE_CODE_CALL
+    model = next((a[k] for k in (*_MODEL_KEYS, *(("model",) if native else ())) if isinstance(a.get(k), str) and a[k]),
+                 None)
     usage = usage_of(count(a, *_INPUT), count(a, *_OUTPUT), count(a, *_READ), count(a, *_WRITE))
+    if usage is None and native:   # Claude Code's own counts are Anthropic's: input leaves the cached out
+        usage = usage_of(count(a, "input_tokens"), count(a, "output_tokens"), count(a, "cache_read_tokens"),
+                         count(a, "cache_creation_tokens"), inclusive=False)
     if model is None:
         if usage is None:
             return None   # an agent, chain or tool span
@@ -194,8 +207,9 @@ def span_seen(span: object, rattrs: dict) -> Seen | None | object:
         return NOTHING
     trace = str(span.get("traceId") or "")
     session = next((str(a.get(k) or rattrs.get(k)) for k in _SESSION if a.get(k) or rattrs.get(k)), None)
-    provider = next((str(a[k]) for k in _PROVIDER if a.get(k)), "")
-    rid = str(first_given(a.get("gen_ai.response.id"), f"{trace}/{first_given(span.get('spanId')) or ''}"))
+    provider = next((str(a[k]) for k in _PROVIDER if a.get(k)), "anthropic" if native else "")
+    rid = str(first_given(a.get("gen_ai.response.id"), a.get("request_id") if native else None,
+                          f"{trace}/{first_given(span.get('spanId')) or ''}"))
     return Seen(rid, session or trace or "main", model, provider, nanos(span.get("startTimeUnixNano"), "startTimeUnixNano"),
                 usage, msgs, system)
 

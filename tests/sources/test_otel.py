@@ -222,3 +222,37 @@ def test_a_cut_and_a_broken_line_after_the_real_export_are_named_and_it_still_re
     assert ":2: skipped: not valid JSON" in named[0] and ":3: skipped: truncated last line" in named[1], named
     out = CliRunner().invoke(cli, ["replay", str(p)])
     assert out.exit_code == 0, out.output
+
+
+def test_claude_codes_own_llm_request_spans_are_read_without_a_collector_recipe(tmp_path):
+    """Claude Code's tracing gives each API call a `claude_code.llm_request` span with Anthropic's
+    counts (uncached `input_tokens`, `cache_read_tokens`, `cache_creation_tokens`) and no GenAI usage
+    key: the real export with the recipe's keys taken off its Claude Code spans gives the same calls."""
+    doc = json.loads(gzip.decompress(KAGENT.read_bytes()))
+    recipe = ("gen_ai.usage.", "gen_ai.operation.name", "gen_ai.response.model", "gen_ai.tool.name")
+    for res in doc["resourceSpans"]:
+        for scope in res["scopeSpans"]:
+            for s in scope["spans"]:
+                if s["name"].startswith("claude_code."):
+                    s["attributes"] = [kv for kv in s["attributes"] if not kv["key"].startswith(recipe)]
+    p = tmp_path / "native.json"
+    p.write_text(json.dumps(doc))
+    with collecting() as found:
+        records = load(p)
+    assert [(r.observed.cache_read, r.observed.cache_creation) for r in records] == KAGENT_CALLS
+    assert sum(r.observed.input_tokens for r in records) == 80
+    assert {(r.call.stream, r.provider, r.request_id.startswith("req_011Cfpd")) for r in records} == \
+        {(KAGENT_SESSION, "anthropic", True)}
+    assert [str(n) for n in found.notes] == [f"{p}:1: 32 spans name a model but record neither usage nor a "
+                                             "prompt (tool or agent steps): not read as calls"]
+    # Claude Code alone names the model in `model` only: its span is still a call
+    bare = span(1, {"model": "claude-haiku-4-5", "input_tokens": "8", "output_tokens": "119",
+                    "cache_read_tokens": "23964", "cache_creation_tokens": "378", "request_id": "req_1",
+                    "session.id": "s1"})
+    bare["name"] = "claude_code.llm_request"
+    q = tmp_path / "bare.json"
+    q.write_text(json.dumps(traces([bare, span(2, {"model": "claude-haiku-4-5", "input_tokens": "8"})])))
+    (rec,) = load(q)
+    assert (rec.request_id, rec.call.stream, rec.provider, rec.call.request.model) == \
+        ("req_1", "s1", "anthropic", "claude-haiku-4-5")
+    assert (rec.observed.input_tokens, rec.observed.cache_read, rec.observed.cache_creation) == (8, 23964, 378)
