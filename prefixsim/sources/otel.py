@@ -24,7 +24,8 @@ write them. The prompt, where recorded: OpenLLMetry's `gen_ai.prompt.N.role` / `
 Claude Code's own traces (its beta tracing) make each API call a `claude_code.llm_request` span with
 the counts of its event below (`model`, `input_tokens` uncached, `cache_read_tokens`,
 `cache_creation_tokens`, `output_tokens`, `request_id`, `session.id`); such a span is a call, read from
-those counts when no GenAI usage key is set (a collector recipe may copy them there). docs/rules.md#opentelemetry-genai-spans.
+those counts when no GenAI usage key is set (a collector recipe may copy them there), and audited.
+docs/rules.md#claude-code-telemetry-events.
 
 Claude Code's event carries `model`, `input_tokens` (uncached, as Anthropic counts), `output_tokens`,
 `cache_read_tokens`, `cache_creation_tokens`, `cost_usd`, `duration_ms` and `session.id`, never the
