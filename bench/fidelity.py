@@ -29,7 +29,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))   # cause_evidence, also when a test loads this file by path
 
 DATA = ROOT / "tests" / "data"
-#: The shipped sources: each Claude Code repository apart, and each provider's recordings.
+#: The shipped sources: each Claude Code repository apart, and each provider's recordings. `otel` is not
+#: one: its export (Claude Code under kagent) records usage but no prompt, so every call is an audit
+#: row with nothing predicted to score (tests/sources/test_otel.py pins what it observed).
 SHIPPED = [*(f"claude-code/{p.name}" for p in sorted((DATA / "claude-code").iterdir()) if p.is_dir()),
            "anthropic-api", "openai-api", "deepseek-api", "gemini-api", "crewai-api", "codex", "bedrock-api",
            "router-api", "litellm", "gemini-cli", "langfuse", "opencode"]

@@ -1,7 +1,8 @@
 """OTLP JSON exports built to the structure of the OpenTelemetry protocol's JSON encoding
 (`ExportTraceServiceRequest` / `ExportLogsServiceRequest`) with the attributes OpenLLMetry,
-OpenInference, the GenAI semantic conventions and Claude Code's monitoring docs name: no public
-export with cache usage was found, so the samples are made here."""
+OpenInference, the GenAI semantic conventions and Claude Code's monitoring docs name. The one real
+export with cache usage found (tests/data/otel/, Claude Code under kagent) has no prompts and one
+writer, so the other shapes are made here."""
 import json
 
 T0 = 1764669600 * 10**9   # 2025-12-02T10:00:00Z in nanoseconds

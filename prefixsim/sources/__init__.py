@@ -20,7 +20,7 @@ from prefixsim.sources.claude_code import hookdump as _hookdump
 from prefixsim.sources.claude_code import sniff as _sniff
 from prefixsim.sources.claude_code import transcript as _transcript
 from prefixsim.sources.codex import rollout as _rollout
-from prefixsim.sources.files import open_regular
+from prefixsim.sources.files import open_regular, suffix
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Seen, Traffic
 
@@ -112,11 +112,11 @@ def detect(path: str | Path) -> str:
         if any(_sniff.is_transcript_array(f) for f in sorted(p.rglob("*.json"))):
             return "claude-code"   # sessions a hook saved as JSON arrays (logs/chat.json)
         raise UserError("folder holds no .jsonl transcripts (nor JSON arrays of transcript lines a hook saved)", str(p))
-    if p.suffix in CASSETTES or (p.suffix == ".json" and _cassette_json(p)):
+    if suffix(p) in CASSETTES or (suffix(p) == ".json" and _cassette_json(p)):
         from prefixsim.sources import cassette_kinds   # lazy: a transcript replay never loads the API-log readers
 
         return cassette_kinds.kind_of(p)
-    if p.suffix == ".json" and _gemini_cli_json(p):
+    if suffix(p) == ".json" and _gemini_cli_json(p):
         return "gemini-cli"
     kind = _array_kind(p) if _hookdump.is_array_file(p) else sniff(p)
     if kind:
@@ -147,7 +147,7 @@ def _opencode(p: Path) -> bool:
 
     if p.is_dir():
         return storage.storage_root(p) is not None or storage.database(p) is not None
-    return p.is_file() and (storage.is_database(p) or (p.suffix == ".json" and (
+    return p.is_file() and (storage.is_database(p) or (suffix(p) == ".json" and (
         storage.is_export(p) or storage.session_file(p) is not None)) or events.is_events(p))
 
 
@@ -178,7 +178,7 @@ def _cassette_json(p: Path) -> bool:
 
 
 def _is_cassette(p: Path) -> bool:
-    return p.suffix in CASSETTES or (p.suffix == ".json" and p.is_file() and _cassette_json(p))
+    return suffix(p) in CASSETTES or (suffix(p) == ".json" and p.is_file() and _cassette_json(p))
 
 
 #: Formats one reader reads alike, so a --source among them is a choice of rules, not a wrong format.
@@ -259,7 +259,7 @@ def _read_one(p: Path, fmt: str) -> list[Record]:
     if fmt in OPENAI_FORMATS:
         read = openai_cassette.load_cassette if _is_cassette(p) else openai_log.load_jsonl
         return read(p, sizer, OPENAI_FORMATS[fmt])
-    if p.suffix in (".yaml", ".yml"):
+    if suffix(p) in (".yaml", ".yml"):
         return anthropic_log.load_cassette(p, sizer)
     return anthropic_log.load_jsonl(p, sizer)
 

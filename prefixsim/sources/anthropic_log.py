@@ -24,7 +24,7 @@ from prefixsim.providers.model_ids import canonical_model
 from prefixsim.sources import problems
 from prefixsim.sources.cassette import back_to_back, decode_body, note_back_to_back, recorded_stamp
 from prefixsim.sources.cloud import cloud_endpoint, cloud_model, with_url_model
-from prefixsim.sources.files import check_regular
+from prefixsim.sources.files import check_regular, read_regular
 from prefixsim.sources.problems import guarded
 from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, first_given, request_key
 from prefixsim.sources.scan import scan
@@ -341,7 +341,7 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     check_regular(path)
     yaml = YAML(typ="safe", pure=True)
     try:
-        doc = yaml.load(path.read_bytes().decode("utf-8"))
+        doc = yaml.load(read_regular(path).decode("utf-8"))
     except UnicodeDecodeError as e:
         raise UserError(f"not UTF-8 text (byte {e.start})", str(path)) from None
     except Exception as e:  # ruamel raises several types; all are the user's file being malformed

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prefixsim.sources.anthropic_log import Sizer
+from prefixsim.sources.files import open_regular
 from prefixsim.sources.linejson import LineParser
 from prefixsim.sources.record import Record
 from prefixsim.sources.scan import LineRecord, RequestId, scan
@@ -43,7 +44,7 @@ def part(path: Path, request_id: RequestId, line_record: LineRecord, sizer: Size
 
     def walk() -> Iterator[Record]:
         history, parser = History(), LineParser()
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             for e in entries:
                 # A log already in time order reads forward; the seek only moves within the buffer.
                 fh.seek(e.offset)

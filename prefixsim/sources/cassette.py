@@ -28,7 +28,7 @@ from typing import Any
 from prefixsim.errors import UserError
 from prefixsim.io.yamlsafe import check_aliases
 from prefixsim.sources import problems
-from prefixsim.sources.files import check_regular
+from prefixsim.sources.files import check_regular, read_regular, suffix
 
 #: Keys that hold a cassette's interactions (vcrpy / pytest-recording, Ruby VCR).
 INTERACTION_KEYS = ("interactions", "http_interactions")
@@ -41,12 +41,12 @@ def load_document(path: Path) -> Any:
 
 
     check_regular(path)
-    raw = path.read_bytes()
+    raw = read_regular(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise UserError(f"not UTF-8 text (byte {e.start})", str(path)) from None
-    if path.suffix == ".json":
+    if suffix(path) == ".json":
         try:
             return json.loads(text)
         except json.JSONDecodeError as e:

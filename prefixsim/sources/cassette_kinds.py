@@ -10,6 +10,7 @@ from pathlib import Path
 from prefixsim.errors import UserError
 from prefixsim.sources import bedrock_log, gemini_log, openai_cassette, realtime
 from prefixsim.sources.cassette import requests_in
+from prefixsim.sources.files import suffix
 
 #: The formats a cassette can hold (the refusal of a cassette none of them reads names them).
 CASSETTE_FORMATS = ("anthropic", "openai", "deepseek", "cohere", "gemini", "bedrock", "realtime")
@@ -28,7 +29,7 @@ def kind_of(p: Path) -> str:
     if realtime.sniff_cassette(p):   # WebSocket messages, not HTTP calls: after every HTTP reader
         return "realtime"
     if not any(True for _ in requests_in(p)):   # no interactions: the reader names why
-        return "openai" if p.suffix == ".json" else "anthropic"
+        return "openai" if suffix(p) == ".json" else "anthropic"
     held = openai_cassette.endpoints(p)
     raise UserError(f"cannot tell the format: no call of a known format ({', '.join(CASSETTE_FORMATS)})"
                     + (f"; its calls go to {', '.join(held)}" if held else "") + "; use --source", str(p))

@@ -31,7 +31,7 @@ from prefixsim.sources.claude_code.raw import _iso
 from prefixsim.sources.stamps import parse_time
 from prefixsim.sources.codex.calibrate import Calibrator
 from prefixsim.sources.codex.rollout import Raw
-from prefixsim.sources.files import check_regular, open_regular
+from prefixsim.sources.files import check_regular, open_regular, suffix
 from prefixsim.sources.jsonl import iter_jsonl
 from prefixsim.sources.record import Record, check_model, checked_usage, token_count
 
@@ -49,7 +49,7 @@ def _records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
     check_regular(path)
     with open_regular(path) as fh:
         head = fh.read(4096).lstrip()
-    if path.suffix == ".json" or (head.startswith(b"{") and b'"messages"' in head and b"\n" not in head.rstrip()):
+    if suffix(path) == ".json" or (head.startswith(b"{") and b'"messages"' in head and b"\n" not in head.rstrip()):
         with open_regular(path) as fh:
             doc = json.loads(fh.read().decode("utf-8"))
         if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):

@@ -6,7 +6,12 @@ of them (the collector's file exporter writes one per line). Attributes are OTLP
 {stringValue | intValue | doubleValue | boolValue | arrayValue | kvlistValue}}`.
 
 A span is an LLM call when it names a model (`gen_ai.request.model` / `gen_ai.response.model`, the
-OpenInference `llm.model_name`) or carries token counts; agent, chain and tool spans are passed over.
+OpenInference `llm.model_name`) or carries token counts; agent, chain and tool spans are passed over:
+those without a model, those whose `gen_ai.operation.name` is an agent's or a tool's (`invoke_agent`,
+`create_agent`, `execute_tool`: their messages are the agent's, their counts, where set, the sum of the
+calls below them), and those that name a model but record neither usage nor a prompt (a collector that
+copies the agent's model onto every span, as kagent does for Claude Code's tool and interaction spans:
+there is nothing to replay or audit; how many is noted).
 Usage: `gen_ai.usage.input_tokens` / `output_tokens`, cache reads and writes as the GenAI conventions
 (`gen_ai.usage.cache_read.input_tokens`, `cache_creation.input_tokens`), OpenLLMetry
 (`gen_ai.usage.cache_read_input_tokens`, `cache_creation_input_tokens`) and OpenInference
@@ -15,6 +20,12 @@ write them. The prompt, where recorded: OpenLLMetry's `gen_ai.prompt.N.role` / `
 `llm.input_messages.N.message.role` / `.content`, or the conventions' `gen_ai.input.messages` JSON
 (with `gen_ai.system_instructions`). The stream is the session (`session.id`,
 `gen_ai.conversation.id`, `langfuse.session.id`), else the trace. docs/rules.md#opentelemetry-genai-spans.
+
+Claude Code's own traces (its beta tracing) make each API call a `claude_code.llm_request` span with
+the counts of its event below (`model`, `input_tokens` uncached, `cache_read_tokens`,
+`cache_creation_tokens`, `output_tokens`, `request_id`, `session.id`); such a span is a call, read from
+those counts when no GenAI usage key is set (a collector recipe may copy them there), and audited.
+docs/rules.md#claude-code-telemetry-events.
 
 Claude Code's event carries `model`, `input_tokens` (uncached, as Anthropic counts), `output_tokens`,
 `cache_read_tokens`, `cache_creation_tokens`, `cost_usd`, `duration_ms` and `session.id`, never the
@@ -47,6 +58,15 @@ _WRITE = ("gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_write.
           "llm.token_count.prompt_details.cache_write")
 _SESSION = ("session.id", "gen_ai.conversation.id", "langfuse.session.id")
 _PROVIDER = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
+#: `gen_ai.operation.name` values of spans that are never a model call (the conventions' agent and tool
+#: operations): an agent span's messages are the agent's, its counts the sum of the calls below it.
+_NOT_CALLS = frozenset({"invoke_agent", "create_agent", "execute_tool"})
+
+#: The name of the span Claude Code's own tracing gives each API call.
+_CLAUDE_CODE_CALL = "claude_code.llm_request"
+
+#: What `span_seen` gives for a span that names a model but records neither usage nor a prompt.
+NOTHING = object()
 
 
 def value(v: object) -> Any:
@@ -164,22 +184,33 @@ def messages(a: dict) -> tuple[list[dict] | None, str | None]:
     return (out or None), (system if isinstance(system, str) and system else None)
 
 
-def span_seen(span: object, rattrs: dict) -> Seen | None:
-    """One span as a recorded call (None: no model call; UserError: its values cannot be used)."""
+def span_seen(span: object, rattrs: dict) -> Seen | None | object:
+    """One span as a recorded call (None: no model call; NOTHING: a span that names a model but records
+    neither usage nor a prompt; UserError: its values cannot be used)."""
     if not isinstance(span, dict):
         raise UserError("a span is a JSON object")
     a = attributes(span.get("attributes"))
-    model = next((a[k] for k in _MODEL_KEYS if isinstance(a.get(k), str) and a[k]), None)
+    if a.get("gen_ai.operation.name") in _NOT_CALLS:
+        return None   # an agent or tool span, whatever model or counts it carries
+    native = span.get("name") == _CLAUDE_CODE_CALL
+    model = next((a[k] for k in (*_MODEL_KEYS, *(("model",) if native else ())) if isinstance(a.get(k), str) and a[k]),
+                 None)
     usage = usage_of(count(a, *_INPUT), count(a, *_OUTPUT), count(a, *_READ), count(a, *_WRITE))
+    if usage is None and native:   # Claude Code's own counts are Anthropic's: input leaves the cached out
+        usage = usage_of(count(a, "input_tokens"), count(a, "output_tokens"), count(a, "cache_read_tokens"),
+                         count(a, "cache_creation_tokens"), inclusive=False)
     if model is None:
         if usage is None:
             return None   # an agent, chain or tool span
         raise UserError("a span with token counts names no model (gen_ai.request.model)")
+    msgs, system = messages(a)
+    if usage is None and msgs is None:
+        return NOTHING
     trace = str(span.get("traceId") or "")
     session = next((str(a.get(k) or rattrs.get(k)) for k in _SESSION if a.get(k) or rattrs.get(k)), None)
-    provider = next((str(a[k]) for k in _PROVIDER if a.get(k)), "")
-    msgs, system = messages(a)
-    rid = str(first_given(a.get("gen_ai.response.id"), f"{trace}/{first_given(span.get('spanId')) or ''}"))
+    provider = next((str(a[k]) for k in _PROVIDER if a.get(k)), "anthropic" if native else "")
+    rid = str(first_given(a.get("gen_ai.response.id"), a.get("request_id") if native else None,
+                          f"{trace}/{first_given(span.get('spanId')) or ''}"))
     return Seen(rid, session or trace or "main", model, provider, nanos(span.get("startTimeUnixNano"), "startTimeUnixNano"),
                 usage, msgs, system)
 
@@ -212,14 +243,20 @@ def load(path: Path, sizer: Any) -> list[Record]:
     """Every model call of an OTLP JSON export, in time order; a bad span or event is skipped and named."""
     where = str(path)
     calls = []
+    empty: list[int] = []   # the lines of spans that name a model but record nothing to read
     for line, doc in documents(path):
         kind = is_export(doc)
         items = problems.guarded(where, line, lambda d: list(_items(d, kind or "spans")), doc)
         for label, rattrs, item in items or ():
             read = span_seen if kind == "spans" else log_seen
             s = problems.guarded(where, line, read, item, rattrs, where=label)
-            if s is not None:
+            if s is NOTHING:
+                empty.append(line)
+            elif s is not None:
                 calls.append((s, line, label))
+    if empty:
+        problems.note(where, empty[0], f"{len(empty)} span{'s' if len(empty) > 1 else ''} name a model but record "
+                      "neither usage nor a prompt (tool or agent steps): not read as calls")
     out: list[Record] = []
     seen: set[str] = set()
     for s, line, label in in_time_order(calls):

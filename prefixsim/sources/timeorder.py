@@ -23,6 +23,7 @@ from typing import Any
 import xxhash
 
 from prefixsim.sources import problems
+from prefixsim.sources.files import open_regular
 from prefixsim.sources.jsonl import UNREAD, lines_at, parsed, read_buffer
 from prefixsim.sources.linejson import LineParser
 
@@ -76,7 +77,7 @@ def ordered_lines(path: Path, when: LineTime, hold: bool = True) -> Iterator[tup
         held.clear()
         rest = None
     parser = LineParser()   # shares values between lines adjacent in the new order
-    with path.open("rb", buffering=read_buffer(path.stat().st_size)) as fh:
+    with open_regular(path, read_buffer(path.stat().st_size)) as fh:
         for _, n, at in entries:
             obj = held.pop(n, UNREAD)
             if obj is UNREAD:

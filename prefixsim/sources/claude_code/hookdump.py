@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from prefixsim.sources import problems
-from prefixsim.sources.files import open_regular
+from prefixsim.sources.files import open_regular, suffix
 
 #: Elements looked at to tell a transcript array from another hook's log (an array of hook payloads).
 SNIFF_ELEMENTS = 20
@@ -21,7 +21,7 @@ _SPACE = " \t\r\n"
 
 def is_array_file(path: Path) -> bool:
     """A `.json` file whose first character (after white space) opens a list."""
-    if path.suffix != ".json" or not path.is_file():
+    if suffix(path) != ".json" or not path.is_file():
         return False
     with open_regular(path) as fh:
         head = fh.read(64).lstrip()
