@@ -29,12 +29,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))   # cause_evidence, also when a test loads this file by path
 
 DATA = ROOT / "tests" / "data"
-#: The shipped sources: each Claude Code repository apart, and each provider's recordings. `otel` is not
-#: one: its export (Claude Code under kagent) records usage but no prompt, so every call is an audit
-#: row with nothing predicted to score (tests/sources/test_otel.py pins what it observed).
+#: The shipped sources: each Claude Code repository apart, and each provider's recordings. `otel`'s export
+#: (Claude Code under kagent) records usage but no prompt: its calls are audited (observed usage, costs,
+#: causes told from usage), counted in their own column with nothing predicted to score
+#: (tests/sources/test_otel.py pins what it observed).
 SHIPPED = [*(f"claude-code/{p.name}" for p in sorted((DATA / "claude-code").iterdir()) if p.is_dir()),
            "anthropic-api", "openai-api", "deepseek-api", "gemini-api", "crewai-api", "codex", "bedrock-api",
-           "router-api", "litellm", "gemini-cli", "langfuse", "opencode"]
+           "router-api", "litellm", "gemini-cli", "langfuse", "opencode", "otel"]
 
 
 GROUPINGS = ("source", "version", "provider")
@@ -46,12 +47,13 @@ WORSE_BY = 0.005
 class Score:
     """Exact reads and absolute read error of prefixsim and of the naive mechanism over some rows."""
 
-    __slots__ = ("cause_ok", "causes", "error", "exact", "naive_error", "naive_exact", "read", "requests", "sessions",
-                 "unreplayed")
+    __slots__ = ("audited", "cause_ok", "causes", "error", "exact", "naive_error", "naive_exact", "read", "requests",
+                 "sessions", "unreplayed")
 
     def __init__(self) -> None:
         self.requests = self.exact = self.naive_exact = self.error = self.naive_error = self.read = 0
         self.causes = self.cause_ok = 0   # requests whose cause the data proves; those the replay names so
+        self.audited = 0   # requests recorded without their prompt: replayed as an audit, nothing to score
         self.unreplayed: list[str] = []   # recordings that did not replay at all, with the reason
         #: session -> [error, naive error, tokens read]: issue 30 asks that no session be worse than naive
         #: by more than WORSE_BY, which a pooled figure hides
@@ -104,7 +106,7 @@ class Score:
     def figures(self) -> dict:
         return {"unreplayed": len(self.unreplayed), "requests": self.requests, "exact": self.exact, "naive_exact": self.naive_exact,
                 "wape": _rounded(self.wape(self.error)), "naive_wape": _rounded(self.wape(self.naive_error)), "verdict": self.verdict,
-                "causes": self.causes, "cause_ok": self.cause_ok, "sessions": len(self.sessions),
+                "causes": self.causes, "cause_ok": self.cause_ok, "sessions": len(self.sessions), "audited": self.audited,
                 "sessions_worse": self.sessions_worse}
 
 
@@ -159,7 +161,7 @@ def score_by(folders: list[tuple[str, Path]], groupings: tuple[str, ...]) -> dic
         # but those that say when they ran are replayed together, as `prefixsim replay A B ...` does:
         # on one clock, recordings one test run made minutes apart shared the account's cache.
         units = [[folder]] if folder.is_file() or _projects(folder) else _recordings(sorted(
-            p for p in folder.iterdir() if p.is_file() and p.suffix in (".yaml", ".yml", ".json", ".jsonl")))
+            p for p in folder.iterdir() if p.is_file() and p.suffix in (".yaml", ".yml", ".json", ".jsonl", ".gz")))
         rows, proved = [], []
         for unit in units:
             try:
@@ -177,6 +179,11 @@ def score_by(folders: list[tuple[str, Path]], groupings: tuple[str, ...]) -> dic
             proved.extend(_evidence(records, got))
         versions = _versions(folder) if "version" in groupings else {}
         for row, shown in zip(rows, proved):
+            if row.audit and row.observed is not None:
+                for by in groupings:
+                    out[by][name if by == "source" else f"api ({row.provider})" if by == "version"
+                            else row.provider].audited += 1
+                continue
             if row.observed is None or row.naive_read is None:
                 continue
             keys = {"source": name, "provider": row.provider,
@@ -248,6 +255,8 @@ def table(scores: dict[str, Score], by: str) -> str:
 
 
 def _line(name: str, s: Score) -> str:
+    if not s.requests and s.audited:
+        return f"{name[:34]:34} {s.audited:8,} audited: usage recorded without prompts, nothing predicted to score"
     if not s.requests:
         return f"{name[:34]:34} {len(s.unreplayed):8} recording(s) did not replay"
 

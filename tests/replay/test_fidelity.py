@@ -43,7 +43,12 @@ PINNED = {
     # kept the reads inside `input` (read so from the data), 312, 7 and 6 tokens over after a first read
     # of a cache the recording never shows; Anthropic's 2 tokens over
     "opencode": (6, 2, 2, 0.128386, 0.179403),
+    # a real OTLP export (Claude Code under kagent): usage without prompts, its 9 calls audited, none scored
+    "otel": (0, 0, 0, None, None),
 }
+#: source -> requests audited (usage recorded without the prompt: nothing predicted to score)
+AUDITED = {"otel": 9,
+           "openai-api": 1}   # a Realtime response whose usage the cassette has and whose prompt it does not
 #: source -> (requests whose cause the data proves, those the replay names rightly): issue 37's
 #: cause accuracy next to the token figures (bench/cause_evidence.py says what counts as proof).
 PINNED_CAUSES = {
@@ -53,7 +58,7 @@ PINNED_CAUSES = {
     "claude-code/scripts-and-tools": (14, 14), "claude-code/spotter": (160, 160), "codex": (0, 0),
     "crewai-api": (3, 3),
     "deepseek-api": (0, 0), "gemini-api": (0, 0), "gemini-cli": (0, 0), "langfuse": (1, 1), "litellm": (0, 0),
-    "openai-api": (0, 0), "router-api": (1, 1), "opencode": (4, 4),
+    "openai-api": (0, 0), "router-api": (1, 1), "opencode": (4, 4), "otel": (0, 0),
 }
 #: Sources the replay is known to be worse than naive on, and why; the test below fails once one is
 #: no longer worse, so the entry goes when the gap closes (issue 30 asks for none).
@@ -81,6 +86,13 @@ def test_each_source_keeps_its_figures(scores, source):
     f = scores[source].figures()
     assert (f["requests"], f["exact"], f["naive_exact"], f["wape"], f["naive_wape"]) == PINNED[source]
     assert f["unreplayed"] == 0
+    assert f["audited"] == AUDITED.get(source, 0)
+
+
+def test_an_audited_source_has_its_row(scores):
+    """Every format has its row: a usage-only export says how many calls it audited, not that it failed."""
+    line = [ln for ln in fidelity.table(scores, "source").splitlines() if ln.startswith("otel ")]
+    assert line == [f"{'otel':34} {9:8} audited: usage recorded without prompts, nothing predicted to score"]
 
 
 @pytest.mark.parametrize("source", sorted(PINNED))
