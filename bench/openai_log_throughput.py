@@ -57,9 +57,11 @@ with open(sys.argv[1], "rb", 1 << 20) as fh:
 """
 
 
-def write_log(path: Path, conversations: int = 20, turns: int = 30, seed: int = 35) -> tuple[int, int]:
+def write_log(path: Path, conversations: int = 20, turns: int = 30, seed: int = 35,
+              models: tuple[str, ...] = ("gpt-4o",)) -> tuple[int, int]:
     """The log (see the module's doc); returns (bytes, lines). Conversation c's turn k is sent at
-    k × 20 s + c; each turn's reply is a tool call, the next request sends it back with its result."""
+    k × 20 s + c, to models[c % len(models)]; each turn's reply is a tool call, the next request
+    sends it back with its result."""
     rng = random.Random(seed)
 
     def text(words: int) -> str:
@@ -86,8 +88,8 @@ def write_log(path: Path, conversations: int = 20, turns: int = 30, seed: int = 
                 prompts[c] = prompt
                 sec = k * 20 + c
                 line = json.dumps({
-                    "timestamp": f"2026-11-01T10:{sec // 60:02d}:{sec % 60:02d}Z",
-                    "request": {"model": "gpt-4o", "messages": messages, "tools": tools,
+                    "timestamp": f"2026-11-01T{10 + sec // 3600:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}Z",
+                    "request": {"model": models[c % len(models)], "messages": messages, "tools": tools,
                                 "prompt_cache_key": f"conv-{c}"},
                     "response": {"id": f"chatcmpl-{c}-{k}", "object": "chat.completion",
                                  "choices": [{"index": 0, "message": reply, "finish_reason": "tool_calls"}],
