@@ -27,7 +27,8 @@ def replay_with_losses(traffic: Traffic, variant: WhatIf | None = None,
     the oracle's)."""
     designs = designs_of(variant)
     walks = [Walk(traffic, v) for v in designs]
-    oracle = Walk(Rewritten(traffic, timeless), WhatIf(), ranges=False)
+    # the oracle's rows are read once, by the attribution: none is kept
+    oracle = Walk(Rewritten(traffic, timeless), WhatIf(), ranges=False, keep=False)
     acc = Attributing(traffic)
     at0 = timeless()
     failed: list[UserError | None] = [None] * len(walks)   # the what-if's and the oracle's, raised at the end

@@ -63,7 +63,7 @@ class Walk:
     re-reads a transcript's calls and calibrates them again, which the walks need not repeat."""
 
     def __init__(self, traffic: Traffic, variant: WhatIf = WhatIf(), prices: PriceBook | Lenient | None = None,
-                 ranges: bool = True) -> None:
+                 ranges: bool = True, keep: bool = True) -> None:
         if variant.ttl not in TTL_CHOICES:
             raise UserError(f"--ttl must be one of {', '.join(TTL_CHOICES)}, got {variant.ttl!r}")
         if variant.breakpoints not in BREAKPOINT_POLICIES:
@@ -88,6 +88,7 @@ class Walk:
         self.naive = Naive(hour_streams)
         self.usage_causes = UsageCauses(hour_streams)
         self.rows: list[ReplayRow] = []
+        self.keep = keep   # False: each row is returned and dropped (a walk whose rows are read once, the oracle's)
         self.price_sources: set[str] = set()
         # the calls stepped with no row of their own, counted by the Summary field that says so
         self.unseen = dict.fromkeys(STEPPED_UNSEEN, 0)
@@ -118,7 +119,8 @@ class Walk:
         variant, prices, output_in_cost, unseen = self.variant, self.prices, self.output_in_cost, self.unseen
         if rec.audit:
             row = _audited(i, rec, prices, self.price_sources, output_in_cost, self.usage_causes)
-            self.rows.append(row)
+            if self.keep:
+                self.rows.append(row)
             return row
         nv = self.naive.read(rec)
         call = apply_variant(rec.call, variant, rec.main)
@@ -173,11 +175,15 @@ class Walk:
                         billed_usd=rec.billed_usd, cache_discount_usd=rec.cache_discount_usd,
                         cost_no_cache=out.cost_no_cache_usd + out.storage_usd,
                         cost_predicted_pessimistic=pes and pes.cost_usd + pes.storage_usd)
-        self.rows.append(row)
+        if self.keep:
+            self.rows.append(row)
         return row
 
     def result(self, top: int = 5) -> ReplayResult:
-        """The rows stepped so far and their summary (`top` largest mismatches)."""
+        """The rows stepped so far and their summary (`top` largest mismatches); a walk that kept none
+        has none to give."""
+        if not self.keep:
+            raise ValueError("a walk made with keep=False keeps no rows")
         rows = self.rows
         summary = replace(_summarize(rows, self.variant, self.price_sources, self.output_in_cost, top,
                                      self.prices.missing), **self.unseen)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 
-from prefixsim.core.tokens import get_tokenizer
+from prefixsim.core.tokens import remembered_count
 from prefixsim.errors import UserError
 from prefixsim.io.input_formats import FORMAT_LINES, FORMATS
 from prefixsim.sources import problems
@@ -232,7 +232,8 @@ def _read_one(p: Path, fmt: str) -> list[Record]:
     # lazy: a transcript replay never loads the API-log readers
     from prefixsim.sources import anthropic_log, gemini_log, openai_cassette, openai_log
 
-    sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text)
+    # counts remembered across runs: a replay of a log read before builds no encoding (~0.25 s)
+    sizer = anthropic_log.Sizer(remembered_count("cl100k_base"))
     if fmt == "gemini-cli":
         from prefixsim.sources import gemini_cli   # lazy: other replays never load it
         return gemini_cli.load(p)
@@ -317,7 +318,7 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: Seen, prefix: s
         from prefixsim.sources import anthropic_log, api_log, openai_log
 
         kind = openai_log if fmt in OPENAI_FORMATS else anthropic_log
-        sizer = anthropic_log.Sizer(get_tokenizer("cl100k_base").count_text, share=False)
+        sizer = anthropic_log.Sizer(remembered_count("cl100k_base"), share=False)
         line = partial(openai_log.line_record, provider=OPENAI_FORMATS[fmt]) if fmt in OPENAI_FORMATS \
             else anthropic_log.line_record
         return [api_log.part(p, kind.request_id, line, sizer, kind.line_time).qualified(prefix)]

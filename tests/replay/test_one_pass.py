@@ -92,3 +92,17 @@ def test_an_error_is_the_one_the_separate_replays_raise_first():
         replay_with_losses(traffic, _broken("claude-nonexistent-9"))
     assert (together.value.message, together.value.path, together.value.line) == \
         (separate.value.message, separate.value.path, separate.value.line)
+
+
+def test_a_walk_that_keeps_no_rows_gives_each_and_holds_none():
+    """The oracle's rows are read once, by the attribution: its walk holds none (a third of the rows a
+    1 GB folder's replay held)."""
+    from prefixsim.replay.run import Walk
+
+    traffic = _traffic(CLAUDE)
+    kept, dropped = Walk(traffic), Walk(traffic, keep=False)
+    for i, rec in enumerate(traffic):
+        assert dropped.step(i, rec) == kept.step(i, rec)
+    assert dropped.rows == [] and len(kept.rows) == len(traffic)
+    with pytest.raises(ValueError):
+        dropped.result()
