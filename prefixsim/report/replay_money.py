@@ -34,8 +34,10 @@ def _span(result: ReplayResult) -> str:
     def count(n: int, what: str) -> str:
         return f"{n:,} {what}{'' if n == 1 else 's'}"
 
-    parts = [count(len({session_of(r.stream, r.path) for r in rows}), "session"),
-             count(len({project_of(r.path) for r in rows}), "project"), count(len({r.model for r in rows}), "model")]
+    places = {(r.stream, r.path) for r in rows}   # each distinct place named once (a session has many rows)
+    parts = [count(len({session_of(st, path) for st, path in places}), "session"),
+             count(len({project_of(path) for path in {path for _, path in places}}), "project"),
+             count(len({r.model for r in rows}), "model")]
     when = "" if not days else f", {days[0]}" + ("" if len(days) == 1 else f" to {days[-1]}") + " UTC"
     s = result.summary
     window = (f"; {count(s.left_out, 'request')} outside {s.window} left out of the sums (all are replayed: an "

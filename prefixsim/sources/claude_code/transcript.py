@@ -39,7 +39,7 @@ Mechanisms read from the transcript, never from the usage of the request being p
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -48,6 +48,7 @@ from prefixsim.errors import UserError, shown
 from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code import hookdump
+from prefixsim.sources.claude_code.accounts import account, in_account
 from prefixsim.sources.claude_code.automatic import by_provider
 from prefixsim.sources.claude_code.calibrate import Calibrator
 from prefixsim.sources.claude_code.raw import Raw, _iso
@@ -384,10 +385,12 @@ def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | Non
     return out
 
 
-def calibrated(ordered: Iterable[Raw]) -> Iterator[Record]:
-    """Records of calls given in start order, built one at a time as they are consumed (a request
-    holds its whole history; only the stream's current one is kept)."""
-    return by_provider(ordered, Calibrator(remembered_count("cl100k_base")).step)
+def calibrated(ordered: Sequence[Raw]) -> Iterator[Record]:
+    """Records of calls given in start order, built one at a time as they are consumed (a request holds
+    its whole history; only the stream's current one is kept), each in its account's cache (accounts.py)."""
+    names = [account(r) for r in ordered]
+    out = by_provider(ordered, Calibrator(remembered_count("cl100k_base")).step)
+    return (in_account(rec, name) for name, rec in zip(names, out, strict=True)) if len(set(names)) > 1 else out
 
 
 def load(path: Path, with_subagents: bool) -> list[Record]:
