@@ -92,3 +92,17 @@ def session(tmp_path, with_agent=True):
         c.call(1098, "c0", 20900, 900)
         c.write(tmp_path / "proj" / "s1" / "subagents" / "agent-acompact-1.jsonl")
     return main
+
+
+def sessions_folder(root, plan, version: str):
+    """A projects folder at `root`/proj of one transcript per (session, working directory, [(t, request
+    id, read, write)]) of `plan`, each call after a user turn, every line of Claude Code `version`."""
+    for name, cwd, calls in plan:
+        t = Transcript(session=name)
+        for k, (at, rid, read, write) in enumerate(calls):
+            t.user(at, f"{name} turn {k}")
+            t.call(at, rid, read, write)
+        for line in t.lines:
+            line["version"], line["cwd"] = version, cwd
+        t.write(root / "proj" / f"{name}.jsonl")
+    return root / "proj"

@@ -4,6 +4,7 @@ the oracle that measures what was lost. A serial replay steps all three in one p
 of the three separate replays, and an error the one they raise first."""
 import pytest
 from conftest import data_file
+from walk_counting import Counting, count_command_walks
 
 from prefixsim.advise.attribution import losses
 from prefixsim.commands.common import read_traffic
@@ -11,7 +12,6 @@ from prefixsim.errors import UserError
 from prefixsim.replay import WhatIf, replay
 from prefixsim.advise.one_pass import replay_with_losses
 from prefixsim.replay.paired import replay_traffic
-from prefixsim.sources.traffic import Traffic
 
 CLAUDE = str(data_file("claude-code", "spotter", "short.jsonl").parent.parent)   # every Claude Code folder
 SOURCES = [CLAUDE, str(data_file("anthropic-api", "test_anthropic_cache_real_api.yaml")),
@@ -39,14 +39,6 @@ def test_one_pass_gives_the_separate_replays(path, variant):
     assert sum(x) > 0 or path != CLAUDE   # the Claude Code folders lose money somewhere: the oracle ran
 
 
-class Counting(Traffic):
-    walks = 0
-
-    def __iter__(self):
-        Counting.walks += 1
-        return super().__iter__()
-
-
 def test_the_traffic_is_walked_once(monkeypatch):
     traffic = _traffic(CLAUDE)
     counted = Counting(traffic.parts)
@@ -59,19 +51,8 @@ def test_the_command_walks_a_serial_replay_once(monkeypatch, capsys):
     """`prefixsim replay` (money shown, a what-if asked) reads and calibrates the traffic once: it
     walked it three times before without a what-if (recorded, oracle, the attribution beside them), four with one."""
     from prefixsim.cli import cli
-    from prefixsim.commands import common
 
-    real = common.read_traffic
-
-    def counted(*a, **k):
-        traffic, failed = real(*a, **k)
-        out = Counting(traffic.parts)
-        out.skipped = traffic.skipped
-        return out, failed
-
-    monkeypatch.setattr(common, "read_traffic", counted)
-    monkeypatch.setattr("prefixsim.commands.replay.read_traffic", counted)
-    Counting.walks = 0
+    count_command_walks(monkeypatch)
     with pytest.raises(SystemExit) as e:
         cli.main(["replay", CLAUDE, "--ttl", "1h", "--width", "100"], standalone_mode=True)
     assert e.value.code == 0

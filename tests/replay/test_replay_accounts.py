@@ -3,7 +3,7 @@ machines gathered in one folder are several accounts, and one person's session n
 another's wrote, however equal the bytes. Shaped on entireio/cli, eight people's Claude Code sessions in
 one repository: a first request within the TTL of only another person's session read nothing in 9 of
 13, and never what that session had written."""
-from cc_fixtures import Transcript
+from cc_fixtures import sessions_folder
 
 from prefixsim.replay import replay
 from prefixsim.sources import load
@@ -20,15 +20,7 @@ PLAN = [
 
 
 def _rows(tmp_path, plan=PLAN):
-    for name, cwd, calls in plan:
-        t = Transcript(session=name)
-        for k, (at, rid, read, write) in enumerate(calls):
-            t.user(at, f"{name} turn {k}")
-            t.call(at, rid, read, write)
-        for line in t.lines:
-            line["version"], line["cwd"] = "2.1.20", cwd
-        t.write(tmp_path / "proj" / f"{name}.jsonl")
-    return {r.request_id: r for r in replay(load(tmp_path / "proj", False)).rows}
+    return {r.request_id: r for r in replay(load(sessions_folder(tmp_path, plan, "2.1.20"), False)).rows}
 
 
 def test_one_persons_session_does_not_read_anothers_prefix(tmp_path):

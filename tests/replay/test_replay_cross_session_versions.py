@@ -4,7 +4,7 @@ session whose first request read nothing of the prefix another session kept cach
 folder; a later first request there that reads the old prefix, where nobody wrote the new one, undoes it.
 Shaped on njdamstra/claude-code-config (2.0.x), where sessions started in one folder read nothing of
 a prefix sessions in the others kept warm."""
-from cc_fixtures import Transcript
+from cc_fixtures import sessions_folder
 from prefixsim.replay import replay
 from prefixsim.sources import load
 
@@ -24,15 +24,7 @@ PLAN = [
 
 
 def _folder(tmp_path, plan=PLAN):
-    for name, folder, calls in plan:
-        t = Transcript(session=name)
-        for k, (at, rid, read, write) in enumerate(calls):
-            t.user(at, f"{name} turn {k}")
-            t.call(at, rid, read, write)
-        for line in t.lines:
-            line["version"], line["cwd"] = "2.0.27", folder
-        t.write(tmp_path / "proj" / f"{name}.jsonl")
-    return tmp_path / "proj"
+    return sessions_folder(tmp_path, plan, "2.0.27")
 
 
 def _rows(tmp_path, plan=PLAN):

@@ -5,6 +5,7 @@ import os
 import pytest
 from click.testing import CliRunner
 from conftest import data_file
+from walk_counting import Counting, count_command_walks
 
 from prefixsim.cli import cli
 from prefixsim.model import Block, Call, Layer, Request, Usage
@@ -144,23 +145,15 @@ def test_a_failing_request_is_reported_as_serially(monkeypatch):
     assert str(sharded.value) == str(serial.value)
 
 
-class _Walks(Traffic):
-    walks = 0
-
-    def __iter__(self):
-        _Walks.walks += 1
-        return super().__iter__()
-
-
 def test_one_namespace_named_by_every_head_is_not_planned(monkeypatch):
     """Heads that all name one namespace make one part: no planning walk (it cost a whole replay's
     reading and calibration of a one-model transcript folder before the serial replay walked it again)."""
     monkeypatch.setattr(shard, "MIN_SHARDED", 0)
     monkeypatch.setattr(shard, "plan", lambda *a: pytest.fail("planned"))
-    one = _Walks(Traffic.of([_rec(i, f"s{i}", "claude-sonnet-4-5") for i in range(6)]).parts)
-    _Walks.walks = 0
+    one = Counting(Traffic.of([_rec(i, f"s{i}", "claude-sonnet-4-5") for i in range(6)]).parts)
+    Counting.walks = 0
     assert shard.sharding(one, [WhatIf(), WhatIf(ttl="1h")], workers=2) is None
-    assert _Walks.walks == 0
+    assert Counting.walks == 0
 
 
 def test_heads_that_differ_or_are_unknown_are_planned(monkeypatch):
@@ -184,21 +177,10 @@ def test_a_transcript_head_names_its_model(monkeypatch):
 
 
 def _counting(monkeypatch, make=None):
-    """`prefixsim replay` with its traffic counted per walk (`make`: traffic of the test's own instead)."""
-    from prefixsim.commands import replay as command
-
-    real = command.read_traffic
-
-    def counted(*a, **k):
-        traffic, failed = real(*a, **k)
-        out = _Walks((make() if make else traffic).parts)
-        out.skipped = traffic.skipped
-        return out, failed
-
-    monkeypatch.setattr(command, "read_traffic", counted)
+    """`prefixsim replay` with its traffic counted per walk, sharding forbidden (`make`: the test's own traffic)."""
+    count_command_walks(monkeypatch, make)
     monkeypatch.setattr(shard, "MIN_SHARDED", 0)
     monkeypatch.setattr(shard, "_mapper", lambda *a: pytest.fail("sharded"))
-    _Walks.walks = 0
 
 
 @pytest.mark.slow
@@ -210,7 +192,7 @@ def test_workers_on_one_model_replay_in_one_pass(monkeypatch):
     serial = _replay_at(path, "--ttl", "1h")
     _counting(monkeypatch)
     assert _replay_at(path, "--ttl", "1h", "--workers", "2") == serial
-    assert _Walks.walks == 1
+    assert Counting.walks == 1
 
 
 def test_workers_on_one_part_replay_in_one_pass_after_planning(monkeypatch):
@@ -220,7 +202,7 @@ def test_workers_on_one_part_replay_in_one_pass_after_planning(monkeypatch):
     path = str(data_file("claude-code", "spotter", "short.jsonl"))
     _counting(monkeypatch, lambda: Traffic.of(recs))
     _replay_at(path, "--workers", "2")
-    assert _Walks.walks == 2
+    assert Counting.walks == 2
 
 
 def _replay_at(path, *args):
