@@ -16,7 +16,7 @@ from prefixsim.core.tokens import remembered_count
 from prefixsim.errors import UserError
 from prefixsim.io.input_formats import FORMAT_LINES, FORMATS
 from prefixsim.sources import problems
-from prefixsim.sources.claude_code.accounts import account
+from prefixsim.sources.claude_code.accounts import accounts_of
 from prefixsim.sources.claude_code import hookdump as _hookdump
 from prefixsim.sources.claude_code import sniff as _sniff
 from prefixsim.sources.claude_code import transcript as _transcript
@@ -343,8 +343,8 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: Seen, prefix: s
     # Every call still shapes its stream's blocks; a request another path had is only left out.
     dropped = seen.repeats(raws)
     # a transcript's namespace: its model's (it names the provider) in its account's cache (accounts.py)
-    heads = [Head(r.start, r.timestamp, r.stream, r.usage.cache_write_1h > 0, False,
-                  ("claude-code", r.model, account(r))) for r in raws if r.request_id not in dropped]
+    heads = [Head(r.start, r.timestamp, r.stream, r.usage.cache_write_1h > 0, False, ("claude-code", r.model, who))
+             for r, who in zip(raws, accounts_of(raws)) if r.request_id not in dropped]
     parts.append(Part(heads, lambda: (x for x in _transcript.calibrated(raws) if x.request_id not in dropped)))
     return parts
 

@@ -41,6 +41,16 @@ def test_one_person_in_many_folders_is_one_account(tmp_path):
         {"a0": 0, "a1": 20000, "e0": 0, "b0": 5000, "b1": 20000, "c0": 5000, "d0": 5000}
 
 
+def test_calls_that_name_no_home_leave_the_folder_one_account(tmp_path):
+    """A Windows drive or a container's /workspaces names nobody: such a call may be anyone's, so the
+    folder is not split (Eduardodmb/ClaudeWork's drive-letter sessions read what sessions under two
+    home directories wrote)."""
+    plan = [(n, "S:\\Repos\\cli" if n == "d" else cwd, calls) for n, cwd, calls in PLAN]
+    rows = _rows(tmp_path, plan)
+    assert rows["b0"].predicted.cache_read == 5000   # alice's and bob's sessions share one cache again
+    assert rows["d0"].predicted.cache_read == 5000
+
+
 def test_a_folder_without_home_directories_is_one_account(tmp_path):
     plan = [(n, "/workspace/cli", calls) for n, _, calls in PLAN]
     assert _rows(tmp_path, plan)["b0"].predicted.cache_read == 5000

@@ -173,7 +173,8 @@ def test_a_transcript_head_names_its_model(monkeypatch):
 
     traffic = read_traffic([str(data_file("claude-code", "spotter", "short.jsonl"))], None, False, partial=True)[0]
     names = {h.ns for pt in traffic.parts for h in pt.heads}
-    assert names == {("claude-code", r.call.request.model, "marco") for r in traffic}   # its cwd: /home/marco/...
+    # one person (its cwd: /home/marco/...): one account, named by none
+    assert names == {("claude-code", r.call.request.model, "") for r in traffic}
 
 
 def _counting(monkeypatch, make=None):

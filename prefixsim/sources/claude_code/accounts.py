@@ -3,8 +3,9 @@
 A transcript does not log the account, but it logs the working directory, and a home directory
 (`/Users/NAME`, `/home/NAME`, `C:\\Users\\NAME`) is one person's machine: transcripts of several people
 (a team's sessions gathered in one folder) are taken as several accounts, each its own namespace
-(Request.workspace), so one person's session never reads the prefix another's wrote. Folders of one
-person, or with no home directory named, are one account, as before.
+(Request.workspace), so one person's session never reads the prefix another's wrote. A folder whose
+calls name one person, or where some name none (a Windows drive, a container's /workspaces), is one
+account, as before.
 
 Evidence (entireio/cli, eight people's sessions of Claude Code 2.1.x in one repository): of the
 sessions whose first request came within the TTL of another session's on the same model, those whose
@@ -16,6 +17,7 @@ harness version sends the same bytes to all of them."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 from prefixsim.sources.claude_code.raw import Raw
@@ -32,6 +34,16 @@ def account(r: Raw) -> str:
         if m:
             return m.group(1)
     return ""
+
+
+def accounts_of(raws: Sequence[Raw]) -> list[str]:
+    """Each call's account: its person's name where every call names a home directory and they name
+    at least two people, else "" for every call (one account, as before). A call that names none (a
+    drive letter on Windows, a container's /workspaces) may be anyone's, so its folder is not split:
+    on Eduardodmb/ClaudeWork, sessions on a drive letter read the prefix sessions under two home
+    directories had written (3 requests)."""
+    names = [account(r) for r in raws]
+    return names if all(names) and len(set(names)) > 1 else [""] * len(names)
 
 
 def in_account(rec: Record, name: str) -> Record:

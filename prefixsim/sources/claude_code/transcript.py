@@ -48,7 +48,7 @@ from prefixsim.errors import UserError, shown
 from prefixsim.providers.tables import ANTHROPIC_LOOKBACK, anthropic_strips_thinking
 from prefixsim.sources import problems
 from prefixsim.sources.claude_code import hookdump
-from prefixsim.sources.claude_code.accounts import account, in_account
+from prefixsim.sources.claude_code.accounts import accounts_of, in_account
 from prefixsim.sources.claude_code.automatic import by_provider
 from prefixsim.sources.claude_code.calibrate import Calibrator
 from prefixsim.sources.claude_code.raw import Raw, _iso
@@ -388,9 +388,9 @@ def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | Non
 def calibrated(ordered: Sequence[Raw]) -> Iterator[Record]:
     """Records of calls given in start order, built one at a time as they are consumed (a request holds
     its whole history; only the stream's current one is kept), each in its account's cache (accounts.py)."""
-    names = [account(r) for r in ordered]
+    names = accounts_of(ordered)
     out = by_provider(ordered, Calibrator(remembered_count("cl100k_base")).step)
-    return (in_account(rec, name) for name, rec in zip(names, out, strict=True)) if len(set(names)) > 1 else out
+    return (in_account(rec, name) for name, rec in zip(names, out, strict=True)) if any(names) else out
 
 
 def load(path: Path, with_subagents: bool) -> list[Record]:
