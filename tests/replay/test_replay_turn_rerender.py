@@ -104,22 +104,24 @@ def _cd_between_turns(version):
     return t
 
 
-@pytest.mark.parametrize("version", ["2.1.39", "2.1.44", "2.1.146"])
+@pytest.mark.parametrize("version", ["2.1.19", "2.1.30", "2.1.39", "2.1.44", "2.1.146"])
 def test_a_version_that_keeps_the_launch_directory_reads_the_conversation_after_a_cd(tmp_path, version):
-    """From 2.1.39 Claude Code names the launch directory in its prompt whatever `cd` did (issue 30:
-    the turns in another directory of public 2.1.39, 2.1.44 and 2.1.146 sessions read the whole
-    conversation): nothing is rendered anew."""
+    """From 2.1.19 Claude Code names the launch directory in its prompt whatever `cd` did (issue 30:
+    the turns in another directory of public 2.1.19, 2.1.39, 2.1.44 and 2.1.146 sessions read the whole
+    conversation; entireio/cli's 2.1.19 session read 102,978 and 113,447 where 2.1.38 and earlier were
+    taken to re-render): nothing is rendered anew."""
     rows = _rows(_cd_between_turns(version), tmp_path)
     assert rows["r2"].predicted.cache_read == rows["r2"].observed.cache_read == 20500
     assert rows["r2"].cause.kind == ""
 
 
 def test_a_version_between_the_seen_ones_re_renders_and_says_it_is_unconfirmed(tmp_path):
-    rows = _rows(_cd_between_turns("2.1.30"), tmp_path)
-    assert rows["r2"].predicted.cache_read == 0     # as 2.0.x-2.1.15 did: only what no read has shown is shared
-    assert "unconfirmed on Claude Code 2.1.30" in rows["r2"].cause.detail
-    # and the versions seen re-rendering say nothing of the kind
-    old = _rows(_cd_between_turns("2.1.15"), tmp_path / "old")
+    rows = _rows(_cd_between_turns("2.1.18"), tmp_path)
+    assert rows["r2"].predicted.cache_read == 0     # as 2.0.x-2.1.17 did: only what no read has shown is shared
+    assert "unconfirmed on Claude Code 2.1.18" in rows["r2"].cause.detail
+    # and the versions seen re-rendering say nothing of the kind (entireio/cli's 2.1.17 turns read only
+    # the cross-session prefix after a cd)
+    old = _rows(_cd_between_turns("2.1.17"), tmp_path / "old")
     assert old["r2"].predicted.cache_read == 0 and "unconfirmed" not in old["r2"].cause.detail
 
 
@@ -128,11 +130,11 @@ def test_versions_compare_as_numbers():
 
     assert parsed("2.1.146") == (2, 1, 146) and parsed("2.1.x") == (2, 1) and parsed("") is None
     assert parsed("2.1.146-beta") == parsed("v2.1.146 ") == (2, 1, 146) and parsed("beta") is None
-    assert not prompt_follows_cd("2.2.0-rc.1") and uncertain_cd("2.1.30-beta")
-    assert prompt_follows_cd("2.1.38") and not prompt_follows_cd("2.1.39") and not prompt_follows_cd("2.2.0")
-    assert prompt_follows_cd("") and prompt_follows_cd("1.0.102")
-    assert uncertain_cd("2.1.16") and uncertain_cd("2.1.38") and not uncertain_cd("2.1.15")
-    assert not uncertain_cd("2.1.39") and not uncertain_cd("")
+    assert not prompt_follows_cd("2.2.0-rc.1") and uncertain_cd("2.1.18-beta")
+    assert prompt_follows_cd("2.1.18") and not prompt_follows_cd("2.1.19") and not prompt_follows_cd("2.2.0")
+    assert prompt_follows_cd("") and prompt_follows_cd("1.0.102") and prompt_follows_cd("2.1.17")
+    assert uncertain_cd("2.1.18") and not uncertain_cd("2.1.17") and not uncertain_cd("2.1.15")
+    assert not uncertain_cd("2.1.19") and not uncertain_cd("2.1.39") and not uncertain_cd("")
 
 
 def _parallel(calls):

@@ -1,15 +1,16 @@
 """What a Claude Code version puts in its prompt, where versions differ and the transcript shows it.
 
-The system prompt names the session's working directory. Up to 2.1.15 at least, a `cd` that stayed
+The system prompt names the session's working directory. Up to 2.1.17 at least, a `cd` that stayed
 made the next turn's prompt name the new directory (re-rendered: only a static prefix is read):
 of the turns started in another directory within 5 minutes of the previous request, 93 of 94 in
-`scotthamilton77/claude-code-sidekick` (2.0.x) and all 3 in the other public transcripts (1.0.102,
-2.1.15) read less than 90 % of the previous prompt. From 2.1.39 the prompt keeps the launch
+`scotthamilton77/claude-code-sidekick` (2.0.x) and all 6 in the other public transcripts (1.0.102,
+2.1.15, and 3 of 2.1.17 in entireio/cli, which read 16,143-16,679 tokens, the cross-session prefix,
+of 71-132 K) read less than 90 % of the previous prompt. From 2.1.19 the prompt keeps the launch
 ("primary") directory: a `cd` inside the project still moves the transcript's `cwd`, and the turns
-in another directory of public 2.1.39, 2.1.44 and 2.1.146 sessions read the whole conversation (4 of
-4; issue 30; the harness stopped adopting `cd` as the session's directory: anthropics/claude-code#42844).
-Between 2.1.16 and 2.1.38 no public transcript shows either, so the replay keeps the earlier
-behaviour and says so.
+in another directory of public 2.1.19, 2.1.39, 2.1.44 and 2.1.146 sessions read the whole
+conversation (6 of 6; issue 30; the harness stopped adopting `cd` as the session's directory:
+anthropics/claude-code#42844). 2.1.18 shows neither in any public transcript, so the replay keeps the
+earlier behaviour there and says so.
 
 On the models whose API default keeps only the last assistant turn's thinking (providers.tables.
 ANTHROPIC_KEEPS_THINKING), a new user turn drops the earlier turns' thinking blocks, so it reads the
@@ -32,9 +33,9 @@ from __future__ import annotations
 import re
 
 #: The first version seen keeping the launch directory in its prompt after a `cd`.
-KEEPS_LAUNCH_DIRECTORY = (2, 1, 39)
+KEEPS_LAUNCH_DIRECTORY = (2, 1, 19)
 #: The last version seen re-rendering the prompt in the new directory.
-RENDERS_NEW_DIRECTORY = (2, 1, 15)
+RENDERS_NEW_DIRECTORY = (2, 1, 17)
 #: The first version seen keeping earlier turns' thinking blocks on a model that would drop them.
 KEEPS_EARLIER_THINKING = (2, 1, 41)
 #: The last version seen dropping them (sending the API default).
