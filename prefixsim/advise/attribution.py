@@ -109,8 +109,8 @@ class Attributing:
     (`attribute` walks the three together; advise.one_pass.replay_with_losses steps it in the replay's own
     pass over the traffic)."""
 
-    def __init__(self, traffic: Traffic) -> None:
-        self.prices = prices_for(traffic)
+    def __init__(self, traffic: Traffic, prices: Lenient | None = None) -> None:
+        self.prices = prices if prices is not None else prices_for(traffic)   # a shard's: the whole traffic's
         self.classes = [[0, Decimal(0)] for _ in CLASSES]
         self.causes: dict[str, list] = defaultdict(lambda: [0, Decimal(0), Decimal(0)])
         self.streams: dict[str, list] = {}

@@ -9,10 +9,12 @@ from decimal import Decimal
 from prefixsim._perf.gc import few_collections
 from prefixsim.advise.attribution import Attributing
 from prefixsim.advise.rewrite import Rewritten, timeless
+from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError
 from prefixsim.replay.compare import Comparison, compare
 from prefixsim.replay.paired import designs_of
 from prefixsim.replay.run import ReplayResult, Walk
+from prefixsim.replay.unpriced import lenient
 from prefixsim.replay.whatif import WhatIf
 from prefixsim.sources.traffic import Traffic
 
@@ -25,11 +27,25 @@ def replay_with_losses(traffic: Traffic, variant: WhatIf | None = None,
     once per replay (a third of a large folder's replay). The results are those of the separate
     replays; an error is the one they would raise first (the recorded design's, the what-if's, then
     the oracle's)."""
-    designs = designs_of(variant)
-    walks = [Walk(traffic, v) for v in designs]
+    results, lost = _walk_all(traffic, designs_of(variant), top)
+    return _answer(results, lost)
+
+
+def _answer(results: list[ReplayResult], lost: list[Decimal]):
+    first = results[0]
+    if not first.rows or all(r.audit for r in first.rows):   # usage only: its rows carry their own loss
+        lost = []
+    return first, compare(first, results[1]) if len(results) > 1 else None, lost
+
+
+def _walk_all(traffic: Traffic, designs: list[WhatIf], top: int,
+              prices=None) -> tuple[list[ReplayResult], list[Decimal]]:
+    """Each design's result and each request's loss, in one pass (`prices`: the book of the whole
+    traffic, when `traffic` is a shard of it)."""
+    walks = [Walk(traffic, v, prices) for v in designs]
     # the oracle's rows are read once, by the attribution: none is kept
-    oracle = Walk(Rewritten(traffic, timeless), WhatIf(), ranges=False, keep=False)
-    acc = Attributing(traffic)
+    oracle = Walk(Rewritten(traffic, timeless), WhatIf(), prices, ranges=False, keep=False)
+    acc = Attributing(traffic, None if prices is None else lenient(prices))
     at0 = timeless()
     failed: list[UserError | None] = [None] * len(walks)   # the what-if's and the oracle's, raised at the end
     base, rest = walks[0], list(enumerate(walks[1:], 1))
@@ -49,7 +65,36 @@ def replay_with_losses(traffic: Traffic, variant: WhatIf | None = None,
                     failed[-1] = e
     if any(failed):
         raise next(e for e in failed if e is not None)
-    results = [w.result(top) for w in walks]
-    first = results[0]
-    lost = [] if not first.rows or all(r.audit for r in first.rows) else list(acc.result().lost)
-    return first, compare(first, results[1]) if len(results) > 1 else None, lost
+    return [w.result(top) for w in walks], list(acc.result().lost)
+
+
+def replay_sharded_with_losses(traffic: Traffic, variant: WhatIf | None, top: int, workers: int, executor: str,
+                               scheduler: str | None, planned) -> tuple[ReplayResult, Comparison | None,
+                                                                              list[Decimal]]:
+    """`replay_with_losses` with the shards of `planned` each walked once by a worker: the designs, the
+    oracle and the losses of its requests (a loss is its stream's alone, and a stream one shard's);
+    this process reads the traffic once, for the plan. The output is the serial one."""
+    from prefixsim.replay import shard   # lazy: a serial replay loads no pool nor cluster client
+    from prefixsim.replay.shard import merge, raise_earliest, whole  # lazy: as above
+
+    designs = designs_of(variant)
+    clock, output_in_cost = whole(traffic)
+    mapper = shard._mapper(workers, executor, scheduler, _shard_with_losses)
+    done = list(mapper([(group, designs, top, clock, output_in_cost) for group in planned.shards]))
+    raise_earliest(done)
+    results = [merge([d[0][j] for d in done], v, top) for j, v in enumerate(designs)]
+    lost = [x for _, x in sorted(pair for d in done for pair in d[1])]
+    return _answer(results, lost)
+
+
+def _shard_with_losses(indexed: list, designs: list[WhatIf], top: int, clock: tuple, output_in_cost: bool):
+    """In a worker: one shard's results per design and its requests' losses, each by its index in the
+    whole walk; a UserError as data (shard.shard_error)."""
+    from prefixsim.replay.shard import indexed_as_whole, shard_error, shard_records  # lazy: only a worker
+
+    prices = PriceBook(when=clock[0], start=clock[1])   # each walk wraps its own (replay/unpriced.py)
+    try:
+        results, lost = _walk_all(Traffic.of(shard_records(indexed, output_in_cost)), designs, top, prices)
+    except UserError as e:
+        return shard_error(indexed, e)
+    return [indexed_as_whole(r, indexed) for r in results], [(indexed[i][0], x) for i, x in enumerate(lost)]

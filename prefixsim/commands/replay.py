@@ -120,7 +120,7 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
     # lazy: the readers and the replay load only when the command runs (`prefixsim --help` loads neither)
     from prefixsim import sources
     from prefixsim.replay import WhatIf
-    from prefixsim.advise.one_pass import replay_with_losses
+    from prefixsim.advise.one_pass import replay_sharded_with_losses, replay_with_losses
     from prefixsim.replay.paired import designs_of, replay_traffic
     from prefixsim.replay.window import compared_within, window, within
 
@@ -160,9 +160,10 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
         base, what_if, lost = replay_with_losses(traffic, variant, top)
     elif planned is None:
         base, what_if = replay_traffic(traffic, variant, top)
+    elif money_shown:   # each shard walked once by its worker, the oracle and the losses with it
+        base, what_if, lost = replay_sharded_with_losses(traffic, variant, top, workers, executor, scheduler, planned)
     else:
         base, what_if = replay_traffic(traffic, variant, top, workers, executor, scheduler, planned)
-        lost = _lost(traffic, base, top, workers, executor, scheduler, planned) if money_shown else None
     if span:
         kept = {r.index for r in base.rows if span.holds(r.timestamp)}
         lost = None if lost is None else [x for r, x in zip(base.rows, lost) if r.index in kept]
@@ -191,19 +192,6 @@ def _latency(traffic, span, width: int | None, out: str | None) -> None:
         write_atomic(out, json_text(fits.document()))
         click.echo(f"wrote the fitted latency model of {sum(f.latency is not None for f in fits.fits)} model id(s) "
                    f"to {out}", err=True)
-
-
-def _lost(traffic, base, top: int, workers: int, executor: str, scheduler: str | None, planned):
-    """Each request's money lost to the cache (advise/attribution.py: one more replay of the traffic,
-    with nothing expiring or pending, sharded as the replay was; a serial replay walks it with the
-    others, advise.one_pass.replay_with_losses)."""
-    from prefixsim.advise.attribution import losses  # lazy: only for the text of a replay
-    from prefixsim.replay.shard import replay_sharded  # lazy, as in replay_traffic
-
-
-    # the designs' split holds for the oracle (its one design, the recorded one, is among them), over its records
-    return losses(traffic, base,
-                  lambda t, v: replay_sharded(t, [v], top, workers, executor, scheduler, planned.over(t))[0])
 
 
 def _print(base, what_if, fmt: str, skipped=(), width: int = REPLAY_WIDTH, requests: bool = False, lost=None,

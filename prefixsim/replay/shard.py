@@ -110,14 +110,16 @@ def _replay_shard(indexed: list[tuple[int, Record]], variant: WhatIf, top: int, 
     the price clock (`clock`: the first request's date and instant), whether output is priced, and
     each request's index in the whole walk. A UserError comes back as data (pickling an exception
     keeps only its message; the CLI needs its file and line)."""
-    records = [r for _, r in indexed]
-    if not output_in_cost:   # some request of another shard has no final output count: none is priced
-        records = [replace(r, output_final=False) for r in records]
     try:
-        res = replay(Traffic.of(records), variant, PriceBook(when=clock[0], start=clock[1]), top)
-    except UserError as e:   # with the index of the request it names (the serial replay stops at the first)
-        at = next((i for i, r in indexed if (r.path, r.line) == (e.path, e.line)), -1)
-        return (at, e.message, e.path, e.line, e.col)
+        res = replay(Traffic.of(shard_records(indexed, output_in_cost)), variant,
+                     PriceBook(when=clock[0], start=clock[1]), top)
+    except UserError as e:
+        return shard_error(indexed, e)
+    return indexed_as_whole(res, indexed)
+
+
+def indexed_as_whole(res: ReplayResult, indexed: list[tuple[int, Record]]) -> ReplayResult:
+    """A shard's result with each row's index in the whole walk."""
     return ReplayResult(tuple(replace(row, index=indexed[row.index][0]) for row in res.rows), res.summary)
 
 
@@ -135,19 +137,52 @@ def merge(results: Sequence[ReplayResult], variant: WhatIf, top: int) -> ReplayR
     return ReplayResult(tuple(rows), summary)
 
 
-def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list], Iterator[ReplayResult]]:
+def _mapper(workers: int, executor: str, scheduler: str | None, fn: Callable = None) -> Callable[[list], Iterator]:
+    """A function running `fn` (a module-level function a worker imports; `_replay_shard` by default)
+    over jobs (argument tuples), giving the results in the jobs' order."""
+    run = fn or _replay_shard
     Client = dask_client(executor, scheduler)
     if Client is not None:
-        def on_dask(jobs: list) -> Iterator[ReplayResult]:
+        def on_dask(jobs: list) -> Iterator:
             with Client(scheduler) as client:
-                yield from client.gather([client.submit(_replay_shard, *job, pure=False) for job in jobs])
+                yield from client.gather([client.submit(run, *job, pure=False) for job in jobs])
         return on_dask
 
-    def on_joblib(jobs: list) -> Iterator[ReplayResult]:
+    def on_joblib(jobs: list) -> Iterator:
         from joblib import Parallel, delayed  # lazy: start-up: joblib loads only for a parallel run
 
-        return Parallel(n_jobs=min(workers, len(jobs)))(delayed(_replay_shard)(*job) for job in jobs)
+        return Parallel(n_jobs=min(workers, len(jobs)))(delayed(run)(*job) for job in jobs)
     return on_joblib
+
+
+def whole(traffic: Traffic) -> tuple[tuple, bool]:
+    """What a replay derives from the whole traffic, which every shard must be given: the price clock
+    (the first request's date and instant) and whether output is priced (every count final)."""
+    output_in_cost, start = True, None
+    for h in traffic.heads():   # as replay() derives them
+        output_in_cost = output_in_cost and h.output_final
+        if start is None:
+            start = _instant(h.timestamp)
+    return (start.date() if start is not None else None, start), output_in_cost
+
+
+def shard_records(indexed: list[tuple[int, Record]], output_in_cost: bool) -> list[Record]:
+    """A shard's records as its worker replays them (no output priced if some other shard's is not final)."""
+    records = [r for _, r in indexed]
+    return records if output_in_cost else [replace(r, output_final=False) for r in records]
+
+
+def shard_error(indexed: list[tuple[int, Record]], e: UserError) -> tuple:
+    """A worker's UserError as data, with the index in the whole walk of the request it names (pickling
+    an exception keeps only its message; the serial replay stops at the earliest)."""
+    at = next((i for i, r in indexed if (r.path, r.line) == (e.path, e.line)), -1)
+    return (at, e.message, e.path, e.line, e.col)
+
+
+def raise_earliest(done: list) -> None:
+    errors = [res for res in done if isinstance(res, tuple) and len(res) == 5 and isinstance(res[0], int)]
+    if errors:   # the error of the earliest request, where the serial replay stops
+        raise UserError(*min(errors, key=lambda e: e[0])[1:])
 
 
 def shard_count(workers: int, executor: str, requests: int) -> int:
@@ -192,16 +227,9 @@ def replay_sharded(traffic: Traffic, variants: Sequence[WhatIf], top: int = 5, w
     p = planned if planned is not None else sharding(traffic, variants, workers, executor)
     if p is None:   # one namespace, or not worth a worker: this process replays it
         return [replay(traffic, v, top=top) for v in variants]
-    output_in_cost, start = True, None
-    for h in traffic.heads():   # as replay() derives them from the whole traffic
-        output_in_cost = output_in_cost and h.output_final
-        if start is None:
-            start = _instant(h.timestamp)
-    clock = (start.date() if start is not None else None, start)
+    clock, output_in_cost = whole(traffic)
     jobs = [(group, v, top, clock, output_in_cost) for v in variants for group in p.shards]
     done = list(mapper(jobs))
-    errors = [res for res in done if isinstance(res, tuple)]
-    if errors:   # the error of the earliest request, where the serial replay stops
-        raise UserError(*min(errors, key=lambda e: e[0])[1:])
+    raise_earliest(done)
     k = len(p.shards)
     return [merge(done[j * k:(j + 1) * k], v, top) for j, v in enumerate(variants)]
