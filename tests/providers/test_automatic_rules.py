@@ -285,6 +285,19 @@ def test_deepseek_common_prefix_ending_at_a_block_boundary():
     assert split(third) == (1088, 0, 0, 112) and third.read_blocks == 1
 
 
+def test_deepseek_a_read_through_a_common_prefix_at_a_block_boundary_refreshes_it():
+    # A + B, A + C: A is persisted at t=10 at its chain position (1 h idle, pessimistic); A + C + D at 2,000
+    # reads A + C, which keeps A alive too (Store.touch_prefix): A + X at 4,000, past 10 + 3,600, still reads
+    # A, 1,100 -> 1,088 (found by mutation testing: A written at another depth is not refreshed by that read)
+    s = ds_sim()
+    c = blk(Layer.MESSAGES, "C-messages[1]", 100, "messages[1]")
+    s.step(Call(0, Request("deepseek-chat", (A, blk(Layer.MESSAGES, "B-messages[1]", 100, "messages[1]")))))
+    s.step(Call(10, Request("deepseek-chat", (A, c))))
+    assert s.step(Call(2000, Request("deepseek-chat", (A, c, msg(2, 100))))).usage.cache_read == 1152
+    got = s.step(Call(4000, Request("deepseek-chat", (A, blk(Layer.MESSAGES, "X-messages[1]", 100, "messages[1]")))))
+    assert split(got) == (1088, 0, 0, 112) and got.read_blocks == 1 and got.cause.kind == CauseKind.PREFIX_CHANGED
+
+
 def test_deepseek_common_prefix_of_exactly_64_tokens():
     s = ds_sim()
     for t, tail in ((0, "B"), (10, "C")):
