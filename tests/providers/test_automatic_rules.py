@@ -11,6 +11,7 @@ import pytest
 from conftest import split
 
 from prefixsim.core.simulator import Simulator
+from prefixsim.errors import UserError
 from prefixsim.model import Block, Call, CauseKind, Layer, Request
 from prefixsim.providers.registry import get_policy
 from prefixsim.providers.automatic import deepseek, gemini, openai
@@ -134,6 +135,15 @@ def test_policy_constructors_default_to_the_printed_figure_which_is_the_pessimis
     with pytest.raises(AssertionError):
         openai("middle")
 
+
+
+def test_policy_constructors_refuse_an_unlisted_model_unless_asked_to_take_the_unlisted_rule():
+    # a scenario's model must be listed (a misspelling is named); only a replay of real traffic
+    # (listed_only=False) gives an unlisted model the provider's rule for unlisted ones
+    for make, model in ((openai, "gpt-9-turbo"), (gemini, "gemini-9-ultra")):
+        with pytest.raises(UserError, match="unknown"):
+            make().rule_of(model)
+        assert make(listed_only=False).rule_of(model).min_tokens == 1024
 
 
 def test_the_gemini_policy_defaults_to_the_measured_figure_and_keeps_the_one_asked():
@@ -710,6 +720,17 @@ def test_openai_a_reply_is_kept_for_the_optimistic_window_at_the_optimistic_boun
     # 450 s idle: past the pessimistic 5 min, within the optimistic 10 min
     got = s.step(Call(450, Request("gpt-4.1", (*prompt, reply, msg(2, 100)), retention="in_memory")))
     assert split(got) == (1280, 0, 0, 100)
+
+
+def test_gemini_2_5_flash_a_reply_is_cached_below_the_documented_minimum_at_the_optimistic_bound():
+    # traffic shows 2.5 Flash reading below its documented 2,048, so the optimistic end applies no minimum,
+    # to the reply's end as to the prompt's: the next request reads 500 + 100, not the prompt's 500
+    s = sim("gemini", bound="optimistic")
+    prompt = (blk(Layer.SYSTEM, "messages[0]", 300), msg(1, 200))
+    reply = msg(2, 100)
+    assert split(s.step(Call(0, Request("gemini-2.5-flash", prompt, output=(reply,))))) == (0, 0, 0, 500)
+    got = s.step(Call(10, Request("gemini-2.5-flash", (*prompt, reply, msg(3, 50)))))
+    assert split(got) == (600, 0, 0, 50) and got.read_blocks == 3
 
 
 def test_deepseek_a_reply_is_cached_at_its_end_only():
