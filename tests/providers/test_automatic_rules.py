@@ -590,6 +590,34 @@ def test_openai_a_part_block_read_rounded_to_nothing_is_no_hit():
     assert got.usage.cache_read == 0 and got.read_blocks == 0 and got.cause.kind == CauseKind.COLD
 
 
+def test_openai_a_part_block_read_is_never_more_than_the_blocks_own_size():
+    # Two logged blocks (sized by the log, holding what the model saw) compared token by token: their
+    # texts count 2 + 1 + 200 tokens by the tokenizer, but the log sized each block at 100, so the part of
+    # the block read is at most its 100: 1,100 + 100 = 1,200 -> 1,152, never 1,100 + 203 -> 1,280
+    s = sim()
+    head = blk(Layer.SYSTEM, "messages[0]", 1100)
+    seen = (2, ("user", "A" * 800))
+
+    def logged(tail):
+        return Block(Layer.MESSAGES, b'{"role":"user","part":"' + b"A" * 800 + tail, "messages[1]", tokens=100, sees=seen)
+
+    s.step(Call(0, Request("gpt-4.1", (head, logged(b'"}')))))
+    got = s.step(Call(10, Request("gpt-4.1", (head, logged(b'","name":"x"}'))), stream="b"))
+    assert split(got) == (1152, 0, 0, 48) and got.read_blocks == 1
+
+
+def test_gpt_5_5_a_prefix_cached_below_the_first_breakpoint_is_below_the_minimum_past_that_breakpoint_too():
+    # GPT-5.5 caches from 1,024 tokens at 2,048-token breakpoints: the 1,500-token first block is written but
+    # no read rounds up to it, so its 2,500-token follow-up reads nothing because the only cached prefix is
+    # short (below_minimum, with the prompt's size), not because a lookup missed it
+    s = sim()
+    head = blk(Layer.SYSTEM, "messages[0]", 1500)
+    assert str(s.step(Call(0, Request("gpt-5.5", (head,)))).cause) == "below_minimum (1500 tokens)"
+    got = s.step(Call(10, Request("gpt-5.5", (head, msg(1, 1000)))))
+    assert split(got) == (0, 0, 0, 2500) and got.read_blocks == 0
+    assert str(got.cause) == "below_minimum (2500 tokens)"
+
+
 def test_openai_a_common_start_one_token_short_of_the_minimum_reads_nothing():
     s = sim()
     s.step(Call(0, Request("gpt-4.1", (text(Layer.MESSAGES, "D" * 4092 + "a" * 400, "messages[0]"),))))
