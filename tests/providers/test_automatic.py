@@ -98,6 +98,21 @@ def test_gpt_5_6_writes_at_the_request_end_and_reads_the_exact_boundary():
     assert follow.usage.cache_write_5m == 501 + 1
 
 
+def test_a_read_through_a_block_does_not_change_which_sibling_its_parent_remembers():
+    # The part-block read compares a new block with the one the latest chain *written* past the parent
+    # continued with: A then B (which reads A's common start and writes its own chain) leaves B
+    # remembered; a later read through A (A + more) writes nothing at A, so B stays the sibling, and a
+    # block sharing 1,250 tokens with B (1,000 with A) reads 150 + 1,250 = 1,400 -> 1,280
+    # (found by mutation testing: remembering the blocks up to the read too would compare with A, 1,024)
+    s = sim()
+    a, b = user(DOC[:4000] + "A" * 2000), user(DOC[:4000] + "B" * 2000)
+    s.step(Call(0, req("gpt-4.1", a)))
+    assert s.step(Call(10, req("gpt-4.1", b), stream="b")).usage.cache_read == 1024     # 1,150 -> 1,024
+    assert s.step(Call(20, req("gpt-4.1", a, user("more", 2)))).usage.cache_read == 1536
+    got = s.step(Call(30, req("gpt-4.1", user(DOC[:4000] + "B" * 1000 + "C" * 1000)), stream="c"))
+    assert got.usage.cache_read == 1280
+
+
 # --- retention -------------------------------------------------------------------------------
 
 def test_in_memory_entries_live_at_most_an_hour_from_the_write():

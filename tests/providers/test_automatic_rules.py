@@ -11,6 +11,7 @@ import pytest
 from conftest import split
 
 from prefixsim.core.simulator import Simulator
+from prefixsim.errors import UserError
 from prefixsim.model import Block, Call, CauseKind, Layer, Request
 from prefixsim.providers.registry import get_policy
 from prefixsim.providers.automatic import deepseek, gemini, openai
@@ -134,6 +135,15 @@ def test_policy_constructors_default_to_the_printed_figure_which_is_the_pessimis
     with pytest.raises(AssertionError):
         openai("middle")
 
+
+
+def test_policy_constructors_refuse_an_unlisted_model_unless_asked_to_take_the_unlisted_rule():
+    # a scenario's model must be listed (a misspelling is named); only a replay of real traffic
+    # (listed_only=False) gives an unlisted model the provider's rule for unlisted ones
+    for make, model in ((openai, "gpt-9-turbo"), (gemini, "gemini-9-ultra")):
+        with pytest.raises(UserError, match="unknown"):
+            make().rule_of(model)
+        assert make(listed_only=False).rule_of(model).min_tokens == 1024
 
 
 def test_the_gemini_policy_defaults_to_the_measured_figure_and_keeps_the_one_asked():
@@ -283,6 +293,19 @@ def test_deepseek_common_prefix_ending_at_a_block_boundary():
     third = s.step(Call(20, Request("deepseek-chat", (A, blk(Layer.MESSAGES, "X-messages[1]", 100, "messages[1]"))),
                         stream="3"))
     assert split(third) == (1088, 0, 0, 112) and third.read_blocks == 1
+
+
+def test_deepseek_a_read_through_a_common_prefix_at_a_block_boundary_refreshes_it():
+    # A + B, A + C: A is persisted at t=10 at its chain position (1 h idle, pessimistic); A + C + D at 2,000
+    # reads A + C, which keeps A alive too (Store.touch_prefix): A + X at 4,000, past 10 + 3,600, still reads
+    # A, 1,100 -> 1,088 (found by mutation testing: A written at another depth is not refreshed by that read)
+    s = ds_sim()
+    c = blk(Layer.MESSAGES, "C-messages[1]", 100, "messages[1]")
+    s.step(Call(0, Request("deepseek-chat", (A, blk(Layer.MESSAGES, "B-messages[1]", 100, "messages[1]")))))
+    s.step(Call(10, Request("deepseek-chat", (A, c))))
+    assert s.step(Call(2000, Request("deepseek-chat", (A, c, msg(2, 100))))).usage.cache_read == 1152
+    got = s.step(Call(4000, Request("deepseek-chat", (A, blk(Layer.MESSAGES, "X-messages[1]", 100, "messages[1]")))))
+    assert split(got) == (1088, 0, 0, 112) and got.read_blocks == 1 and got.cause.kind == CauseKind.PREFIX_CHANGED
 
 
 def test_deepseek_common_prefix_of_exactly_64_tokens():
@@ -567,6 +590,34 @@ def test_openai_a_part_block_read_rounded_to_nothing_is_no_hit():
     assert got.usage.cache_read == 0 and got.read_blocks == 0 and got.cause.kind == CauseKind.COLD
 
 
+def test_openai_a_part_block_read_is_never_more_than_the_blocks_own_size():
+    # Two logged blocks (sized by the log, holding what the model saw) compared token by token: their
+    # texts count 2 + 1 + 200 tokens by the tokenizer, but the log sized each block at 100, so the part of
+    # the block read is at most its 100: 1,100 + 100 = 1,200 -> 1,152, never 1,100 + 203 -> 1,280
+    s = sim()
+    head = blk(Layer.SYSTEM, "messages[0]", 1100)
+    seen = (2, ("user", "A" * 800))
+
+    def logged(tail):
+        return Block(Layer.MESSAGES, b'{"role":"user","part":"' + b"A" * 800 + tail, "messages[1]", tokens=100, sees=seen)
+
+    s.step(Call(0, Request("gpt-4.1", (head, logged(b'"}')))))
+    got = s.step(Call(10, Request("gpt-4.1", (head, logged(b'","name":"x"}'))), stream="b"))
+    assert split(got) == (1152, 0, 0, 48) and got.read_blocks == 1
+
+
+def test_gpt_5_5_a_prefix_cached_below_the_first_breakpoint_is_below_the_minimum_past_that_breakpoint_too():
+    # GPT-5.5 caches from 1,024 tokens at 2,048-token breakpoints: the 1,500-token first block is written but
+    # no read rounds up to it, so its 2,500-token follow-up reads nothing because the only cached prefix is
+    # short (below_minimum, with the prompt's size), not because a lookup missed it
+    s = sim()
+    head = blk(Layer.SYSTEM, "messages[0]", 1500)
+    assert str(s.step(Call(0, Request("gpt-5.5", (head,)))).cause) == "below_minimum (1500 tokens)"
+    got = s.step(Call(10, Request("gpt-5.5", (head, msg(1, 1000)))))
+    assert split(got) == (0, 0, 0, 2500) and got.read_blocks == 0
+    assert str(got.cause) == "below_minimum (2500 tokens)"
+
+
 def test_openai_a_common_start_one_token_short_of_the_minimum_reads_nothing():
     s = sim()
     s.step(Call(0, Request("gpt-4.1", (text(Layer.MESSAGES, "D" * 4092 + "a" * 400, "messages[0]"),))))
@@ -697,6 +748,17 @@ def test_openai_a_reply_is_kept_for_the_optimistic_window_at_the_optimistic_boun
     # 450 s idle: past the pessimistic 5 min, within the optimistic 10 min
     got = s.step(Call(450, Request("gpt-4.1", (*prompt, reply, msg(2, 100)), retention="in_memory")))
     assert split(got) == (1280, 0, 0, 100)
+
+
+def test_gemini_2_5_flash_a_reply_is_cached_below_the_documented_minimum_at_the_optimistic_bound():
+    # traffic shows 2.5 Flash reading below its documented 2,048, so the optimistic end applies no minimum,
+    # to the reply's end as to the prompt's: the next request reads 500 + 100, not the prompt's 500
+    s = sim("gemini", bound="optimistic")
+    prompt = (blk(Layer.SYSTEM, "messages[0]", 300), msg(1, 200))
+    reply = msg(2, 100)
+    assert split(s.step(Call(0, Request("gemini-2.5-flash", prompt, output=(reply,))))) == (0, 0, 0, 500)
+    got = s.step(Call(10, Request("gemini-2.5-flash", (*prompt, reply, msg(3, 50)))))
+    assert split(got) == (600, 0, 0, 50) and got.read_blocks == 3
 
 
 def test_deepseek_a_reply_is_cached_at_its_end_only():
