@@ -52,7 +52,7 @@ def on_cluster(log: Path, workers: int) -> tuple[float, bytes, list[float]]:
     import distributed
 
     with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, protocol="tcp",
-                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         wall, out = replay(log, "--executor", "dask", "--scheduler", cluster.scheduler_address,
                            "--workers", str(len(MODELS)))

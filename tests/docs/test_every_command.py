@@ -241,7 +241,7 @@ def _start(state: dict) -> str:
     if "cluster" not in state:
         distributed = pytest.importorskip("distributed")
         state["cluster"] = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                                    protocol="tcp", dashboard_address=None)
+                                                    protocol="tcp", host="127.0.0.1", dashboard_address=":0")
     return state["cluster"].scheduler_address
 
 

@@ -87,7 +87,7 @@ def test_dask_cluster_gives_the_serial_output(monkeypatch):
     serial = _replay("--format", "json")
     # two worker processes on loopback, as a cluster's are: the shards are pickled to them and back
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp",
-                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         pids = set(client.run(os.getpid).values())
         assert len(pids) == 2 and os.getpid() not in pids

@@ -34,7 +34,7 @@ def test_dask_cluster_gives_the_serial_output(serial):
     distributed = pytest.importorskip("distributed")
     # two worker processes on loopback, as a cluster's are: each loads the scenario files itself
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp",
-                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         p = prefixsim("run", *FILES, "--format", "json", "--no-write", "--price-date", "2026-11-30",
                       "--executor", "dask", "--scheduler", cluster.scheduler_address)
