@@ -21,7 +21,7 @@ from prefixsim.advise.rewrite import Rewritten, timeless
 from prefixsim.core.pricing import MTOK, PriceBook, Rates
 from prefixsim.model import CauseKind, Request, Usage
 from prefixsim.providers.tables import CLAUDE_PLATFORMS
-from prefixsim.replay.run import ReplayResult, _instant, replay
+from prefixsim.replay.run import Facts, ReplayResult, _instant, replay
 from prefixsim.replay.unpriced import Lenient, lenient
 from prefixsim.replay.whatif import WhatIf
 from prefixsim.sources.traffic import Traffic
@@ -63,8 +63,8 @@ class Attribution:
 def prices_for(traffic: Traffic) -> Lenient:
     """The price book a replay of `traffic` uses (its clock starts at the first timestamp); a model
     without a price costs $0 there, as in the replay (replay/unpriced.py), never an abort."""
-    start = next((s for s in (_instant(h.timestamp) for h in traffic.heads()) if s is not None), None)
-    return lenient(PriceBook(when=start.date() if start is not None else None, start=start))
+    f = Facts.of(traffic)
+    return lenient(PriceBook(when=f.date, start=f.start))
 
 
 def read_more(u: Usage, read: int) -> Usage:

@@ -13,7 +13,7 @@ from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError
 from prefixsim.replay.compare import Comparison, compare
 from prefixsim.replay.paired import designs_of
-from prefixsim.replay.run import ReplayResult, Walk
+from prefixsim.replay.run import Facts, ReplayResult, Walk
 from prefixsim.replay.unpriced import lenient
 from prefixsim.replay.whatif import WhatIf
 from prefixsim.sources.traffic import Traffic
@@ -39,33 +39,39 @@ def _answer(results: list[ReplayResult], lost: list[Decimal]):
 
 
 def _walk_all(traffic: Traffic, designs: list[WhatIf], top: int,
-              prices=None) -> tuple[list[ReplayResult], list[Decimal]]:
+              prices: PriceBook | None = None) -> tuple[list[ReplayResult], list[Decimal]]:
     """Each design's result and each request's loss, in one pass (`prices`: the book of the whole
-    traffic, when `traffic` is a shard of it)."""
-    walks = [Walk(traffic, v, prices) for v in designs]
+    traffic, when `traffic` is a shard of it). What the heads say and the price book are made once for
+    every walk (each walk wraps the book in its own Lenient: replay/unpriced.py)."""
+    facts = Facts.of(traffic)
+    book = prices if prices is not None else PriceBook(when=facts.date, start=facts.start)
+    base, *what_ifs = (Walk(traffic, v, book, facts=facts) for v in designs)
     # the oracle's rows are read once, by the attribution: none is kept
-    oracle = Walk(Rewritten(traffic, timeless), WhatIf(), prices, ranges=False, keep=False)
-    acc = Attributing(traffic, None if prices is None else lenient(prices))
+    oracle = Walk(Rewritten(traffic, timeless), WhatIf(), book, ranges=False, keep=False, facts=facts)
+    acc = Attributing(traffic, lenient(book))
     at0 = timeless()
-    failed: list[UserError | None] = [None] * len(walks)   # the what-if's and the oracle's, raised at the end
-    base, rest = walks[0], list(enumerate(walks[1:], 1))
+    # a what-if that fails stops, the others go on; the oracle runs only while every design does
+    # (the separate replays ran it last); the errors are raised in that order at the end
+    what_if_failed: list[UserError | None] = [None] * len(what_ifs)
+    oracle_failed: UserError | None = None
     with few_collections():
         for i, rec in enumerate(traffic):
             row = base.step(i, rec)   # the recorded design's error stops everything, as it did first
-            for k, w in rest:
-                if failed[k - 1] is None:
+            for k, w in enumerate(what_ifs):
+                if what_if_failed[k] is None:
                     try:
                         w.step(i, rec)
                     except UserError as e:
-                        failed[k - 1] = e
-            if not any(failed):   # the oracle replayed only after the designs
+                        what_if_failed[k] = e
+            if oracle_failed is None and not any(what_if_failed):
                 try:
                     acc.add(rec, row, oracle.step(i, at0(rec)))
                 except UserError as e:
-                    failed[-1] = e
-    if any(failed):
-        raise next(e for e in failed if e is not None)
-    return [w.result(top) for w in walks], list(acc.result().lost)
+                    oracle_failed = e
+    for e in (*what_if_failed, oracle_failed):
+        if e is not None:
+            raise e
+    return [w.result(top) for w in (base, *what_ifs)], list(acc.result().lost)
 
 
 def replay_sharded_with_losses(traffic: Traffic, variant: WhatIf | None, top: int, workers: int, executor: str,
@@ -92,7 +98,7 @@ def _shard_with_losses(indexed: list, designs: list[WhatIf], top: int, clock: tu
     whole walk; a UserError as data (shard.shard_error)."""
     from prefixsim.replay.shard import indexed_as_whole, shard_error, shard_records  # lazy: only a worker
 
-    prices = PriceBook(when=clock[0], start=clock[1])   # each walk wraps its own (replay/unpriced.py)
+    prices = PriceBook(when=clock[0], start=clock[1])   # the whole traffic's clock
     try:
         results, lost = _walk_all(Traffic.of(shard_records(indexed, output_in_cost)), designs, top, prices)
     except UserError as e:

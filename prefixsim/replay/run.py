@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Iterable, Sequence
 
@@ -57,31 +57,50 @@ def replay(records: Sequence[Record] | Traffic, variant: WhatIf = WhatIf(), pric
     return walk.result(top)
 
 
-class Walk:
-    """One replay stepped a request at a time (`replay` walks one). Several can share one pass over
-    the traffic (advise.one_pass.replay_with_losses: the recorded design, a what-if and the oracle): each pass
-    re-reads a transcript's calls and calibrates them again, which the walks need not repeat."""
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What a replay must know of the whole traffic before walking it, from the requests' heads (a few
+    fields each): the streams that wrote 1h, whether every output count is final (else none is
+    priced), the price clock's start (the first request's instant). A shard is given its traffic's."""
 
-    def __init__(self, traffic: Traffic, variant: WhatIf = WhatIf(), prices: PriceBook | Lenient | None = None,
-                 ranges: bool = True, keep: bool = True) -> None:
-        if variant.ttl not in TTL_CHOICES:
-            raise UserError(f"--ttl must be one of {', '.join(TTL_CHOICES)}, got {variant.ttl!r}")
-        if variant.breakpoints not in BREAKPOINT_POLICIES:
-            raise UserError(f"--breakpoints must be one of {', '.join(BREAKPOINT_POLICIES)}, "
-                            f"got {variant.breakpoints!r}")
-        # What the walk needs to know first, from the requests' heads (a few fields each).
+    hour_streams: frozenset[str]
+    output_in_cost: bool
+    start: dt.datetime | None
+
+    @property
+    def date(self) -> dt.date | None:
+        return self.start.date() if self.start is not None else None
+
+    @classmethod
+    def of(cls, traffic: Traffic) -> Facts:
         hour_streams: set[str] = set()
-        output_in_cost, date, start = True, None, None
+        output_in_cost, start = True, None
         for h in traffic.heads():
             if h.wrote_1h:
                 hour_streams.add(h.stream)
             output_in_cost = output_in_cost and h.output_final
             if start is None:
                 start = _instant(h.timestamp)
-                date = start.date() if start is not None else None
+        return cls(frozenset(hour_streams), output_in_cost, start)
+
+
+class Walk:
+    """One replay stepped a request at a time (`replay` walks one). Several can share one pass over
+    the traffic (advise.one_pass.replay_with_losses: the recorded design, a what-if and the oracle): each pass
+    re-reads a transcript's calls and calibrates them again, which the walks need not repeat."""
+
+    def __init__(self, traffic: Traffic, variant: WhatIf = WhatIf(), prices: PriceBook | Lenient | None = None,
+                 ranges: bool = True, keep: bool = True, facts: Facts | None = None) -> None:
+        if variant.ttl not in TTL_CHOICES:
+            raise UserError(f"--ttl must be one of {', '.join(TTL_CHOICES)}, got {variant.ttl!r}")
+        if variant.breakpoints not in BREAKPOINT_POLICIES:
+            raise UserError(f"--breakpoints must be one of {', '.join(BREAKPOINT_POLICIES)}, "
+                            f"got {variant.breakpoints!r}")
+        f = facts if facts is not None else Facts.of(traffic)   # walks of one traffic share them
+        hour_streams, output_in_cost = set(f.hour_streams), f.output_in_cost
         self.variant, self.ranges, self.output_in_cost = variant, ranges, output_in_cost
         # A model without a price is still replayed: its costs are missing, never the run (replay/unpriced.py).
-        self.prices = lenient(PriceBook(when=date, start=start) if prices is None else prices)
+        self.prices = lenient(PriceBook(when=f.date, start=f.start) if prices is None else prices)
         # One simulator per provider: providers share no cache, and each prices with its own table. A
         # retention that is a documented range (OpenAI, DeepSeek) walks a second one at its optimistic end.
         self.sims: dict[str, tuple[Simulator, Simulator | None, Simulator | None]] = {}

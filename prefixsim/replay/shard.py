@@ -27,7 +27,7 @@ from prefixsim.core.invariants import replay_adds_up
 from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError
 from prefixsim.providers.tables import canonical_model
-from prefixsim.replay.run import STEPPED_UNSEEN, ReplayResult, _instant, _summarize, replay
+from prefixsim.replay.run import STEPPED_UNSEEN, Facts, ReplayResult, _summarize, replay
 from prefixsim.replay.whatif import WhatIf
 from prefixsim.scenario.parallel import dask_client
 from prefixsim.sources.record import Record
@@ -105,7 +105,7 @@ def plan(traffic: Traffic, shards: int, variants: Sequence[WhatIf] = (WhatIf(),)
 
 
 def _replay_shard(indexed: list[tuple[int, Record]], variant: WhatIf, top: int, clock: tuple,
-                  output_in_cost: bool) -> ReplayResult | tuple:
+                  output_in_cost: bool) -> ReplayResult | ShardFailure:
     """One shard's rows, in a worker, with what the serial replay derives from the whole traffic:
     the price clock (`clock`: the first request's date and instant), whether output is priced, and
     each request's index in the whole walk. A UserError comes back as data (pickling an exception
@@ -137,7 +137,8 @@ def merge(results: Sequence[ReplayResult], variant: WhatIf, top: int) -> ReplayR
     return ReplayResult(tuple(rows), summary)
 
 
-def _mapper(workers: int, executor: str, scheduler: str | None, fn: Callable = None) -> Callable[[list], Iterator]:
+def _mapper(workers: int, executor: str, scheduler: str | None,
+            fn: Callable | None = None) -> Callable[[list], Iterator]:
     """A function running `fn` (a module-level function a worker imports; `_replay_shard` by default)
     over jobs (argument tuples), giving the results in the jobs' order."""
     run = fn or _replay_shard
@@ -158,12 +159,8 @@ def _mapper(workers: int, executor: str, scheduler: str | None, fn: Callable = N
 def whole(traffic: Traffic) -> tuple[tuple, bool]:
     """What a replay derives from the whole traffic, which every shard must be given: the price clock
     (the first request's date and instant) and whether output is priced (every count final)."""
-    output_in_cost, start = True, None
-    for h in traffic.heads():   # as replay() derives them
-        output_in_cost = output_in_cost and h.output_final
-        if start is None:
-            start = _instant(h.timestamp)
-    return (start.date() if start is not None else None, start), output_in_cost
+    f = Facts.of(traffic)
+    return (f.date, f.start), f.output_in_cost
 
 
 def shard_records(indexed: list[tuple[int, Record]], output_in_cost: bool) -> list[Record]:
@@ -172,17 +169,29 @@ def shard_records(indexed: list[tuple[int, Record]], output_in_cost: bool) -> li
     return records if output_in_cost else [replace(r, output_final=False) for r in records]
 
 
-def shard_error(indexed: list[tuple[int, Record]], e: UserError) -> tuple:
-    """A worker's UserError as data, with the index in the whole walk of the request it names (pickling
-    an exception keeps only its message; the serial replay stops at the earliest)."""
+@dataclass(frozen=True)
+class ShardFailure:
+    """A worker's UserError as data (pickling an exception keeps only its message; the CLI needs its
+    file and line), with the index in the whole walk of the request it names."""
+
+    at: int
+    message: str
+    path: str | None
+    line: int | None
+    col: int | None
+
+
+def shard_error(indexed: list[tuple[int, Record]], e: UserError) -> ShardFailure:
     at = next((i for i, r in indexed if (r.path, r.line) == (e.path, e.line)), -1)
-    return (at, e.message, e.path, e.line, e.col)
+    return ShardFailure(at, e.message, e.path, e.line, e.col)
 
 
 def raise_earliest(done: list) -> None:
-    errors = [res for res in done if isinstance(res, tuple) and len(res) == 5 and isinstance(res[0], int)]
-    if errors:   # the error of the earliest request, where the serial replay stops
-        raise UserError(*min(errors, key=lambda e: e[0])[1:])
+    """The error of the earliest request any shard failed at, where the serial replay stops."""
+    failures = [res for res in done if isinstance(res, ShardFailure)]
+    if failures:
+        f = min(failures, key=lambda x: x.at)
+        raise UserError(f.message, f.path, f.line, f.col)
 
 
 def shard_count(workers: int, executor: str, requests: int) -> int:

@@ -343,9 +343,10 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: Seen, prefix: s
     # Every call still shapes its stream's blocks; a request another path had is only left out.
     dropped = seen.repeats(raws)
     # a transcript's namespace: its model's (it names the provider) in its account's cache (accounts.py)
+    names = accounts_of(raws)   # once, for the heads and every walk
     heads = [Head(r.start, r.timestamp, r.stream, r.usage.cache_write_1h > 0, False, ("claude-code", r.model, who))
-             for r, who in zip(raws, accounts_of(raws)) if r.request_id not in dropped]
-    parts.append(Part(heads, lambda: (x for x in _transcript.calibrated(raws) if x.request_id not in dropped)))
+             for r, who in zip(raws, names) if r.request_id not in dropped]
+    parts.append(Part(heads, lambda: (x for x in _transcript.calibrated(raws, names) if x.request_id not in dropped)))
     return parts
 
 

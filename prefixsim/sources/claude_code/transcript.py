@@ -385,10 +385,11 @@ def raws(path: Path, with_subagents: bool, sessions: list[tuple[Path, Path | Non
     return out
 
 
-def calibrated(ordered: Sequence[Raw]) -> Iterator[Record]:
+def calibrated(ordered: Sequence[Raw], names: Sequence[str] | None = None) -> Iterator[Record]:
     """Records of calls given in start order, built one at a time as they are consumed (a request holds
-    its whole history; only the stream's current one is kept), each in its account's cache (accounts.py)."""
-    names = accounts_of(ordered)
+    its whole history; only the stream's current one is kept), each in its account's cache (accounts.py;
+    `names`: accounts_of(ordered), when the caller has them)."""
+    names = accounts_of(ordered) if names is None else names
     out = by_provider(ordered, Calibrator(remembered_count("cl100k_base")).step)
     return (in_account(rec, name) for name, rec in zip(names, out, strict=True)) if any(names) else out
 
