@@ -90,6 +90,7 @@ def summary_json(result: ReplayResult, what_if: Comparison | None = None, skippe
         "kept_outside_requests": s.kept_outside,
         "absent_conversation_requests": s.absent_conversations,
         "prompt_suggestion_requests": s.prompt_suggestions,
+        "accounts": list(s.accounts),
         "cost_observed_usd": _money(s.cost_observed_usd), "cost_predicted_usd": None if s.requests and s.audited == s.requests else _money(s.cost_predicted_usd),
         "cost_includes_output": s.output_in_cost,
         "causes": dict(s.causes),

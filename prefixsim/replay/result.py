@@ -112,6 +112,9 @@ class Summary:
     #: --since/--until as given ("" when none) and how many replayed requests fell outside it (replay/window.py).
     window: str = ""
     left_out: int = 0
+    #: The named accounts (caches kept apart: Request.workspace) the traffic was sent in: a transcript
+    #: folder holding several people's sessions (sources/claude_code/accounts.py); () for one account.
+    accounts: tuple[str, ...] = ()
 
 
 #: Summary fields counting calls stepped into the cache with no row (summed across shards as they are).

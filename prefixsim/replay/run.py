@@ -111,6 +111,7 @@ class Walk:
         self.price_sources: set[str] = set()
         # the calls stepped with no row of their own, counted by the Summary field that says so
         self.unseen = dict.fromkeys(STEPPED_UNSEEN, 0)
+        self.workspaces: set[str] = set()   # the accounts whose caches the requests went to
 
     def _simulators(self, provider: str, model: str) -> tuple[Simulator, Simulator | None, Simulator | None]:
         pair = self.sims.get(provider)
@@ -142,6 +143,7 @@ class Walk:
                 self.rows.append(row)
             return row
         nv = self.naive.read(rec)
+        self.workspaces.add(rec.call.request.workspace)
         call = apply_variant(rec.call, variant, rec.main)
         if not output_in_cost and call.output_tokens:
             call = replace(call, output_tokens=0)
@@ -205,9 +207,16 @@ class Walk:
             raise ValueError("a walk made with keep=False keeps no rows")
         rows = self.rows
         summary = replace(_summarize(rows, self.variant, self.price_sources, self.output_in_cost, top,
-                                     self.prices.missing), **self.unseen)
+                                     self.prices.missing), **self.unseen,
+                          accounts=accounts_of(self.workspaces))
         replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
         return ReplayResult(tuple(rows), summary)
+
+
+def accounts_of(workspaces) -> tuple[str, ...]:
+    """The named accounts among the workspaces requests went to ("" is the one every replay has unless
+    its reader split the traffic: a shard holds one of them, the merged result all)."""
+    return tuple(sorted({w for w in workspaces if w}))
 
 
 def _reads_at_both_ends(policy, model: str) -> bool:

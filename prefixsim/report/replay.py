@@ -198,6 +198,16 @@ def _suggested(s, short: bool = False) -> str:
             "turn read past what its logged requests cached (docs/rules.md#claude-code-harness).")
 
 
+def _accounts(s) -> str:
+    """That a transcript folder was replayed as several people's accounts (sources/claude_code/accounts.py)."""
+    n, names = len(s.accounts), s.accounts
+    shown = ", ".join(names[:6]) + (f" and {n - 6} more" if n > 6 else "")
+    return (f"The sessions name {n} people's home directories ({shown}): replayed as {n} accounts, whose caches "
+            "are apart, so no one's request reads what another's wrote (a prompt cache is an organisation's; "
+            "people sharing one API account would share it: docs/rules.md#claude-code-transcripts-parent-chain, "
+            "\"Whose cache\").")
+
+
 def _outside(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
     o, s = result.summary.outside, result.summary
     notes = []
@@ -257,6 +267,8 @@ def _notes(result: ReplayResult, width: int = DEFAULT_WIDTH) -> list[str]:
                 else f"No price for {model} ({provider}) in the price data: the costs of its {whose}")
         out.append("\n" + wrap_block(f"{head} are missing (counted as $0 in the costs above; the cache figures "
                                       "need no price).", width, "") + "\n")
+    if len(s.accounts) > 1:
+        out.append("\n" + wrap_block(_accounts(s), width, "") + "\n")
     undocumented = _undocumented(result)
     if undocumented:
         out.append("\n" + wrap_block("Rules undocumented, replayed under a stated default with the observed usage as the "

@@ -66,3 +66,43 @@ def test_accounts_are_separate_namespaces_a_replay_can_shard(tmp_path, monkeypat
     monkeypatch.setattr(shard, "MIN_SHARDED", 0)
     p = shard.sharding(traffic, [WhatIf()], workers=2)
     assert p is not None and p.parts == 2
+
+
+def _cli(tmp_path, plan, *extra):
+    from click.testing import CliRunner
+
+    from prefixsim.cli import cli
+
+    folder = sessions_folder(tmp_path, plan, "2.1.20")
+    out = CliRunner().invoke(cli, ["replay", str(folder), "--width", "400", *extra])
+    assert out.exit_code == 0, out.output
+    return out.output
+
+
+def test_the_output_says_the_folder_was_replayed_as_several_accounts(tmp_path):
+    """A folder split by person is said so, naming them: the user sees why one session did not read
+    another's prefix, and that people sharing one API account would read it (the split is inferred)."""
+    text = _cli(tmp_path / "t", PLAN)
+    assert "The sessions name 2 people's home directories (alice, bob): replayed as 2 accounts" in text
+    assert "people sharing one API account would share it" in text
+    import json
+    doc = json.loads(_cli(tmp_path / "j", PLAN, "--format", "json"))
+    assert doc["summary"]["accounts"] == ["alice", "bob"]
+
+
+def test_sharded_by_account_the_output_still_names_every_account(tmp_path, monkeypatch):
+    """Each shard holds one account: the merged result names both, as the serial one does."""
+    import json
+
+    from prefixsim.replay import shard
+    monkeypatch.setattr(shard, "MIN_SHARDED", 0)
+    serial = json.loads(_cli(tmp_path / "s", PLAN, "--format", "json"))
+    sharded = json.loads(_cli(tmp_path / "p", PLAN, "--format", "json", "--workers", "2"))
+    assert sharded["summary"]["accounts"] == serial["summary"]["accounts"] == ["alice", "bob"]
+
+
+def test_one_account_names_none(tmp_path):
+    plan = [(n, "/workspace/cli", calls) for n, _, calls in PLAN]
+    assert "home directories" not in _cli(tmp_path / "t", plan)
+    import json
+    assert json.loads(_cli(tmp_path / "j", plan, "--format", "json"))["summary"]["accounts"] == []
