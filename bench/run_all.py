@@ -11,7 +11,7 @@ import importlib
 
 SCRIPTS = ("incremental", "tokenize_once", "naive", "jsonl_throughput", "openai_log_throughput", "cold_run", "memory",
            "scaleout", "interleaved", "fork_memory", "stream_scaling", "startup", "shard_replay", "engines",
-           "canonical_model", "cluster_replay")
+           "canonical_model", "cluster_replay", "workers_auto")
 
 
 def main(argv=None) -> list[dict]:

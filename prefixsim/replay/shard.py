@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
+from prefixsim._perf.cluster import dask_client
 from prefixsim._perf.cores import free_cores
 from prefixsim.core.invariants import replay_adds_up
 from prefixsim.core.pricing import PriceBook
@@ -29,7 +30,6 @@ from prefixsim.errors import UserError
 from prefixsim.providers.tables import canonical_model
 from prefixsim.replay.run import STEPPED_UNSEEN, Facts, ReplayResult, _summarize, accounts_of, replay
 from prefixsim.replay.whatif import WhatIf
-from prefixsim.scenario.parallel import dask_client
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Traffic
 

@@ -13,6 +13,7 @@ import time
 from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
+from prefixsim._perf.cluster import dask_client
 from prefixsim._perf.cores import free_cores
 from prefixsim.errors import UserError
 from prefixsim.scenario.grid import design_runs
@@ -20,7 +21,6 @@ from prefixsim.scenario.loader import load_runs
 from prefixsim.scenario.results import ScenarioResult, VariantResult
 from prefixsim.scenario.simulate import simulate, collect
 
-EXECUTORS = ("local", "dask")
 
 
 def _runs(path: str, designs: bool = False) -> list:
@@ -60,24 +60,6 @@ def _simulate_runs(path: str, first: int, stop: int, price_date: dt.date | None,
 #: scenario files loaded again in each worker (loky; 2-6 s on a loaded 2-core machine, bench/scaleout.py;
 #: `run scenarios/ --workers 2` measured 3.8 s of it at load 2-3 on 2026-12-08).
 POOL_COST = 4.0
-
-def dask_client(executor: str, scheduler: str | None):
-    """dask.distributed's Client class for `--executor dask` (None for local runs), once the executor
-    and scheduler options are checked: both the scenario runs and the sharded replay use it."""
-    if executor not in EXECUTORS:
-        raise UserError(f"unknown executor {executor!r} (valid: {', '.join(EXECUTORS)})")
-    if executor != "dask":
-        if scheduler:
-            raise UserError("--scheduler applies to --executor dask only")
-        return None
-    if not scheduler:
-        raise UserError("--executor dask needs --scheduler ADDRESS (e.g. tcp://10.0.0.5:8786)")
-    try:
-        from distributed import Client  # lazy: optional: only a dask cluster run needs it
-    except ImportError:
-        raise UserError("--executor dask needs dask.distributed: pip install 'prefixsim[dask]'") from None
-    return Client
-
 
 def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list, tuple], Iterator]:
     """A function running `_simulate` over (path, index) tasks, yielding results in the tasks' order."""
