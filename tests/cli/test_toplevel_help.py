@@ -13,6 +13,19 @@ from prefixsim.cli import cli, main, toplevel
 
 ROOT = Path(__file__).resolve().parents[2]
 
+
+def _verified() -> bool:
+    from importlib.metadata import version
+
+    return version("click") in toplevel.VERIFIED_CLICK
+
+
+#: Whether the installed click is one the page was compared with. A newer click (a fresh install takes
+#: the latest) turns the fast page off, and `--help` is click's own: the tests then hold that, so a
+#: click release never turns CI red. To turn the page on for it: add its version to VERIFIED_CLICK
+#: and run this file.
+VERIFIED = _verified()
+
 #: every width click's HelpFormatter takes from a terminal (max(min(columns, 80) - 2, 50)), and beyond
 WIDTHS = [*range(50, 79), 10, 20, 30, 36, 37, 38, 45, 49, 79, 80, 100, 120, 200]
 
@@ -24,7 +37,10 @@ def _clicks(width: int | None) -> str:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_page_is_clicks_rendering_of_the_group(width):
-    assert toplevel.page(width) == _clicks(width)
+    if VERIFIED:
+        assert toplevel.page(width) == _clicks(width)
+    else:   # the page is off: click renders --help itself
+        assert not toplevel._verified_click()
 
 
 def test_the_page_lists_every_command_and_option():
@@ -39,12 +55,9 @@ def test_the_help_text_is_as_click_cleans_it():
     assert inspect.cleandoc(toplevel.HELP).partition("\f")[0] == toplevel.HELP == cli.help
 
 
-def test_the_installed_click_is_one_the_page_was_compared_with():
-    """On a new click: run this file; when the page still matches, add the version to VERIFIED_CLICK."""
-    from importlib.metadata import version
-
-    assert version("click") in toplevel.VERIFIED_CLICK
-    assert toplevel._verified_click()
+def test_the_page_is_on_only_for_a_click_it_was_compared_with():
+    """On a new click: add its version to VERIFIED_CLICK and run this file (the page must still match)."""
+    assert toplevel._verified_click() == VERIFIED
 
 
 @pytest.mark.parametrize("columns", ["", "1", "50", "79", "80", "81", "200", "x", "0", "-3", " 90 "])
@@ -80,6 +93,8 @@ def test_columns_of_a_terminal_as_shutil_reads_them(monkeypatch, size):
 def test_no_page_where_click_is_loaded_or_not_the_verified_one(monkeypatch):
     assert "click" in sys.modules and toplevel.text() is None   # a test runner may have forced its width
     monkeypatch.delitem(sys.modules, "click")
+    from importlib.metadata import version
+    monkeypatch.setattr(toplevel, "VERIFIED_CLICK", (version("click"),))   # whichever click is installed
     assert toplevel.text() == toplevel.page(max(min(toplevel.columns(), 80) - 2, 50))
     monkeypatch.setattr(toplevel, "VERIFIED_CLICK", ("0.1",))
     assert toplevel.text() is None
@@ -110,7 +125,7 @@ def test_help_alone_imports_no_click_and_anything_else_does():
             "        main(args)\n"
             "    print('click' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "False", "True"]
+    assert out.split() == (["False", "False", "True"] if VERIFIED else ["True", "True", "True"])
 
 
 @pytest.mark.slow
