@@ -1,4 +1,4 @@
-"""The one exception family for user mistakes; cli.py turns it into `path:line[:col]: message`, exit 2."""
+"""The one exception family for user mistakes; the cli turns it into `path:line[:col]: message`, exit 2."""
 from __future__ import annotations
 
 

@@ -1,1 +1,1 @@
-"""Click commands, one module per family; cli.py imports them lazily."""
+"""Click commands, one module per family; cli/group.py imports them lazily."""

@@ -220,8 +220,8 @@ def test_imports_point_down_the_layers():
 
 
 def test_the_root_holds_only_the_entry_points_and_the_shared_types():
-    assert {p.name for p in ROOT.glob("*.py")} == {"__init__.py", "__main__.py", "cli.py", "api.py", "errors.py",
-                                                   "model.py"}
+    assert {p.name for p in ROOT.glob("*.py")} == {"__init__.py", "__main__.py", "api.py", "errors.py", "model.py"}
+    assert (ROOT / "cli" / "__init__.py").is_file()   # the entry point: its page and its click group beside it
 
 
 @pytest.mark.slow
