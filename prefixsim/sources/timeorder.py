@@ -22,6 +22,7 @@ from typing import Any
 
 import xxhash
 
+from prefixsim._perf.heap import reuse_for_long_lines
 from prefixsim.sources import problems
 from prefixsim.sources.files import open_regular
 from prefixsim.sources.jsonl import UNREAD, lines_at, parsed, read_buffer
@@ -61,6 +62,10 @@ def ordered_lines(path: Path, when: LineTime, hold: bool = True) -> Iterator[tup
     parsed again while their new values fit `HOLD`: the first pass's values are what the second would
     make (the same lines through a `LineParser` in the same order, values shared between the same lines).
     Without `hold` (a reader whose memory must follow the lines: `api_log`), every line is read again."""
+    try:
+        reuse_for_long_lines(path.stat().st_size)   # every line a whole request: they grow
+    except OSError:   # open_regular names what is wrong with the path
+        pass
     first = LineParser()
     entries: list[tuple[tuple | None, int, int]] = []
     held: dict[int, Any] = {}   # line -> its value from the first pass, the leading lines only
