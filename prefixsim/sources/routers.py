@@ -105,6 +105,9 @@ def breakpoints(body: dict) -> tuple[dict, dict[str, str], bool]:
                 cleaned.append(m)
                 continue
             content = m.get("content")
+            if not isinstance(content, list) and "cache_control" not in m:   # the common message: nothing to take off
+                cleaned.append(m)
+                continue
             if isinstance(content, list):
                 for j, part in enumerate(content):
                     ttl = _ttl(part.get("cache_control") if isinstance(part, dict) else None)
