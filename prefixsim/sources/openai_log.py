@@ -343,12 +343,12 @@ def record(ex: Exchange, rid: str | None, index: int, path: str, line: int, size
 
 def request_id(obj: Any) -> str | None:
     """A log line's request id (None without one); UserError: the line is no OpenAI request."""
-    body = split(obj)[0]
+    body, resp, _, _ = split(obj)
     if body is None or "model" not in body:
         raise UserError("not an OpenAI request; needs 'model' and 'messages' or 'input'")
     rid = first_given(obj.get("id"), obj.get("request_id"))
     if rid is None and isinstance(obj.get("response"), dict):
-        rid = split(obj)[1].get("id") if split(obj)[1] else None
+        rid = resp.get("id") if resp else None
     return request_key(rid)
 
 
