@@ -215,7 +215,12 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
     if routers.cohere_shape(ex.response):
         shaped, usage = routers.from_cohere(ex.response)  # type: ignore[arg-type]
         ex = replace(ex, response=shaped, usage=usage)
-    body, marks, auto = routers.breakpoints(ex.body)   # Anthropic's markers, which a router passes on
+    st = state_of(sizer)
+    # A Chat request of a conversation whose previous request was built: what it repeats is taken from it.
+    talk = repeat.conversation(ex.body)
+    last = st.built.get(talk) if talk is not None else None
+    # Anthropic's markers, which a router passes on (none on the messages the previous request sent as they are)
+    body, marks, auto = routers.breakpoints(ex.body, repeat.unmarked(last, ex.body))
     model = body.get("model")
     if model is None and isinstance(ex.response, dict) and isinstance(ex.response.get("model"), str):
         model = ex.response["model"]   # Azure OpenAI names the deployment in the URL, the model in the response
@@ -223,7 +228,6 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
         raise UserError("request has no 'model'")
     provider = provider or provider_of(model, ex.uri, ex.response)
     check_model(model, provider)
-    st = state_of(sizer)
     obs = observed_usage(ex.usage)
     claude = provider in CLAUDE_PLATFORMS   # Anthropic's rules through a router: its breakpoints, its closing tokens
     history: tuple[R.Piece, ...] = ()
@@ -233,9 +237,8 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
                                                             thread.split(":", 1)[0], (), uncertain=True),)
     params = prefix_settings(body)
     head = (provider, model, params)
-    # A Chat request whose conversation's previous request was built: what it repeats is taken from it.
-    talk = None if claude or thread else repeat.conversation(body)
-    last = st.built.get(talk) if talk is not None else None
+    if claude or thread:
+        talk = last = None
     k = repeat.repeated(last, head, body)
     if last is None or k is None:
         last, k = None, 0

@@ -60,6 +60,17 @@ def repeated(last: Built | None, head: tuple, body: dict) -> int | None:
     return same.index(False) if False in same else k
 
 
+def unmarked(last: Built | None, body: dict) -> int:
+    """How many leading messages of `body` are `last`'s own objects: messages it sent without a
+    cache_control marker (`routers.breakpoints` keeps only those as they are)."""
+    if last is None:
+        return 0
+    messages = body["messages"]
+    k = min(len(messages), len(last.messages))
+    same = list(map(operator.is_, messages[:k], last.messages[:k]))
+    return same.index(False) if False in same else k
+
+
 def plain(pieces: list[Piece]) -> bool:
     """No piece whose size or content the reader's state gives (a reasoning item, an item reference)."""
     return not any(p.reasoning or p.ref for p in pieces)

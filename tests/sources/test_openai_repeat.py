@@ -121,3 +121,19 @@ def test_sizes_are_taken_only_between_anchors_both_requests_share():
     # an anchor that moved
     assert repeat.spread_before(last, [(0, 0), (2, 51), (4, 90)], 6) == ([], 0)
     assert repeat.spread_before(None, [(0, 0), (2, 50)], 6) == ([], 0)
+
+
+def test_the_messages_a_previous_request_sent_as_they_are_carry_no_marker():
+    from prefixsim.sources import routers
+
+    a, b = {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}
+    marked = {"role": "user", "content": [{"type": "text", "text": "c", "cache_control": {"type": "ephemeral"}}]}
+    body = {"model": "claude-sonnet-4-5", "messages": [a, b, marked]}
+    cleaned, marks, _ = routers.breakpoints(body)
+    assert cleaned["messages"][:2] == [a, b] and cleaned["messages"][2] is not marked   # its marker taken off
+    last = _built(None, cleaned["messages"])
+    nxt = {"model": "claude-sonnet-4-5", "messages": [a, b, marked, {"role": "user", "content": "d"}]}
+    assert repeat.unmarked(last, nxt) == 2   # the marked one was sent cleaned: not the same object
+    assert repeat.unmarked(None, nxt) == 0
+    assert routers.breakpoints(nxt, repeat.unmarked(last, nxt)) == routers.breakpoints(nxt)
+    assert marks == {"messages[2].content[0]": "5m"}
