@@ -50,11 +50,10 @@ def _classify(obj: object) -> str | None:
     if _sniff.is_transcript_line(obj):
         return "claude-code"
     from prefixsim.sources.codex import rollout   # lazy: a request log's replay never loads the Codex reader
-
     if rollout.is_rollout_line(obj):
         return "codex"
-    # lazy: a transcript replay never loads the API-log readers
-    from prefixsim.sources import anthropic_log, bedrock_log, gemini_log, openai_log, routers
+    # lazy: a transcript replay never loads the API-log readers, a log's replay those it does not ask
+    from prefixsim.sources import bedrock_log, openai_log, routers
 
     if bedrock_log.looks_converse(obj):   # before OpenAI's: a Converse body has `messages` too
         return "bedrock"
@@ -62,6 +61,7 @@ def _classify(obj: object) -> str | None:
         return "cohere"
     if openai_log.looks_openai(obj):
         return "openai"
+    from prefixsim.sources import anthropic_log, gemini_log   # lazy: as above
     if gemini_log.looks_gemini(obj):
         return "gemini"
     body = anthropic_log.split_entry(obj)[0]
@@ -229,8 +229,7 @@ def _reader(fmt: str) -> str:
 
 
 def _read_one(p: Path, fmt: str) -> list[Record]:
-    # lazy: a transcript replay never loads the API-log readers
-    from prefixsim.sources import anthropic_log, gemini_log, openai_cassette, openai_log
+    from prefixsim.sources import anthropic_log   # lazy: a transcript replay never loads the API-log readers
 
     # counts remembered across runs: a replay of a log read before builds no encoding (~0.25 s)
     sizer = anthropic_log.Sizer(remembered_count("cl100k_base"))
@@ -256,8 +255,10 @@ def _read_one(p: Path, fmt: str) -> list[Record]:
         from prefixsim.sources import gateway_logs   # lazy: other replays never load it
         return gateway_logs.load(p, fmt, sizer)
     if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
+        from prefixsim.sources import gemini_log   # lazy: only a Gemini file loads its reader
         return (gemini_log.load_cassette if _is_cassette(p) else gemini_log.load_jsonl)(p, sizer)
     if fmt in OPENAI_FORMATS:
+        from prefixsim.sources import openai_cassette, openai_log   # lazy: only an OpenAI-format file loads them
         read = openai_cassette.load_cassette if _is_cassette(p) else openai_log.load_jsonl
         return read(p, sizer, OPENAI_FORMATS[fmt])
     if suffix(p) in (".yaml", ".yml"):
@@ -275,7 +276,6 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
         return list(Traffic(_parts(p, fmt, with_subagents, Seen()), rebase=False))
     if fmt == "claude-code":
         from prefixsim.sources.claude_code import transcript   # lazy: a log's replay never loads the transcript reader
-
         return transcript.load(p, bool(with_subagents))
     if fmt == "codex":
         from prefixsim.sources.codex import sessions   # lazy: other replays never load it
