@@ -49,9 +49,10 @@ def _classify(obj: object) -> str | None:
         return "gemini-cli"
     if _sniff.is_transcript_line(obj):
         return "claude-code"
-    from prefixsim.sources.codex import rollout   # lazy: a request log's replay never loads the Codex reader
-    if rollout.is_rollout_line(obj):
-        return "codex"
+    if "payload" in obj:   # every Codex rollout line has one (rollout.is_rollout_line)
+        from prefixsim.sources.codex import rollout   # lazy: a request log's replay never loads the Codex reader
+        if rollout.is_rollout_line(obj):
+            return "codex"
     # lazy: a transcript replay never loads the API-log readers, a log's replay those it does not ask
     from prefixsim.sources import bedrock_log, openai_log, routers
 
@@ -72,7 +73,6 @@ def _classify(obj: object) -> str | None:
 
 def _gateway_kind(obj: dict) -> str | None:
     from prefixsim.sources import gateway_logs   # lazy: a transcript replay never loads it
-
     return gateway_logs.kind_of(obj)
 
 
