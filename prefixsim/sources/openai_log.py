@@ -32,7 +32,7 @@ from prefixsim.providers.tables import AZURE_OPENAI_HOSTS, CLAUDE_PLATFORMS, can
 from prefixsim.sources.anthropic_log import DEFAULT_SPACING, DEFAULT_TTFT, Sizer, _seconds, _stamp_text, generated_id
 from prefixsim.sources.cassette import decode_body
 from prefixsim.sources.openai_replies import inferred_outputs
-from prefixsim.sources.openai_sizes import REMEMBERED, SizerMemory, _chain, _count, _sizes, _spread, state_of
+from prefixsim.sources.openai_sizes import SizerMemory, _chain, _count, _sizes, _spread, state_of
 from prefixsim.sources.record import Record, check_model, checked_usage, first_given, request_key, token_count
 from prefixsim.sources import openai_repeat as repeat
 from prefixsim.sources import routers
@@ -267,7 +267,7 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
         blocks = tuple(map(st.block, pieces, sizes))
     if simple:
         repeat.kept(st.built, talk, repeat.Built(head, body.get("tools"), body["messages"], ends, pieces, chain,
-                                                 made["counts"], made["marks"], sizes, blocks), REMEMBERED)
+                                                 made["counts"], made["marks"], sizes, blocks))
     if claude:
         blocks = routers.marked(blocks, marks, obs.input_tokens - shown.input_tokens if obs and shown else 0)
     if shown is not None and chain:

@@ -16,9 +16,16 @@ import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from prefixsim.sources.linejson import RECENT_LINES
+
 if TYPE_CHECKING:
     from prefixsim.model import Block
     from prefixsim.wire.openai import Piece
+
+#: Conversations whose last request is kept. The line parser shares values with the last RECENT_LINES
+#: lines only, so an older conversation's next request holds none of its objects: kept longer, it
+#: could not be reused, and it would hold its history's text alive.
+KEPT = RECENT_LINES
 
 @dataclass(slots=True)
 class Built:
@@ -92,9 +99,10 @@ def spread_before(last: Built | None, marks: list[tuple[int, int]], shared: int)
     return (last.sizes[:marks[n - 1][0]], n - 1) if n > 1 else ([], 0)
 
 
-def kept(memory: dict[Any, Built], key: tuple | None, built: Built, limit: int) -> None:
-    """Keep `built` for its conversation's next request (the oldest conversation forgotten past `limit`)."""
+def kept(memory: dict[Any, Built], key: tuple | None, built: Built) -> None:
+    """Keep `built` for its conversation's next request (the conversation built least recently
+    forgotten past KEPT)."""
     memory.pop(key, None)
     memory[key] = built
-    if len(memory) > limit:
+    if len(memory) > KEPT:
         del memory[next(iter(memory))]

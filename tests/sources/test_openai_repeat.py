@@ -137,3 +137,12 @@ def test_the_messages_a_previous_request_sent_as_they_are_carry_no_marker():
     assert repeat.unmarked(None, nxt) == 0
     assert routers.breakpoints(nxt, repeat.unmarked(last, nxt)) == routers.breakpoints(nxt)
     assert marks == {"messages[2].content[0]": "5m"}
+
+
+def test_only_the_conversations_the_line_parser_still_shares_with_are_kept():
+    memory: dict = {}
+    for c in range(repeat.KEPT + 5):
+        repeat.kept(memory, (f"conv-{c}", None), _built(None, []))
+    assert len(memory) == repeat.KEPT and ("conv-0", None) not in memory
+    repeat.kept(memory, ("conv-5", None), _built(None, []))   # built again: the most recent
+    assert list(memory)[-1] == ("conv-5", None)
