@@ -16,7 +16,6 @@ import click
 from prefixsim import __version__
 from prefixsim.cli.toplevel import COMMANDS, DEBUG_HELP, HELP, HELP_OPTIONS, SUMMARIES
 from prefixsim.errors import UserError
-from prefixsim.io.suggest import unknown
 
 EXIT_USAGE = 2
 EXIT_BUG = 70
@@ -33,6 +32,8 @@ class LazyGroup(click.Group):
         """`prefixsim rn`: say which command was probably meant."""
         name = args[0] if args else ""
         if name and not name.startswith("-") and self._load(name) is None:
+            from prefixsim.io.suggest import unknown   # lazy: only a mistyped command loads difflib
+
             ctx.fail(unknown("command", name, self.list_commands(ctx)))
         return super().resolve_command(ctx, args)
 

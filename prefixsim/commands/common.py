@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
 import sys
 import time
 
@@ -156,6 +155,8 @@ def output_width(width: int | None, fallback: int = DEFAULT_WIDTH, columns: bool
     if env.isdigit() and int(env) > 0:
         return max(int(env), 40)
     if sys.stdout.isatty():
+        import shutil   # lazy: only a terminal's width is asked (shutil loads its compressors)
+
         return max(shutil.get_terminal_size((fallback, 24)).columns, 40)
     return fallback
 
@@ -206,6 +207,8 @@ class Progress:
         count = f"{done}/{self.total} " if self.total else ""   # no count before the steps are known
         bar = f"[{'#' * fill}{'.' * (width - fill)}] {count}"
         # short of the terminal's last column: a frame that fills it wraps, and `\r` leaves it behind
+        import shutil   # lazy: as in output_width
+
         room = max(min(40, shutil.get_terminal_size((80, 24)).columns - 1 - len(bar)), 0)
         frame = f"{bar}{label[:room]:<{room}}"
         sys.stderr.write(f"\r{frame}")

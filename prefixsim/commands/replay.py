@@ -10,7 +10,6 @@ import click
 
 from prefixsim.commands.common import TokenSize, failure, format_option, output_width, read_traffic, width_option
 from prefixsim.errors import UserError
-from prefixsim.io.fsutil import check_outputs
 from prefixsim.io.input_formats import FORMAT_LINES
 from prefixsim.report.layout import REPLAY_WIDTH, wrap_block
 
@@ -130,6 +129,8 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
         raise UserError(f"--latency prints beside the table (--format table or markdown), not --format {fmt}; "
                         "--latency-out FILE writes the fit as JSON")
     if export_path or latency_out:   # before anything is read: a log over 256 MB is re-read at its offsets
+        from prefixsim.io.fsutil import check_outputs   # lazy: only a replay that writes files loads the writers
+
         check_outputs(paths, files=[f for f in (export_path, latency_out) if f])
     try:
         kind = source or sources.detect(paths[0])

@@ -15,7 +15,6 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from prefixsim.core.dollars import usd
-from prefixsim.report.csvout import csv_text as csv_text_of
 from prefixsim.errors import UserError
 from prefixsim.report.layout import DEFAULT_WIDTH, REPLAY_WIDTH, wrap_block
 from prefixsim.report.replay_grid import _n, _pct, _usd, grid
@@ -38,6 +37,8 @@ SHORT_PART = 8
 
 def rows_csv(rows: list[dict], cols: list[str]) -> str:
     """Rows as CSV (report/csvout.py, not report/tables.py: a replay loads no scenario tables, test_startup)."""
+    from prefixsim.report.csvout import csv_text as csv_text_of   # lazy: only --format csv writes CSV
+
     return csv_text_of(rows, cols)
 
 
@@ -50,6 +51,8 @@ def csv_text(result: ReplayResult, requests: bool = False, lost=None, by: str = 
         return rows_csv(rows, list(rows[0]) if rows else [by])
     df = result.to_dataframe()
     records = df.astype(object).where(df.notna(), None).to_dict("records")   # NaN: an empty cell, as pandas wrote
+    from prefixsim.report.csvout import csv_text as csv_text_of   # lazy: as above
+
     return csv_text_of(records, list(df.columns))
 
 

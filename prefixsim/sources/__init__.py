@@ -16,11 +16,8 @@ from prefixsim.core.tokens import remembered_count
 from prefixsim.errors import UserError
 from prefixsim.io.input_formats import FORMAT_LINES, FORMATS
 from prefixsim.sources import problems
-from prefixsim.sources.claude_code.accounts import accounts_of
 from prefixsim.sources.claude_code import hookdump as _hookdump
 from prefixsim.sources.claude_code import sniff as _sniff
-from prefixsim.sources.claude_code import transcript as _transcript
-from prefixsim.sources.codex import rollout as _rollout
 from prefixsim.sources.files import open_regular, suffix
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Head, Part, Seen, Traffic
@@ -52,10 +49,12 @@ def _classify(obj: object) -> str | None:
         return "gemini-cli"
     if _sniff.is_transcript_line(obj):
         return "claude-code"
-    if _rollout.is_rollout_line(obj):
-        return "codex"
-    # lazy: a transcript replay never loads the API-log readers
-    from prefixsim.sources import anthropic_log, bedrock_log, gemini_log, openai_log, routers
+    if "payload" in obj:   # every Codex rollout line has one (rollout.is_rollout_line)
+        from prefixsim.sources.codex import rollout   # lazy: a request log's replay never loads the Codex reader
+        if rollout.is_rollout_line(obj):
+            return "codex"
+    # lazy: a transcript replay never loads the API-log readers, a log's replay those it does not ask
+    from prefixsim.sources import bedrock_log, openai_log, routers
 
     if bedrock_log.looks_converse(obj):   # before OpenAI's: a Converse body has `messages` too
         return "bedrock"
@@ -63,6 +62,7 @@ def _classify(obj: object) -> str | None:
         return "cohere"
     if openai_log.looks_openai(obj):
         return "openai"
+    from prefixsim.sources import anthropic_log, gemini_log   # lazy: as above
     if gemini_log.looks_gemini(obj):
         return "gemini"
     body = anthropic_log.split_entry(obj)[0]
@@ -73,7 +73,6 @@ def _classify(obj: object) -> str | None:
 
 def _gateway_kind(obj: dict) -> str | None:
     from prefixsim.sources import gateway_logs   # lazy: a transcript replay never loads it
-
     return gateway_logs.kind_of(obj)
 
 
@@ -230,8 +229,7 @@ def _reader(fmt: str) -> str:
 
 
 def _read_one(p: Path, fmt: str) -> list[Record]:
-    # lazy: a transcript replay never loads the API-log readers
-    from prefixsim.sources import anthropic_log, gemini_log, openai_cassette, openai_log
+    from prefixsim.sources import anthropic_log   # lazy: a transcript replay never loads the API-log readers
 
     # counts remembered across runs: a replay of a log read before builds no encoding (~0.25 s)
     sizer = anthropic_log.Sizer(remembered_count("cl100k_base"))
@@ -257,8 +255,10 @@ def _read_one(p: Path, fmt: str) -> list[Record]:
         from prefixsim.sources import gateway_logs   # lazy: other replays never load it
         return gateway_logs.load(p, fmt, sizer)
     if fmt == "gemini":   # read whole: a cache's storage time is known only at its delete or expiry
+        from prefixsim.sources import gemini_log   # lazy: only a Gemini file loads its reader
         return (gemini_log.load_cassette if _is_cassette(p) else gemini_log.load_jsonl)(p, sizer)
     if fmt in OPENAI_FORMATS:
+        from prefixsim.sources import openai_cassette, openai_log   # lazy: only an OpenAI-format file loads them
         read = openai_cassette.load_cassette if _is_cassette(p) else openai_log.load_jsonl
         return read(p, sizer, OPENAI_FORMATS[fmt])
     if suffix(p) in (".yaml", ".yml"):
@@ -275,7 +275,8 @@ def load(path: str | Path, source: str | None = None, with_subagents: bool | Non
     if fmt == "claude-code" and p.is_dir():
         return list(Traffic(_parts(p, fmt, with_subagents, Seen()), rebase=False))
     if fmt == "claude-code":
-        return _transcript.load(p, bool(with_subagents))
+        from prefixsim.sources.claude_code import transcript   # lazy: a log's replay never loads the transcript reader
+        return transcript.load(p, bool(with_subagents))
     if fmt == "codex":
         from prefixsim.sources.codex import sessions   # lazy: other replays never load it
         return sessions.load(p)
@@ -296,8 +297,10 @@ def _folder(p: Path, with_subagents: bool) -> tuple[list[tuple[Path, Path | None
     """A projects folder's transcripts, and the request logs it also holds (path, format): an API log
     dropped among transcripts is replayed as what it is, never read as a transcript with no calls.
     A file of another kind (an engine trace) is skipped and named."""
+    from prefixsim.sources.claude_code import transcript   # lazy: as in load
+
     sessions, logs = [], []
-    for main, sub in _transcript.files_for(p, with_subagents):
+    for main, sub in transcript.files_for(p, with_subagents):
         kind = None if main is None else problems.guarded(str(main), None, sniff, main)
         if kind in ("anthropic", "gemini", "bedrock", *OPENAI_FORMATS, *EXPORT_FORMATS):
             logs.append((main, kind))
@@ -327,6 +330,9 @@ def _parts(p: Path, fmt: str, with_subagents: bool | None, seen: Seen, prefix: s
         return [_codex_part(p, seen, prefix)]
     if fmt != "claude-code":   # a cassette: YAML is parsed whole anyway
         return [Part.of(_read(p, fmt)).qualified(prefix)]
+    from prefixsim.sources.claude_code import transcript as _transcript   # lazy: as in load
+    from prefixsim.sources.claude_code.accounts import accounts_of   # lazy: as in load
+
     subagents = p.is_dir() if with_subagents is None else with_subagents
     sessions, logs = _folder(p, subagents) if p.is_dir() else (None, [])
     parts: list[Part] = []

@@ -20,7 +20,6 @@ import json
 import re
 import zlib
 from collections.abc import Iterator
-from email.utils import parsedate_to_datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -351,6 +350,8 @@ def recorded_stamp(inter: Any) -> str | None:
         if not isinstance(value, str):
             continue
         try:
+            from email.utils import parsedate_to_datetime   # lazy: a log's replay reads no HTTP date
+
             when = parsedate_to_datetime(value)
         except (TypeError, ValueError, IndexError):
             continue

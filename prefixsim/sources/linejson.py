@@ -30,6 +30,7 @@ RECENT_LINES = 64
 RECENT_CHARS = 16 << 20
 _TAIL = 64                             # characters compared first: a line of another conversation
                                        # parts from an array long before its end
+_REF = 8                               # bytes of a reference to a shared value (`LineParser.fresh`)
 
 
 class _Unexpected(Exception):
@@ -56,6 +57,11 @@ class LineParser:
         # (a recent line's arrays, the path, whether all of it, its length) this line's arrays repeat
         self._used: list[tuple[dict, tuple, bool, int]] = []
         self.reused = 0   # values taken from the previous line (tests look at it)
+        # Characters of the last line whose values are new objects (not shared with earlier lines'),
+        # plus _REF for each shared value (its reference in this line's list or dict): what holding the
+        # line's value costs beyond the lines before it (`timeorder.HOLD`).
+        self.fresh = 0
+        self._shared = 0
 
     def copy(self) -> LineParser:
         """A parser that goes on from the same previous lines (a line's state is never changed once
@@ -91,6 +97,7 @@ class LineParser:
 
     def loads(self, s: str) -> Any:
         prev, items = {}, {}
+        self._shared = 0
         try:
             i = _ws(s, 0)
             if i >= len(s) or s[i] != "{":
@@ -101,7 +108,9 @@ class LineParser:
         except Exception:   # whatever went wrong, json.loads says it its own way (or parses the line)
             self._prev, self._items = {}, {}
             self._recent, self._chars, self._used = deque(), 0, []
+            self.fresh = len(s)
             return json.loads(s)
+        self.fresh = len(s) - self._shared
         self._prev, self._items = prev, items
         self._keep(items, len(s))
         return obj
@@ -116,6 +125,7 @@ class LineParser:
             old = self._prev.get(path)
             if old is not None and s.startswith(old[0], i):
                 self.reused += 1
+                self._shared += len(old[0]) - _REF
                 prev[path] = old
                 return old[1], i + len(old[0])
             value, end = _scan(s, i)
@@ -191,6 +201,7 @@ class LineParser:
             if lead is not None:
                 self.reused += m
                 out, starts, ends = o_values[:m], o_starts[:m], o_ends[:m]
+                self._shared += ends[-1] - _REF * m
                 i = _ws(s, base + ends[-1])
                 c = s[i:i + 1]
                 if c == "]":
@@ -206,6 +217,7 @@ class LineParser:
                 text = o_s[o_base + o_starts[k]:o_base + o_ends[k]]
                 if s.startswith(text, i):
                     self.reused += 1
+                    self._shared += len(text) - _REF
                     value, end = o_values[k], i + len(text)
             if value is None:
                 value, end = _scan(s, i)

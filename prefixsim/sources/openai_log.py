@@ -34,6 +34,7 @@ from prefixsim.sources.cassette import decode_body
 from prefixsim.sources.openai_replies import inferred_outputs
 from prefixsim.sources.openai_sizes import SizerMemory, _chain, _count, _sizes, _spread, state_of
 from prefixsim.sources.record import Record, check_model, checked_usage, first_given, request_key, token_count
+from prefixsim.sources import openai_repeat as repeat
 from prefixsim.sources import routers
 from prefixsim.sources.scan import scan
 from prefixsim.wire import openai as R
@@ -214,7 +215,12 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
     if routers.cohere_shape(ex.response):
         shaped, usage = routers.from_cohere(ex.response)  # type: ignore[arg-type]
         ex = replace(ex, response=shaped, usage=usage)
-    body, marks, auto = routers.breakpoints(ex.body)   # Anthropic's markers, which a router passes on
+    st = state_of(sizer)
+    # A Chat request of a conversation whose previous request was built: what it repeats is taken from it.
+    talk = repeat.conversation(ex.body)
+    last = st.built.get(talk) if talk is not None else None
+    # Anthropic's markers, which a router passes on (none on the messages the previous request sent as they are)
+    body, marks, auto = routers.breakpoints(ex.body, repeat.unmarked(last, ex.body))
     model = body.get("model")
     if model is None and isinstance(ex.response, dict) and isinstance(ex.response.get("model"), str):
         model = ex.response["model"]   # Azure OpenAI names the deployment in the URL, the model in the response
@@ -222,7 +228,6 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
         raise UserError("request has no 'model'")
     provider = provider or provider_of(model, ex.uri, ex.response)
     check_model(model, provider)
-    st = state_of(sizer)
     obs = observed_usage(ex.usage)
     claude = provider in CLAUDE_PLATFORMS   # Anthropic's rules through a router: its breakpoints, its closing tokens
     history: tuple[R.Piece, ...] = ()
@@ -230,18 +235,39 @@ def build(ex: Exchange, sizer: Sizer, provider: str | None = None) -> tuple[Requ
     if thread:
         history = st.conversations.get(thread) or (R.Piece(Layer.MESSAGES, dumps({"conversation": thread}),
                                                             thread.split(":", 1)[0], (), uncertain=True),)
-    # An item sent back by reference (`item_reference`, a bare reasoning id) is the item it names.
-    pieces = [q for p in R.request_pieces(body, history, st.seen)
-              for q in (st.items.get(p.ref, (p,)) if p.ref else (p,))]
-    if provider == "openai":
-        pieces = earlier_reasoning_dropped(pieces, body)
-    enc = R.encoding_for(model)
     params = prefix_settings(body)
+    head = (provider, model, params)
+    if claude or thread:
+        talk = last = None
+    k = repeat.repeated(last, head, body)
+    if last is None or k is None:
+        last, k = None, 0
+    shared = last.ends[k] if last is not None else 0   # its pieces that are the previous request's
+    ends = last.ends[:k] if last is not None else []
+    pieces = R.request_pieces(body, history, st.seen, (k, last.pieces[:shared]) if last is not None else None, ends)
+    simple = talk is not None and repeat.plain(pieces[shared:])
+    if not simple:
+        last, shared = None, 0
+        # An item sent back by reference (`item_reference`, a bare reasoning id) is the item it names.
+        pieces = [q for p in pieces for q in (st.items.get(p.ref, (p,)) if p.ref else (p,))]
+        if provider == "openai":
+            pieces = earlier_reasoning_dropped(pieces, body)
+    enc = R.encoding_for(model)
     seed = xxhash.xxh3_128_digest(f"{provider}\0{canonical_model(model)}".encode() + params)
-    chain = _chain(seed, pieces)
+    chain = last.chain[:shared] + _chain(last.chain[shared - 1], pieces[shared:]) if last is not None and shared \
+        else _chain(seed, pieces)
     obs, shown = routers.claude_usage(obs, pieces[-1].path if pieces else "", marks, auto) if claude else (obs, obs)
-    sizes = _sizes(st, enc, pieces, chain, shown.prompt_tokens if shown else None)
-    blocks = tuple(map(st.block, pieces, sizes))
+    made: dict = {}
+    sizes = _sizes(st, enc, pieces, chain, shown.prompt_tokens if shown else None, last, shared, made)
+    if last is not None:   # the leading blocks of the same pieces at the same sizes: the same blocks
+        same = shared if sizes[:shared] == last.sizes[:shared] else \
+            next(i for i, (x, y) in enumerate(zip(sizes, last.sizes)) if x != y)
+        blocks = last.blocks[:same] + tuple(map(st.block, pieces[same:], sizes[same:]))
+    else:
+        blocks = tuple(map(st.block, pieces, sizes))
+    if simple:
+        repeat.kept(st.built, talk, repeat.Built(head, body.get("tools"), body["messages"], ends, pieces, chain,
+                                                 made["counts"], made["marks"], sizes, blocks))
     if claude:
         blocks = routers.marked(blocks, marks, obs.input_tokens - shown.input_tokens if obs and shown else 0)
     if shown is not None and chain:
@@ -343,12 +369,12 @@ def record(ex: Exchange, rid: str | None, index: int, path: str, line: int, size
 
 def request_id(obj: Any) -> str | None:
     """A log line's request id (None without one); UserError: the line is no OpenAI request."""
-    body = split(obj)[0]
+    body, resp, _, _ = split(obj)
     if body is None or "model" not in body:
         raise UserError("not an OpenAI request; needs 'model' and 'messages' or 'input'")
     rid = first_given(obj.get("id"), obj.get("request_id"))
     if rid is None and isinstance(obj.get("response"), dict):
-        rid = split(obj)[1].get("id") if split(obj)[1] else None
+        rid = resp.get("id") if resp else None
     return request_key(rid)
 
 

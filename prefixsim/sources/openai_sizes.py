@@ -10,6 +10,7 @@ import xxhash
 
 from prefixsim.core.tokens import remembered_count
 from prefixsim.model import Block
+from prefixsim.sources.openai_repeat import Built, spread_before
 from prefixsim.sources.anthropic_log import Sizer
 from prefixsim.wire import openai as R
 from prefixsim.wire.reuse import PieceMemo
@@ -35,6 +36,7 @@ class SizerMemory:
     counts: dict[tuple[str, bytes], int] = field(default_factory=dict)
     seen: PieceMemo = field(default_factory=PieceMemo)   # messages and tools rendered, by content
     blocks: dict[tuple, Block] = field(default_factory=dict)   # the blocks made, by what makes them
+    built: dict[tuple, Built] = field(default_factory=dict)    # each conversation's last Chat request
 
     def remember(self, table: dict, key: Any, value: Any) -> None:
         table[key] = value
@@ -125,13 +127,19 @@ def _chain(seed: bytes, pieces: list[R.Piece]) -> list[bytes]:
     return out
 
 
-def _sizes(st: SizerMemory, enc: str, pieces: list[R.Piece], chain: list[bytes], total: int | None) -> list[int]:
+def _sizes(st: SizerMemory, enc: str, pieces: list[R.Piece], chain: list[bytes], total: int | None,
+           last: Built | None = None, shared: int = 0, made: dict | None = None) -> list[int]:
     """Each piece's tokens: counted, then made exact at every anchor (an earlier request's observed
-    end or output end that this request starts with) and at this request's observed end."""
-    counts = []
-    for p in pieces:
+    end or output end that this request starts with) and at this request's observed end. With `last`
+    (the conversation's previous request, whose first `shared` pieces are these: `openai_repeat`),
+    their counts, and the sizes it spread between the same anchors, are its own. `made` gets the
+    counts (the last one's without the primer) and the anchors' marks."""
+    counts = last.counts[:shared] if last is not None else []
+    for p in pieces[len(counts):]:
         size = st.reasoning.get(p.reasoning) if p.reasoning else None
         counts.append(size if size is not None else _count(st, enc, p))
+    if made is not None:
+        made["counts"] = list(counts)
     if counts:
         counts[-1] += R.PRIMER
     marks = [(0, 0)]
@@ -143,8 +151,10 @@ def _sizes(st: SizerMemory, enc: str, pieces: list[R.Piece], chain: list[bytes],
         if marks[-1][0] == len(pieces):
             marks.pop()
         marks.append((len(pieces), total))
-    sizes: list[int] = []
-    for (a, x), (b, y) in zip(marks, marks[1:]):
+    sizes, start = spread_before(last, marks, shared)
+    for (a, x), (b, y) in zip(marks[start:], marks[start + 1:]):
         sizes.extend(_spread(counts[a:b], y - x, [p.uncertain for p in pieces[a:b]]))
     sizes.extend(counts[len(sizes):])
+    if made is not None:
+        made["marks"] = marks
     return sizes

@@ -86,9 +86,10 @@ def _unmarked(value: Any) -> Any:
         if isinstance(value, dict) and "cache_control" in value else value
 
 
-def breakpoints(body: dict) -> tuple[dict, dict[str, str], bool]:
+def breakpoints(body: dict, clean: int = 0) -> tuple[dict, dict[str, str], bool]:
     """(the body without its cache_control markers, {block path: ttl} of each marker, whether the body
-    asks for automatic caching with a top-level cache_control). A marker changes no byte of the prefix."""
+    asks for automatic caching with a top-level cache_control). A marker changes no byte of the prefix.
+    `clean`: the leading messages known to carry no marker (an earlier request's, the same objects)."""
     marks: dict[str, str] = {}
     out = {k: v for k, v in body.items() if k != "cache_control"}
     tools = body.get("tools")
@@ -99,12 +100,16 @@ def breakpoints(body: dict) -> tuple[dict, dict[str, str], bool]:
         out["tools"] = [_unmarked(t) for t in tools]
     msgs = body.get("messages")
     if isinstance(msgs, list):
-        cleaned = []
-        for i, m in enumerate(msgs):
+        cleaned = msgs[:clean]
+        for i in range(clean, len(msgs)):
+            m = msgs[i]
             if not isinstance(m, dict):
                 cleaned.append(m)
                 continue
             content = m.get("content")
+            if not isinstance(content, list) and "cache_control" not in m:   # the common message: nothing to take off
+                cleaned.append(m)
+                continue
             if isinstance(content, list):
                 for j, part in enumerate(content):
                     ttl = _ttl(part.get("cache_control") if isinstance(part, dict) else None)

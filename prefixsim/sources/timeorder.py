@@ -22,6 +22,7 @@ from typing import Any
 
 import xxhash
 
+from prefixsim._perf.heap import reuse_for_long_lines
 from prefixsim.sources import problems
 from prefixsim.sources.files import open_regular
 from prefixsim.sources.jsonl import UNREAD, lines_at, parsed, read_buffer
@@ -32,9 +33,11 @@ from prefixsim.sources.linejson import LineParser
 LineTime = Callable[[Any], "float | None"]
 
 
-#: Bytes of lines whose parsed values the first pass keeps for the second, for a log whose file order
-#: is the replay's (most logs are written in time order): those lines are parsed once, not twice.
-#: Their values take about 1.2 times their bytes; the lines past it are read again, as all were.
+#: Characters of new values the first pass keeps for the second, for a log whose file order is the
+#: replay's (most logs are written in time order): those lines are parsed once, not twice. A line's
+#: values cost what it does not share with the lines before it (`LineParser.fresh`: a log that repeats
+#: its history costs its new messages, not its bytes), about 1.2 bytes per character; the lines past
+#: it (and past the line that fills it) are read again, as all were.
 HOLD = 64 << 20
 
 
@@ -55,23 +58,27 @@ def ordered_lines(path: Path, when: LineTime, hold: bool = True) -> Iterator[tup
     """(line number, byte offset, parsed value) of each line that parses, in time order. A first
     pass keeps each line's key and offset; the second reads each line again at its offset (naming
     those that do not parse), so memory follows the number of lines, not their bytes. A log already
-    in time order reads forward (each seek lands in the read buffer), and its leading `HOLD` bytes
-    of lines are not parsed again: the first pass's values are what the second would make (the
-    same lines through a `LineParser` in the same order, values shared between the same lines).
+    in time order reads forward (each seek lands in the read buffer), and its leading lines are not
+    parsed again while their new values fit `HOLD`: the first pass's values are what the second would
+    make (the same lines through a `LineParser` in the same order, values shared between the same lines).
     Without `hold` (a reader whose memory must follow the lines: `api_log`), every line is read again."""
+    try:
+        reuse_for_long_lines(path.stat().st_size)   # every line a whole request: they grow
+    except OSError:   # open_regular names what is wrong with the path
+        pass
     first = LineParser()
     entries: list[tuple[tuple | None, int, int]] = []
     held: dict[int, Any] = {}   # line -> its value from the first pass, the leading lines only
     room = HOLD
     rest: LineParser | None = None   # the first pass's parser as it was after the last line held
     for n, at, raw in lines_at(path):
-        if hold and len(raw) > room:
-            rest, hold = first.copy(), False
         key, obj = _parse(when, n, raw, first)
         entries.append((key, n, at))
         if hold and obj is not UNREAD:
             held[n] = obj
-            room -= len(raw)
+            room -= first.fresh
+            if room <= 0:   # the line that fills the room is the last held
+                rest, hold = first.copy(), False
     if all(key is not None for key, _, _ in entries) and any(b[0] < a[0] for a, b in zip(entries, entries[1:])):
         entries.sort(key=lambda e: e[0])   # stable: a log in time order keeps its file order
         held.clear()

@@ -240,29 +240,42 @@ def tool_pieces(tools: Any, memo: PieceMemo | None = None) -> list[Piece]:
     return out
 
 
-def request_pieces(body: dict, history: Iterable[Piece] = (), memo: PieceMemo | None = None) -> list[Piece]:
+def request_pieces(body: dict, history: Iterable[Piece] = (), memo: PieceMemo | None = None,
+                   repeated: tuple[int, list[Piece]] | None = None, ends: list[int] | None = None) -> list[Piece]:
     """A Chat Completions or Responses body as pieces: tools, instructions, then the messages or
     input items; `history` (a Responses `previous_response_id` chain: the earlier input and output)
     goes between the instructions and this request's own input. With `memo` (one per reader), a
-    message rendered before is not rendered again (`wire.reuse`)."""
+    message rendered before is not rendered again (`wire.reuse`). `repeated` (a Chat body without
+    instructions or history): (k, the pieces of its tools and first k messages, which an earlier
+    request rendered from the same objects: `sources.openai_repeat`), and only the messages after
+    them are rendered. `ends` gets the number of pieces before each message and after the last."""
     if memo is not None:
         memo.turn()
-    pieces = tool_pieces(body.get("tools"), memo)
-    if _present(body.get("instructions")):
-        ins = body["instructions"]
-        pieces.append(Piece(Layer.SYSTEM, dumps({"role": "developer", "instructions": ins}), "instructions",
-                            ("developer", ins if isinstance(ins, str) else dumps(ins).decode("utf-8", "replace")),
-                            FRAME_BEFORE + FRAME_AFTER))
-    pieces.extend(history)
     key = "messages" if "messages" in body else "input"
     items: Any = body.get(key)
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
-    for i, m in enumerate(items if isinstance(items, list) else []):
+    items = items if isinstance(items, list) else []
+    if repeated is not None:
+        start, pieces = repeated[0], list(repeated[1])
+    else:
+        start, pieces = 0, tool_pieces(body.get("tools"), memo)
+        if _present(body.get("instructions")):
+            ins = body["instructions"]
+            pieces.append(Piece(Layer.SYSTEM, dumps({"role": "developer", "instructions": ins}), "instructions",
+                                ("developer", ins if isinstance(ins, str) else dumps(ins).decode("utf-8", "replace")),
+                                FRAME_BEFORE + FRAME_AFTER))
+        pieces.extend(history)
+    for i in range(start, len(items)):
+        m = items[i]
+        if ends is not None:
+            ends.append(len(pieces))
         system = isinstance(m, dict) and m.get("role") in ("system", "developer") and not history
         layer = Layer.SYSTEM if system else Layer.MESSAGES
         pieces += memo.pieces(message_pieces, m, f"{key}[{i}]", layer) if memo else \
             message_pieces(m, f"{key}[{i}]", layer)
+    if ends is not None:
+        ends.append(len(pieces))
     return _in_layer_order(pieces)
 
 

@@ -114,7 +114,44 @@ def test_a_log_in_time_order_is_parsed_once(tmp_path, monkeypatch, log):
     assert calls[0] == 2 * len(lines)
     # Past the room held, the lines are read again, the first pass's parser going on from the last held.
     path.write_text("".join(lines))
-    monkeypatch.setattr(timeorder, "HOLD", sum(len(x) for x in lines[:3]))
+    monkeypatch.setattr(timeorder, "HOLD", sum(_fresh(lines)[:3]))
     calls[0] = 0
     assert len(sources.open_many([path], errors=[])) == len(lines)
     assert calls[0] == 2 * len(lines) - 3
+
+
+def _fresh(lines: list[str]) -> list[int]:
+    """What holding each line's value costs after the lines before it (`LineParser.fresh`)."""
+    parser = linejson.LineParser()
+    out = []
+    for line in lines:
+        parser.loads(line)
+        out.append(parser.fresh)
+    return out
+
+
+@pytest.mark.parametrize("log", LOGS)
+def test_a_line_costs_what_it_does_not_share_with_the_lines_before(log):
+    # A log that repeats its history: each line costs its new messages, not its bytes, so a log far
+    # larger than the room held is parsed once (the 110 MB log of bench/jsonl_throughput.py was
+    # parsed again past its first 64 MB).
+    lines = LOGS[log]()
+    fresh = _fresh(lines)
+    assert fresh[0] == len(lines[0])   # the first line shares nothing
+    assert sum(fresh) < sum(map(len, lines)) / 2
+    assert all(f < len(x) for f, x in zip(fresh[1:], lines[1:]))
+    parser = linejson.LineParser()
+    parser.loads(lines[0])
+    parser.loads("[1, 2]")   # not an object: json.loads parses it, and it is all new
+    assert parser.fresh == len("[1, 2]")
+
+
+def test_a_log_larger_than_the_room_is_parsed_once_when_it_repeats_itself(tmp_path, monkeypatch):
+    lines = openai_log(3, 6)
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(lines))
+    monkeypatch.setattr(timeorder, "HOLD", sum(_fresh(lines)) + 1)
+    assert timeorder.HOLD < path.stat().st_size / 2
+    calls = _counted(monkeypatch)
+    assert len(sources.open_many([path], errors=[])) == len(lines)
+    assert calls[0] == len(lines)

@@ -27,14 +27,17 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prefixsim.errors import UserError
 from prefixsim.sources import problems
 from prefixsim.sources.files import check_regular, not_regular, open_regular
 from prefixsim.sources.opencode import events
 from prefixsim.sources.opencode.session import Message, Session, _obj, _parent, _time, _version
+
+if TYPE_CHECKING:
+    import sqlite3
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 #: The database file names OpenCode uses (release channels name their own: opencode-beta.db, ...).
@@ -179,6 +182,8 @@ def _from_storage(root: Path, only: str | None = None) -> list[Session]:
 
 
 def _from_db(db: Path) -> list[Session]:
+    import sqlite3   # lazy: only a database is read with it (every replay asks whether its path is OpenCode's)
+
     where = str(db)
     try:
         con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
@@ -208,6 +213,8 @@ def _from_db(db: Path) -> list[Session]:
 
 
 def _rows(con: sqlite3.Connection, where: str, sql: str) -> list[tuple]:
+    import sqlite3   # lazy: as in _from_db (already loaded there)
+
     try:
         return con.execute(sql).fetchall()
     except sqlite3.Error as e:
