@@ -24,15 +24,13 @@ import json
 import os
 import random
 import resource
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import report
+from _common import memo_state_runs, print_memo_states, report
 
 WORDS = "cache prefix token block digest entry store chain request session fork agent tool result".split()
 
@@ -150,26 +148,12 @@ def whole_processes(d: Path, log: Path, trees: dict[str, str], pairs: int, floor
         timed(replay_cmd, env(tree, d / f"memo-{name}"), d)
         timed(replay_cmd[:-1] + [str(other)], env(tree, d / f"other-{name}"), d)
     parser = timed(floor_cmd, floor_env, d)[2].strip()
-    times: dict[str, list[tuple[float, float]]] = {"floor": []}
-    for i in range(pairs):
-        runs = [("floor", floor_cmd, floor_env)]
-        for name, tree in trees.items():
-            shutil.copytree(d / f"other-{name}", d / f"new-{name}-{i}")
-            runs += [(f"{name} new log", replay_cmd, env(tree, d / f"new-{name}-{i}")),
-                     (f"{name} repeat", replay_cmd, env(tree, d / f"memo-{name}")),
-                     (f"{name} first ever", replay_cmd, env(tree, d / f"empty-{name}-{i}"))]
-        for what, cmd, e in (runs if i % 2 == 0 else runs[::-1]):
-            times.setdefault(what, []).append(timed(cmd, e, d)[:2])
-    wall = {k: statistics.median(w for w, _ in v) for k, v in times.items()}
-    cpu = {k: statistics.median(c for _, c in v) for k, v in times.items()}
+    wall, cpu = memo_state_runs(trees, replay_cmd, floor_cmd, floor_env, env, timed, d, pairs)
     print(f"whole processes, medians of {pairs} alternating runs, load {os.getloadavg()[0]:.1f}: floor ({parser} + xxh3 "
           f"per line) {wall['floor']:.2f} s wall, {cpu['floor']:.2f} s CPU")
+    print_memo_states(trees, wall, cpu)
     rows = []
     for name, tree in trees.items():
-        for case in ("new log", "repeat", "first ever"):
-            w, c = wall[f"{name} {case}"], cpu[f"{name} {case}"]
-            print(f"  {name} ({tree}) replay, {case}: {w:.2f} s wall = {w / wall['floor']:.2f}x the floor; "
-                  f"{c:.2f} s CPU = {c / cpu['floor']:.2f}x")
         # the floor sizes nothing: the state to hold against it is the one whose counts are remembered
         ratio = wall[f"{name} repeat"] / wall["floor"]
         rows.append(report(f"Anthropic log replay ({name}, repeat) / {parser} + xxh3 floor, whole processes, wall",

@@ -26,15 +26,13 @@ import json
 import os
 import random
 import resource
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import report
+from _common import memo_state_runs, print_memo_states, report
 
 WORDS = ("cache prefix token block digest entry store chain request session fork agent tool result "
          "reader writer parse render layer model price usage stream window budget").split()
@@ -142,26 +140,12 @@ def main(argv=None) -> list[dict]:
             timed(replay_cmd, env(tree, d / f"memo-{name}"), d)
             timed(replay_cmd[:-1] + [str(other)], env(tree, d / f"other-{name}"), d)
         timed(floor_cmd, env(mine, None), d)
-        times: dict[str, list[tuple[float, float]]] = {"floor": []}
-        for i in range(pairs):
-            runs = [("floor", floor_cmd, env(mine, None))]
-            for name, tree in trees.items():
-                shutil.copytree(d / f"other-{name}", d / f"new-{name}-{i}")
-                runs += [(f"{name} new log", replay_cmd, env(tree, d / f"new-{name}-{i}")),
-                         (f"{name} repeat", replay_cmd, env(tree, d / f"memo-{name}")),
-                         (f"{name} first ever", replay_cmd, env(tree, d / f"empty-{name}-{i}"))]
-            for what, cmd, e in (runs if i % 2 == 0 else runs[::-1]):
-                times.setdefault(what, []).append(timed(cmd, e, d))
-    wall = {k: statistics.median(w for w, _ in v) for k, v in times.items()}
-    cpu = {k: statistics.median(c for _, c in v) for k, v in times.items()}
+        wall, cpu = memo_state_runs(trees, replay_cmd, floor_cmd, env(mine, None), env, timed, d, pairs)
     print(f"{n} requests, {size / 1e6:.1f} MB; medians of {pairs} alternating runs, whole processes: "
           f"floor (parse + tokenize each distinct message) {wall['floor']:.2f} s wall, {cpu['floor']:.2f} s CPU")
+    print_memo_states(trees, wall, cpu)
     rows = []
-    for name, tree in trees.items():
-        for case in ("new log", "repeat", "first ever"):
-            w, c = wall[f"{name} {case}"], cpu[f"{name} {case}"]
-            print(f"  {name} ({tree}) replay, {case}: {w:.2f} s wall = {w / wall['floor']:.2f}x the floor; "
-                  f"{c:.2f} s CPU = {c / cpu['floor']:.2f}x")
+    for name in trees:
         ratio = wall[f"{name} new log"] / wall["floor"]
         rows.append(report(f"OpenAI Chat log replay ({name}, new log) / floor, wall", ratio, "<= 1.5", ratio <= 1.5))
     return rows
