@@ -28,7 +28,7 @@ def replay_traffic(traffic: Traffic, variant: WhatIf | None = None, top: int = 5
         if workers == 1 and executor == "local" and not scheduler:
             results = [replay(traffic, v, top=top) for v in designs]
         else:
-            # lazy: sharding loads joblib / dask and the scenario runner's pool; a serial replay needs neither
+            # lazy: sharding loads joblib or dask.distributed when it runs; a serial replay needs neither
             from prefixsim.replay.shard import replay_sharded
 
             results = replay_sharded(traffic, designs, top, workers, executor, scheduler, planned)

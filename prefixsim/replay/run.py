@@ -208,12 +208,12 @@ class Walk:
         rows = self.rows
         summary = replace(_summarize(rows, self.variant, self.price_sources, self.output_in_cost, top,
                                      self.prices.missing), **self.unseen,
-                          accounts=accounts_of(self.workspaces))
+                          accounts=named_accounts(self.workspaces))
         replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
         return ReplayResult(tuple(rows), summary)
 
 
-def accounts_of(workspaces) -> tuple[str, ...]:
+def named_accounts(workspaces) -> tuple[str, ...]:
     """The named accounts among the workspaces requests went to ("" is the one every replay has unless
     its reader split the traffic: a shard holds one of them, the merged result all)."""
     return tuple(sorted({w for w in workspaces if w}))

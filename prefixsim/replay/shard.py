@@ -28,7 +28,7 @@ from prefixsim.core.invariants import replay_adds_up
 from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError
 from prefixsim.providers.tables import canonical_model
-from prefixsim.replay.run import STEPPED_UNSEEN, Facts, ReplayResult, _summarize, accounts_of, replay
+from prefixsim.replay.run import STEPPED_UNSEEN, Facts, ReplayResult, _summarize, named_accounts, replay
 from prefixsim.replay.whatif import WhatIf
 from prefixsim.sources.record import Record
 from prefixsim.sources.traffic import Traffic
@@ -133,7 +133,7 @@ def merge(results: Sequence[ReplayResult], variant: WhatIf, top: int) -> ReplayR
     # what the rows do not show: calls stepped into the cache with no row of their own
     summary = replace(summary, **{k: sum(getattr(res.summary, k) for res in results)
                                   for k in STEPPED_UNSEEN},
-                      accounts=accounts_of({a for res in results for a in res.summary.accounts}))
+                      accounts=named_accounts({a for res in results for a in res.summary.accounts}))
     replay_adds_up(rows, summary.cost_predicted_usd, summary.streams, summary.causes)
     return ReplayResult(tuple(rows), summary)
 
