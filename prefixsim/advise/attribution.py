@@ -176,7 +176,12 @@ class Attributing:
 
 def losses(traffic: Traffic, base: ReplayResult, run=_reads) -> list[Decimal]:
     """Each request's money lost to the cache (`attribute(...).lost`), as `replay`'s money summary
-    shows it: [] when nothing was replayed (traffic of usage only: its rows carry their own loss)."""
-    if not base.rows or all(r.audit for r in base.rows):
+    shows it: [] when nothing was replayed (`usage_only`)."""
+    if usage_only(base.rows):
         return []
     return list(attribute(traffic, base, run).lost)
+
+
+def usage_only(rows) -> bool:
+    """Whether no request was replayed (traffic of usage only: its rows carry their own loss)."""
+    return not rows or all(r.audit for r in rows)

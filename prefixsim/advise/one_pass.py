@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from prefixsim._perf.gc import few_collections
-from prefixsim.advise.attribution import Attributing
+from prefixsim.advise.attribution import Attributing, usage_only
 from prefixsim.advise.rewrite import Rewritten, timeless
 from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError
@@ -33,7 +33,7 @@ def replay_with_losses(traffic: Traffic, variant: WhatIf | None = None,
 
 def _answer(results: list[ReplayResult], lost: list[Decimal]):
     first = results[0]
-    if not first.rows or all(r.audit for r in first.rows):   # usage only: its rows carry their own loss
+    if usage_only(first.rows):
         lost = []
     return first, compare(first, results[1]) if len(results) > 1 else None, lost
 
