@@ -18,12 +18,11 @@ replayed in one process.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
 from prefixsim._perf.cluster import dask_client
-from prefixsim._perf.cores import free_cores
+from prefixsim._perf.cores import processes
 from prefixsim.core.invariants import replay_adds_up
 from prefixsim.core.pricing import PriceBook
 from prefixsim.errors import UserError
@@ -197,15 +196,11 @@ def raise_earliest(done: list) -> None:
 
 def shard_count(workers: int, executor: str, requests: int) -> int:
     """Shards worth making: none locally for small traffic or one worker (0 or -1: one per core that
-    is free, `free_cores`); on a cluster, `workers` shards (0 or -1: 64, split among the cluster's workers)."""
-    if workers < -1:
-        raise UserError(f"--workers must be a count of processes, 0 or -1 for every core; got {workers}")
+    is free, `_perf.cores.processes`); on a cluster, `workers` shards (0 or -1: 64, split among the cluster's workers)."""
+    n = processes(workers)   # refuses a count below -1 whatever the executor
     if executor == "dask":
         return 64 if workers in (0, -1) else workers
-    if requests < MIN_SHARDED:
-        return 1
-    cores = os.cpu_count() or 1
-    return max(1, min(free_cores() if workers in (0, -1) else workers, cores))
+    return 1 if requests < MIN_SHARDED else n
 
 
 def sharding(traffic: Traffic, variants: Sequence[WhatIf], workers: int = 1, executor: str = "local") -> Plan | None:

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
 from prefixsim._perf.cluster import dask_client
-from prefixsim._perf.cores import free_cores
+from prefixsim._perf.cores import processes
 from prefixsim.errors import UserError
 from prefixsim.scenario.grid import design_runs
 from prefixsim.scenario.loader import load_runs
@@ -60,6 +60,7 @@ def _simulate_runs(path: str, first: int, stop: int, price_date: dt.date | None,
 #: scenario files loaded again in each worker (loky; 2-6 s on a loaded 2-core machine, bench/scaleout.py;
 #: `run scenarios/ --workers 2` measured 3.8 s of it at load 2-3 on 2026-12-08).
 POOL_COST = 4.0
+
 
 def _mapper(workers: int, executor: str, scheduler: str | None) -> Callable[[list, tuple], Iterator]:
     """A function running `_simulate` over (path, index) tasks, yielding results in the tasks' order."""
@@ -130,11 +131,9 @@ def _pool(files: list[list], workers: int, clock: tuple) -> Iterator:
 
 
 def local_workers(asked: int, tasks: int) -> int:
-    """Processes worth starting: never more than the tasks, nor than the cores (more only queue and
-    each costs a Python start-up and memory); 0 or -1 asks for one per core that no other process
-    keeps busy (_perf.cores.free_cores: on a busy machine, this process alone)."""
-    cores = os.cpu_count() or 1
-    return max(1, min(free_cores() if asked in (0, -1) else asked, cores, tasks))
+    """Processes worth starting: never more than the tasks (_perf.cores.processes: nor the cores; 0 or
+    -1 one per core no other process keeps busy)."""
+    return processes(asked, tasks)
 
 
 def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: int = 1, executor: str = "local",
@@ -147,8 +146,7 @@ def run_files(files: Iterable[str], price_date: dt.date | None = None, workers: 
     the dask.distributed scheduler at `scheduler`, sharded by run (one scenario variant's sessions).
     `designs`: each file's `optimize:` grid (scenario/optimize.py) instead of its variants.
     """
-    if workers < -1:
-        raise UserError(f"--workers must be a count of processes, 0 or -1 for every core; got {workers}")
+    processes(workers)   # a count below -1 is refused before any file is loaded
     files = list(files)
     loaded: list[list | UserError] = []
     for f in files:
