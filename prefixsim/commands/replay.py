@@ -153,7 +153,8 @@ def replay(paths, source, fmt, ttl, model, provider, breakpoints, show_requests,
     lost: list | None = None
     planned = None
     if workers != 1 or executor != "local" or scheduler:
-        from prefixsim.replay.shard import dask_client, sharding  # lazy: only a sharded replay plans
+        from prefixsim._perf.cluster import dask_client  # lazy: only a replay with these options checks them
+        from prefixsim.replay.shard import sharding  # lazy: only a sharded replay plans
 
         dask_client(executor, scheduler)   # the options' mistakes before any work
         planned = sharding(traffic, designs_of(variant), workers, executor)
