@@ -62,19 +62,19 @@ def repeated(last: Built | None, head: tuple, body: dict) -> int | None:
     if tools is not last.tools and not (isinstance(tools, list) and isinstance(last.tools, list)
                                         and len(tools) == len(last.tools) and all(map(operator.is_, tools, last.tools))):
         return None
-    k = min(len(messages), len(last.messages))
-    same = list(map(operator.is_, messages[:k], last.messages[:k]))
-    return same.index(False) if False in same else k
+    return _lead(messages, last.messages)
 
 
 def unmarked(last: Built | None, body: dict) -> int:
     """How many leading messages of `body` are `last`'s own objects: messages it sent without a
     cache_control marker (`routers.breakpoints` keeps only those as they are)."""
-    if last is None:
-        return 0
-    messages = body["messages"]
-    k = min(len(messages), len(last.messages))
-    same = list(map(operator.is_, messages[:k], last.messages[:k]))
+    return 0 if last is None else _lead(body["messages"], last.messages)
+
+
+def _lead(messages: list, earlier: list) -> int:
+    """How many leading items of `messages` are those of `earlier` (the same objects)."""
+    k = min(len(messages), len(earlier))
+    same = list(map(operator.is_, messages[:k], earlier[:k]))
     return same.index(False) if False in same else k
 
 

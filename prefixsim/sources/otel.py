@@ -62,8 +62,9 @@ _PROVIDER = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.syste
 #: operations): an agent span's messages are the agent's, its counts the sum of the calls below it.
 _NOT_CALLS = frozenset({"invoke_agent", "create_agent", "execute_tool"})
 
-#: The name of the span Claude Code's own tracing gives each API call.
+#: The name of the span Claude Code's own tracing gives each API call, and where such a span names its model.
 _CLAUDE_CODE_CALL = "claude_code.llm_request"
+_NATIVE_MODEL_KEYS = (*_MODEL_KEYS, "model")
 
 #: What `span_seen` gives for a span that names a model but records neither usage nor a prompt.
 NOTHING = object()
@@ -193,7 +194,7 @@ def span_seen(span: object, rattrs: dict) -> Seen | None | object:
     if a.get("gen_ai.operation.name") in _NOT_CALLS:
         return None   # an agent or tool span, whatever model or counts it carries
     native = span.get("name") == _CLAUDE_CODE_CALL
-    model = next((a[k] for k in (*_MODEL_KEYS, *(("model",) if native else ())) if isinstance(a.get(k), str) and a[k]),
+    model = next((a[k] for k in (_NATIVE_MODEL_KEYS if native else _MODEL_KEYS) if isinstance(a.get(k), str) and a[k]),
                  None)
     usage = usage_of(count(a, *_INPUT), count(a, *_OUTPUT), count(a, *_READ), count(a, *_WRITE))
     if usage is None and native:   # Claude Code's own counts are Anthropic's: input leaves the cached out

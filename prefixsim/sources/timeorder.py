@@ -63,9 +63,10 @@ def ordered_lines(path: Path, when: LineTime, hold: bool = True) -> Iterator[tup
     make (the same lines through a `LineParser` in the same order, values shared between the same lines).
     Without `hold` (a reader whose memory must follow the lines: `api_log`), every line is read again."""
     try:
-        reuse_for_long_lines(path.stat().st_size)   # every line a whole request: they grow
+        size = path.stat().st_size
     except OSError:   # open_regular names what is wrong with the path
-        pass
+        size = 0
+    reuse_for_long_lines(size)   # every line a whole request: they grow
     first = LineParser()
     entries: list[tuple[tuple | None, int, int]] = []
     held: dict[int, Any] = {}   # line -> its value from the first pass, the leading lines only
@@ -84,7 +85,7 @@ def ordered_lines(path: Path, when: LineTime, hold: bool = True) -> Iterator[tup
         held.clear()
         rest = None
     parser = LineParser()   # shares values between lines adjacent in the new order
-    with open_regular(path, read_buffer(path.stat().st_size)) as fh:
+    with open_regular(path, read_buffer(size)) as fh:
         for _, n, at in entries:
             obj = held.pop(n, UNREAD)
             if obj is UNREAD:
