@@ -24,7 +24,7 @@ from prefixsim.providers.model_ids import canonical_model
 from prefixsim.sources import problems
 from prefixsim.sources.cassette import back_to_back, decode_body, note_back_to_back, recorded_stamp
 from prefixsim.sources.cloud import cloud_endpoint, cloud_model, with_url_model
-from prefixsim.sources.files import check_regular, read_regular
+from prefixsim.sources.files import read_regular
 from prefixsim.sources.problems import guarded
 from prefixsim.sources.record import LATEST_EPOCH, Record, check_model, first_given, request_key
 from prefixsim.sources.scan import scan
@@ -337,8 +337,6 @@ def load_cassette(path: Path, sizer: Sizer) -> list[Record]:
     past `yamlsafe.MAX_ALIAS_NODES` is refused before any body is rendered."""
     from ruamel.yaml import YAML  # lazy: start-up: the YAML parser loads only to read YAML
 
-
-    check_regular(path)
     yaml = YAML(typ="safe", pure=True)
     try:
         doc = yaml.load(read_regular(path).decode("utf-8"))

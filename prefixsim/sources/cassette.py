@@ -27,19 +27,16 @@ from typing import Any
 from prefixsim.errors import UserError
 from prefixsim.io.yamlsafe import check_aliases
 from prefixsim.sources import problems
-from prefixsim.sources.files import check_regular, read_regular, suffix
+from prefixsim.sources.files import GZIP_MAGIC, read_regular, suffix
 
 #: Keys that hold a cassette's interactions (vcrpy / pytest-recording, Ruby VCR).
 INTERACTION_KEYS = ("interactions", "http_interactions")
-_GZIP = b"\x1f\x8b"
 
 
 def load_document(path: Path) -> Any:
     """The cassette file parsed (YAML, or JSON for a `.json` cassette); UserError when it does not parse."""
     from ruamel.yaml import YAML  # lazy: start-up: the YAML parser loads only to read YAML
 
-
-    check_regular(path)
     raw = read_regular(path)
     try:
         text = raw.decode("utf-8")
@@ -93,7 +90,7 @@ def _unpacked(raw: bytes) -> bytes:
     """Undo gzip / zlib and base64 where the bytes show them (a body recorded compressed, or a
     compressed body stored as base64 text); anything else is returned as it is."""
     for _ in range(3):
-        if raw[:2] == _GZIP:
+        if raw[:2] == GZIP_MAGIC:
             try:
                 raw = gzip.decompress(raw)
                 continue
@@ -106,7 +103,7 @@ def _unpacked(raw: bytes) -> bytes:
             decoded = base64.b64decode(stripped, validate=True)
         except (binascii.Error, ValueError):
             return raw
-        if decoded[:2] == _GZIP or decoded.lstrip()[:1] in (b"{", b"["):
+        if decoded[:2] == GZIP_MAGIC or decoded.lstrip()[:1] in (b"{", b"["):
             raw = decoded
             continue
         return raw
